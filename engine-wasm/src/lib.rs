@@ -1,0 +1,52 @@
+//! WebAssembly entry points of the engine. Each takes and returns text so
+//! the JavaScript side never re-encodes numbers: the bytes that come out
+//! are the bytes the engine wrote, which is what the parity test compares.
+
+use berth_engine::Policy;
+use wasm_bindgen::prelude::*;
+
+/// Advice JSON for an estate file's text; errors come back as a JSON list.
+#[wasm_bindgen]
+pub fn advise_json(estate_text: &str, policy_json: &str, now_unix: f64) -> String {
+    berth_parity::advise_json(estate_text, policy_json, now_unix as i64)
+}
+
+/// Digest of the advice JSON of `count` generated estates from `seed`.
+#[wasm_bindgen]
+pub fn generated_digests(seed: f64, count: u32, now_unix: f64) -> String {
+    berth_parity::generated_digests(seed as u64, count, now_unix as i64)
+}
+
+/// Shared between the native and WebAssembly sides of the parity test so
+/// both run literally the same code path.
+pub mod berth_parity {
+    use super::*;
+
+    pub fn advise_json(estate_text: &str, policy_json: &str, now: i64) -> String {
+        let policy = if policy_json.trim().is_empty() {
+            Policy::default()
+        } else {
+            match Policy::from_json(policy_json) {
+                Ok(p) => p,
+                Err(e) => return serde_json::to_string(&e).unwrap_or_default(),
+            }
+        };
+        match berth_engine::advise_json(estate_text, &policy, now) {
+            Ok(json) => json,
+            Err(errors) => serde_json::to_string(&errors).unwrap_or_default(),
+        }
+    }
+
+    pub fn generated_digests(seed: u64, count: u32, now: i64) -> String {
+        let policy = Policy::default();
+        let mut lines = String::new();
+        for i in 0..count as u64 {
+            let estate = berth_engine::gen::estate(&berth_engine::gen::Shape::small(seed + i));
+            let advice = berth_engine::advise(&estate, &policy, now);
+            let json = serde_json::to_string(&advice).expect("advice serialises");
+            lines.push_str(&berth_engine::gen::digest(json.as_bytes()));
+            lines.push('\n');
+        }
+        lines
+    }
+}

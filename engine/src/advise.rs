@@ -1,0 +1,387 @@
+//! Sequential advice (SPEC §6): pick the single best move, treat it as
+//! done, re-evaluate, repeat — at most `policy.max_moves` times.
+//!
+//! Feasibility and ranking meet in exactly one place, [`best_move`]: a
+//! candidate must pass the static hard constraints (precomputed per
+//! service), clear both bars, and *fit* (not "can't tell") before its gain
+//! is compared. Ties break on service id, then cluster id.
+//!
+//! For speed, each service's round-trip and cross-site deltas to each of
+//! its candidate clusters are cached and recomputed only for the moved
+//! service and its peers; headroom is recomputed on the fly (it depends on
+//! the load of only two clusters). The cached numbers are produced by the
+//! same expressions as [`cost::move_terms`], so the gain compared here is
+//! bit-for-bit the gain reported.
+
+use serde::Serialize;
+
+use crate::constraints::{self, Code, Fit, Refusal};
+use crate::cost::{self, Ctx, State, Terms, Totals};
+use crate::estate::{format_time, Estate};
+use crate::fact::{Class, FactRef};
+use crate::policy::Policy;
+
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Advice {
+    pub estate: String,
+    /// Digest of the estate's canonical content.
+    pub estate_version: String,
+    pub policy_digest: String,
+    /// Evaluation time, RFC 3339.
+    pub now: String,
+    pub totals_before: Totals,
+    pub totals_after: Totals,
+    pub moves: Vec<Move>,
+    /// Services that cannot move anywhere, and why.
+    pub immovable: Vec<Immovable>,
+    /// Worthwhile destinations whose fit can't be told, with the fact
+    /// that is missing or too uncertain (after the recommended moves).
+    pub cant_tell: Vec<CantTell>,
+    /// Clusters whose free capacity is unknown: never a destination.
+    pub unknown_capacity: Vec<UnknownCapacity>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Move {
+    /// 1-based position in the sequence.
+    pub step: usize,
+    pub service: String,
+    pub from: String,
+    pub to: String,
+    /// Points; the sum of `terms` (in field order).
+    pub gain: f64,
+    /// The service's cost before this move (flows + headroom it causes).
+    pub current_cost: f64,
+    /// The gain this move had to reach (max of both bars).
+    pub bar: f64,
+    /// Class of the weakest deciding fact.
+    pub confidence: Class,
+    /// Plain words when the evidence is too weak to recommend.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub evidence: Option<String>,
+    pub terms: Terms,
+    /// Every deciding fact, sorted by key.
+    pub facts: Vec<FactRef>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Immovable {
+    pub service: String,
+    pub cluster: String,
+    pub reasons: Vec<Reason>,
+}
+
+/// One refusal code with the clusters it refused.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Reason {
+    pub code: Code,
+    pub message: String,
+    pub clusters: Vec<String>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct CantTell {
+    pub service: String,
+    pub from: String,
+    pub cluster: String,
+    /// The gain this move would have if it fitted.
+    pub gain_if_it_fits: f64,
+    pub fact: String,
+    pub message: String,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct UnknownCapacity {
+    pub cluster: String,
+    pub missing: Vec<String>,
+}
+
+/// Per-service feasibility: the clusters it may go to (static constraints
+/// only) and, if none, why.
+pub struct Feasibility {
+    pub candidates: Vec<Vec<usize>>,
+    pub immovable: Vec<Immovable>,
+}
+
+pub fn feasibility(estate: &Estate) -> Feasibility {
+    let mut candidates = Vec::with_capacity(estate.services.len());
+    let mut immovable = Vec::new();
+    for (si, s) in estate.services.iter().enumerate() {
+        let here = &estate.clusters[s.cluster].id;
+        if let Some(r) = constraints::immobility(estate, si) {
+            candidates.push(Vec::new());
+            immovable.push(Immovable {
+                service: s.id.clone(),
+                cluster: here.clone(),
+                reasons: vec![Reason {
+                    code: r.code,
+                    message: r.message,
+                    clusters: Vec::new(),
+                }],
+            });
+            continue;
+        }
+        let mut ok = Vec::new();
+        let mut refused: Vec<(Refusal, String)> = Vec::new();
+        for c in 0..estate.clusters.len() {
+            if c == s.cluster {
+                continue;
+            }
+            let r = constraints::static_refusals(estate, si, c);
+            if r.is_empty() {
+                ok.push(c);
+            } else {
+                for refusal in r {
+                    refused.push((refusal, estate.clusters[c].id.clone()));
+                }
+            }
+        }
+        if ok.is_empty() && estate.clusters.len() > 1 {
+            immovable.push(Immovable {
+                service: s.id.clone(),
+                cluster: here.clone(),
+                reasons: group_reasons(refused),
+            });
+        }
+        candidates.push(ok);
+    }
+    Feasibility {
+        candidates,
+        immovable,
+    }
+}
+
+fn group_reasons(refused: Vec<(Refusal, String)>) -> Vec<Reason> {
+    let mut out: Vec<Reason> = Vec::new();
+    let mut sorted = refused;
+    sorted.sort_by(|a, b| (a.0.code, &a.1).cmp(&(b.0.code, &b.1)));
+    for (r, cluster) in sorted {
+        match out.last_mut() {
+            Some(last) if last.code == r.code => last.clusters.push(cluster),
+            _ => out.push(Reason {
+                code: r.code,
+                message: r.message,
+                clusters: vec![cluster],
+            }),
+        }
+    }
+    out
+}
+
+/// Cached round-trip and cross-site gain of a service to each candidate.
+struct Deltas {
+    /// Per service, per candidate (aligned with `candidates[s]`).
+    rt: Vec<Vec<f64>>,
+    xs: Vec<Vec<f64>>,
+}
+
+impl Deltas {
+    fn refresh(&mut self, ctx: &Ctx, state: &State, candidates: &[Vec<usize>], s: usize) {
+        let (rt0, xs0) = state.flow_cost_at(ctx, s, state.placement[s]);
+        let (rt, xs) = (&mut self.rt[s], &mut self.xs[s]);
+        rt.clear();
+        xs.clear();
+        for &c in &candidates[s] {
+            let (rt1, xs1) = state.flow_cost_at(ctx, s, c);
+            rt.push(rt0 - rt1);
+            xs.push(xs0 - xs1);
+        }
+    }
+}
+
+/// The best feasible move that clears both bars, if any.
+fn best_move(
+    ctx: &Ctx,
+    state: &State,
+    candidates: &[Vec<usize>],
+    deltas: &Deltas,
+    moved: &[bool],
+) -> Option<(usize, usize, f64)> {
+    let mut best: Option<(usize, usize, f64)> = None;
+    for s in 0..candidates.len() {
+        if moved[s] || candidates[s].is_empty() {
+            continue;
+        }
+        let svc = &ctx.estate.services[s];
+        let copy = -ctx.policy.copy_weight_per_gb * svc.data_gb;
+        let bar = cost::bar(ctx, state.current_cost(ctx, s));
+        // Upper bound on the headroom term: what leaving saves at the
+        // source (arriving can only cost).
+        let leave = state.marginal_headroom(ctx, s);
+        for (k, &c) in candidates[s].iter().enumerate() {
+            let flows = deltas.rt[s][k] + deltas.xs[s][k];
+            let bound = flows + leave + copy;
+            let floor = best.map_or(bar, |b| b.2.max(bar));
+            // The bound is exact up to rounding; a small slack keeps a
+            // rounding difference from skipping a move that clears.
+            if bound < floor - 1e-9 * (1.0 + floor.abs()) {
+                continue;
+            }
+            let terms = Terms {
+                round_trip: deltas.rt[s][k],
+                cross_site: deltas.xs[s][k],
+                headroom: -state.headroom_delta(ctx, s, c),
+                copy,
+            };
+            let gain = terms.gain();
+            if !(gain >= bar && gain > 0.0) {
+                continue;
+            }
+            if let Some((_, _, g)) = best {
+                if gain <= g {
+                    continue;
+                }
+            }
+            // Feasibility meets ranking here: only a certified fit counts.
+            if state.fit(ctx, s, c) != Fit::Fits {
+                continue;
+            }
+            best = Some((s, c, gain));
+        }
+    }
+    best
+}
+
+pub fn advise(estate: &Estate, policy: &Policy, now: i64) -> Advice {
+    let ctx = Ctx::new(estate, policy, now);
+    let feas = feasibility(estate);
+    let mut state = State::initial(estate);
+    let totals_before = state.totals(&ctx);
+    let n = estate.services.len();
+    let mut deltas = Deltas {
+        rt: vec![Vec::new(); n],
+        xs: vec![Vec::new(); n],
+    };
+    for s in 0..n {
+        deltas.refresh(&ctx, &state, &feas.candidates, s);
+    }
+    let mut moved = vec![false; n];
+    let mut moves = Vec::new();
+    let mut touched = vec![false; n];
+    while moves.len() < policy.max_moves {
+        let Some((s, to, gain)) = best_move(&ctx, &state, &feas.candidates, &deltas, &moved) else {
+            break;
+        };
+        let current_cost = state.current_cost(&ctx, s);
+        let terms = cost::move_terms(&ctx, &state, s, to);
+        debug_assert_eq!(terms.gain(), gain);
+        let facts = cost::deciding_facts(&ctx, &state, s, to);
+        let confidence = cost::confidence(&facts);
+        let from = state.placement[s];
+        moves.push(Move {
+            step: moves.len() + 1,
+            service: estate.services[s].id.clone(),
+            from: estate.clusters[from].id.clone(),
+            to: estate.clusters[to].id.clone(),
+            gain,
+            current_cost,
+            bar: cost::bar(&ctx, current_cost),
+            confidence,
+            evidence: evidence_words(&facts),
+            terms,
+            facts,
+        });
+        state.apply(&ctx, s, to);
+        moved[s] = true;
+        // Only the moved service and its peers see different flow costs.
+        deltas.refresh(&ctx, &state, &feas.candidates, s);
+        for &(_, peer) in &ctx.adjacency[s] {
+            if !touched[peer] {
+                touched[peer] = true;
+                deltas.refresh(&ctx, &state, &feas.candidates, peer);
+            }
+        }
+        for &(_, peer) in &ctx.adjacency[s] {
+            touched[peer] = false;
+        }
+    }
+    let totals_after = state.totals(&ctx);
+    let cant_tell = cant_tell(&ctx, &state, &feas.candidates, &deltas);
+    let unknown_capacity = estate
+        .clusters
+        .iter()
+        .filter_map(|c| {
+            let mut missing = Vec::new();
+            if c.cpu_free.value.is_none() {
+                missing.push(format!("{} cpu_free", c.id));
+            }
+            if c.memory_free_gib.value.is_none() {
+                missing.push(format!("{} memory_free_gib", c.id));
+            }
+            (!missing.is_empty()).then(|| UnknownCapacity {
+                cluster: c.id.clone(),
+                missing,
+            })
+        })
+        .collect();
+    Advice {
+        estate: estate.name.clone(),
+        estate_version: crate::export::version(estate),
+        policy_digest: policy.digest(),
+        now: format_time(now),
+        totals_before,
+        totals_after,
+        moves,
+        immovable: feas.immovable,
+        cant_tell,
+        unknown_capacity,
+    }
+}
+
+/// "Not enough evidence" wording when the weakest deciding fact is a guess.
+pub fn evidence_words(facts: &[FactRef]) -> Option<String> {
+    let guesses = facts.iter().filter(|f| f.class == Class::Guessed).count();
+    if guesses == 0 {
+        return None;
+    }
+    let total = facts.len();
+    let verb = if guesses == 1 {
+        "is a guess"
+    } else {
+        "are guesses"
+    };
+    Some(format!(
+        "Not enough evidence to recommend — {guesses} of {total} inputs {verb}."
+    ))
+}
+
+/// Moves that would clear the bars but whose fit can't be told.
+fn cant_tell(
+    ctx: &Ctx,
+    state: &State,
+    candidates: &[Vec<usize>],
+    deltas: &Deltas,
+) -> Vec<CantTell> {
+    let mut out = Vec::new();
+    for (s, cands) in candidates.iter().enumerate() {
+        if cands.is_empty() {
+            continue;
+        }
+        let svc = &ctx.estate.services[s];
+        let copy = -ctx.policy.copy_weight_per_gb * svc.data_gb;
+        let bar = cost::bar(ctx, state.current_cost(ctx, s));
+        for (k, &c) in cands.iter().enumerate() {
+            let terms = Terms {
+                round_trip: deltas.rt[s][k],
+                cross_site: deltas.xs[s][k],
+                headroom: -state.headroom_delta(ctx, s, c),
+                copy,
+            };
+            let gain = terms.gain();
+            if !(gain >= bar && gain > 0.0) {
+                continue;
+            }
+            if let Fit::CantTell { fact, message } = state.fit(ctx, s, c) {
+                out.push(CantTell {
+                    service: svc.id.clone(),
+                    from: ctx.estate.clusters[state.placement[s]].id.clone(),
+                    cluster: ctx.estate.clusters[c].id.clone(),
+                    gain_if_it_fits: gain,
+                    fact,
+                    message,
+                });
+            }
+        }
+    }
+    out
+}

@@ -1,0 +1,40 @@
+//! Berth's engine: pure placement advice.
+//!
+//! Invariants (see ARCHITECTURE.md): no I/O, no async, no clock (`now` is
+//! an argument), no hash-ordered iteration into results, transcendental
+//! math through `libm`. The same input gives byte-identical output natively
+//! and in WebAssembly.
+//!
+//! Start reading at [`advise::advise`]: feasibility ([`constraints`]) and
+//! ranking ([`cost`]) meet in `advise::best_move`.
+
+pub mod advise;
+pub mod constraints;
+pub mod cost;
+pub mod estate;
+pub mod export;
+pub mod fact;
+pub mod gen;
+mod locate;
+pub mod policy;
+pub mod request;
+pub mod rtt;
+pub mod rtt_reference;
+pub mod text;
+
+pub use advise::{advise, Advice};
+pub use estate::{load, Estate, EstateError, Format};
+pub use policy::Policy;
+
+/// Load, advise and serialise: the whole offline pipeline as one pure
+/// function of text, used by the CLI, the WebAssembly build and the parity
+/// tests alike.
+pub fn advise_json(
+    estate_text: &str,
+    policy: &Policy,
+    now: i64,
+) -> Result<String, Vec<EstateError>> {
+    let estate = load(estate_text, Format::sniff(estate_text))?;
+    let advice = advise(&estate, policy, now);
+    Ok(serde_json::to_string_pretty(&advice).expect("advice serialises"))
+}

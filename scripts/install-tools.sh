@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Installs what `make test` needs, skipping what is already there, so a
+# fresh machine and a warm one run the same command.
+set -euo pipefail
+want_wb="${1:?wasm-bindgen version}"
+
+if ! rustup target list --installed | grep -qx wasm32-unknown-unknown; then
+  echo "installing the wasm32-unknown-unknown target"
+  rustup target add wasm32-unknown-unknown
+fi
+for c in rustfmt clippy; do
+  if ! rustup component list --installed | grep -q "^$c"; then
+    rustup component add "$c"
+  fi
+done
+# The CLI must be exactly the version of the wasm-bindgen crate in
+# Cargo.lock, or the generated glue will not match the module.
+have_wb="$(wasm-bindgen --version 2>/dev/null | awk '{print $2}' || true)"
+if [ "$have_wb" != "$want_wb" ]; then
+  echo "installing wasm-bindgen-cli $want_wb (a few minutes, once)"
+  cargo install wasm-bindgen-cli --version "$want_wb"
+fi
+if ! command -v node >/dev/null; then
+  echo "installing Node.js (runs the WebAssembly parity test)"
+  apt-get update -qq && apt-get install -y -qq nodejs
+fi
