@@ -121,22 +121,17 @@ pub fn feasibility(estate: &Estate) -> Feasibility {
             });
             continue;
         }
-        let mut ok = Vec::new();
-        let mut refused: Vec<(Refusal, String)> = Vec::new();
-        for c in 0..estate.clusters.len() {
-            if c == s.cluster {
-                continue;
-            }
-            let r = constraints::static_refusals(estate, si, c);
-            if r.is_empty() {
-                ok.push(c);
-            } else {
-                for refusal in r {
+        let ok: Vec<usize> = (0..estate.clusters.len())
+            .filter(|&c| c != s.cluster && constraints::statically_allowed(estate, si, c))
+            .collect();
+        if ok.is_empty() && estate.clusters.len() > 1 {
+            // Only now spell out why, cluster by cluster.
+            let mut refused: Vec<(Refusal, String)> = Vec::new();
+            for c in (0..estate.clusters.len()).filter(|&c| c != s.cluster) {
+                for refusal in constraints::static_refusals(estate, si, c) {
                     refused.push((refusal, estate.clusters[c].id.clone()));
                 }
             }
-        }
-        if ok.is_empty() && estate.clusters.len() > 1 {
             immovable.push(Immovable {
                 service: s.id.clone(),
                 cluster: here.clone(),
@@ -173,11 +168,15 @@ struct Deltas {
     /// Per service, per candidate (aligned with `candidates[s]`).
     rt: Vec<Vec<f64>>,
     xs: Vec<Vec<f64>>,
+    /// Per service: round-trip + cross-site points of its flows where it
+    /// is (the flow part of its current cost).
+    here: Vec<f64>,
 }
 
 impl Deltas {
     fn refresh(&mut self, ctx: &Ctx, state: &State, candidates: &[Vec<usize>], s: usize) {
         let (rt0, xs0) = state.flow_cost_at(ctx, s, state.placement[s]);
+        self.here[s] = rt0 + xs0;
         let (rt, xs) = (&mut self.rt[s], &mut self.xs[s]);
         rt.clear();
         xs.clear();
@@ -204,10 +203,11 @@ fn best_move(
         }
         let svc = &ctx.estate.services[s];
         let copy = -ctx.policy.copy_weight_per_gb * svc.data_gb;
-        let bar = cost::bar(ctx, state.current_cost(ctx, s));
         // Upper bound on the headroom term: what leaving saves at the
         // source (arriving can only cost).
         let leave = state.marginal_headroom(ctx, s);
+        // Same expression as `State::current_cost`, from the cache.
+        let bar = cost::bar(ctx, deltas.here[s] + leave);
         for (k, &c) in candidates[s].iter().enumerate() {
             let flows = deltas.rt[s][k] + deltas.xs[s][k];
             let bound = flows + leave + copy;
@@ -251,6 +251,7 @@ pub fn advise(estate: &Estate, policy: &Policy, now: i64) -> Advice {
     let mut deltas = Deltas {
         rt: vec![Vec::new(); n],
         xs: vec![Vec::new(); n],
+        here: vec![0.0; n],
     };
     for s in 0..n {
         deltas.refresh(&ctx, &state, &feas.candidates, s);
@@ -283,10 +284,10 @@ pub fn advise(estate: &Estate, policy: &Policy, now: i64) -> Advice {
         });
         state.apply(&ctx, s, to);
         moved[s] = true;
-        // Only the moved service and its peers see different flow costs.
-        deltas.refresh(&ctx, &state, &feas.candidates, s);
+        // Only the moved service and its peers see different flow costs,
+        // and only those that may still move need their cache.
         for &(_, peer) in &ctx.adjacency[s] {
-            if !touched[peer] {
+            if !touched[peer] && !moved[peer] && !feas.candidates[peer].is_empty() {
                 touched[peer] = true;
                 deltas.refresh(&ctx, &state, &feas.candidates, peer);
             }
@@ -296,7 +297,7 @@ pub fn advise(estate: &Estate, policy: &Policy, now: i64) -> Advice {
         }
     }
     let totals_after = state.totals(&ctx);
-    let cant_tell = cant_tell(&ctx, &state, &feas.candidates, &deltas);
+    let cant_tell = cant_tell(&ctx, &state, &feas.candidates, &deltas, &moved);
     let unknown_capacity = estate
         .clusters
         .iter()
@@ -351,16 +352,22 @@ fn cant_tell(
     state: &State,
     candidates: &[Vec<usize>],
     deltas: &Deltas,
+    moved: &[bool],
 ) -> Vec<CantTell> {
     let mut out = Vec::new();
     for (s, cands) in candidates.iter().enumerate() {
-        if cands.is_empty() {
+        // A moved service is not moved again (and its cache is not kept).
+        if cands.is_empty() || moved[s] {
             continue;
         }
         let svc = &ctx.estate.services[s];
         let copy = -ctx.policy.copy_weight_per_gb * svc.data_gb;
-        let bar = cost::bar(ctx, state.current_cost(ctx, s));
+        let leave = state.marginal_headroom(ctx, s);
+        let bar = cost::bar(ctx, deltas.here[s] + leave);
         for (k, &c) in cands.iter().enumerate() {
+            if deltas.rt[s][k] + deltas.xs[s][k] + leave + copy < bar - 1e-9 * (1.0 + bar.abs()) {
+                continue;
+            }
             let terms = Terms {
                 round_trip: deltas.rt[s][k],
                 cross_site: deltas.xs[s][k],

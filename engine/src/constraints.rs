@@ -96,6 +96,23 @@ pub fn immobility(estate: &Estate, service: usize) -> Option<Refusal> {
     None
 }
 
+/// Whether `service` may move to `cluster` as far as the static hard
+/// constraints go: the allocation-free twin of [`static_refusals`], for
+/// the hot path. `static_refusals(..).is_empty()` must equal this.
+pub fn statically_allowed(estate: &Estate, service: usize, cluster: usize) -> bool {
+    let s = &estate.services[service];
+    let c = &estate.clusters[cluster];
+    let k = &s.constraints;
+    !k.local_volumes
+        && !k.pinned
+        && matches!(c.health, Health::Healthy | Health::Watch)
+        && k.jurisdictions
+            .as_ref()
+            .is_none_or(|j| j.contains(&estate.sites[c.site].jurisdiction))
+        && k.trust_zone.as_ref().is_none_or(|z| z == &c.trust_zone)
+        && k.tiers.as_ref().is_none_or(|t| t.contains(&c.tier))
+}
+
 /// Every static hard constraint (everything but capacity) of moving
 /// `service` to `cluster`, in a fixed order. Empty = allowed.
 pub fn static_refusals(estate: &Estate, service: usize, cluster: usize) -> Vec<Refusal> {

@@ -163,11 +163,142 @@ pub fn to_file(e: &Estate) -> Value {
 }
 
 /// Digest of the estate's canonical content (16 hex digits).
+///
+/// Computed by feeding every field, in the model's sorted order, straight
+/// into the hash (numbers as their IEEE bits, strings length-prefixed)
+/// rather than hashing `to_file`'s JSON: same information, a fraction of
+/// the time on a large estate. Array order in the input cannot change it.
 pub fn version(e: &Estate) -> String {
-    let bytes = serde_json::to_vec(&to_file(e)).expect("estate serialises");
-    Sha256::digest(&bytes)
+    let mut h = Canon(Sha256::new());
+    h.str(&e.name);
+    h.opt_i64(e.observed_at);
+    h.len(e.sites.len());
+    for s in &e.sites {
+        h.str(&s.id);
+        h.str(&s.name);
+        match s.coords {
+            Some((lat, lon)) => {
+                h.u8(1);
+                h.f64(lat);
+                h.f64(lon);
+            }
+            None => h.u8(0),
+        }
+        h.str(&s.jurisdiction);
+    }
+    h.len(e.clusters.len());
+    for c in &e.clusters {
+        h.str(&c.id);
+        h.opt_str(c.name.as_deref());
+        h.len(c.site);
+        h.str(&c.tier);
+        h.str(&c.trust_zone);
+        h.str(c.health.as_str());
+        h.opt_i64(c.enrolled_at);
+        h.f64(c.cpu_total);
+        h.f64(c.memory_total_gib);
+        h.fact(&c.cpu_free);
+        h.fact(&c.memory_free_gib);
+    }
+    for list in [&e.links, &e.paths] {
+        h.len(list.len());
+        for l in list {
+            h.len(l.a);
+            h.len(l.b);
+            h.fact(&l.rtt_ms);
+            h.opt_f64(l.bandwidth_mb_s);
+        }
+    }
+    h.len(e.services.len());
+    for s in &e.services {
+        h.str(&s.id);
+        h.opt_str(s.name.as_deref());
+        h.str(&s.owner);
+        h.len(s.cluster);
+        h.f64(s.cpu);
+        h.f64(s.memory_gib);
+        h.f64(s.data_gb);
+        let k = &s.constraints;
+        h.u8(k.local_volumes as u8);
+        h.u8(k.pinned as u8);
+        h.opt_list(k.jurisdictions.as_deref());
+        h.opt_str(k.trust_zone.as_deref());
+        h.opt_list(k.tiers.as_deref());
+    }
+    h.len(e.flows.len());
+    for f in &e.flows {
+        h.len(f.from);
+        h.len(f.to);
+        h.fact(&f.weight);
+        h.fact(&f.mb_s);
+    }
+    h.0.finalize()
         .iter()
         .take(8)
         .map(|b| format!("{b:02x}"))
         .collect()
+}
+
+/// A hasher fed with an unambiguous encoding of values.
+struct Canon(Sha256);
+
+impl Canon {
+    fn u8(&mut self, v: u8) {
+        self.0.update([v]);
+    }
+    fn len(&mut self, n: usize) {
+        self.0.update((n as u64).to_le_bytes());
+    }
+    fn f64(&mut self, v: f64) {
+        self.0.update(v.to_bits().to_le_bytes());
+    }
+    fn str(&mut self, s: &str) {
+        self.len(s.len());
+        self.0.update(s.as_bytes());
+    }
+    fn opt_str(&mut self, s: Option<&str>) {
+        match s {
+            Some(s) => {
+                self.u8(1);
+                self.str(s);
+            }
+            None => self.u8(0),
+        }
+    }
+    fn opt_i64(&mut self, v: Option<i64>) {
+        match v {
+            Some(v) => {
+                self.u8(1);
+                self.0.update(v.to_le_bytes());
+            }
+            None => self.u8(0),
+        }
+    }
+    fn opt_f64(&mut self, v: Option<f64>) {
+        match v {
+            Some(v) => {
+                self.u8(1);
+                self.f64(v);
+            }
+            None => self.u8(0),
+        }
+    }
+    fn opt_list(&mut self, l: Option<&[String]>) {
+        match l {
+            Some(l) => {
+                self.u8(1);
+                self.len(l.len());
+                for s in l {
+                    self.str(s);
+                }
+            }
+            None => self.u8(0),
+        }
+    }
+    fn fact(&mut self, f: &Fact) {
+        self.opt_f64(f.value);
+        self.u8(f.class as u8);
+        self.str(&f.source);
+        self.opt_i64(f.observed_at);
+    }
 }

@@ -15,6 +15,7 @@ pub mod estate;
 pub mod export;
 pub mod fact;
 pub mod gen;
+mod load;
 mod locate;
 pub mod policy;
 pub mod request;

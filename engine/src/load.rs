@@ -1,0 +1,1182 @@
+//! Loading an estate file: text → raw shapes → validated [`Estate`].
+//!
+//! Two stages, so that each rule is written once:
+//!
+//! 1. **Shape**: the text becomes [`RawEstate`] — right JSON types, no
+//!    unknown fields, required fields present. The fast path deserialises
+//!    JSON straight into the raw types; only when that fails (or for YAML)
+//!    does the slower walker over a `serde_json::Value` run, which collects
+//!    *every* shape error with its path instead of stopping at the first.
+//! 2. **Meaning**: [`validate`] turns the raw shapes into the model —
+//!    ids, references, duplicates, ranges, classes, times — collecting every
+//!    error with its JSON pointer.
+//!
+//! Errors come in those two rounds: a file with shape errors reports all of
+//! them (and no meaning errors, which would mostly be echoes of the shape
+//! errors). Loading is all-or-nothing; for JSON each error gets its line.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt;
+
+use serde::de::{self, Deserializer, MapAccess, Visitor};
+use serde::Deserialize;
+use serde_json::{Map, Value};
+
+use crate::estate::{
+    parse_time, Cluster, Constraints, Estate, EstateError, Flow, Format, Health, RttFact, Service,
+    Site,
+};
+use crate::fact::{Class, Fact};
+
+// ---------------------------------------------------------------------------
+// Raw shapes: the file as written, before any meaning is checked.
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawEstate {
+    schema: f64,
+    name: String,
+    #[serde(default)]
+    observed_at: Option<String>,
+    sites: Vec<RawSite>,
+    clusters: Vec<RawCluster>,
+    #[serde(default)]
+    links: Option<Vec<RawLink>>,
+    #[serde(default)]
+    paths: Option<Vec<RawPath>>,
+    services: Vec<RawService>,
+    #[serde(default)]
+    flows: Option<Vec<RawFlow>>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawSite {
+    id: String,
+    #[serde(default)]
+    name: Option<String>,
+    #[serde(default)]
+    lat: Option<f64>,
+    #[serde(default)]
+    lon: Option<f64>,
+    jurisdiction: String,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawCluster {
+    id: String,
+    #[serde(default)]
+    name: Option<String>,
+    site: String,
+    tier: String,
+    trust_zone: String,
+    health: String,
+    #[serde(default)]
+    enrolled_at: Option<String>,
+    cpu_total: f64,
+    memory_total_gib: f64,
+    #[serde(default)]
+    cpu_free: RawFact,
+    #[serde(default)]
+    memory_free_gib: RawFact,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawLink {
+    a: String,
+    b: String,
+    #[serde(default)]
+    rtt_ms: RawFact,
+    #[serde(default)]
+    bandwidth_mb_s: Option<f64>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawPath {
+    a: String,
+    b: String,
+    #[serde(default)]
+    rtt_ms: RawFact,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawService {
+    id: String,
+    #[serde(default)]
+    name: Option<String>,
+    owner: String,
+    cluster: String,
+    cpu: f64,
+    memory_gib: f64,
+    #[serde(default)]
+    data_gb: Option<f64>,
+    #[serde(default)]
+    constraints: Option<RawConstraints>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawConstraints {
+    #[serde(default)]
+    local_volumes: Option<bool>,
+    #[serde(default)]
+    pinned: Option<bool>,
+    #[serde(default)]
+    jurisdictions: Option<Vec<String>>,
+    #[serde(default)]
+    trust_zone: Option<String>,
+    #[serde(default)]
+    tiers: Option<Vec<String>>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawFlow {
+    from: String,
+    to: String,
+    #[serde(default)]
+    weight: RawFact,
+    #[serde(default)]
+    mb_s: RawFact,
+}
+
+/// A fact as written: absent/null, a bare number, or an object.
+#[derive(Debug, Default)]
+enum RawFact {
+    #[default]
+    Unknown,
+    Bare(f64),
+    Full {
+        /// `None`: the `value` key is missing; `Some(None)`: explicit null.
+        value: Option<Option<f64>>,
+        class: Option<String>,
+        source: Option<String>,
+        observed_at: Option<String>,
+    },
+}
+
+impl<'de> Deserialize<'de> for RawFact {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = RawFact;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a number, a fact object {value, class, source, observed_at} or null")
+            }
+            fn visit_unit<E>(self) -> Result<RawFact, E> {
+                Ok(RawFact::Unknown)
+            }
+            fn visit_none<E>(self) -> Result<RawFact, E> {
+                Ok(RawFact::Unknown)
+            }
+            fn visit_f64<E>(self, v: f64) -> Result<RawFact, E> {
+                Ok(RawFact::Bare(v))
+            }
+            fn visit_u64<E>(self, v: u64) -> Result<RawFact, E> {
+                Ok(RawFact::Bare(v as f64))
+            }
+            fn visit_i64<E>(self, v: i64) -> Result<RawFact, E> {
+                Ok(RawFact::Bare(v as f64))
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<RawFact, A::Error> {
+                let (mut value, mut class, mut source, mut observed_at) = (None, None, None, None);
+                while let Some(key) = map.next_key::<std::borrow::Cow<'de, str>>()? {
+                    match key.as_ref() {
+                        "value" => value = Some(map.next_value::<Option<f64>>()?),
+                        "class" => class = Some(map.next_value::<String>()?),
+                        "source" => source = map.next_value::<Option<String>>()?,
+                        "observed_at" => observed_at = map.next_value::<Option<String>>()?,
+                        other => {
+                            return Err(de::Error::unknown_field(other, FACT_FIELDS));
+                        }
+                    }
+                }
+                Ok(RawFact::Full {
+                    value,
+                    class,
+                    source,
+                    observed_at,
+                })
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+const FACT_FIELDS: &[&str] = &["value", "class", "source", "observed_at"];
+const TOP_FIELDS: &[&str] = &[
+    "schema",
+    "name",
+    "observed_at",
+    "sites",
+    "clusters",
+    "links",
+    "paths",
+    "services",
+    "flows",
+];
+const SITE_FIELDS: &[&str] = &["id", "name", "lat", "lon", "jurisdiction"];
+const CLUSTER_FIELDS: &[&str] = &[
+    "id",
+    "name",
+    "site",
+    "tier",
+    "trust_zone",
+    "health",
+    "enrolled_at",
+    "cpu_total",
+    "memory_total_gib",
+    "cpu_free",
+    "memory_free_gib",
+];
+const LINK_FIELDS: &[&str] = &["a", "b", "rtt_ms", "bandwidth_mb_s"];
+const PATH_FIELDS: &[&str] = &["a", "b", "rtt_ms"];
+const SERVICE_FIELDS: &[&str] = &[
+    "id",
+    "name",
+    "owner",
+    "cluster",
+    "cpu",
+    "memory_gib",
+    "data_gb",
+    "constraints",
+];
+const CONSTRAINT_FIELDS: &[&str] = &[
+    "local_volumes",
+    "pinned",
+    "jurisdictions",
+    "trust_zone",
+    "tiers",
+];
+const FLOW_FIELDS: &[&str] = &["from", "to", "weight", "mb_s"];
+
+// ---------------------------------------------------------------------------
+// Entry point.
+
+/// Parse and validate an estate file. On any error, every error found.
+pub fn load(text: &str, format: Format) -> Result<Estate, Vec<EstateError>> {
+    let raw = match format {
+        Format::Json => match serde_json::from_str::<RawEstate>(text) {
+            Ok(raw) => Ok(raw),
+            Err(fast) => {
+                let value: Value = serde_json::from_str(text).map_err(|e| {
+                    vec![EstateError {
+                        path: String::new(),
+                        line: Some(e.line()),
+                        message: format!("not valid JSON: {e}"),
+                    }]
+                })?;
+                shape(&value).map_err(|errs| {
+                    if errs.is_empty() {
+                        // The walker found nothing serde did: report serde's.
+                        vec![EstateError {
+                            path: String::new(),
+                            line: Some(fast.line()),
+                            message: fast.to_string(),
+                        }]
+                    } else {
+                        errs
+                    }
+                })
+            }
+        },
+        Format::Yaml => {
+            let value: Value = serde_yaml::from_str(text).map_err(|e| {
+                vec![EstateError {
+                    path: String::new(),
+                    line: e.location().map(|l| l.line()),
+                    message: format!("not valid YAML: {e}"),
+                }]
+            })?;
+            shape(&value)
+        }
+    };
+    let result = raw.and_then(validate);
+    result.map_err(|mut errors| {
+        if format == Format::Json {
+            for e in &mut errors {
+                if e.line.is_none() {
+                    e.line = crate::locate::line_of(text, &e.path);
+                }
+            }
+        }
+        errors
+    })
+}
+
+// ---------------------------------------------------------------------------
+// Stage 1 (slow path): a Value walker that reports every shape error.
+
+fn shape(v: &Value) -> Result<RawEstate, Vec<EstateError>> {
+    let mut w = Walker::default();
+    let raw = w.estate(v);
+    match raw {
+        Some(raw) if w.errors.is_empty() => Ok(raw),
+        _ => Err(w.errors),
+    }
+}
+
+#[derive(Default)]
+struct Walker {
+    errors: Vec<EstateError>,
+}
+
+impl Walker {
+    fn err(&mut self, path: String, message: String) {
+        self.errors.push(EstateError {
+            path,
+            line: None,
+            message,
+        });
+    }
+
+    fn object<'a>(
+        &mut self,
+        v: &'a Value,
+        path: &str,
+        allowed: &[&str],
+    ) -> Option<&'a Map<String, Value>> {
+        let Some(map) = v.as_object() else {
+            self.err(
+                path.into(),
+                format!("expected an object, found {}", kind(v)),
+            );
+            return None;
+        };
+        for key in map.keys() {
+            if !allowed.contains(&key.as_str()) {
+                self.err(
+                    format!("{path}/{}", escape(key)),
+                    format!("unknown field; expected one of {}", allowed.join(", ")),
+                );
+            }
+        }
+        Some(map)
+    }
+
+    /// A required field of any JSON type checked by `get`.
+    fn req<T>(
+        &mut self,
+        m: &Map<String, Value>,
+        path: &str,
+        key: &str,
+        get: impl Fn(&mut Self, &Value, String) -> Option<T>,
+    ) -> Option<T> {
+        match m.get(key) {
+            Some(v) => get(self, v, format!("{path}/{key}")),
+            None => {
+                self.err(path.into(), format!("missing required field \"{key}\""));
+                None
+            }
+        }
+    }
+
+    /// An optional field: absent or null is `Some(None)`; a wrong type `None`.
+    fn opt<T>(
+        &mut self,
+        m: &Map<String, Value>,
+        path: &str,
+        key: &str,
+        get: impl Fn(&mut Self, &Value, String) -> Option<T>,
+    ) -> Option<Option<T>> {
+        match m.get(key) {
+            None | Some(Value::Null) => Some(None),
+            Some(v) => get(self, v, format!("{path}/{key}")).map(Some),
+        }
+    }
+
+    fn string(&mut self, v: &Value, path: String) -> Option<String> {
+        match v {
+            Value::String(s) => Some(s.clone()),
+            _ => {
+                self.err(path, format!("expected a string, found {}", kind(v)));
+                None
+            }
+        }
+    }
+
+    fn number(&mut self, v: &Value, path: String) -> Option<f64> {
+        match v.as_f64() {
+            Some(x) => Some(x),
+            None => {
+                self.err(path, format!("expected a number, found {}", kind(v)));
+                None
+            }
+        }
+    }
+
+    fn boolean(&mut self, v: &Value, path: String) -> Option<bool> {
+        match v {
+            Value::Bool(b) => Some(*b),
+            _ => {
+                self.err(path, format!("expected true or false, found {}", kind(v)));
+                None
+            }
+        }
+    }
+
+    fn strings(&mut self, v: &Value, path: String) -> Option<Vec<String>> {
+        let Value::Array(items) = v else {
+            self.err(
+                path,
+                format!("expected an array of strings, found {}", kind(v)),
+            );
+            return None;
+        };
+        let mut out = Vec::new();
+        let mut ok = true;
+        for (i, item) in items.iter().enumerate() {
+            match self.string(item, format!("{path}/{i}")) {
+                Some(s) => out.push(s),
+                None => ok = false,
+            }
+        }
+        ok.then_some(out)
+    }
+
+    fn fact(&mut self, v: &Value, path: String) -> Option<RawFact> {
+        match v {
+            Value::Null => Some(RawFact::Unknown),
+            Value::Number(n) => Some(RawFact::Bare(n.as_f64().unwrap_or(f64::NAN))),
+            Value::Object(_) => {
+                let m = self.object(v, &path, FACT_FIELDS)?;
+                let value = match m.get("value") {
+                    None => None,
+                    Some(Value::Null) => Some(None),
+                    Some(x) => Some(Some(self.number(x, format!("{path}/value"))?)),
+                };
+                let class = self.opt(m, &path, "class", Self::string)?;
+                let source = self.opt(m, &path, "source", Self::string)?;
+                let observed_at = self.opt(m, &path, "observed_at", Self::string)?;
+                Some(RawFact::Full {
+                    value,
+                    class,
+                    source,
+                    observed_at,
+                })
+            }
+            _ => {
+                self.err(
+                    path,
+                    format!(
+                        "expected a number, a fact object {{value, class, source, observed_at}} or null, found {}",
+                        kind(v)
+                    ),
+                );
+                None
+            }
+        }
+    }
+
+    /// Every element of an optional or required array, each read by `item`.
+    fn list<T>(
+        &mut self,
+        m: &Map<String, Value>,
+        key: &str,
+        required: bool,
+        item: impl Fn(&mut Self, &Value, String) -> Option<T>,
+    ) -> Option<Option<Vec<T>>> {
+        let path = format!("/{key}");
+        match m.get(key) {
+            None | Some(Value::Null) if !required => Some(None),
+            None => {
+                self.err(String::new(), format!("missing required field \"{key}\""));
+                None
+            }
+            Some(Value::Array(items)) => {
+                let mut out = Vec::with_capacity(items.len());
+                let mut ok = true;
+                for (i, v) in items.iter().enumerate() {
+                    match item(self, v, format!("{path}/{i}")) {
+                        Some(x) => out.push(x),
+                        None => ok = false,
+                    }
+                }
+                ok.then_some(Some(out))
+            }
+            Some(v) => {
+                self.err(path, format!("expected an array, found {}", kind(v)));
+                None
+            }
+        }
+    }
+
+    fn estate(&mut self, v: &Value) -> Option<RawEstate> {
+        let m = self.object(v, "", TOP_FIELDS)?;
+        let schema = self.req(m, "", "schema", Self::number);
+        let name = self.req(m, "", "name", Self::string);
+        let observed_at = self.opt(m, "", "observed_at", Self::string);
+        let sites = self.list(m, "sites", true, |w, v, p| {
+            let o = w.object(v, &p, SITE_FIELDS)?;
+            let id = w.req(o, &p, "id", Self::string);
+            let name = w.opt(o, &p, "name", Self::string);
+            let lat = w.opt(o, &p, "lat", Self::number);
+            let lon = w.opt(o, &p, "lon", Self::number);
+            let jurisdiction = w.req(o, &p, "jurisdiction", Self::string);
+            Some(RawSite {
+                id: id?,
+                name: name?,
+                lat: lat?,
+                lon: lon?,
+                jurisdiction: jurisdiction?,
+            })
+        });
+        let clusters = self.list(m, "clusters", true, |w, v, p| {
+            let o = w.object(v, &p, CLUSTER_FIELDS)?;
+            let id = w.req(o, &p, "id", Self::string);
+            let name = w.opt(o, &p, "name", Self::string);
+            let site = w.req(o, &p, "site", Self::string);
+            let tier = w.req(o, &p, "tier", Self::string);
+            let trust_zone = w.req(o, &p, "trust_zone", Self::string);
+            let health = w.req(o, &p, "health", Self::string);
+            let enrolled_at = w.opt(o, &p, "enrolled_at", Self::string);
+            let cpu_total = w.req(o, &p, "cpu_total", Self::number);
+            let memory_total_gib = w.req(o, &p, "memory_total_gib", Self::number);
+            let cpu_free = w.opt(o, &p, "cpu_free", Self::fact);
+            let memory_free_gib = w.opt(o, &p, "memory_free_gib", Self::fact);
+            Some(RawCluster {
+                id: id?,
+                name: name?,
+                site: site?,
+                tier: tier?,
+                trust_zone: trust_zone?,
+                health: health?,
+                enrolled_at: enrolled_at?,
+                cpu_total: cpu_total?,
+                memory_total_gib: memory_total_gib?,
+                cpu_free: cpu_free?.unwrap_or_default(),
+                memory_free_gib: memory_free_gib?.unwrap_or_default(),
+            })
+        });
+        let links = self.list(m, "links", false, |w, v, p| {
+            let o = w.object(v, &p, LINK_FIELDS)?;
+            let a = w.req(o, &p, "a", Self::string);
+            let b = w.req(o, &p, "b", Self::string);
+            let rtt_ms = w.opt(o, &p, "rtt_ms", Self::fact);
+            let bandwidth_mb_s = w.opt(o, &p, "bandwidth_mb_s", Self::number);
+            Some(RawLink {
+                a: a?,
+                b: b?,
+                rtt_ms: rtt_ms?.unwrap_or_default(),
+                bandwidth_mb_s: bandwidth_mb_s?,
+            })
+        });
+        let paths = self.list(m, "paths", false, |w, v, p| {
+            let o = w.object(v, &p, PATH_FIELDS)?;
+            let a = w.req(o, &p, "a", Self::string);
+            let b = w.req(o, &p, "b", Self::string);
+            let rtt_ms = w.opt(o, &p, "rtt_ms", Self::fact);
+            Some(RawPath {
+                a: a?,
+                b: b?,
+                rtt_ms: rtt_ms?.unwrap_or_default(),
+            })
+        });
+        let services = self.list(m, "services", true, |w, v, p| {
+            let o = w.object(v, &p, SERVICE_FIELDS)?;
+            let id = w.req(o, &p, "id", Self::string);
+            let name = w.opt(o, &p, "name", Self::string);
+            let owner = w.req(o, &p, "owner", Self::string);
+            let cluster = w.req(o, &p, "cluster", Self::string);
+            let cpu = w.req(o, &p, "cpu", Self::number);
+            let memory_gib = w.req(o, &p, "memory_gib", Self::number);
+            let data_gb = w.opt(o, &p, "data_gb", Self::number);
+            let constraints = w.opt(o, &p, "constraints", |w, v, cp| {
+                let c = w.object(v, &cp, CONSTRAINT_FIELDS)?;
+                let local_volumes = w.opt(c, &cp, "local_volumes", Self::boolean);
+                let pinned = w.opt(c, &cp, "pinned", Self::boolean);
+                let jurisdictions = w.opt(c, &cp, "jurisdictions", Self::strings);
+                let trust_zone = w.opt(c, &cp, "trust_zone", Self::string);
+                let tiers = w.opt(c, &cp, "tiers", Self::strings);
+                Some(RawConstraints {
+                    local_volumes: local_volumes?,
+                    pinned: pinned?,
+                    jurisdictions: jurisdictions?,
+                    trust_zone: trust_zone?,
+                    tiers: tiers?,
+                })
+            });
+            Some(RawService {
+                id: id?,
+                name: name?,
+                owner: owner?,
+                cluster: cluster?,
+                cpu: cpu?,
+                memory_gib: memory_gib?,
+                data_gb: data_gb?,
+                constraints: constraints?,
+            })
+        });
+        let flows = self.list(m, "flows", false, |w, v, p| {
+            let o = w.object(v, &p, FLOW_FIELDS)?;
+            let from = w.req(o, &p, "from", Self::string);
+            let to = w.req(o, &p, "to", Self::string);
+            let weight = w.opt(o, &p, "weight", Self::fact);
+            let mb_s = w.opt(o, &p, "mb_s", Self::fact);
+            Some(RawFlow {
+                from: from?,
+                to: to?,
+                weight: weight?.unwrap_or_default(),
+                mb_s: mb_s?.unwrap_or_default(),
+            })
+        });
+        Some(RawEstate {
+            schema: schema?,
+            name: name?,
+            observed_at: observed_at?,
+            sites: sites??,
+            clusters: clusters??,
+            links: links?,
+            paths: paths?,
+            services: services??,
+            flows: flows?,
+        })
+    }
+}
+
+fn kind(v: &Value) -> String {
+    match v {
+        Value::Null => "null".into(),
+        Value::Bool(b) => format!("{b}"),
+        Value::Number(n) => format!("the number {n}"),
+        Value::String(s) if s.chars().count() <= 40 => format!("the string {s:?}"),
+        Value::String(_) => "a string".into(),
+        Value::Array(_) => "an array".into(),
+        Value::Object(_) => "an object".into(),
+    }
+}
+
+fn escape(key: &str) -> String {
+    key.replace('~', "~0").replace('/', "~1")
+}
+
+// ---------------------------------------------------------------------------
+// Stage 2: meaning.
+
+/// Largest number accepted anywhere: beyond it a value is a typo, and
+/// keeping sums far from overflow keeps every total finite.
+const MAX_NUMBER: f64 = 1e12;
+
+struct Validator {
+    errors: Vec<EstateError>,
+    file_time: Option<i64>,
+}
+
+impl Validator {
+    fn err(&mut self, path: String, message: String) {
+        self.errors.push(EstateError {
+            path,
+            line: None,
+            message,
+        });
+    }
+
+    /// A non-empty text field of at most 256 bytes.
+    fn text(&mut self, s: &str, path: impl FnOnce() -> String) -> bool {
+        if s.trim().is_empty() || s.len() > 256 {
+            self.err(
+                path(),
+                "expected a non-empty string of at most 256 bytes".into(),
+            );
+            return false;
+        }
+        true
+    }
+
+    fn id(&mut self, s: &str, path: impl FnOnce() -> String) -> bool {
+        if s.is_empty()
+            || s.chars().count() > 128
+            || s.chars().any(|c| c.is_whitespace() || c.is_control())
+        {
+            self.err(
+                path(),
+                format!("invalid id {s:?}: 1–128 characters, no whitespace or control characters"),
+            );
+            return false;
+        }
+        true
+    }
+
+    /// `v ≥ min` (or `> min` when `strict`), finite, at most MAX_NUMBER.
+    fn number(&mut self, v: f64, min: f64, strict: bool, path: impl FnOnce() -> String) -> bool {
+        let ok = v.is_finite() && (if strict { v > min } else { v >= min }) && v <= MAX_NUMBER;
+        if !ok {
+            let rel = if strict { ">" } else { "≥" };
+            self.err(
+                path(),
+                format!("expected a number {rel} {min} (at most {MAX_NUMBER:e}), found {v}"),
+            );
+        }
+        ok
+    }
+
+    fn time(&mut self, s: &str, path: impl FnOnce() -> String) -> Option<i64> {
+        let t = parse_time(s);
+        if t.is_none() {
+            self.err(
+                path(),
+                format!("expected an RFC 3339 time such as 2026-11-30T04:00:00Z, found {s:?}"),
+            );
+        }
+        t
+    }
+
+    fn fact(&mut self, raw: RawFact, path: impl Fn() -> String) -> Fact {
+        match raw {
+            RawFact::Unknown => Fact::unknown("file"),
+            RawFact::Bare(v) => {
+                self.number(v, 0.0, false, &path);
+                Fact {
+                    value: Some(v),
+                    class: Class::Reported,
+                    source: "file".into(),
+                    observed_at: self.file_time,
+                }
+            }
+            RawFact::Full {
+                value,
+                class,
+                source,
+                observed_at,
+            } => {
+                let (Some(value), Some(class)) = (value, class) else {
+                    self.err(path(), "fact object needs \"value\" and \"class\"".into());
+                    return Fact::unknown("file");
+                };
+                if let Some(v) = value {
+                    self.number(v, 0.0, false, || format!("{}/value", path()));
+                }
+                let class = match Class::parse(&class) {
+                    Some(c) => c,
+                    None => {
+                        self.err(
+                            format!("{}/class", path()),
+                            format!(
+                                "expected one of \"measured\", \"reported\", \"inferred\", \"guessed\", found {class:?}"
+                            ),
+                        );
+                        Class::Guessed
+                    }
+                };
+                let source = match source {
+                    Some(s) => {
+                        self.text(&s, || format!("{}/source", path()));
+                        s
+                    }
+                    None => "file".into(),
+                };
+                let observed_at = match observed_at {
+                    Some(t) => self.time(&t, || format!("{}/observed_at", path())),
+                    None => self.file_time,
+                };
+                Fact {
+                    value,
+                    // An unknown value is a guess whatever class it claims.
+                    class: if value.is_some() {
+                        class
+                    } else {
+                        Class::Guessed
+                    },
+                    source,
+                    observed_at,
+                }
+            }
+        }
+    }
+
+    /// A list constraint: non-empty, no blanks, sorted and de-duplicated.
+    fn allow_list(
+        &mut self,
+        list: Option<Vec<String>>,
+        what: &str,
+        path: impl Fn() -> String,
+    ) -> Option<Vec<String>> {
+        let list = list?;
+        if list.is_empty() {
+            self.err(path(), format!("expected at least one {what}"));
+            return None;
+        }
+        let mut set = BTreeSet::new();
+        for (i, s) in list.into_iter().enumerate() {
+            if self.text(&s, || format!("{}/{i}", path())) {
+                set.insert(s);
+            }
+        }
+        Some(set.into_iter().collect())
+    }
+}
+
+/// Raw shapes → the model, with every meaning error.
+fn validate(raw: RawEstate) -> Result<Estate, Vec<EstateError>> {
+    let mut v = Validator {
+        errors: Vec::new(),
+        file_time: None,
+    };
+    if raw.schema != 1.0 {
+        v.err(
+            "/schema".into(),
+            format!(
+                "unsupported schema {}; this version reads schema 1",
+                raw.schema
+            ),
+        );
+    }
+    v.text(&raw.name, || "/name".into());
+    if let Some(t) = &raw.observed_at {
+        v.file_time = v.time(t, || "/observed_at".into());
+    }
+
+    // Sites.
+    let mut first_site: BTreeMap<String, usize> = BTreeMap::new();
+    let mut sites = Vec::with_capacity(raw.sites.len());
+    for (i, s) in raw.sites.into_iter().enumerate() {
+        let p = || format!("/sites/{i}");
+        let mut ok = v.id(&s.id, || format!("/sites/{i}/id"));
+        ok &= v.text(&s.jurisdiction, || format!("/sites/{i}/jurisdiction"));
+        if let Some(n) = &s.name {
+            ok &= v.text(n, || format!("/sites/{i}/name"));
+        }
+        let coords = match (s.lat, s.lon) {
+            (Some(lat), Some(lon)) => {
+                if !(-90.0..=90.0).contains(&lat) {
+                    v.err(
+                        format!("/sites/{i}/lat"),
+                        format!("expected −90…90, found {lat}"),
+                    );
+                }
+                if !(-180.0..=180.0).contains(&lon) {
+                    v.err(
+                        format!("/sites/{i}/lon"),
+                        format!("expected −180…180, found {lon}"),
+                    );
+                }
+                Some((lat, lon))
+            }
+            (None, None) => None,
+            (Some(_), None) => {
+                v.err(p(), "\"lat\" given without \"lon\"".into());
+                None
+            }
+            (None, Some(_)) => {
+                v.err(p(), "\"lon\" given without \"lat\"".into());
+                None
+            }
+        };
+        if !ok {
+            continue;
+        }
+        if let Some(first) = first_site.get(&s.id) {
+            v.err(
+                format!("/sites/{i}/id"),
+                format!("duplicate site id {:?} (first at /sites/{first})", s.id),
+            );
+            continue;
+        }
+        first_site.insert(s.id.clone(), i);
+        sites.push(Site {
+            name: s.name.unwrap_or_else(|| s.id.clone()),
+            id: s.id,
+            coords,
+            jurisdiction: s.jurisdiction,
+        });
+    }
+    sites.sort_by(|a, b| a.id.cmp(&b.id));
+    let site_idx: BTreeMap<&str, usize> = sites
+        .iter()
+        .enumerate()
+        .map(|(i, s)| (s.id.as_str(), i))
+        .collect();
+
+    // Clusters.
+    let mut first_cluster: BTreeMap<String, usize> = BTreeMap::new();
+    let mut clusters = Vec::with_capacity(raw.clusters.len());
+    for (i, c) in raw.clusters.into_iter().enumerate() {
+        let at = |f: &str| format!("/clusters/{i}/{f}");
+        let mut ok = v.id(&c.id, || at("id"));
+        if let Some(n) = &c.name {
+            ok &= v.text(n, || at("name"));
+        }
+        ok &= v.text(&c.tier, || at("tier"));
+        ok &= v.text(&c.trust_zone, || at("trust_zone"));
+        let site = site_idx.get(c.site.as_str()).copied();
+        if site.is_none() {
+            v.err(at("site"), format!("unknown site {:?}", c.site));
+        }
+        let health = match c.health.as_str() {
+            "healthy" => Some(Health::Healthy),
+            "watch" => Some(Health::Watch),
+            "draining" => Some(Health::Draining),
+            "down" => Some(Health::Down),
+            other => {
+                v.err(
+                    at("health"),
+                    format!(
+                        "expected one of \"healthy\", \"watch\", \"draining\", \"down\", found {other:?}"
+                    ),
+                );
+                None
+            }
+        };
+        let enrolled_at = match &c.enrolled_at {
+            Some(t) => {
+                let parsed = v.time(t, || at("enrolled_at"));
+                ok &= parsed.is_some();
+                parsed
+            }
+            None => None,
+        };
+        ok &= v.number(c.cpu_total, 0.0, true, || at("cpu_total"));
+        ok &= v.number(c.memory_total_gib, 0.0, true, || at("memory_total_gib"));
+        let cpu_free = v.fact(c.cpu_free, || at("cpu_free"));
+        let memory_free_gib = v.fact(c.memory_free_gib, || at("memory_free_gib"));
+        for (fact, total, field, what) in [
+            (&cpu_free, c.cpu_total, "cpu_free", "cpu_total"),
+            (
+                &memory_free_gib,
+                c.memory_total_gib,
+                "memory_free_gib",
+                "memory_total_gib",
+            ),
+        ] {
+            if let Some(free) = fact.value {
+                // A little slack for rounding in agents' reports.
+                if free > total * 1.0001 {
+                    v.err(at(field), format!("free {free} exceeds {what} {total}"));
+                }
+            }
+        }
+        let (Some(site), Some(health), true) = (site, health, ok) else {
+            continue;
+        };
+        if let Some(first) = first_cluster.get(&c.id) {
+            v.err(
+                at("id"),
+                format!(
+                    "duplicate cluster id {:?} (first at /clusters/{first})",
+                    c.id
+                ),
+            );
+            continue;
+        }
+        first_cluster.insert(c.id.clone(), i);
+        clusters.push(Cluster {
+            id: c.id,
+            name: c.name,
+            site,
+            tier: c.tier,
+            trust_zone: c.trust_zone,
+            health,
+            enrolled_at,
+            cpu_total: c.cpu_total,
+            memory_total_gib: c.memory_total_gib,
+            cpu_free,
+            memory_free_gib,
+        });
+    }
+    clusters.sort_by(|a, b| a.id.cmp(&b.id));
+    let cluster_idx: BTreeMap<&str, usize> = clusters
+        .iter()
+        .enumerate()
+        .map(|(i, c)| (c.id.as_str(), i))
+        .collect();
+
+    // Links and paths.
+    let links_raw: Vec<(String, String, RawFact, Option<f64>)> = raw
+        .links
+        .unwrap_or_default()
+        .into_iter()
+        .map(|l| (l.a, l.b, l.rtt_ms, l.bandwidth_mb_s))
+        .collect();
+    let links = rtt_facts(&mut v, links_raw, "links", "site", "link", &site_idx);
+    let paths_raw: Vec<(String, String, RawFact, Option<f64>)> = raw
+        .paths
+        .unwrap_or_default()
+        .into_iter()
+        .map(|p| (p.a, p.b, p.rtt_ms, None))
+        .collect();
+    let paths = rtt_facts(&mut v, paths_raw, "paths", "cluster", "path", &cluster_idx);
+
+    // Services.
+    let mut first_service: BTreeMap<String, usize> = BTreeMap::new();
+    let mut services = Vec::with_capacity(raw.services.len());
+    for (i, s) in raw.services.into_iter().enumerate() {
+        let at = |f: &str| format!("/services/{i}/{f}");
+        let mut ok = v.id(&s.id, || at("id"));
+        if let Some(n) = &s.name {
+            ok &= v.text(n, || at("name"));
+        }
+        ok &= v.text(&s.owner, || at("owner"));
+        let cluster = cluster_idx.get(s.cluster.as_str()).copied();
+        if cluster.is_none() {
+            v.err(at("cluster"), format!("unknown cluster {:?}", s.cluster));
+        }
+        ok &= v.number(s.cpu, 0.0, false, || at("cpu"));
+        ok &= v.number(s.memory_gib, 0.0, false, || at("memory_gib"));
+        let data_gb = s.data_gb.unwrap_or(0.0);
+        ok &= v.number(data_gb, 0.0, false, || at("data_gb"));
+        let rc = s.constraints.unwrap_or_default();
+        let cat = |f: &str| format!("/services/{i}/constraints/{f}");
+        let trust_zone = rc.trust_zone.filter(|z| v.text(z, || cat("trust_zone")));
+        let constraints = Constraints {
+            local_volumes: rc.local_volumes.unwrap_or(false),
+            pinned: rc.pinned.unwrap_or(false),
+            jurisdictions: v.allow_list(rc.jurisdictions, "jurisdiction", || cat("jurisdictions")),
+            trust_zone,
+            tiers: v.allow_list(rc.tiers, "tier", || cat("tiers")),
+        };
+        let (Some(cluster), true) = (cluster, ok) else {
+            continue;
+        };
+        if let Some(first) = first_service.get(&s.id) {
+            v.err(
+                at("id"),
+                format!(
+                    "duplicate service id {:?} (first at /services/{first})",
+                    s.id
+                ),
+            );
+            continue;
+        }
+        first_service.insert(s.id.clone(), i);
+        services.push(Service {
+            id: s.id,
+            name: s.name,
+            owner: s.owner,
+            cluster,
+            cpu: s.cpu,
+            memory_gib: s.memory_gib,
+            data_gb,
+            constraints,
+        });
+    }
+    services.sort_by(|a, b| a.id.cmp(&b.id));
+    let service_idx: BTreeMap<&str, usize> = services
+        .iter()
+        .enumerate()
+        .map(|(i, s)| (s.id.as_str(), i))
+        .collect();
+
+    // Flows.
+    let mut first_flow: BTreeMap<(usize, usize), usize> = BTreeMap::new();
+    let raw_flows = raw.flows.unwrap_or_default();
+    let mut flows = Vec::with_capacity(raw_flows.len());
+    for (i, f) in raw_flows.into_iter().enumerate() {
+        let at = |x: &str| format!("/flows/{i}/{x}");
+        let from = service_idx.get(f.from.as_str()).copied();
+        if from.is_none() {
+            v.err(at("from"), format!("unknown service {:?}", f.from));
+        }
+        let to = service_idx.get(f.to.as_str()).copied();
+        if to.is_none() {
+            v.err(at("to"), format!("unknown service {:?}", f.to));
+        }
+        let weight = v.fact(f.weight, || at("weight"));
+        let mb_s = v.fact(f.mb_s, || at("mb_s"));
+        let (Some(from), Some(to)) = (from, to) else {
+            continue;
+        };
+        if from == to {
+            v.err(
+                format!("/flows/{i}"),
+                format!("flow from {:?} to itself", f.from),
+            );
+            continue;
+        }
+        if let Some(first) = first_flow.get(&(from, to)) {
+            v.err(
+                format!("/flows/{i}"),
+                format!(
+                    "duplicate flow {:?} → {:?} (first at /flows/{first}); merge them into one",
+                    f.from, f.to
+                ),
+            );
+            continue;
+        }
+        first_flow.insert((from, to), i);
+        flows.push(Flow {
+            from,
+            to,
+            weight,
+            mb_s,
+        });
+    }
+    flows.sort_by_key(|f| (f.from, f.to));
+
+    if v.errors.is_empty() && sites.is_empty() {
+        v.err("/sites".into(), "expected at least one site".into());
+    }
+    if v.errors.is_empty() && clusters.is_empty() {
+        v.err("/clusters".into(), "expected at least one cluster".into());
+    }
+    if !v.errors.is_empty() {
+        return Err(v.errors);
+    }
+    Ok(Estate {
+        name: raw.name,
+        observed_at: v.file_time,
+        sites,
+        clusters,
+        links,
+        paths,
+        services,
+        flows,
+    })
+}
+
+fn rtt_facts(
+    v: &mut Validator,
+    raw: Vec<(String, String, RawFact, Option<f64>)>,
+    key: &str,
+    what: &str,
+    noun: &str,
+    index: &BTreeMap<&str, usize>,
+) -> Vec<RttFact> {
+    let mut out = Vec::with_capacity(raw.len());
+    let mut first: BTreeMap<(usize, usize), usize> = BTreeMap::new();
+    for (i, (a, b, rtt, bandwidth)) in raw.into_iter().enumerate() {
+        let at = |x: &str| format!("/{key}/{i}/{x}");
+        let ia = index.get(a.as_str()).copied();
+        if ia.is_none() {
+            v.err(at("a"), format!("unknown {what} {a:?}"));
+        }
+        let ib = index.get(b.as_str()).copied();
+        if ib.is_none() {
+            v.err(at("b"), format!("unknown {what} {b:?}"));
+        }
+        let rtt_ms = v.fact(rtt, || at("rtt_ms"));
+        if let Some(bw) = bandwidth {
+            v.number(bw, 0.0, false, || at("bandwidth_mb_s"));
+        }
+        let (Some(ia), Some(ib)) = (ia, ib) else {
+            continue;
+        };
+        if ia == ib {
+            v.err(
+                format!("/{key}/{i}"),
+                format!("a {noun} must join two different {what}s; both ends are {a:?}"),
+            );
+            continue;
+        }
+        let pair = (ia.min(ib), ia.max(ib));
+        if let Some(f) = first.get(&pair) {
+            v.err(
+                format!("/{key}/{i}"),
+                format!("duplicate {noun} between {a:?} and {b:?} (first at /{key}/{f})"),
+            );
+            continue;
+        }
+        first.insert(pair, i);
+        out.push(RttFact {
+            a: pair.0,
+            b: pair.1,
+            rtt_ms,
+            bandwidth_mb_s: bandwidth,
+        });
+    }
+    out.sort_by_key(|l| (l.a, l.b));
+    out
+}
