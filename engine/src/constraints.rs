@@ -43,7 +43,8 @@ pub enum Code {
     UnknownCluster,
     /// A proposal to move a service where it already is.
     AlreadyThere,
-    /// A proposal for a service that an earlier proposal already moved.
+    /// A proposal for a service that an earlier proposal of the same
+    /// decider already named (accepted or refused): only the first counts.
     ProposedTwice,
     /// A proposal whose fields are missing or malformed.
     Malformed,

@@ -11,6 +11,7 @@
 pub mod advise;
 pub mod constraints;
 pub mod cost;
+pub mod decider;
 pub mod estate;
 pub mod export;
 pub mod fact;

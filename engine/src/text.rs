@@ -123,3 +123,102 @@ pub fn advice(a: &Advice) -> String {
     }
     out
 }
+
+/// A decider comparison as a report for people: one block per decider,
+/// accepted moves in the order applied, then "Proposals that were refused"
+/// one by one with code and message.
+pub fn comparison(c: &crate::decider::Comparison) -> String {
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "Estate {} (version {}), policy {}, evaluated at {}",
+        c.estate, c.estate_version, c.policy_digest, c.now
+    );
+    let _ = writeln!(out, "Before: {}", totals(&c.totals_before));
+    for d in &c.deciders {
+        let kind = match d.kind {
+            crate::decider::DeciderKind::Builtin => "built in",
+            crate::decider::DeciderKind::External => "external",
+        };
+        let time = d
+            .run_time_ms
+            .map(|ms| format!(", ran in {ms:.1} ms"))
+            .unwrap_or_default();
+        let _ = writeln!(out, "\n== {} ({kind}{time})", d.name);
+        if let Some(e) = &d.error {
+            let _ = writeln!(out, "No result: {} ({})", e.message, e.code);
+        }
+        let Some(r) = &d.result else {
+            continue;
+        };
+        let _ = writeln!(
+            out,
+            "{} proposals: {} accepted ({} below the bar), {} refused",
+            r.proposals, r.accepted_count, r.below_bar_count, r.refused_count
+        );
+        let _ = writeln!(
+            out,
+            "Projected gain {} points (net of {:.1} points of data copying); cross-site traffic {} MB/s; weakest confidence {}",
+            signed(r.projected_gain),
+            r.copy_cost,
+            signed(r.cross_site_mb_s_change),
+            r.weakest_confidence.map_or("none (no accepted move)", |c| c.as_str())
+        );
+        let _ = writeln!(out, "After: {}", totals(&r.totals_after));
+        if !r.accepted.is_empty() {
+            let _ = writeln!(out, "Accepted, in the order applied:");
+            for a in &r.accepted {
+                let mut terms = Vec::new();
+                for (name, v) in [
+                    ("rtt", a.terms.round_trip),
+                    ("xsite", a.terms.cross_site),
+                    ("headroom", a.terms.headroom),
+                    ("copy", a.terms.copy),
+                ] {
+                    if v != 0.0 {
+                        terms.push(format!("{name} {}", signed(v)));
+                    }
+                }
+                if terms.is_empty() {
+                    terms.push("nothing changes".into());
+                }
+                let _ = writeln!(
+                    out,
+                    "{:>3}. [{}] {} {}→{} {} [{}] {} — {}",
+                    a.step,
+                    a.index,
+                    a.service,
+                    a.from,
+                    a.to,
+                    signed(a.gain),
+                    terms.join(", "),
+                    a.confidence.as_str(),
+                    a.verdict
+                );
+                if let Some(e) = &a.evidence {
+                    let _ = writeln!(out, "       {e}");
+                }
+            }
+        }
+        if !r.refused.is_empty() {
+            let _ = writeln!(out, "Proposals that were refused:");
+            for f in &r.refused {
+                let fact = f
+                    .fact
+                    .as_deref()
+                    .map(|x| format!(" (fact: {x})"))
+                    .unwrap_or_default();
+                let _ = writeln!(
+                    out,
+                    "     [{}] {} → {}: {} — {}{fact}",
+                    f.index,
+                    f.service_id.as_deref().unwrap_or("?"),
+                    f.to.as_deref().unwrap_or("?"),
+                    f.code.as_str(),
+                    f.message
+                );
+            }
+        }
+    }
+    out
+}

@@ -2,12 +2,15 @@
 //! engine on files (SPEC §15); `serve` arrives with the server.
 //!
 //! This crate is the only one that touches the filesystem and the clock:
-//! it reads files, resolves `now`, and hands text to the pure engine.
+//! it reads files, resolves `now`, times deciders, and hands text to the
+//! pure engine.
 
+use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::time::Instant;
 
-use berth_engine::{estate, Estate, EstateError, Format, Policy};
+use berth_engine::{decider, estate, Estate, EstateError, Format, Policy};
 use clap::{Parser, Subcommand, ValueEnum};
 
 #[derive(Parser)]
@@ -44,6 +47,22 @@ enum Command {
         policy: Option<PathBuf>,
         #[arg(long)]
         now: Option<String>,
+    },
+    /// Compare deciders: run the built-ins (baseline, heaviest-talker) and
+    /// score each response file as an external decider's reply.
+    Compare {
+        estate: PathBuf,
+        /// An external decider's reply to score, as NAME=FILE (repeatable).
+        /// A file that is not a valid reply becomes that decider's error
+        /// entry.
+        #[arg(long = "response", value_name = "NAME=FILE")]
+        responses: Vec<String>,
+        #[arg(long)]
+        policy: Option<PathBuf>,
+        #[arg(long)]
+        now: Option<String>,
+        #[arg(long, value_enum, default_value_t = OutputFormat::Json)]
+        format: OutputFormat,
     },
 }
 
@@ -127,7 +146,104 @@ fn run(command: Command) -> Result<String, Failure> {
             let now = resolve_now(now.as_deref())?;
             Ok(json(&berth_engine::request::build(&e, &policy, now)))
         }
+        Command::Compare {
+            estate,
+            responses,
+            policy,
+            now,
+            format,
+        } => {
+            // Check every NAME=FILE before any work.
+            let named = responses
+                .iter()
+                .map(|r| parse_named(r))
+                .collect::<Result<Vec<_>, _>>()?;
+            for (i, (name, _)) in named.iter().enumerate() {
+                if BUILTIN_NAMES.contains(&name.as_str()) {
+                    return Err(Failure::usage(format!(
+                        "--response {name}=…: {name:?} is the name of a built-in decider; choose another"
+                    )));
+                }
+                if named[..i].iter().any(|(n, _)| n == name) {
+                    return Err(Failure::usage(format!(
+                        "--response {name}=…: the name {name:?} is given twice"
+                    )));
+                }
+            }
+            let e = read_estate(&estate)?;
+            let policy = read_policy(policy.as_deref())?;
+            let now = resolve_now(now.as_deref())?;
+            let externals: Vec<decider::External> = named
+                .into_iter()
+                .map(|(name, path)| {
+                    let response = read_response(&path);
+                    if let Err(err) = &response {
+                        eprintln!(
+                            "warning: decider {name} ({}): {} [{}]",
+                            path.display(),
+                            err.message,
+                            err.code
+                        );
+                    }
+                    decider::External { name, response }
+                })
+                .collect();
+            let comparison = decider::compare_timed(&e, &policy, now, &externals, &mut |run| {
+                let start = Instant::now();
+                run();
+                Some(start.elapsed().as_secs_f64() * 1000.0)
+            });
+            Ok(match format {
+                OutputFormat::Json => json(&comparison),
+                OutputFormat::Text => berth_engine::text::comparison(&comparison),
+            })
+        }
     }
+}
+
+/// Names the built-in deciders use; an external reply may not take one.
+const BUILTIN_NAMES: [&str; 2] = ["baseline", "heaviest-talker"];
+
+/// `NAME=FILE`: a name of 1–64 characters without spaces or `=`, a path.
+fn parse_named(arg: &str) -> Result<(String, PathBuf), Failure> {
+    let usage = |why: &str| {
+        Failure::usage(format!(
+            "--response {arg:?}: {why}; expected NAME=FILE, e.g. --response mine=reply.json"
+        ))
+    };
+    let Some((name, file)) = arg.split_once('=') else {
+        return Err(usage("no `=`"));
+    };
+    if name.is_empty() || name.chars().count() > 64 {
+        return Err(usage("the name must be 1 to 64 characters"));
+    }
+    if name.chars().any(|c| c.is_whitespace() || c.is_control()) {
+        return Err(usage("the name may not contain spaces"));
+    }
+    if file.is_empty() {
+        return Err(usage("no file"));
+    }
+    Ok((name.to_string(), PathBuf::from(file)))
+}
+
+/// Read a reply file (never more than the body limit plus one byte, so a
+/// huge file is refused without being loaded) and parse it. Any failure is
+/// the decider's error entry, not the command's.
+fn read_response(path: &Path) -> Result<Vec<decider::RawProposal>, decider::DeciderError> {
+    let unreadable = |e: std::io::Error| decider::DeciderError {
+        code: "unreadable".into(),
+        message: format!("cannot read {}: {e}", path.display()),
+    };
+    let file = std::fs::File::open(path).map_err(unreadable)?;
+    let mut bytes = Vec::new();
+    file.take(decider::MAX_BODY_BYTES as u64 + 1)
+        .read_to_end(&mut bytes)
+        .map_err(unreadable)?;
+    decider::parse_response(&bytes).map_err(|e| {
+        let mut err = decider::DeciderError::from(e);
+        err.message = format!("{}: {}", path.display(), err.message);
+        err
+    })
 }
 
 fn json<T: serde::Serialize>(v: &T) -> String {
