@@ -171,6 +171,9 @@ struct Deltas {
     /// Per service: round-trip + cross-site points of its flows where it
     /// is (the flow part of its current cost).
     here: Vec<f64>,
+    /// Per service: the largest `rt + xs` over its candidates, so a whole
+    /// service can be skipped when even that cannot beat the bar.
+    best_flows: Vec<f64>,
 }
 
 impl Deltas {
@@ -180,11 +183,15 @@ impl Deltas {
         let (rt, xs) = (&mut self.rt[s], &mut self.xs[s]);
         rt.clear();
         xs.clear();
+        let mut best = f64::NEG_INFINITY;
         for &c in &candidates[s] {
             let (rt1, xs1) = state.flow_cost_at(ctx, s, c);
-            rt.push(rt0 - rt1);
-            xs.push(xs0 - xs1);
+            let (r, x) = (rt0 - rt1, xs0 - xs1);
+            best = best.max(r + x);
+            rt.push(r);
+            xs.push(x);
         }
+        self.best_flows[s] = best;
     }
 }
 
@@ -201,26 +208,30 @@ fn best_move(
         if moved[s] || candidates[s].is_empty() {
             continue;
         }
-        let svc = &ctx.estate.services[s];
-        let copy = -ctx.policy.copy_weight_per_gb * svc.data_gb;
+        let copy = cost::copy_term(ctx, s);
         // Upper bound on the headroom term: what leaving saves at the
         // source (arriving can only cost).
         let leave = state.marginal_headroom(ctx, s);
         // Same expression as `State::current_cost`, from the cache.
         let bar = cost::bar(ctx, deltas.here[s] + leave);
+        // The bounds are exact up to rounding; a small slack keeps a
+        // rounding difference from skipping a move that clears.
+        let below = |bound: f64, best: Option<(usize, usize, f64)>| {
+            let floor = best.map_or(bar, |b| b.2.max(bar));
+            bound < floor - 1e-9 * (1.0 + floor.abs())
+        };
+        if below(deltas.best_flows[s] + leave + copy, best) {
+            continue;
+        }
         for (k, &c) in candidates[s].iter().enumerate() {
             let flows = deltas.rt[s][k] + deltas.xs[s][k];
-            let bound = flows + leave + copy;
-            let floor = best.map_or(bar, |b| b.2.max(bar));
-            // The bound is exact up to rounding; a small slack keeps a
-            // rounding difference from skipping a move that clears.
-            if bound < floor - 1e-9 * (1.0 + floor.abs()) {
+            if below(flows + leave + copy, best) {
                 continue;
             }
             let terms = Terms {
                 round_trip: deltas.rt[s][k],
                 cross_site: deltas.xs[s][k],
-                headroom: -state.headroom_delta(ctx, s, c),
+                headroom: cost::headroom_term(ctx, state, s, c),
                 copy,
             };
             let gain = terms.gain();
@@ -233,7 +244,7 @@ fn best_move(
                 }
             }
             // Feasibility meets ranking here: only a certified fit counts.
-            if state.fit(ctx, s, c) != Fit::Fits {
+            if !state.certainly_fits(ctx, s, c) {
                 continue;
             }
             best = Some((s, c, gain));
@@ -252,6 +263,7 @@ pub fn advise(estate: &Estate, policy: &Policy, now: i64) -> Advice {
         rt: vec![Vec::new(); n],
         xs: vec![Vec::new(); n],
         here: vec![0.0; n],
+        best_flows: vec![f64::NEG_INFINITY; n],
     };
     for s in 0..n {
         deltas.refresh(&ctx, &state, &feas.candidates, s);
@@ -361,7 +373,7 @@ fn cant_tell(
             continue;
         }
         let svc = &ctx.estate.services[s];
-        let copy = -ctx.policy.copy_weight_per_gb * svc.data_gb;
+        let copy = cost::copy_term(ctx, s);
         let leave = state.marginal_headroom(ctx, s);
         let bar = cost::bar(ctx, deltas.here[s] + leave);
         for (k, &c) in cands.iter().enumerate() {
@@ -371,7 +383,7 @@ fn cant_tell(
             let terms = Terms {
                 round_trip: deltas.rt[s][k],
                 cross_site: deltas.xs[s][k],
-                headroom: -state.headroom_delta(ctx, s, c),
+                headroom: cost::headroom_term(ctx, state, s, c),
                 copy,
             };
             let gain = terms.gain();

@@ -235,7 +235,7 @@ pub fn fit(
         };
         let class = fact.class_at(now, policy);
         let margin = policy.margin(class);
-        let pessimistic = free * (1.0 - margin) - moved_in;
+        let pessimistic = pessimistic_free(free, margin, moved_in);
         let optimistic = free * (1.0 + margin) - moved_in;
         if need > optimistic {
             return Fit::DoesNotFit {
@@ -272,6 +272,13 @@ pub fn fit(
         None => Fit::Fits,
         Some((fact, message)) => Fit::CantTell { fact, message },
     }
+}
+
+/// Free capacity at the pessimistic end of its margin, after `moved_in`.
+/// The one expression both `fit` and `State::certainly_fits` use.
+#[inline]
+pub fn pessimistic_free(free: f64, margin: f64, moved_in: f64) -> f64 {
+    free * (1.0 - margin) - moved_in
 }
 
 fn resource_word(resource: &str) -> &'static str {

@@ -282,6 +282,24 @@ impl State {
             + (ctx.headroom(to, to_after) - ctx.headroom(to, lt))
     }
 
+    /// `fit(..) == Fit::Fits`, without building the messages: the hot path.
+    pub fn certainly_fits(&self, ctx: &Ctx, service: usize, to: usize) -> bool {
+        let s = &ctx.estate.services[service];
+        let c = &ctx.estate.clusters[to];
+        let l = self.load[to];
+        [
+            (&c.cpu_free, s.cpu, l.cpu_in),
+            (&c.memory_free_gib, s.memory_gib, l.memory_in),
+        ]
+        .into_iter()
+        .all(|(fact, need, moved_in)| {
+            fact.value.is_some_and(|free| {
+                let margin = ctx.policy.margin(fact.class_at(ctx.now, ctx.policy));
+                need <= constraints::pessimistic_free(free, margin, moved_in)
+            })
+        })
+    }
+
     pub fn fit(&self, ctx: &Ctx, service: usize, to: usize) -> Fit {
         let s = &ctx.estate.services[service];
         constraints::fit(
@@ -320,9 +338,22 @@ pub fn move_terms(ctx: &Ctx, state: &State, service: usize, to: usize) -> Terms 
     Terms {
         round_trip: rt0 - rt1,
         cross_site: xs0 - xs1,
-        headroom: -state.headroom_delta(ctx, service, to),
-        copy: -ctx.policy.copy_weight_per_gb * ctx.estate.services[service].data_gb,
+        headroom: headroom_term(ctx, state, service, to),
+        copy: copy_term(ctx, service),
     }
+}
+
+/// The headroom term of a move's gain (saving positive). Written as
+/// `0 − delta` so that no change is `+0.0`, never a `-0.0` in results.
+#[inline]
+pub fn headroom_term(ctx: &Ctx, state: &State, service: usize, to: usize) -> f64 {
+    0.0 - state.headroom_delta(ctx, service, to)
+}
+
+/// The copy term of a move's gain (≤ 0), `+0.0` for a stateless service.
+#[inline]
+pub fn copy_term(ctx: &Ctx, service: usize) -> f64 {
+    0.0 - ctx.policy.copy_weight_per_gb * ctx.estate.services[service].data_gb
 }
 
 /// The smallest gain a move of `service` must reach: both bars of SPEC §5.
