@@ -670,11 +670,14 @@ fn sequential_never_into_each_others_place() {
         flow a b 3 0
     ",
     );
-    check(show(&advise(&e, &Policy::default(), NOW)), expect![[r#"
+    check(
+        show(&advise(&e, &Policy::default(), NOW)),
+        expect![[r#"
         before: cost 15.00 = rtt 15.00 + xsite 0.00 + headroom 0.00; 0.00 MB/s cross-site
         after: cost 0.90 = rtt 0.90 + xsite 0.00 + headroom 0.00; 0.00 MB/s cross-site
         1. a c-1→c-2 +14.1 [rtt +14.1] reported
-    "#]]);
+    "#]],
+    );
 }
 
 // ---------------------------------------------------------------------------
