@@ -562,3 +562,97 @@ fn site_without_name_is_refused() {
     assert_eq!(e[0].path, "/sites/1/name");
     assert_eq!(e[0].line, Some(7));
 }
+
+// ---------------------------------------------------------------------------
+// docs/estate.schema.json and the loader agree.
+
+fn schema() -> serde_json::Value {
+    let text = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../docs/estate.schema.json"
+    ))
+    .unwrap();
+    serde_json::from_str(&text).unwrap()
+}
+
+/// (JSON pointer of an object in BASE, where its definition sits in the schema)
+const OBJECTS: &[(&str, &str)] = &[
+    ("", ""),
+    ("/sites/0", "/$defs/site"),
+    ("/clusters/0", "/$defs/cluster"),
+    ("/clusters/0/cpu_free", "/$defs/fact/oneOf/2"),
+    ("/links/0", "/$defs/link"),
+    ("/paths/0", "/$defs/path"),
+    ("/services/1", "/$defs/service"),
+    ("/services/1/constraints", "/$defs/constraints"),
+    ("/flows/0", "/$defs/flow"),
+];
+
+fn names(v: &serde_json::Value) -> Vec<String> {
+    let mut out: Vec<String> = v
+        .as_array()
+        .map(|a| a.iter().map(|s| s.as_str().unwrap().to_string()).collect())
+        .or_else(|| v.as_object().map(|o| o.keys().cloned().collect()))
+        .unwrap_or_default();
+    out.sort();
+    out
+}
+
+/// Every object accepts exactly the fields the schema lists: an unknown
+/// field's error names the allowed ones, and they are the schema's.
+#[test]
+fn loader_fields_are_the_schema_properties() {
+    let schema = schema();
+    let base: serde_json::Value = serde_json::from_str(BASE).unwrap();
+    for (at, def) in OBJECTS {
+        let def = schema.pointer(def).unwrap();
+        assert_eq!(def["additionalProperties"], false, "{at}");
+        let mut v = base.clone();
+        v.pointer_mut(at)
+            .unwrap()
+            .as_object_mut()
+            .unwrap()
+            .insert("zz_unknown".into(), 1.into());
+        let e = load(&serde_json::to_string(&v).unwrap(), Format::Json).unwrap_err();
+        let msg = &e
+            .iter()
+            .find(|e| e.path == format!("{at}/zz_unknown"))
+            .unwrap_or_else(|| panic!("{at}: {e:?}"))
+            .message;
+        let allowed = msg.split("expected one of: ").nth(1).unwrap();
+        let mut allowed: Vec<String> = allowed.split(", ").map(String::from).collect();
+        allowed.sort();
+        assert_eq!(allowed, names(&def["properties"]), "{at}");
+    }
+}
+
+/// Every field the schema requires is required by the loader: removing it
+/// is an error at that object. (A site's `name` and a fact's `class` are
+/// the exceptions today; see the ignored tests above.)
+#[test]
+fn loader_requires_what_the_schema_requires() {
+    let schema = schema();
+    let base: serde_json::Value = serde_json::from_str(BASE).unwrap();
+    for (at, def) in OBJECTS {
+        for field in names(&schema.pointer(def).unwrap()["required"]) {
+            if (*at, field.as_str()) == ("/sites/0", "name")
+                || (*at, field.as_str()) == ("/clusters/0/cpu_free", "class")
+            {
+                continue;
+            }
+            let mut v = base.clone();
+            v.pointer_mut(at)
+                .unwrap()
+                .as_object_mut()
+                .unwrap()
+                .remove(&field);
+            let got = load(&serde_json::to_string(&v).unwrap(), Format::Json);
+            let e = got.expect_err(&format!("{at}: {field} is required"));
+            assert!(
+                e.iter()
+                    .any(|e| e.path == format!("{at}/{field}") || e.path == *at),
+                "{at}/{field}: {e:?}"
+            );
+        }
+    }
+}
