@@ -6,7 +6,7 @@
 //! line so a line number says which object) and asserts the complete list
 //! of errors, so a cascade of follow-on errors would show up too.
 
-use berth_engine::{load, Estate, EstateError, Format};
+use berth_engine::{load, Estate, Format};
 
 /// Line numbers in the cases below refer to this text.
 const BASE: &str = r#"{

@@ -57,8 +57,8 @@ fn times() -> impl Strategy<Value = i64> {
 fn brute_best(ctx: &Ctx, state: &State, moved: &[bool]) -> Option<(usize, usize, f64)> {
     let e = ctx.estate;
     let mut best: Option<(usize, usize, f64)> = None;
-    for s in 0..e.services.len() {
-        if moved[s] {
+    for (s, &done) in moved.iter().enumerate() {
+        if done {
             continue;
         }
         let bar = cost::bar(ctx, state.current_cost(ctx, s));
