@@ -1,0 +1,658 @@
+//! The loader refuses bad estate files with every error named: its JSON
+//! pointer, its line (for JSON) and what was expected. Nothing loads when
+//! anything is wrong.
+//!
+//! Each case edits one line of a small valid file (`BASE`, one object per
+//! line so a line number says which object) and asserts the complete list
+//! of errors, so a cascade of follow-on errors would show up too.
+
+use berth_engine::{load, Estate, Format};
+
+/// Line numbers in the cases below refer to this text.
+const BASE: &str = r#"{
+  "schema": 1,
+  "name": "errors",
+  "observed_at": "2026-11-30T04:00:00Z",
+  "sites": [
+    {"id": "fra", "name": "Frankfurt", "lat": 50.11, "lon": 8.68, "jurisdiction": "eu"},
+    {"id": "par", "name": "Paris", "lat": 48.86, "lon": 2.35, "jurisdiction": "eu"}
+  ],
+  "clusters": [
+    {"id": "c-fra", "site": "fra", "tier": "prod", "trust_zone": "general", "health": "healthy", "cpu_total": 64, "memory_total_gib": 256, "cpu_free": {"value": 20, "class": "measured", "source": "agent", "observed_at": "2026-11-30T04:03:00Z"}, "memory_free_gib": 90},
+    {"id": "c-par", "site": "par", "tier": "prod", "trust_zone": "general", "health": "watch", "cpu_total": 64, "memory_total_gib": 256, "cpu_free": 30, "memory_free_gib": 100}
+  ],
+  "links": [
+    {"a": "fra", "b": "par", "rtt_ms": 9.2, "bandwidth_mb_s": 1000}
+  ],
+  "paths": [
+    {"a": "c-fra", "b": "c-par", "rtt_ms": {"value": 9.4, "class": "measured"}}
+  ],
+  "services": [
+    {"id": "web", "owner": "shop", "cluster": "c-fra", "cpu": 2, "memory_gib": 4},
+    {"id": "api", "owner": "shop", "cluster": "c-par", "cpu": 1, "memory_gib": 2, "data_gb": 5, "constraints": {"tiers": ["prod"]}}
+  ],
+  "flows": [
+    {"from": "web", "to": "api", "weight": 3.5, "mb_s": 1.2}
+  ]
+}"#;
+
+fn edit(from: &str, to: &str) -> String {
+    assert_eq!(BASE.matches(from).count(), 1, "ambiguous edit {from:?}");
+    BASE.replacen(from, to, 1)
+}
+
+fn errors(text: &str) -> Vec<(String, Option<usize>, String)> {
+    match load(text, Format::Json) {
+        Ok(_) => panic!("loaded an invalid estate:\n{text}"),
+        Err(es) => es
+            .into_iter()
+            .map(|e| (e.path, e.line, e.message))
+            .collect(),
+    }
+}
+
+type Case = (
+    &'static str,
+    &'static str,
+    &'static str,
+    &'static [(&'static str, usize, &'static str)],
+);
+
+/// (what, replace this, with this, expected errors: path, line, message).
+const CASES: &[Case] = &[
+    (
+        "unknown site",
+        r#""site": "par""#,
+        r#""site": "prs""#,
+        &[("/clusters/1/site", 11, r#"unknown site "prs""#)],
+    ),
+    (
+        "unknown cluster",
+        r#""cluster": "c-par""#,
+        r#""cluster": "c-prs""#,
+        &[("/services/1/cluster", 21, r#"unknown cluster "c-prs""#)],
+    ),
+    (
+        "unknown service",
+        r#""to": "api""#,
+        r#""to": "apj""#,
+        &[("/flows/0/to", 24, r#"unknown service "apj""#)],
+    ),
+    (
+        "unknown site in a link",
+        r#"{"a": "fra", "b": "par", "rtt_ms": 9.2"#,
+        r#"{"a": "fra", "b": "ams", "rtt_ms": 9.2"#,
+        &[("/links/0/b", 14, r#"unknown site "ams""#)],
+    ),
+    (
+        "duplicate site id",
+        r#"{"id": "par", "name": "Paris""#,
+        r#"{"id": "fra", "name": "Paris""#,
+        &[
+            ("/sites/1/id", 7, r#"duplicate site id "fra""#),
+            // No site is called "par" any more: these are real errors.
+            ("/clusters/1/site", 11, r#"unknown site "par""#),
+            ("/links/0/b", 14, r#"unknown site "par""#),
+        ],
+    ),
+    (
+        "duplicate cluster id",
+        r#"{"id": "c-par", "site": "par""#,
+        r#"{"id": "c-fra", "site": "par""#,
+        &[
+            ("/clusters/1/id", 11, r#"duplicate cluster id "c-fra""#),
+            ("/paths/0/b", 17, r#"unknown cluster "c-par""#),
+            ("/services/1/cluster", 21, r#"unknown cluster "c-par""#),
+        ],
+    ),
+    (
+        "duplicate service id",
+        r#"{"id": "api", "owner""#,
+        r#"{"id": "web", "owner""#,
+        &[
+            ("/services/1/id", 21, r#"duplicate service id "web""#),
+            ("/flows/0/to", 24, r#"unknown service "api""#),
+        ],
+    ),
+    (
+        "negative CPU request",
+        r#""cpu": 2,"#,
+        r#""cpu": -2,"#,
+        &[("/services/0/cpu", 20, "expected a number ≥ 0, got -2")],
+    ),
+    (
+        "negative data size",
+        r#""data_gb": 5"#,
+        r#""data_gb": -20"#,
+        &[("/services/1/data_gb", 21, "expected a number ≥ 0, got -20")],
+    ),
+    (
+        "zero cluster size",
+        r#""health": "watch", "cpu_total": 64"#,
+        r#""health": "watch", "cpu_total": 0"#,
+        &[("/clusters/1/cpu_total", 11, "expected a number > 0, got 0")],
+    ),
+    (
+        "negative fact",
+        r#""mb_s": 1.2"#,
+        r#""mb_s": -1.5"#,
+        &[("/flows/0/mb_s", 24, "expected a fact value ≥ 0, got -1.5")],
+    ),
+    (
+        "free capacity above the total",
+        r#""cpu_free": 30"#,
+        r#""cpu_free": 65"#,
+        &[(
+            "/clusters/1/cpu_free",
+            11,
+            "free CPU 65 exceeds cpu_total 64",
+        )],
+    ),
+    (
+        "a flow to itself",
+        r#""to": "api""#,
+        r#""to": "web""#,
+        &[(
+            "/flows/0/to",
+            24,
+            r#"a flow from service "web" to itself; expected two different services"#,
+        )],
+    ),
+    (
+        "duplicate flow",
+        r#"{"from": "web", "to": "api", "weight": 3.5, "mb_s": 1.2}"#,
+        "{\"from\": \"web\", \"to\": \"api\", \"weight\": 3.5, \"mb_s\": 1.2},\n    \
+         {\"from\": \"web\", \"to\": \"api\", \"weight\": 1}",
+        &[(
+            "/flows/1",
+            25,
+            "duplicate flow web→api (first at /flows/0); merge them into one",
+        )],
+    ),
+    (
+        "a link joining a site to itself",
+        r#"{"a": "fra", "b": "par", "rtt_ms": 9.2"#,
+        r#"{"a": "fra", "b": "fra", "rtt_ms": 9.2"#,
+        &[(
+            "/links/0/b",
+            14,
+            "expected two different sites, got the same one twice",
+        )],
+    ),
+    (
+        "duplicate path (direction does not matter)",
+        r#"{"a": "c-fra", "b": "c-par", "rtt_ms": {"value": 9.4, "class": "measured"}}"#,
+        "{\"a\": \"c-fra\", \"b\": \"c-par\", \"rtt_ms\": 9.4},\n    \
+         {\"a\": \"c-par\", \"b\": \"c-fra\", \"rtt_ms\": 9.5}",
+        &[(
+            "/paths/1",
+            18,
+            "duplicate paths entry for the same pair (first at /paths/0)",
+        )],
+    ),
+    (
+        "bad class",
+        r#""class": "measured", "source": "agent""#,
+        r#""class": "mesured", "source": "agent""#,
+        &[(
+            "/clusters/0/cpu_free/class",
+            10,
+            r#"unknown class "mesured"; expected measured, reported, inferred or guessed"#,
+        )],
+    ),
+    (
+        "bad health",
+        r#""health": "watch""#,
+        r#""health": "degraded""#,
+        &[(
+            "/clusters/1/health",
+            11,
+            r#"unknown health "degraded"; expected healthy, watch, draining or down"#,
+        )],
+    ),
+    (
+        "lat without lon",
+        r#""lat": 48.86, "lon": 2.35, "#,
+        r#""lat": 48.86, "#,
+        &[("/sites/1", 7, "expected both `lat` and `lon`, or neither")],
+    ),
+    (
+        "latitude out of range",
+        r#""lat": 48.86"#,
+        r#""lat": 98.86"#,
+        &[("/sites/1/lat", 7, "expected ≤ 90, got 98.86")],
+    ),
+    (
+        "wrong schema",
+        r#""schema": 1"#,
+        r#""schema": 2"#,
+        &[("/schema", 2, "expected schema 1, got 2")],
+    ),
+    (
+        "unknown field (typo)",
+        r#""cpu_free": 30"#,
+        r#""cpu_fre": 30"#,
+        &[(
+            "/clusters/1/cpu_fre",
+            11,
+            "unknown field `cpu_fre`; expected one of: id, name, site, tier, trust_zone, \
+             health, enrolled_at, cpu_total, memory_total_gib, cpu_free, memory_free_gib",
+        )],
+    ),
+    (
+        "unknown constraint (typo)",
+        r#""constraints": {"tiers": ["prod"]}"#,
+        r#""constraints": {"tier": ["prod"]}"#,
+        &[(
+            "/services/1/constraints/tier",
+            21,
+            "unknown field `tier`; expected one of: local_volumes, pinned, \
+                 jurisdictions, trust_zone, tiers",
+        )],
+    ),
+    (
+        "bad time",
+        r#""observed_at": "2026-11-30T04:00:00Z""#,
+        r#""observed_at": "2026-11-30 04:00""#,
+        &[(
+            "/observed_at",
+            4,
+            r#"expected an RFC 3339 time like 2026-11-30T04:00:00Z, got "2026-11-30 04:00""#,
+        )],
+    ),
+    (
+        "time without a zone",
+        r#""observed_at": "2026-11-30T04:03:00Z""#,
+        r#""observed_at": "2026-11-30T04:03:00""#,
+        &[(
+            "/clusters/0/cpu_free/observed_at",
+            10,
+            r#"expected an RFC 3339 time like 2026-11-30T04:00:00Z, got "2026-11-30T04:03:00""#,
+        )],
+    ),
+    (
+        "wrong type",
+        r#""cpu": 2,"#,
+        r#""cpu": "2","#,
+        &[(
+            "/services/0/cpu",
+            20,
+            r#"expected a number, got the string "2""#,
+        )],
+    ),
+    (
+        "missing required field",
+        r#""owner": "shop", "cluster": "c-fra""#,
+        r#""cluster": "c-fra""#,
+        &[("/services/0/owner", 20, "missing; expected a string")],
+    ),
+    (
+        "id with a space",
+        r#"{"id": "web""#,
+        r#"{"id": "my web""#,
+        &[
+            (
+                "/services/0/id",
+                20,
+                r#"expected an id of at most 128 characters without spaces, got "my web""#,
+            ),
+            ("/flows/0/from", 24, r#"unknown service "web""#),
+        ],
+    ),
+];
+
+#[test]
+fn base_file_is_valid() {
+    let e = load(BASE, Format::Json).expect("BASE is valid");
+    assert_eq!(
+        (
+            e.sites.len(),
+            e.clusters.len(),
+            e.services.len(),
+            e.flows.len()
+        ),
+        (2, 2, 2, 1)
+    );
+}
+
+fn line((p, l, m): &(String, Option<usize>, String)) -> String {
+    format!("{p} (line {l:?}): {m}")
+}
+
+/// Follow-on errors: a reference to an id the file does define, but whose
+/// object was dropped for its own error (see
+/// `follow_on_errors_do_not_call_defined_ids_unknown`).
+fn is_follow_on(text: &str, (_, _, m): &(String, Option<usize>, String)) -> bool {
+    ["unknown site ", "unknown cluster ", "unknown service "]
+        .iter()
+        .any(|p| {
+            m.strip_prefix(p)
+                .is_some_and(|id| text.contains(&format!("\"id\": {id}")))
+        })
+}
+
+/// For each case: the errors it is about come first, exactly (path, line,
+/// message); anything after them is only a follow-on reference error.
+#[test]
+fn each_bad_input_is_named_with_path_line_and_message() {
+    let mut failures = Vec::new();
+    for (what, from, to, expected) in CASES {
+        let text = edit(from, to);
+        let got = errors(&text);
+        let want: Vec<(String, Option<usize>, String)> = expected
+            .iter()
+            .map(|(p, l, m)| (p.to_string(), Some(*l), m.to_string()))
+            .collect();
+        let n = want.len().min(got.len());
+        if got[..n] != want[..] || !got[n..].iter().all(|e| is_follow_on(&text, e)) {
+            failures.push(format!(
+                "{what}:\n  want {}\n  got  {}",
+                want.iter().map(line).collect::<Vec<_>>().join("\n       "),
+                got.iter().map(line).collect::<Vec<_>>().join("\n       ")
+            ));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// An object dropped for its own error should not make every reference
+/// to it a second, misleading error: `"unknown cluster \"c-par\""` when
+/// c-par is right there in the file (its `site` was the problem). The
+/// format doc promises each error names what was expected; these name
+/// something false. Today a bad `site` on one cluster yields 4 errors.
+#[test]
+#[ignore = "engine bug: follow-on errors call ids the file defines unknown"]
+fn follow_on_errors_do_not_call_defined_ids_unknown() {
+    for (what, from, to, expected) in CASES {
+        let text = edit(from, to);
+        let got = errors(&text);
+        let follow: Vec<String> = got
+            .iter()
+            .skip(expected.len())
+            .filter(|e| is_follow_on(&text, e))
+            .map(line)
+            .collect();
+        assert!(follow.is_empty(), "{what}: {follow:#?}");
+    }
+}
+
+/// Not JSON at all: the parser's error, with its line.
+#[test]
+fn syntax_error_has_a_line() {
+    let text = edit(r#""cpu": 2,"#, r#""cpu": 2,,"#);
+    let e = load(&text, Format::Json).unwrap_err();
+    assert_eq!(e.len(), 1, "{e:?}");
+    assert_eq!(e[0].path, "");
+    assert_eq!(e[0].line, Some(20));
+    assert!(
+        e[0].message.starts_with("not valid JSON: "),
+        "{}",
+        e[0].message
+    );
+    // Display puts it together for people.
+    assert!(e[0].to_string().starts_with("/ (line 20): not valid JSON"));
+}
+
+/// Several independent mistakes: every one is reported, in one pass, with
+/// its path and line, and nothing is loaded. (Follow-on reference errors
+/// are left out here; see `follow_on_errors_do_not_call_defined_ids_unknown`.)
+#[test]
+fn every_error_is_reported_at_once() {
+    let text = BASE
+        .replacen(r#""schema": 1"#, r#""schema": 3"#, 1)
+        .replacen(
+            r#""class": "measured", "source""#,
+            r#""class": "exact", "source""#,
+            1,
+        )
+        .replacen(r#""health": "watch""#, r#""health": "sick""#, 1)
+        .replacen(r#""memory_gib": 4"#, r#""memory_gib": -4"#, 1)
+        .replacen(r#""data_gb": 5"#, r#""data_gb": 5, "owner2": "x""#, 1)
+        .replacen(
+            r#""weight": 3.5"#,
+            r#""weight": {"value": 3.5, "class": "guess"}"#,
+            1,
+        );
+    let got: Vec<(String, Option<usize>)> = errors(&text)
+        .into_iter()
+        .filter(|e| !is_follow_on(&text, e))
+        .map(|(p, l, _)| (p, l))
+        .collect();
+    let want: Vec<(String, Option<usize>)> = [
+        ("/schema", 2),
+        ("/clusters/0/cpu_free/class", 10),
+        ("/clusters/1/health", 11),
+        ("/services/0/memory_gib", 20),
+        ("/services/1/owner2", 21),
+        ("/flows/0/weight/class", 24),
+    ]
+    .iter()
+    .map(|(p, l)| (p.to_string(), Some(*l)))
+    .collect();
+    assert_eq!(got, want);
+}
+
+const YAML: &str = r#"
+schema: 1
+name: errors
+observed_at: "2026-11-30T04:00:00Z"
+sites:
+  - {id: fra, name: Frankfurt, lat: 50.11, lon: 8.68, jurisdiction: eu}
+  - id: par
+    name: Paris
+    lat: 48.86
+    lon: 2.35
+    jurisdiction: eu
+clusters:
+  - id: c-fra
+    site: fra
+    tier: prod
+    trust_zone: general
+    health: healthy
+    cpu_total: 64
+    memory_total_gib: 256
+    cpu_free:
+      value: 20
+      class: measured
+      source: agent
+      observed_at: "2026-11-30T04:03:00Z"
+    memory_free_gib: 90
+  - {id: c-par, site: par, tier: prod, trust_zone: general, health: watch,
+     cpu_total: 64, memory_total_gib: 256, cpu_free: 30, memory_free_gib: 100}
+links:
+  - {a: fra, b: par, rtt_ms: 9.2, bandwidth_mb_s: 1000}
+paths:
+  - a: c-fra
+    b: c-par
+    rtt_ms: {value: 9.4, class: measured}
+services:
+  - {id: web, owner: shop, cluster: c-fra, cpu: 2, memory_gib: 4}
+  - id: api
+    owner: shop
+    cluster: c-par
+    cpu: 1
+    memory_gib: 2
+    data_gb: 5
+    constraints:
+      tiers: [prod]
+flows:
+  - {from: web, to: api, weight: 3.5, mb_s: 1.2}
+"#;
+
+/// The same estate written in YAML loads to the very same `Estate`.
+#[test]
+fn yaml_loads_the_same_estate_as_json() {
+    let from_json: Estate = load(BASE, Format::Json).unwrap();
+    let from_yaml: Estate = load(YAML, Format::Yaml).unwrap();
+    assert_eq!(from_yaml, from_json);
+    assert_eq!(Format::sniff(YAML), Format::Yaml);
+    assert_eq!(Format::sniff(BASE), Format::Json);
+    assert_eq!(
+        berth_engine::export::version(&from_yaml),
+        berth_engine::export::version(&from_json)
+    );
+}
+
+/// YAML errors carry the same paths (lines are only known for JSON).
+#[test]
+fn yaml_errors_have_the_same_paths() {
+    let text = YAML.replacen("health: watch", "health: degraded", 1);
+    let e = load(&text, Format::Yaml).unwrap_err();
+    assert_eq!(e[0].path, "/clusters/1/health");
+    assert_eq!(
+        e[0].message,
+        r#"unknown health "degraded"; expected healthy, watch, draining or down"#
+    );
+    let bad = load("sites: [unclosed", Format::Yaml).unwrap_err();
+    assert_eq!(bad.len(), 1);
+    assert!(bad[0].message.starts_with("not valid YAML: "), "{bad:?}");
+    assert!(bad[0].line.is_some(), "{bad:?}");
+}
+
+// ---------------------------------------------------------------------------
+// Rules that docs/estate-format.md and docs/estate.schema.json state but
+// the loader does not enforce.
+
+/// `constraints.tiers` must be non-empty (format doc: "constraint lists are
+/// non-empty"; schema: `minItems: 1`). An empty list is accepted today and
+/// makes the service refuse every cluster ("may run only on  clusters").
+#[test]
+#[ignore = "engine bug: empty constraints.tiers/jurisdictions accepted; docs require at least one"]
+fn empty_constraint_lists_are_refused() {
+    for (from, to, path) in [
+        (
+            r#""tiers": ["prod"]"#,
+            r#""tiers": []"#,
+            "/services/1/constraints/tiers",
+        ),
+        (
+            r#""tiers": ["prod"]"#,
+            r#""jurisdictions": []"#,
+            "/services/1/constraints/jurisdictions",
+        ),
+    ] {
+        let got = load(&edit(from, to), Format::Json);
+        let e = got.expect_err("an empty constraint list must be refused");
+        assert_eq!(e[0].path, path);
+        assert_eq!(e[0].line, Some(21));
+    }
+}
+
+/// A fact object needs `class` (format doc: "fact object has value and
+/// class"; schema: `required: [value, class]`). Today a missing class
+/// silently becomes `reported`.
+#[test]
+#[ignore = "engine bug: a fact object without `class` is accepted as reported; docs require it"]
+fn fact_object_without_class_is_refused() {
+    let text = edit(
+        r#"{"value": 9.4, "class": "measured"}"#,
+        r#"{"value": 9.4}"#,
+    );
+    let e = load(&text, Format::Json).expect_err("class is required");
+    assert_eq!(e[0].path, "/paths/0/rtt_ms");
+    assert_eq!(e[0].line, Some(17));
+}
+
+/// A site needs `name` (format doc and schema both mark it required).
+#[test]
+#[ignore = "engine bug: a site without `name` is accepted; docs require it"]
+fn site_without_name_is_refused() {
+    let text = edit(r#""name": "Paris", "#, "");
+    let e = load(&text, Format::Json).expect_err("name is required");
+    assert_eq!(e[0].path, "/sites/1/name");
+    assert_eq!(e[0].line, Some(7));
+}
+
+// ---------------------------------------------------------------------------
+// docs/estate.schema.json and the loader agree.
+
+fn schema() -> serde_json::Value {
+    let text = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../docs/estate.schema.json"
+    ))
+    .unwrap();
+    serde_json::from_str(&text).unwrap()
+}
+
+/// (JSON pointer of an object in BASE, where its definition sits in the schema)
+const OBJECTS: &[(&str, &str)] = &[
+    ("", ""),
+    ("/sites/0", "/$defs/site"),
+    ("/clusters/0", "/$defs/cluster"),
+    ("/clusters/0/cpu_free", "/$defs/fact/oneOf/2"),
+    ("/links/0", "/$defs/link"),
+    ("/paths/0", "/$defs/path"),
+    ("/services/1", "/$defs/service"),
+    ("/services/1/constraints", "/$defs/constraints"),
+    ("/flows/0", "/$defs/flow"),
+];
+
+fn names(v: &serde_json::Value) -> Vec<String> {
+    let mut out: Vec<String> = v
+        .as_array()
+        .map(|a| a.iter().map(|s| s.as_str().unwrap().to_string()).collect())
+        .or_else(|| v.as_object().map(|o| o.keys().cloned().collect()))
+        .unwrap_or_default();
+    out.sort();
+    out
+}
+
+/// Every object accepts exactly the fields the schema lists: an unknown
+/// field's error names the allowed ones, and they are the schema's.
+#[test]
+fn loader_fields_are_the_schema_properties() {
+    let schema = schema();
+    let base: serde_json::Value = serde_json::from_str(BASE).unwrap();
+    for (at, def) in OBJECTS {
+        let def = schema.pointer(def).unwrap();
+        assert_eq!(def["additionalProperties"], false, "{at}");
+        let mut v = base.clone();
+        v.pointer_mut(at)
+            .unwrap()
+            .as_object_mut()
+            .unwrap()
+            .insert("zz_unknown".into(), 1.into());
+        let e = load(&serde_json::to_string(&v).unwrap(), Format::Json).unwrap_err();
+        let msg = &e
+            .iter()
+            .find(|e| e.path == format!("{at}/zz_unknown"))
+            .unwrap_or_else(|| panic!("{at}: {e:?}"))
+            .message;
+        let allowed = msg.split("expected one of: ").nth(1).unwrap();
+        let mut allowed: Vec<String> = allowed.split(", ").map(String::from).collect();
+        allowed.sort();
+        assert_eq!(allowed, names(&def["properties"]), "{at}");
+    }
+}
+
+/// Every field the schema requires is required by the loader: removing it
+/// is an error at that object. (A site's `name` and a fact's `class` are
+/// the exceptions today; see the ignored tests above.)
+#[test]
+fn loader_requires_what_the_schema_requires() {
+    let schema = schema();
+    let base: serde_json::Value = serde_json::from_str(BASE).unwrap();
+    for (at, def) in OBJECTS {
+        for field in names(&schema.pointer(def).unwrap()["required"]) {
+            if (*at, field.as_str()) == ("/sites/0", "name")
+                || (*at, field.as_str()) == ("/clusters/0/cpu_free", "class")
+            {
+                continue;
+            }
+            let mut v = base.clone();
+            v.pointer_mut(at)
+                .unwrap()
+                .as_object_mut()
+                .unwrap()
+                .remove(&field);
+            let got = load(&serde_json::to_string(&v).unwrap(), Format::Json);
+            let e = got.expect_err(&format!("{at}: {field} is required"));
+            assert!(
+                e.iter()
+                    .any(|e| e.path == format!("{at}/{field}") || e.path == *at),
+                "{at}/{field}: {e:?}"
+            );
+        }
+    }
+}

@@ -1,0 +1,351 @@
+//! Properties of advice over generated estates (`gen::Shape::small`), with
+//! random policy tweaks and evaluation times:
+//!
+//! - every move is legal when it is made: static constraints pass and the
+//!   fit is certified (`Fits`, never *can't tell*), and no service moves
+//!   twice;
+//! - every move clears both bars, its gain is exactly the sum of its terms,
+//!   and it is the best legal move at that point (ties on ids);
+//! - the estate cost never rises, each step lowers it by gain − copy, and
+//!   `totals_before`/`totals_after` equal the replayed totals;
+//! - the order of every array in the file, and the direction of links and
+//!   paths, change nothing: byte-identical advice and the same version;
+//! - export → load gives the same estate.
+//!
+//! Case counts keep the whole file well under a minute in release.
+
+use berth_engine::constraints::{static_refusals, Fit};
+use berth_engine::cost::{self, Ctx, State};
+use berth_engine::gen::{self, Rng, Shape, NOW};
+use berth_engine::{advise, export, load, request, Estate, Format, Policy};
+use proptest::prelude::*;
+use serde_json::Value;
+
+/// Policies around the default: weights and bars in sane ranges.
+fn policies() -> impl Strategy<Value = Policy> {
+    (
+        (0.2f64..3.0, 0.0f64..20.0, 0.0f64..40.0, 0.5f64..0.95),
+        (0.0f64..2.0, 0.0f64..0.5, 0.5f64..5.0, 1usize..60),
+    )
+        .prop_map(|((rt, xs, hw, ht), (copy, frac, pts, max_moves))| {
+            let p = Policy {
+                round_trip_weight: rt,
+                cross_site_weight: xs,
+                headroom_weight: hw,
+                headroom_threshold: ht,
+                copy_weight_per_gb: copy,
+                min_gain_fraction: frac,
+                min_gain_points: pts,
+                max_moves,
+                ..Policy::default()
+            };
+            p.validate().expect("generated policy is valid");
+            p
+        })
+}
+
+/// Evaluation times from the generator's `NOW` to ten days later, so that
+/// staleness degrades a varying share of facts.
+fn times() -> impl Strategy<Value = i64> {
+    prop_oneof![Just(NOW), (0i64..10 * 86_400).prop_map(|d| NOW + d)]
+}
+
+/// The best legal move from `state`, by brute force over every service and
+/// cluster: static constraints pass, gain ≥ bar and > 0, fit certified.
+/// Strictly greater gain wins, so ties go to the lowest service id, then
+/// the lowest cluster id (indices are id order).
+fn brute_best(ctx: &Ctx, state: &State, moved: &[bool]) -> Option<(usize, usize, f64)> {
+    let e = ctx.estate;
+    let mut best: Option<(usize, usize, f64)> = None;
+    for (s, &done) in moved.iter().enumerate() {
+        if done {
+            continue;
+        }
+        let bar = cost::bar(ctx, state.current_cost(ctx, s));
+        for c in 0..e.clusters.len() {
+            if c == state.placement[s] || !static_refusals(e, s, c).is_empty() {
+                continue;
+            }
+            let gain = cost::move_terms(ctx, state, s, c).gain();
+            if !(gain >= bar && gain > 0.0) {
+                continue;
+            }
+            if best.is_some_and(|(_, _, g)| gain <= g) {
+                continue;
+            }
+            if state.fit(ctx, s, c) == Fit::Fits {
+                best = Some((s, c, gain));
+            }
+        }
+    }
+    best
+}
+
+/// Replay the advice on a `State`, checking every move as it is made.
+fn replay(e: &Estate, p: &Policy, now: i64) {
+    let a = advise(e, p, now);
+    let ctx = Ctx::new(e, p, now);
+    let mut state = State::initial(e);
+    let mut moved = vec![false; e.services.len()];
+    let mut totals = state.totals(&ctx);
+    assert_eq!(a.totals_before, totals, "totals_before");
+    assert!(a.moves.len() <= p.max_moves);
+    for (k, m) in a.moves.iter().enumerate() {
+        let why = format!("move {} {}: {}→{}", m.step, m.service, m.from, m.to);
+        assert_eq!(m.step, k + 1);
+        let s = e.service_index(&m.service).expect("known service");
+        let to = e.cluster_index(&m.to).expect("known cluster");
+        assert_eq!(e.clusters[state.placement[s]].id, m.from, "{why}: from");
+        assert!(!moved[s], "{why}: a service moves at most once");
+        assert_ne!(state.placement[s], to, "{why}: a move goes somewhere");
+
+        // (a) no hard constraint is violated; (d) the fit is certified.
+        let refusals = static_refusals(e, s, to);
+        assert!(refusals.is_empty(), "{why}: refused {refusals:?}");
+        assert_eq!(state.fit(&ctx, s, to), Fit::Fits, "{why}: fit");
+
+        // (b) both bars, and gain == sum of terms, exactly.
+        let terms = cost::move_terms(&ctx, &state, s, to);
+        assert_eq!(m.terms, terms, "{why}: terms");
+        let sum = terms.round_trip + terms.cross_site + terms.headroom + terms.copy;
+        assert_eq!(m.gain, sum, "{why}: gain is the sum of the terms");
+        let current = state.current_cost(&ctx, s);
+        assert_eq!(m.current_cost, current, "{why}: current cost");
+        assert_eq!(m.bar, cost::bar(&ctx, current), "{why}: bar");
+        assert!(m.gain > 0.0, "{why}: gain {}", m.gain);
+        assert!(m.gain >= p.min_gain_points, "{why}: points bar");
+        assert!(
+            m.gain >= p.min_gain_fraction * current,
+            "{why}: fraction bar"
+        );
+        assert!(
+            m.terms.copy <= 0.0 && m.terms.copy == -p.copy_weight_per_gb * e.services[s].data_gb
+        );
+
+        // Confidence is the weakest deciding fact, never an average.
+        let facts = cost::deciding_facts(&ctx, &state, s, to);
+        assert_eq!(m.facts, facts, "{why}: facts");
+        assert_eq!(m.confidence, cost::confidence(&facts), "{why}: confidence");
+        assert_eq!(
+            m.evidence.is_some(),
+            facts
+                .iter()
+                .any(|f| f.class == berth_engine::fact::Class::Guessed),
+            "{why}: evidence words exactly when a deciding fact is a guess"
+        );
+
+        // Sequential: it is the best legal move from here (ties on ids).
+        let best = brute_best(&ctx, &state, &moved);
+        assert_eq!(best, Some((s, to, m.gain)), "{why}: not the best move");
+
+        // (c) the estate cost never rises; it falls by gain − copy.
+        state.apply(&ctx, s, to);
+        moved[s] = true;
+        let after = state.totals(&ctx);
+        assert!(after.cost <= totals.cost, "{why}: cost rose");
+        let fell = totals.cost - after.cost;
+        let expected = m.gain - m.terms.copy;
+        assert!(
+            (fell - expected).abs() <= 1e-9 * (1.0 + totals.cost.abs()),
+            "{why}: cost fell {fell}, terms say {expected}"
+        );
+        totals = after;
+    }
+    assert_eq!(a.totals_after, totals, "totals_after");
+    // The sequence stops only when nothing legal clears the bars.
+    if a.moves.len() < p.max_moves {
+        assert_eq!(brute_best(&ctx, &state, &moved), None, "stopped early");
+    }
+    // (d) what is listed as can't tell is indeed can't tell (after the
+    // moves), and worth it: its gain clears the service's bar.
+    for c in &a.cant_tell {
+        let s = e.service_index(&c.service).unwrap();
+        let to = e.cluster_index(&c.cluster).unwrap();
+        assert_eq!(e.clusters[state.placement[s]].id, c.from);
+        assert!(static_refusals(e, s, to).is_empty());
+        match state.fit(&ctx, s, to) {
+            Fit::CantTell { fact, .. } => assert_eq!(fact, c.fact),
+            other => panic!("{c:?} listed as can't tell but fit is {other:?}"),
+        }
+        let gain = cost::move_terms(&ctx, &state, s, to).gain();
+        assert_eq!(gain, c.gain_if_it_fits);
+        assert!(gain > 0.0 && gain >= cost::bar(&ctx, state.current_cost(&ctx, s)));
+    }
+    // Immovable services have no legal destination at all.
+    for i in &a.immovable {
+        let s = e.service_index(&i.service).unwrap();
+        for c in 0..e.clusters.len() {
+            if c != e.services[s].cluster {
+                assert!(!static_refusals(e, s, c).is_empty(), "{i:?}");
+            }
+        }
+    }
+}
+
+fn shuffle<T>(r: &mut Rng, v: &mut [T]) {
+    for i in (1..v.len()).rev() {
+        v.swap(i, r.below(i + 1));
+    }
+}
+
+/// Give constraint lists more than one entry (and a duplicate), so that
+/// shuffling them means something. Applied to both sides of a comparison.
+fn widen_constraint_lists(file: &mut Value) {
+    for s in file["services"].as_array_mut().unwrap() {
+        if let Some(c) = s.get_mut("constraints").and_then(Value::as_object_mut) {
+            for key in ["jurisdictions", "tiers"] {
+                if let Some(list) = c.get_mut(key).and_then(Value::as_array_mut) {
+                    let first = list[0].clone();
+                    list.push(Value::from("zz-other"));
+                    list.push(first);
+                }
+            }
+        }
+    }
+}
+
+/// Every array in random order, and links/paths with random direction.
+fn shuffled(file: &Value, seed: u64) -> Value {
+    let mut r = Rng::new(seed);
+    let mut f = file.clone();
+    for key in ["sites", "clusters", "links", "paths", "services", "flows"] {
+        let items = f[key].as_array_mut().unwrap();
+        shuffle(&mut r, items);
+        if key == "links" || key == "paths" {
+            for item in items.iter_mut() {
+                if r.chance(0.5) {
+                    let o = item.as_object_mut().unwrap();
+                    let a = o.remove("a").unwrap();
+                    let b = o.insert("b".into(), a).unwrap();
+                    o.insert("a".into(), b);
+                }
+            }
+        }
+        if key == "services" {
+            for s in items.iter_mut() {
+                if let Some(c) = s.get_mut("constraints").and_then(Value::as_object_mut) {
+                    for list in ["jurisdictions", "tiers"] {
+                        if let Some(l) = c.get_mut(list).and_then(Value::as_array_mut) {
+                            shuffle(&mut r, l);
+                        }
+                    }
+                }
+            }
+        }
+    }
+    f
+}
+
+fn load_json(v: &Value) -> Estate {
+    load(&serde_json::to_string(v).unwrap(), Format::Json).expect("valid estate")
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig {
+        cases: 256,
+        failure_persistence: None,
+        ..ProptestConfig::default()
+    })]
+
+    /// (a)–(d) with the default policy at the generator's time.
+    #[test]
+    fn advice_replays_legally_default_policy(seed in any::<u64>()) {
+        let e = gen::estate(&Shape::small(seed));
+        replay(&e, &Policy::default(), NOW);
+    }
+
+    /// (a)–(d) with policy tweaks and later evaluation times.
+    #[test]
+    fn advice_replays_legally_any_policy(
+        seed in any::<u64>(),
+        p in policies(),
+        now in times(),
+    ) {
+        let e = gen::estate(&Shape::small(seed));
+        replay(&e, &p, now);
+    }
+
+    /// (e) array order and link/path direction change nothing.
+    #[test]
+    fn file_order_changes_nothing(seed in any::<u64>(), order in any::<u64>(), p in policies()) {
+        let mut file = gen::file(&Shape::small(seed));
+        widen_constraint_lists(&mut file);
+        let (e1, e2) = (load_json(&file), load_json(&shuffled(&file, order)));
+        prop_assert_eq!(&e1, &e2);
+        prop_assert_eq!(export::version(&e1), export::version(&e2));
+        let a1 = serde_json::to_string(&advise(&e1, &p, NOW)).unwrap();
+        let a2 = serde_json::to_string(&advise(&e2, &p, NOW)).unwrap();
+        prop_assert!(a1 == a2, "advice differs");
+        let r1 = serde_json::to_string(&request::build(&e1, &p, NOW)).unwrap();
+        let r2 = serde_json::to_string(&request::build(&e2, &p, NOW)).unwrap();
+        prop_assert!(r1 == r2, "decider request differs");
+    }
+
+    /// (f) export → load gives an equal estate (through JSON and YAML),
+    /// and the export is a fixed point.
+    #[test]
+    fn export_then_load_round_trips(seed in any::<u64>()) {
+        let e = gen::estate(&Shape::small(seed));
+        let file = export::to_file(&e);
+        let back = load(&serde_json::to_string_pretty(&file).unwrap(), Format::Json).unwrap();
+        prop_assert_eq!(&back, &e);
+        prop_assert_eq!(export::to_file(&back), file.clone());
+        prop_assert_eq!(export::version(&back), export::version(&e));
+        let yaml = serde_yaml::to_string(&file).unwrap();
+        prop_assert_eq!(&load(&yaml, Format::Yaml).unwrap(), &e);
+    }
+}
+
+/// The sample estate round-trips too (it has every fact form: bare numbers,
+/// objects with and without source/time, null and absent values).
+#[test]
+fn sample_estate_round_trips_through_export() {
+    let text = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../examples/estates/sample.json"
+    ))
+    .unwrap();
+    let e = load(&text, Format::Json).unwrap();
+    let back = load(
+        &serde_json::to_string(&export::to_file(&e)).unwrap(),
+        Format::Json,
+    )
+    .unwrap();
+    assert_eq!(back, e);
+    let mut file: Value = serde_json::from_str(&text).unwrap();
+    widen_constraint_lists(&mut file);
+    let base = load_json(&file);
+    for order in 0..20 {
+        let other = load_json(&shuffled(&file, order));
+        assert_eq!(other, base);
+        assert_eq!(
+            serde_json::to_string(&advise(&other, &Policy::default(), NOW)).unwrap(),
+            serde_json::to_string(&advise(&base, &Policy::default(), NOW)).unwrap()
+        );
+    }
+    // And the replay properties hold on it.
+    replay(&e, &Policy::default(), NOW);
+}
+
+/// The generated estates exercise what the properties are about: moves,
+/// can't-tell entries, immovable services, guesses, several sites.
+#[test]
+fn generated_estates_exercise_every_path() {
+    let (mut moves, mut cant_tell, mut immovable, mut guessed, mut headroom, mut copy) =
+        (0, 0, 0, 0, 0, 0);
+    for seed in 0..64 {
+        let e = gen::estate(&Shape::small(seed));
+        let a = advise(&e, &Policy::default(), NOW);
+        moves += a.moves.len();
+        cant_tell += a.cant_tell.len();
+        immovable += a.immovable.len();
+        guessed += a.moves.iter().filter(|m| m.evidence.is_some()).count();
+        headroom += a.moves.iter().filter(|m| m.terms.headroom != 0.0).count();
+        copy += a.moves.iter().filter(|m| m.terms.copy != 0.0).count();
+    }
+    eprintln!(
+        "64 estates: {moves} moves ({guessed} on guesses, {headroom} with headroom, \
+         {copy} with copy), {cant_tell} can't tell, {immovable} immovable"
+    );
+    assert!(moves > 100 && cant_tell > 0 && immovable > 0 && guessed > 0 && headroom > 0);
+}
