@@ -259,9 +259,9 @@ const FLOW_FIELDS: &[&str] = &["from", "to", "weight", "mb_s"];
 
 /// Parse and validate an estate file. On any error, every error found.
 pub fn load(text: &str, format: Format) -> Result<Estate, Vec<EstateError>> {
-    let raw = match format {
+    let result = match format {
         Format::Json => match serde_json::from_str::<RawEstate>(text) {
-            Ok(raw) => Ok(raw),
+            Ok(raw) => validate(raw, &Broken::default()),
             Err(fast) => {
                 let value: Value = serde_json::from_str(text).map_err(|e| {
                     vec![EstateError {
@@ -270,18 +270,15 @@ pub fn load(text: &str, format: Format) -> Result<Estate, Vec<EstateError>> {
                         message: format!("not valid JSON: {e}"),
                     }]
                 })?;
-                shape(&value).map_err(|errs| {
-                    if errs.is_empty() {
-                        // The walker found nothing serde did: report serde's.
-                        vec![EstateError {
-                            path: String::new(),
-                            line: Some(fast.line()),
-                            message: fast.to_string(),
-                        }]
-                    } else {
-                        errs
-                    }
-                })
+                match slow(&value) {
+                    // The walker found nothing serde did: report serde's.
+                    Ok(_) => Err(vec![EstateError {
+                        path: String::new(),
+                        line: Some(fast.line()),
+                        message: fast.to_string(),
+                    }]),
+                    Err(errors) => Err(errors),
+                }
             }
         },
         Format::Yaml => {
@@ -292,10 +289,9 @@ pub fn load(text: &str, format: Format) -> Result<Estate, Vec<EstateError>> {
                     message: format!("not valid YAML: {e}"),
                 }]
             })?;
-            shape(&value)
+            slow(&value)
         }
     };
-    let result = raw.and_then(validate);
     result.map_err(|mut errors| {
         if format == Format::Json {
             for e in &mut errors {
@@ -303,26 +299,47 @@ pub fn load(text: &str, format: Format) -> Result<Estate, Vec<EstateError>> {
                     e.line = crate::locate::line_of(text, &e.path);
                 }
             }
+            // In file order, so they read top to bottom like the file.
+            errors.sort_by_key(|e| e.line.unwrap_or(usize::MAX));
         }
         errors
     })
 }
 
+/// The slow path: shape errors from the walker, then meaning errors on
+/// whatever was readable, all in one list.
+fn slow(value: &Value) -> Result<Estate, Vec<EstateError>> {
+    let mut w = Walker::default();
+    let raw = w.estate(value);
+    match raw {
+        Some(raw) if w.errors.is_empty() => validate(raw, &w.broken),
+        Some(raw) => {
+            let mut errors = w.errors;
+            if let Err(meaning) = validate(raw, &w.broken) {
+                errors.extend(meaning);
+            }
+            Err(errors)
+        }
+        None => Err(w.errors),
+    }
+}
+
 // ---------------------------------------------------------------------------
 // Stage 1 (slow path): a Value walker that reports every shape error.
 
-fn shape(v: &Value) -> Result<RawEstate, Vec<EstateError>> {
-    let mut w = Walker::default();
-    let raw = w.estate(v);
-    match raw {
-        Some(raw) if w.errors.is_empty() => Ok(raw),
-        _ => Err(w.errors),
-    }
+/// Ids of items dropped for shape errors: references to them are not
+/// reported again as unknown.
+#[derive(Default)]
+struct Broken {
+    sites: BTreeSet<String>,
+    clusters: BTreeSet<String>,
+    services: BTreeSet<String>,
 }
 
 #[derive(Default)]
 struct Walker {
     errors: Vec<EstateError>,
+    broken: Broken,
 }
 
 impl Walker {
@@ -488,15 +505,25 @@ impl Walker {
                 None
             }
             Some(Value::Array(items)) => {
+                // Readable items are kept even when others are not, so the
+                // meaning stage can still report on them.
                 let mut out = Vec::with_capacity(items.len());
-                let mut ok = true;
                 for (i, v) in items.iter().enumerate() {
                     match item(self, v, format!("{path}/{i}")) {
                         Some(x) => out.push(x),
-                        None => ok = false,
+                        None => {
+                            if let Some(id) = v.get("id").and_then(Value::as_str) {
+                                let set = match key {
+                                    "sites" => &mut self.broken.sites,
+                                    "clusters" => &mut self.broken.clusters,
+                                    _ => &mut self.broken.services,
+                                };
+                                set.insert(id.to_string());
+                            }
+                        }
                     }
                 }
-                ok.then_some(Some(out))
+                Some(Some(out))
             }
             Some(v) => {
                 self.err(path, format!("expected an array, found {}", kind(v)));
@@ -624,16 +651,18 @@ impl Walker {
                 mb_s: mb_s?.unwrap_or_default(),
             })
         });
+        // Whatever could not be read is already an error; stand-ins let
+        // the meaning stage check the rest without echoing those errors.
         Some(RawEstate {
-            schema: schema?,
-            name: name?,
-            observed_at: observed_at?,
-            sites: sites??,
-            clusters: clusters??,
-            links: links?,
-            paths: paths?,
-            services: services??,
-            flows: flows?,
+            schema: schema.unwrap_or(1.0),
+            name: name.unwrap_or_else(|| "unnamed".into()),
+            observed_at: observed_at.flatten(),
+            sites: sites.flatten().unwrap_or_default(),
+            clusters: clusters.flatten().unwrap_or_default(),
+            links: links.flatten(),
+            paths: paths.flatten(),
+            services: services.flatten().unwrap_or_default(),
+            flows: flows.flatten(),
         })
     }
 }
@@ -811,7 +840,7 @@ impl Validator {
 }
 
 /// Raw shapes → the model, with every meaning error.
-fn validate(raw: RawEstate) -> Result<Estate, Vec<EstateError>> {
+fn validate(raw: RawEstate, broken: &Broken) -> Result<Estate, Vec<EstateError>> {
     let mut v = Validator {
         errors: Vec::new(),
         file_time: None,
@@ -829,6 +858,25 @@ fn validate(raw: RawEstate) -> Result<Estate, Vec<EstateError>> {
     if let Some(t) = &raw.observed_at {
         v.file_time = v.time(t, || "/observed_at".into());
     }
+
+    // Ids declared anywhere, valid or not: a reference to an item that was
+    // itself refused is dropped quietly, since that item's own error says
+    // what to fix (one typo must not echo through every reference).
+    let declared = |ids: Vec<&String>, more: &BTreeSet<String>| -> BTreeSet<String> {
+        ids.into_iter()
+            .cloned()
+            .chain(more.iter().cloned())
+            .collect()
+    };
+    let declared_sites = declared(raw.sites.iter().map(|x| &x.id).collect(), &broken.sites);
+    let declared_clusters = declared(
+        raw.clusters.iter().map(|x| &x.id).collect(),
+        &broken.clusters,
+    );
+    let declared_services = declared(
+        raw.services.iter().map(|x| &x.id).collect(),
+        &broken.services,
+    );
 
     // Sites.
     let mut first_site: BTreeMap<String, usize> = BTreeMap::new();
@@ -903,7 +951,7 @@ fn validate(raw: RawEstate) -> Result<Estate, Vec<EstateError>> {
         ok &= v.text(&c.tier, || at("tier"));
         ok &= v.text(&c.trust_zone, || at("trust_zone"));
         let site = site_idx.get(c.site.as_str()).copied();
-        if site.is_none() {
+        if site.is_none() && !declared_sites.contains(&c.site) {
             v.err(at("site"), format!("unknown site {:?}", c.site));
         }
         let health = match c.health.as_str() {
@@ -929,20 +977,29 @@ fn validate(raw: RawEstate) -> Result<Estate, Vec<EstateError>> {
             }
             None => None,
         };
-        ok &= v.number(c.cpu_total, 0.0, true, || at("cpu_total"));
-        ok &= v.number(c.memory_total_gib, 0.0, true, || at("memory_total_gib"));
+        let cpu_total_ok = v.number(c.cpu_total, 0.0, true, || at("cpu_total"));
+        let memory_total_ok = v.number(c.memory_total_gib, 0.0, true, || at("memory_total_gib"));
+        ok &= cpu_total_ok && memory_total_ok;
         let cpu_free = v.fact(c.cpu_free, || at("cpu_free"));
         let memory_free_gib = v.fact(c.memory_free_gib, || at("memory_free_gib"));
-        for (fact, total, field, what) in [
-            (&cpu_free, c.cpu_total, "cpu_free", "cpu_total"),
+        for (fact, total, total_ok, field, what) in [
+            (
+                &cpu_free,
+                c.cpu_total,
+                cpu_total_ok,
+                "cpu_free",
+                "cpu_total",
+            ),
             (
                 &memory_free_gib,
                 c.memory_total_gib,
+                memory_total_ok,
                 "memory_free_gib",
                 "memory_total_gib",
             ),
         ] {
-            if let Some(free) = fact.value {
+            // Only against a valid total: a bad total has its own error.
+            if let (Some(free), true) = (fact.value, total_ok) {
                 // A little slack for rounding in agents' reports.
                 if free > total * 1.0001 {
                     v.err(at(field), format!("free {free} exceeds {what} {total}"));
@@ -991,14 +1048,26 @@ fn validate(raw: RawEstate) -> Result<Estate, Vec<EstateError>> {
         .into_iter()
         .map(|l| (l.a, l.b, l.rtt_ms, l.bandwidth_mb_s))
         .collect();
-    let links = rtt_facts(&mut v, links_raw, "links", "site", "link", &site_idx);
+    let links = rtt_facts(
+        &mut v,
+        links_raw,
+        ("links", "site", "link"),
+        &site_idx,
+        &declared_sites,
+    );
     let paths_raw: Vec<(String, String, RawFact, Option<f64>)> = raw
         .paths
         .unwrap_or_default()
         .into_iter()
         .map(|p| (p.a, p.b, p.rtt_ms, None))
         .collect();
-    let paths = rtt_facts(&mut v, paths_raw, "paths", "cluster", "path", &cluster_idx);
+    let paths = rtt_facts(
+        &mut v,
+        paths_raw,
+        ("paths", "cluster", "path"),
+        &cluster_idx,
+        &declared_clusters,
+    );
 
     // Services.
     let mut first_service: BTreeMap<String, usize> = BTreeMap::new();
@@ -1011,7 +1080,7 @@ fn validate(raw: RawEstate) -> Result<Estate, Vec<EstateError>> {
         }
         ok &= v.text(&s.owner, || at("owner"));
         let cluster = cluster_idx.get(s.cluster.as_str()).copied();
-        if cluster.is_none() {
+        if cluster.is_none() && !declared_clusters.contains(&s.cluster) {
             v.err(at("cluster"), format!("unknown cluster {:?}", s.cluster));
         }
         ok &= v.number(s.cpu, 0.0, false, || at("cpu"));
@@ -1067,11 +1136,11 @@ fn validate(raw: RawEstate) -> Result<Estate, Vec<EstateError>> {
     for (i, f) in raw_flows.into_iter().enumerate() {
         let at = |x: &str| format!("/flows/{i}/{x}");
         let from = service_idx.get(f.from.as_str()).copied();
-        if from.is_none() {
+        if from.is_none() && !declared_services.contains(&f.from) {
             v.err(at("from"), format!("unknown service {:?}", f.from));
         }
         let to = service_idx.get(f.to.as_str()).copied();
-        if to.is_none() {
+        if to.is_none() && !declared_services.contains(&f.to) {
             v.err(at("to"), format!("unknown service {:?}", f.to));
         }
         let weight = v.fact(f.weight, || at("weight"));
@@ -1130,21 +1199,20 @@ fn validate(raw: RawEstate) -> Result<Estate, Vec<EstateError>> {
 fn rtt_facts(
     v: &mut Validator,
     raw: Vec<(String, String, RawFact, Option<f64>)>,
-    key: &str,
-    what: &str,
-    noun: &str,
+    (key, what, noun): (&str, &str, &str),
     index: &BTreeMap<&str, usize>,
+    declared: &BTreeSet<String>,
 ) -> Vec<RttFact> {
     let mut out = Vec::with_capacity(raw.len());
     let mut first: BTreeMap<(usize, usize), usize> = BTreeMap::new();
     for (i, (a, b, rtt, bandwidth)) in raw.into_iter().enumerate() {
         let at = |x: &str| format!("/{key}/{i}/{x}");
         let ia = index.get(a.as_str()).copied();
-        if ia.is_none() {
+        if ia.is_none() && !declared.contains(&a) {
             v.err(at("a"), format!("unknown {what} {a:?}"));
         }
         let ib = index.get(b.as_str()).copied();
-        if ib.is_none() {
+        if ib.is_none() && !declared.contains(&b) {
             v.err(at("b"), format!("unknown {what} {b:?}"));
         }
         let rtt_ms = v.fact(rtt, || at("rtt_ms"));

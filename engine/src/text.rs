@@ -79,12 +79,9 @@ pub fn advice(a: &Advice) -> String {
                     if r.clusters.is_empty() {
                         r.message.clone()
                     } else {
-                        format!(
-                            "{} ({} clusters: {})",
-                            r.code.as_str(),
-                            r.clusters.len(),
-                            r.message
-                        )
+                        let n = r.clusters.len();
+                        let noun = if n == 1 { "cluster" } else { "clusters" };
+                        format!("{} ({n} {noun}, e.g. {})", r.code.as_str(), r.message)
                     }
                 })
                 .collect();

@@ -1304,43 +1304,43 @@ fn sample_estate_advice_text() {
     check(
         text::advice(&a),
         expect![[r#"
-        Estate Acme Retail (sample estate) (version 4106f51d2b0e2015), policy 795cfe0c62069052, evaluated at 2026-11-30T04:05:00Z
-        Before: cost 1687.4 (round trip 1045.1, cross-site 616.9, headroom 25.5); cross-site traffic 77.1 MB/s
-        After:  cost 1011.5 (round trip 681.1, cross-site 306.7, headroom 23.7); cross-site traffic 38.3 MB/s
+            Estate Acme Retail (sample estate) (version e7ae5b2ffa727f5a), policy 795cfe0c62069052, evaluated at 2026-11-30T04:05:00Z
+            Before: cost 1687.4 (round trip 1045.1, cross-site 616.9, headroom 25.5); cross-site traffic 77.1 MB/s
+            After:  cost 1011.5 (round trip 681.1, cross-site 306.7, headroom 23.7); cross-site traffic 38.3 MB/s
 
-        Recommended moves, in order:
-          1. analytics-rollup c-iad-1→c-dub-1 +406.4 [rtt +140.5, xsite +268.0, headroom -2.1] reported
-          2. cart c-par-1→c-fra-2 +165.5 [rtt +136.7, xsite +28.8] inferred
-          3. nw-erp-bridge c-nw-1→c-fra-2 +53.2 [rtt +51.6, xsite +1.6] guessed
-             Not enough evidence to recommend — 8 of 12 inputs are guesses.
-          4. notifications c-par-2→c-fra-2 +21.6 [rtt +20.0, xsite +1.6] measured
-          5. invoice-pdf c-par-2→c-fra-2 +13.2 [rtt +6.0, xsite +7.2] measured
-          6. feature-flags c-lon-1→c-fra-2 +6.6 [rtt +6.0, xsite +0.6] inferred
-          7. email-sender c-par-2→c-fra-2 +6.0 [rtt +3.6, xsite +2.4] measured
-          8. session-store c-fra-1→c-fra-2 +3.4 [rtt -0.5, headroom +3.9] measured
+            Recommended moves, in order:
+              1. analytics-rollup c-iad-1→c-dub-1 +406.4 [rtt +140.5, xsite +268.0, headroom -2.1] reported
+              2. cart c-par-1→c-fra-2 +165.5 [rtt +136.7, xsite +28.8] inferred
+              3. nw-erp-bridge c-nw-1→c-fra-2 +53.2 [rtt +51.6, xsite +1.6] guessed
+                 Not enough evidence to recommend — 8 of 12 inputs are guesses.
+              4. notifications c-par-2→c-fra-2 +21.6 [rtt +20.0, xsite +1.6] measured
+              5. invoice-pdf c-par-2→c-fra-2 +13.2 [rtt +6.0, xsite +7.2] measured
+              6. feature-flags c-lon-1→c-fra-2 +6.6 [rtt +6.0, xsite +0.6] inferred
+              7. email-sender c-par-2→c-fra-2 +6.0 [rtt +3.6, xsite +2.4] measured
+              8. session-store c-fra-1→c-fra-2 +3.4 [rtt -0.5, headroom +3.9] measured
 
-        Cannot move:
-          card-vault on c-fra-pci: card-vault keeps its data on local volumes in c-fra-pci
-          cart-redis on c-fra-1: cart-redis keeps its data on local volumes in c-fra-1
-          catalog-db on c-fra-1: catalog-db keeps its data on local volumes in c-fra-1
-          edge-cache-sin on c-sin-edge: tier (14 clusters: edge-cache-sin may run only on edge clusters; c-dub-1 is prod); cluster_draining (1 clusters: c-par-2 is draining and takes no new services)
-          event-broker on c-dub-1: event-broker keeps its data on local volumes in c-dub-1
-          events-db on c-dub-1: events-db keeps its data on local volumes in c-dub-1
-          fraud-scoring on c-fra-pci: jurisdiction (6 clusters: fraud-scoring's data may stay only in eu; c-iad-1 is in us (Ashburn, Virginia (cloud us-east-1))); trust_zone (14 clusters: fraud-scoring must run in trust zone pci; c-dub-1 is in general); cluster_draining (1 clusters: c-par-2 is draining and takes no new services)
-          media-store on c-pdx-1: media-store keeps its data on local volumes in c-pdx-1
-          nw-sftp-drop on c-nw-1: nw-sftp-drop keeps its data on local volumes in c-nw-1
-          orders-db on c-fra-1: orders-db keeps its data on local volumes in c-fra-1
-          payments on c-fra-pci: payments is pinned to nodes of c-fra-pci
-          reviews-db on c-par-1: reviews-db keeps its data on local volumes in c-par-1
-          stg-postgres on c-fra-stg: stg-postgres keeps its data on local volumes in c-fra-stg
-          support-db on c-lon-1: support-db keeps its data on local volumes in c-lon-1
-          uk-customs-docs on c-lon-1: jurisdiction (14 clusters: uk-customs-docs's data may stay only in uk; c-dub-1 is in eu (Dublin (cloud eu-west-1))); cluster_draining (1 clusters: c-par-2 is draining and takes no new services)
-          user-db on c-fra-2: user-db keeps its data on local volumes in c-fra-2
-          vat-reporting-uk on c-lon-1: jurisdiction (14 clusters: vat-reporting-uk's data may stay only in uk; c-dub-1 is in eu (Dublin (cloud eu-west-1))); cluster_draining (1 clusters: c-par-2 is draining and takes no new services)
-          warehouse on c-iad-1: warehouse keeps its data on local volumes in c-iad-1
+            Cannot move:
+              card-vault on c-fra-pci: card-vault keeps its data on local volumes in c-fra-pci
+              cart-redis on c-fra-1: cart-redis keeps its data on local volumes in c-fra-1
+              catalog-db on c-fra-1: catalog-db keeps its data on local volumes in c-fra-1
+              edge-cache-sin on c-sin-edge: tier (14 clusters, e.g. edge-cache-sin may run only on edge clusters; c-dub-1 is prod); cluster_draining (1 cluster, e.g. c-par-2 is draining and takes no new services)
+              event-broker on c-dub-1: event-broker keeps its data on local volumes in c-dub-1
+              events-db on c-dub-1: events-db keeps its data on local volumes in c-dub-1
+              fraud-scoring on c-fra-pci: jurisdiction (6 clusters, e.g. fraud-scoring's data may stay only in eu; c-iad-1 is in us (Ashburn, Virginia (cloud us-east-1))); trust_zone (14 clusters, e.g. fraud-scoring must run in trust zone pci; c-dub-1 is in general); cluster_draining (1 cluster, e.g. c-par-2 is draining and takes no new services)
+              media-store on c-pdx-1: media-store keeps its data on local volumes in c-pdx-1
+              nw-sftp-drop on c-nw-1: nw-sftp-drop keeps its data on local volumes in c-nw-1
+              orders-db on c-fra-1: orders-db keeps its data on local volumes in c-fra-1
+              payments on c-fra-pci: payments is pinned to nodes of c-fra-pci
+              reviews-db on c-par-1: reviews-db keeps its data on local volumes in c-par-1
+              stg-postgres on c-fra-stg: stg-postgres keeps its data on local volumes in c-fra-stg
+              support-db on c-lon-1: support-db keeps its data on local volumes in c-lon-1
+              uk-customs-docs on c-lon-1: jurisdiction (14 clusters, e.g. uk-customs-docs's data may stay only in uk; c-dub-1 is in eu (Dublin (cloud eu-west-1))); cluster_draining (1 cluster, e.g. c-par-2 is draining and takes no new services)
+              user-db on c-fra-2: user-db keeps its data on local volumes in c-fra-2
+              vat-reporting-uk on c-lon-1: jurisdiction (14 clusters, e.g. vat-reporting-uk's data may stay only in uk; c-dub-1 is in eu (Dublin (cloud eu-west-1))); cluster_draining (1 cluster, e.g. c-par-2 is draining and takes no new services)
+              warehouse on c-iad-1: warehouse keeps its data on local volumes in c-iad-1
 
-        Clusters with unknown free capacity (never a destination):
-          c-nw-1: missing c-nw-1 cpu_free
-    "#]],
+            Clusters with unknown free capacity (never a destination):
+              c-nw-1: missing c-nw-1 cpu_free
+        "#]],
     );
 }

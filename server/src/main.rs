@@ -271,7 +271,14 @@ fn read_estate(path: &Path) -> Result<Estate, Failure> {
             errors.len(),
             if errors.len() == 1 { "" } else { "s" }
         )];
-        lines.extend(errors.iter().map(|e| format!("  {e}")));
+        // `file:line: path: message`, the form editors and CI logs link.
+        lines.extend(errors.iter().map(|e| {
+            let path_str = if e.path.is_empty() { "/" } else { &e.path };
+            match e.line {
+                Some(l) => format!("{}:{l}: {path_str}: {}", path.display(), e.message),
+                None => format!("{}: {path_str}: {}", path.display(), e.message),
+            }
+        }));
         Failure { code: 1, lines }
     })
 }

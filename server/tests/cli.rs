@@ -289,15 +289,15 @@ fn broken_estate_fails_with_every_error_and_its_line() {
         assert_eq!(lines.len(), 1 + want.len(), "{err}");
         for (line, e) in lines[1..].iter().zip(&want) {
             let l = e.line.expect("JSON errors have a line");
-            assert_eq!(*line, format!("  {} (line {l}): {}", e.path, e.message));
+            assert_eq!(*line, format!("{path}:{l}: {}: {}", e.path, e.message));
         }
         for needle in [
-            "/sites/0 (line 5): expected both `lat` and `lon`, or neither",
-            r#"/clusters/0/health (line 8): unknown health "degraded""#,
-            r#"/clusters/1/cpu_free/class (line 9): unknown class "mesured""#,
-            "/services/0/cpu (line 12): expected a number ≥ 0, got -1",
-            "/services/1/memory_gb (line 13): unknown field `memory_gb`",
-            "/services/1/memory_gib (line 13): missing; expected a number",
+            r#":5: /sites/0: "lat" given without "lon""#,
+            r#":8: /clusters/0/health: expected one of "healthy", "watch", "draining", "down", found "degraded""#,
+            r#":9: /clusters/1/cpu_free/class: expected one of "measured", "reported", "inferred", "guessed", found "mesured""#,
+            ":12: /services/0/cpu: expected a number ≥ 0 (at most 1e12), found -1",
+            ":13: /services/1/memory_gb: unknown field; expected one of id, name, owner, cluster, cpu, memory_gib, data_gb, constraints",
+            r#":13: /services/1: missing required field "memory_gib""#,
         ] {
             assert!(err.contains(needle), "{cmd}: {needle} not in\n{err}");
         }
