@@ -1,0 +1,66 @@
+// WebAssembly side of the native/WebAssembly parity test (tests/parity.rs).
+//
+// Loads the module that `wasm-bindgen --target nodejs` wrote into PKG_DIR
+// and writes one engine result to stdout, byte for byte, with nothing
+// added (no trailing newline):
+//
+//   node parity.cjs PKG_DIR advise ESTATE_FILE POLICY_JSON NOW_UNIX
+//   node parity.cjs PKG_DIR advise-generated SEED SERVICES CLUSTERS POLICY_JSON NOW_UNIX
+//   node parity.cjs PKG_DIR digests SEED COUNT NOW_UNIX
+//   node parity.cjs PKG_DIR advise-small SEED NOW_UNIX
+//
+// POLICY_JSON may be "" (the default policy). The estate file is passed to
+// the engine as text, exactly as read (UTF-8), like the CLI does.
+"use strict";
+
+const fs = require("fs");
+const path = require("path");
+
+function usage() {
+  process.stderr.write(
+    "usage: node parity.cjs PKG_DIR (advise FILE POLICY NOW | " +
+      "advise-generated SEED SERVICES CLUSTERS POLICY NOW | digests SEED COUNT NOW | " +
+      "advise-small SEED NOW)\n",
+  );
+  process.exit(2);
+}
+
+const [pkgDir, cmd, ...args] = process.argv.slice(2);
+if (!pkgDir || !cmd) usage();
+const engine = require(path.resolve(pkgDir, "berth_engine_wasm.js"));
+
+function num(s) {
+  const n = Number(s);
+  if (!Number.isFinite(n)) usage();
+  return n;
+}
+
+let out;
+switch (cmd) {
+  case "advise": {
+    if (args.length !== 3) usage();
+    const text = fs.readFileSync(args[0], "utf8");
+    out = engine.advise_json(text, args[1], num(args[2]));
+    break;
+  }
+  case "advise-generated": {
+    if (args.length !== 5) usage();
+    const text = engine.generated_file(num(args[0]), num(args[1]), num(args[2]));
+    out = engine.advise_json(text, args[3], num(args[4]));
+    break;
+  }
+  case "digests": {
+    if (args.length !== 3) usage();
+    out = engine.generated_digests(num(args[0]), num(args[1]), num(args[2]));
+    break;
+  }
+  case "advise-small": {
+    if (args.length !== 2) usage();
+    out = engine.small_advice_json(num(args[0]), num(args[1]));
+    break;
+  }
+  default:
+    usage();
+}
+// Synchronous for files and pipes on Linux, so nothing is lost at exit.
+process.stdout.write(out);

@@ -1,0 +1,324 @@
+//! Native/WebAssembly parity: the engine compiled to wasm32 and run in
+//! Node must write exactly the bytes the native engine writes.
+//!
+//! The test builds `berth-engine-wasm` for `wasm32-unknown-unknown` (its
+//! own target directory, `target/wasm-parity`, so it does not wait on the
+//! lock of the `cargo test` that runs it), generates the Node bindings with
+//! `wasm-bindgen --target nodejs`, runs `tests/parity.cjs` for each case
+//! and compares its stdout with `berth_parity` called natively.
+//!
+//! Needs the `wasm32-unknown-unknown` target, the `wasm-bindgen` CLI of the
+//! version in Cargo.lock and Node.js: `make tools` installs all three
+//! (scripts/install-tools.sh).
+
+use std::io::ErrorKind;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::sync::OnceLock;
+
+use berth_engine_wasm::berth_parity;
+
+/// 2026-11-30T04:05:00Z, the time the sample estate is advised at.
+const NOW: i64 = 1_796_011_500;
+const NON_DEFAULT_POLICY: &str = r#"{"cross_site_weight": 3, "min_gain_points": 1}"#;
+const INSTALL_HINT: &str = "`make tools` installs the missing tools (scripts/install-tools.sh)";
+
+fn workspace_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("engine-wasm sits in the workspace")
+        .to_path_buf()
+}
+
+fn out_dir() -> PathBuf {
+    let target = std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| workspace_root().join("target"));
+    let target = if target.is_relative() {
+        workspace_root().join(target)
+    } else {
+        target
+    };
+    target.join("wasm-parity")
+}
+
+/// The wasm-bindgen version pinned in Cargo.lock: the CLI must match it.
+fn locked_wasm_bindgen_version() -> String {
+    let lock =
+        std::fs::read_to_string(workspace_root().join("Cargo.lock")).expect("read Cargo.lock");
+    let mut lines = lock.lines();
+    while let Some(line) = lines.next() {
+        if line.trim() == "name = \"wasm-bindgen\"" {
+            if let Some(v) = lines
+                .next()
+                .and_then(|l| l.trim().strip_prefix("version = "))
+            {
+                return v.trim_matches('"').to_string();
+            }
+        }
+    }
+    panic!("no wasm-bindgen package in Cargo.lock")
+}
+
+fn run(cmd: &mut Command, what: &str, missing_hint: &str) -> Result<Output, String> {
+    match cmd.output() {
+        Ok(out) if out.status.success() => Ok(out),
+        Ok(out) => Err(format!(
+            "{what} failed ({}): {cmd:?}\n--- stderr ---\n{}\n--- stdout ---\n{}",
+            out.status,
+            String::from_utf8_lossy(&out.stderr),
+            String::from_utf8_lossy(&out.stdout),
+        )),
+        Err(e) if e.kind() == ErrorKind::NotFound => Err(format!(
+            "{what}: `{}` not found on PATH. {missing_hint}",
+            cmd.get_program().to_string_lossy()
+        )),
+        Err(e) => Err(format!("{what}: could not run {cmd:?}: {e}")),
+    }
+}
+
+/// Builds the module and its Node bindings once per test binary; returns
+/// the directory holding `berth_engine_wasm.js`.
+fn wasm_pkg() -> &'static Path {
+    static PKG: OnceLock<Result<PathBuf, String>> = OnceLock::new();
+    match PKG.get_or_init(build_wasm_pkg) {
+        Ok(p) => p,
+        Err(e) => panic!("{e}"),
+    }
+}
+
+fn build_wasm_pkg() -> Result<PathBuf, String> {
+    let root = workspace_root();
+    let out = out_dir();
+    let want = locked_wasm_bindgen_version();
+
+    // Check the tools first: a missing CLI should not cost a wasm build.
+    let hint_wb = format!(
+        "Install the wasm-bindgen CLI {want}: {INSTALL_HINT}, or \
+         `cargo install wasm-bindgen-cli --version {want}`."
+    );
+    let v = run(
+        Command::new("wasm-bindgen").arg("--version"),
+        "wasm-bindgen --version",
+        &hint_wb,
+    )?;
+    let have = String::from_utf8_lossy(&v.stdout);
+    let have = have.split_whitespace().nth(1).unwrap_or("").to_string();
+    if have != want {
+        return Err(format!(
+            "wasm-bindgen CLI is {have:?} but Cargo.lock pins the crate at {want}; \
+             they must match. {hint_wb}"
+        ));
+    }
+    run(
+        Command::new("node").arg("--version"),
+        "node --version",
+        &format!("Install Node.js (18 or later): {INSTALL_HINT}, or `apt-get install nodejs`."),
+    )?;
+
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    run(
+        Command::new(&cargo)
+            .current_dir(&root)
+            .args([
+                "build",
+                "-p",
+                "berth-engine-wasm",
+                "--target",
+                "wasm32-unknown-unknown",
+                "--release",
+                "--target-dir",
+            ])
+            .arg(&out),
+        "building the WebAssembly module",
+        "Install Rust with rustup (https://rustup.rs).",
+    )
+    .map_err(|e| {
+        if e.contains("target may not be installed") || e.contains("can't find crate for `core`") {
+            format!(
+                "{e}\nThe wasm32-unknown-unknown target is missing: \
+                 `rustup target add wasm32-unknown-unknown`, or {INSTALL_HINT}."
+            )
+        } else {
+            e
+        }
+    })?;
+
+    let wasm = out.join("wasm32-unknown-unknown/release/berth_engine_wasm.wasm");
+    let pkg = out.join("pkg");
+    run(
+        Command::new("wasm-bindgen")
+            .args(["--target", "nodejs", "--out-dir"])
+            .arg(&pkg)
+            .arg(&wasm),
+        "wasm-bindgen",
+        &hint_wb,
+    )?;
+    Ok(pkg)
+}
+
+/// One result of the WebAssembly engine, via tests/parity.cjs.
+fn run_wasm(args: &[&str]) -> String {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/parity.cjs");
+    let out = run(
+        Command::new("node").arg(script).arg(wasm_pkg()).args(args),
+        "node tests/parity.cjs",
+        &format!("Install Node.js (18 or later): {INSTALL_HINT}."),
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    String::from_utf8(out.stdout).expect("node writes UTF-8")
+}
+
+/// Byte-for-byte comparison; on a mismatch, names the first differing
+/// line and byte and shows both sides there, and keeps both outputs.
+fn assert_same(case: &str, native: &str, wasm: &str) {
+    if native == wasm {
+        return;
+    }
+    let (n, w) = (native.as_bytes(), wasm.as_bytes());
+    let at = n
+        .iter()
+        .zip(w)
+        .position(|(a, b)| a != b)
+        .unwrap_or(n.len().min(w.len()));
+    let line_start = n[..at]
+        .iter()
+        .rposition(|&b| b == b'\n')
+        .map_or(0, |p| p + 1);
+    let line_no = n[..at].iter().filter(|&&b| b == b'\n').count() + 1;
+    let column = at - line_start + 1;
+    let keep = out_dir().join("mismatch");
+    let _ = std::fs::create_dir_all(&keep);
+    let _ = std::fs::write(keep.join(format!("{case}.native")), native);
+    let _ = std::fs::write(keep.join(format!("{case}.wasm")), wasm);
+    panic!(
+        "{case}: WebAssembly output differs from native at byte {at}, line {line_no}, \
+         column {column} (native {} bytes, wasm {} bytes)\n  native: {}\n  wasm:   {}\n\
+         both outputs kept in {}",
+        n.len(),
+        w.len(),
+        snippet(n, at),
+        snippet(w, at),
+        keep.display(),
+    );
+}
+
+/// The text around byte `at` (which both sides have, up to their ends):
+/// from the start of its line (at most 120 bytes back) to the end of the
+/// line (at most 200 bytes on).
+fn snippet(s: &[u8], at: usize) -> String {
+    let from = s[..at]
+        .iter()
+        .rposition(|&b| b == b'\n')
+        .map_or(0, |p| p + 1)
+        .max(at.saturating_sub(120));
+    let to = s[at..]
+        .iter()
+        .position(|&b| b == b'\n')
+        .map_or(s.len(), |p| at + p)
+        .min(at + 200);
+    format!("{:?}", String::from_utf8_lossy(&s[from..to]))
+}
+
+fn sample_path() -> PathBuf {
+    workspace_root().join("examples/estates/sample.json")
+}
+
+fn check_sample(case: &str, policy: &str) {
+    let text = std::fs::read_to_string(sample_path()).expect("read the sample estate");
+    let native = berth_parity::advise_json(&text, policy, NOW);
+    assert!(
+        native.contains("\"moves\""),
+        "{case}: expected advice, got {native}"
+    );
+    let wasm = run_wasm(&[
+        "advise",
+        sample_path().to_str().expect("UTF-8 path"),
+        policy,
+        &NOW.to_string(),
+    ]);
+    assert_same(case, &native, &wasm);
+}
+
+#[test]
+fn sample_estate_default_policy() {
+    check_sample("sample-default", "");
+}
+
+#[test]
+fn sample_estate_non_default_policy() {
+    check_sample("sample-policy", NON_DEFAULT_POLICY);
+}
+
+#[test]
+fn generated_small_estates_digests() {
+    let native = berth_parity::generated_digests(1, 200, NOW);
+    assert_eq!(native.lines().count(), 200);
+    let wasm = run_wasm(&["digests", "1", "200", &NOW.to_string()]);
+    if native != wasm {
+        // Line i is seed 1 + i: compare the first differing estate's
+        // advice itself, which names the field that differs.
+        let bad: Vec<u64> = native
+            .lines()
+            .zip(wasm.lines())
+            .enumerate()
+            .filter(|(_, (a, b))| a != b)
+            .map(|(i, _)| 1 + i as u64)
+            .collect();
+        eprintln!("digests differ for generated seeds {bad:?}");
+        if let Some(&seed) = bad.first() {
+            let native = berth_parity::small_advice_json(seed, NOW);
+            let wasm = run_wasm(&["advise-small", &seed.to_string(), &NOW.to_string()]);
+            assert_same(&format!("small-seed-{seed}"), &native, &wasm);
+        }
+    }
+    assert_same("digests", &native, &wasm);
+}
+
+/// A mid-sized generated estate (hundreds of services, the great-circle
+/// and unknown rungs, every fact class), advised under both policies.
+#[test]
+fn generated_medium_estate() {
+    let text = berth_parity::generated_file(7, 600, 15);
+    for (case, policy) in [
+        ("medium-default", ""),
+        ("medium-policy", NON_DEFAULT_POLICY),
+    ] {
+        let native = berth_parity::advise_json(&text, policy, NOW);
+        let wasm = run_wasm(&[
+            "advise-generated",
+            "7",
+            "600",
+            "15",
+            policy,
+            &NOW.to_string(),
+        ]);
+        assert_same(case, &native, &wasm);
+    }
+}
+
+/// Errors are output too: their messages and line numbers must agree.
+#[test]
+fn errors_agree() {
+    let dir = out_dir().join("cases");
+    std::fs::create_dir_all(&dir).expect("create case dir");
+    let bad = dir.join("bad-estate.json");
+    let text = "{\n  \"schema\": 1,\n  \"sites\": [{\"id\": \"fra\", \"lat\": 95}],\n  \"clusters\": 3\n}\n";
+    std::fs::write(&bad, text).expect("write case");
+    let path = bad.to_str().expect("UTF-8 path");
+    for (case, policy) in [
+        ("bad-estate", ""),
+        (
+            "bad-policy",
+            r#"{"cross_site_wieght": 3, "min_gain_points": -1}"#,
+        ),
+    ] {
+        let native = berth_parity::advise_json(text, policy, NOW);
+        assert!(
+            native.starts_with('['),
+            "{case}: expected errors, got {native}"
+        );
+        let wasm = run_wasm(&["advise", path, policy, &NOW.to_string()]);
+        assert_same(case, &native, &wasm);
+    }
+}
