@@ -440,7 +440,7 @@ impl Loader {
             None | Some(Value::Null) => Fact::unknown("file"),
             Some(Value::Number(n)) => {
                 let v = n.as_f64().unwrap_or(f64::NAN);
-                if !(v.is_finite() && v >= 0.0 && v <= 1e12) {
+                if !(v.is_finite() && (0.0..=1e12).contains(&v)) {
                     self.err(&path, format!("expected a fact value ≥ 0, got {v}"));
                 }
                 Fact {
