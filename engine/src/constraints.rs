@@ -47,6 +47,8 @@ pub enum Code {
     ProposedTwice,
     /// A proposal whose fields are missing or malformed.
     Malformed,
+    /// The destination is being evacuated (in a what-if scenario).
+    Evacuated,
 }
 
 impl Code {
@@ -67,6 +69,7 @@ impl Code {
             Code::AlreadyThere => "already_there",
             Code::ProposedTwice => "proposed_twice",
             Code::Malformed => "malformed",
+            Code::Evacuated => "evacuated",
         }
     }
 }
