@@ -25,3 +25,4 @@ test: tools fmt-check clippy
 
 bench:
 	cargo bench -p berth-engine --bench advise
+	cargo bench -p berth-engine --bench whatif

@@ -48,6 +48,8 @@ pub enum Code {
     ProposedTwice,
     /// A proposal whose fields are missing or malformed.
     Malformed,
+    /// The destination is being evacuated (in a what-if scenario).
+    Evacuated,
 }
 
 impl Code {
@@ -68,6 +70,7 @@ impl Code {
             Code::AlreadyThere => "already_there",
             Code::ProposedTwice => "proposed_twice",
             Code::Malformed => "malformed",
+            Code::Evacuated => "evacuated",
         }
     }
 }

@@ -18,11 +18,13 @@ pub mod fact;
 pub mod gen;
 mod load;
 mod locate;
+pub mod place;
 pub mod policy;
 pub mod request;
 pub mod rtt;
 pub mod rtt_reference;
 pub mod text;
+pub mod whatif;
 
 pub use advise::{advise, Advice};
 pub use estate::{load, Estate, EstateError, Format};

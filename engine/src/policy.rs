@@ -103,32 +103,56 @@ pub struct UnknownFlow {
     pub mb_s: f64,
 }
 
-/// Weights of the single-service placement scorer (SPEC §10). Positive
-/// numbers are bonuses, costs are subtracted; see `docs/advice.md`.
+/// Weights of the single-service placement scorer (SPEC §10,
+/// [`crate::place`]). Bonuses are added, costs subtracted; every term is
+/// in points. `docs/placement.md` has a row for each field.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct PlacementWeights {
-    /// Points per unit of free share (0–1) left after placing the service,
-    /// averaged over CPU and memory: prefers the roomiest cluster.
+    /// Points for a cluster left entirely free after placing the service:
+    /// the bonus is this × the free share (0–1) left, averaged over CPU
+    /// and memory, so it prefers the roomiest cluster. 10 keeps room a
+    /// tie-breaker among nearby clusters: a few ms on one busy connection
+    /// outweigh it, so it never drags a service away from its peers.
     pub headroom_bonus: f64,
-    /// Utilisation (0–1) above which a cluster is over target.
+    /// Utilisation (0–1) above which a cluster is over target. 0.8, like
+    /// `headroom_threshold`, leaves 20 % for bursts, rollouts and the loss
+    /// of a node.
     pub target_utilisation: f64,
-    /// Flat cost of being over target. Larger than the sum of every bonus
-    /// (headroom + incumbency + youth) so that a cluster with room always
-    /// beats one without.
+    /// Flat cost of being over target on any resource: the soft wall.
+    /// `validate` insists it exceeds every bonus together (headroom +
+    /// incumbency + youth), so with the other costs equal a cluster with
+    /// room always beats one without. 1000 points (a second of RTT on a
+    /// busy connection) exceeds any network difference between clusters
+    /// of one region, so an over-target cluster wins over one with room
+    /// only when that one is across an ocean from the service's peers. It
+    /// is a cost, not a refusal, so that when nothing has room the service
+    /// still has a least-bad place.
     pub over_target_cost: f64,
-    /// Points per unit of utilisation past the target: the ramp that still
-    /// ranks overloaded clusters against each other when none has room.
+    /// Points per unit of utilisation past the target, summed over CPU and
+    /// memory: the ramp that ranks overloaded clusters against each other
+    /// when none has room. 100 makes each percentage point over target
+    /// cost 1 point, so the least overloaded cluster wins unless the
+    /// network says otherwise by more.
     pub over_target_ramp: f64,
     /// Bonus for staying where it is: moving has a cost the model does not
-    /// see (restarts, cache warm-up), so staying wins ties and most
-    /// non-ties.
+    /// see (restarts, cache warm-up, a change to review), so staying wins
+    /// ties and most non-ties. 5 is half the headroom bonus: another
+    /// cluster must offer half of itself more free room, or a few ms less
+    /// on a busy connection, to win.
     pub incumbency_bonus: f64,
-    /// Points per service of the same owner already on the cluster.
+    /// Points per service of the same owner already on the cluster, so
+    /// that one cluster's loss does not stop all of a team's services. 2
+    /// spreads a team across otherwise similar clusters without fighting
+    /// the network term for services that talk to each other.
     pub blast_radius_cost: f64,
-    /// Bonus for a cluster enrolled less than `youth_window_s` ago, fading
-    /// linearly to zero: probe new capacity gently.
+    /// Bonus for a cluster enrolled less than `youth_window_s` ago,
+    /// fading linearly to zero: new capacity is probed gently. 3 tips
+    /// close calls, never more (it is one of the bonuses the over-target
+    /// cost must exceed).
     pub youth_bonus: f64,
+    /// How long a cluster counts as new, seconds. A day covers the first
+    /// business day of a newly enrolled cluster. 0 disables the bonus.
     pub youth_window_s: i64,
 }
 

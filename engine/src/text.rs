@@ -219,3 +219,293 @@ pub fn comparison(c: &crate::decider::Comparison) -> String {
     }
     out
 }
+
+/// Points for tables: one decimal with a sign, and exactly zero as `0`.
+fn pts(v: f64) -> String {
+    if v == 0.0 {
+        "0".into()
+    } else {
+        signed(v)
+    }
+}
+
+fn pct(u: Option<f64>) -> String {
+    match u {
+        Some(u) => format!("{:.1}%", u * 100.0),
+        None => "?".into(),
+    }
+}
+
+/// Ranked candidates of the placement scorer as a table: one row per
+/// cluster with every term, refusals and notes beneath.
+pub fn candidates(cands: &[crate::place::Candidate]) -> String {
+    let width = cands
+        .iter()
+        .map(|c| c.cluster.len())
+        .max()
+        .unwrap_or(7)
+        .max(7);
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "{:>4}  {:<width$} {:>8} = {:>8} {:>11} {:>10} {:>8} {:>12} {:>6}  {:>6} {:>6}  fit",
+        "rank",
+        "cluster",
+        "score",
+        "headroom",
+        "over_target",
+        "incumbency",
+        "network",
+        "blast_radius",
+        "youth",
+        "cpu",
+        "mem"
+    );
+    for c in cands {
+        let rank = c.rank.map_or("-".to_string(), |r| r.to_string());
+        if c.eligible {
+            let t = &c.terms;
+            let fit = match c.fit {
+                crate::place::FitVerdict::Incumbent => "incumbent",
+                crate::place::FitVerdict::Fits => "fits",
+                crate::place::FitVerdict::DoesNotFit => "does_not_fit",
+                crate::place::FitVerdict::CantTell => "cant_tell",
+            };
+            let _ = writeln!(
+                out,
+                "{rank:>4}  {:<width$} {:>8} = {:>8} {:>11} {:>10} {:>8} {:>12} {:>6}  {:>6} {:>6}  {fit}",
+                c.cluster,
+                pts(c.score),
+                pts(t.headroom),
+                pts(t.over_target),
+                pts(t.incumbency),
+                pts(t.network),
+                pts(t.blast_radius),
+                pts(t.youth),
+                pct(c.cpu_utilisation),
+                pct(c.memory_utilisation),
+            );
+        } else {
+            let codes: Vec<&str> = c.refusals.iter().map(|r| r.code.as_str()).collect();
+            let _ = writeln!(
+                out,
+                "{rank:>4}  {:<width$} ineligible: {}",
+                c.cluster,
+                codes.join(", ")
+            );
+            for r in &c.refusals {
+                let _ = writeln!(out, "{:>6}{:<width$}   {}", "", "", r.message);
+            }
+        }
+        for n in &c.notes {
+            let _ = writeln!(
+                out,
+                "{:>6}{:<width$}   note {}: {}",
+                "",
+                "",
+                n.code.as_str(),
+                n.message
+            );
+        }
+    }
+    out
+}
+
+/// `berth place --format text`.
+pub fn placement(p: &crate::place::Placement) -> String {
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "Estate {} (version {}), policy {}, evaluated at {}",
+        p.estate, p.estate_version, p.policy_digest, p.now
+    );
+    let verdict = match (p.verdict, &p.best) {
+        ("stay", _) => format!("stay on {}", p.current),
+        ("move", Some(b)) => format!("best placed on {b}"),
+        _ => "no eligible cluster, not even its own".to_string(),
+    };
+    let _ = writeln!(
+        out,
+        "Placing {} (owner {}; {} CPU, {} GiB), now on {}: {verdict}\n",
+        p.service, p.owner, p.cpu, p.memory_gib, p.current
+    );
+    out.push_str(&candidates(&p.candidates));
+    out
+}
+
+/// A what-if projection as a report for people (`berth whatif --format text`).
+pub fn projection(p: &crate::whatif::Projection) -> String {
+    use crate::whatif::By;
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "What-if {:?} on {} (version {}), policy {}, evaluated at {}\n",
+        p.scenario, p.estate, p.estate_version, p.policy_digest, p.now
+    );
+    let _ = writeln!(
+        out,
+        "{:<18} {:>10} {:>10} {:>10}",
+        "", "before", "after", "change"
+    );
+    for (name, b, a, c) in [
+        ("cost (points)", p.before.cost, p.after.cost, p.change.cost),
+        (
+            "  round trip",
+            p.before.round_trip,
+            p.after.round_trip,
+            p.change.round_trip,
+        ),
+        (
+            "  cross-site",
+            p.before.cross_site,
+            p.after.cross_site,
+            p.change.cross_site,
+        ),
+        (
+            "  headroom",
+            p.before.headroom,
+            p.after.headroom,
+            p.change.headroom,
+        ),
+        (
+            "cross-site MB/s",
+            p.before.cross_site_mb_s,
+            p.after.cross_site_mb_s,
+            p.change.cross_site_mb_s,
+        ),
+    ] {
+        let _ = writeln!(out, "{name:<18} {b:>10.1} {a:>10.1} {:>10}", signed(c));
+    }
+    if p.moves.is_empty() {
+        let _ = writeln!(out, "\nNothing moves.");
+    } else {
+        let _ = writeln!(out, "\nMoves, in order:");
+        for m in &p.moves {
+            let by = match m.by {
+                By::Move => "move",
+                By::Evacuate => "evacuate",
+            };
+            let _ = writeln!(
+                out,
+                "  step {:<3} {by:<8} {} {}→{}",
+                m.step, m.service, m.from, m.to
+            );
+        }
+    }
+    for e in &p.evacuations {
+        let _ = writeln!(
+            out,
+            "\nEvacuating {} (step {}): {} placed, {} cannot leave",
+            e.cluster,
+            e.step,
+            e.placed.len(),
+            e.stuck.len()
+        );
+        for pl in &e.placed {
+            let t = &pl.terms;
+            let mut terms = Vec::new();
+            for (name, v) in [
+                ("headroom", t.headroom),
+                ("over_target", t.over_target),
+                ("incumbency", t.incumbency),
+                ("network", t.network),
+                ("blast_radius", t.blast_radius),
+                ("youth", t.youth),
+            ] {
+                if v != 0.0 {
+                    terms.push(format!("{name} {}", signed(v)));
+                }
+            }
+            let _ = writeln!(
+                out,
+                "  {} → {} score {} [{}]",
+                pl.service,
+                pl.to,
+                signed(pl.score),
+                terms.join(", ")
+            );
+        }
+        for s in &e.stuck {
+            for r in &s.reasons {
+                if r.clusters.is_empty() {
+                    let _ = writeln!(out, "  {} stays: {}", s.service, r.message);
+                } else {
+                    let _ = writeln!(
+                        out,
+                        "  {} stays: {} on {} (e.g. {})",
+                        s.service,
+                        r.code.as_str(),
+                        r.clusters.join(", "),
+                        r.message
+                    );
+                }
+            }
+        }
+    }
+    let changed: Vec<_> = p
+        .clusters
+        .iter()
+        .filter(|c| c.cpu.change != 0.0 || c.memory.change != 0.0)
+        .collect();
+    if !changed.is_empty() {
+        let _ = writeln!(out, "\nClusters whose load changes:");
+        for c in changed {
+            let line = format!(
+                "  {:<12} CPU {:>7} cores {:>7} → {:<7} memory {:>8} GiB {:>7} → {:<7}{}",
+                c.id,
+                signed(c.cpu.change),
+                pct(c.cpu.utilisation_before),
+                pct(c.cpu.utilisation_after),
+                signed(c.memory.change),
+                pct(c.memory.utilisation_before),
+                pct(c.memory.utilisation_after),
+                if c.evacuated { " (evacuated)" } else { "" }
+            );
+            let _ = writeln!(out, "{}", line.trim_end());
+        }
+    }
+    if !p.warnings.is_empty() {
+        let _ = writeln!(out, "\nWarnings:");
+        for w in &p.warnings {
+            let _ = writeln!(out, "  [{}] {}", w.code.as_str(), w.message);
+        }
+    }
+    if !p.sensitivity.is_empty() {
+        let _ = writeln!(
+            out,
+            "\nCapacity sensitivity (how far each free-capacity figure may be wrong before its verdict flips):"
+        );
+        for s in &p.sensitivity {
+            let unit = if s.resource == "cpu" { "cores" } else { "GiB" };
+            let tolerance = match s.tolerance_pct {
+                Some(t) => format!("{t:.1}%"),
+                None => "any amount".into(),
+            };
+            let (verdict, flips) = if s.verdict == "fits" {
+                ("fits", "too high")
+            } else {
+                ("does not fit", "too low")
+            };
+            let certainty = match s.fit {
+                crate::place::FitVerdict::CantTell => format!(
+                    "can't tell: within the ±{:.0}% margin of a {} figure",
+                    s.margin_pct,
+                    s.class.as_str()
+                ),
+                _ => format!(
+                    "certain: beyond the ±{:.0}% margin of a {} figure",
+                    s.margin_pct,
+                    s.class.as_str()
+                ),
+            };
+            let _ = writeln!(
+                out,
+                "  {} = {} {unit}, scenario adds {}: {verdict} unless the figure is more than {tolerance} {flips} ({certainty})",
+                s.fact,
+                (s.value * 100.0).round() / 100.0,
+                (s.need * 1000.0).round() / 1000.0,
+            );
+        }
+    }
+    out
+}

@@ -1,5 +1,6 @@
 //! `berth`: the command line. For now the offline commands that run the
-//! engine on files (SPEC §15); `serve` arrives with the server.
+//! engine on files (SPEC §15: validate, advise, preview, whatif, place);
+//! `serve` arrives with the server.
 //!
 //! This crate is the only one that touches the filesystem and the clock:
 //! it reads files, resolves `now`, times deciders, and hands text to the
@@ -10,7 +11,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Instant;
 
-use berth_engine::{decider, estate, Estate, EstateError, Format, Policy};
+use berth_engine::{decider, estate, whatif, Estate, EstateError, Format, Policy};
 use clap::{Parser, Subcommand, ValueEnum};
 
 #[derive(Parser)]
@@ -57,6 +58,32 @@ enum Command {
         /// entry.
         #[arg(long = "response", value_name = "NAME=FILE")]
         responses: Vec<String>,
+        #[arg(long)]
+        policy: Option<PathBuf>,
+        #[arg(long)]
+        now: Option<String>,
+        #[arg(long, value_enum, default_value_t = OutputFormat::Json)]
+        format: OutputFormat,
+    },
+    /// Project a what-if scenario (moves, evacuations): before and after,
+    /// warnings, evacuations and capacity sensitivity.
+    Whatif {
+        estate: PathBuf,
+        /// Scenario file (JSON, docs/scenario-format.md).
+        scenario: PathBuf,
+        #[arg(long)]
+        policy: Option<PathBuf>,
+        #[arg(long)]
+        now: Option<String>,
+        #[arg(long, value_enum, default_value_t = OutputFormat::Json)]
+        format: OutputFormat,
+    },
+    /// Rank the clusters for one service with the placement scorer, each
+    /// candidate with its terms.
+    Place {
+        estate: PathBuf,
+        /// Service id.
+        service: String,
         #[arg(long)]
         policy: Option<PathBuf>,
         #[arg(long)]
@@ -196,6 +223,55 @@ fn run(command: Command) -> Result<String, Failure> {
             Ok(match format {
                 OutputFormat::Json => json(&comparison),
                 OutputFormat::Text => berth_engine::text::comparison(&comparison),
+            })
+        }
+        Command::Whatif {
+            estate,
+            scenario,
+            policy,
+            now,
+            format,
+        } => {
+            let e = read_estate(&estate)?;
+            let policy = read_policy(policy.as_deref())?;
+            let now = resolve_now(now.as_deref())?;
+            let text = read_text(&scenario)?;
+            let invalid = |mut errors: Vec<whatif::ScenarioError>| {
+                whatif::locate_errors(&mut errors, &text);
+                let mut lines = vec![format!(
+                    "{}: invalid scenario, {} error{}:",
+                    scenario.display(),
+                    errors.len(),
+                    if errors.len() == 1 { "" } else { "s" }
+                )];
+                lines.extend(errors.iter().map(|e| format!("  {e}")));
+                Failure { code: 1, lines }
+            };
+            let sc = whatif::Scenario::from_json(&text).map_err(invalid)?;
+            let projection = whatif::project(&e, &policy, now, &sc).map_err(invalid)?;
+            Ok(match format {
+                OutputFormat::Json => json(&projection),
+                OutputFormat::Text => berth_engine::text::projection(&projection),
+            })
+        }
+        Command::Place {
+            estate,
+            service,
+            policy,
+            now,
+            format,
+        } => {
+            let e = read_estate(&estate)?;
+            let policy = read_policy(policy.as_deref())?;
+            let now = resolve_now(now.as_deref())?;
+            let placement =
+                berth_engine::place::place(&e, &policy, now, &service).map_err(|msg| Failure {
+                    code: 1,
+                    lines: vec![format!("{}: {msg}", estate.display())],
+                })?;
+            Ok(match format {
+                OutputFormat::Json => json(&placement),
+                OutputFormat::Text => berth_engine::text::placement(&placement),
             })
         }
     }

@@ -1,0 +1,1164 @@
+//! What-if scenarios (SPEC §8): apply a user's list of moves and cluster
+//! evacuations to the estate, and project what changes.
+//!
+//! A scenario is a what-if, not advice: it is applied **as written**, even
+//! where it breaks a hard constraint, and every such break is named in a
+//! warning with a stable code ([`WarningCode`]). Only a scenario that
+//! cannot be read or names things that do not exist is refused, with the
+//! JSON path of each problem (`docs/scenario-format.md`).
+//!
+//! Steps run in order on one evolving placement ([`State`]):
+//!
+//! - `move` puts a service on a cluster.
+//! - `evacuate` empties a cluster: its services (largest CPU request first,
+//!   then memory, then id) are placed one by one by the single-service
+//!   scorer ([`crate::place`]), each placement seeing the ones before it;
+//!   evacuated clusters are never a destination for the scorer. A service
+//!   that cannot leave (pinned, local volumes, or no eligible cluster) stays
+//!   and is listed with its reasons.
+//!
+//! Capacity is judged on where the scenario **ends**: for each cluster that
+//! receives services, the net CPU and memory it gains against its free
+//! capacity fact, three-valued as in [`crate::constraints::fit`]. The
+//! order of steps therefore never changes a capacity verdict. For every
+//! such verdict the projection says how far (in % of the figure) the
+//! free-capacity figure could be wrong before the verdict flips.
+//!
+//! Cost: the estate totals are computed once before and once after; each
+//! step costs O(degree) (a move) or O(services on the cluster × clusters ×
+//! degree) (an evacuation), never a pass over the whole estate.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use serde::Serialize;
+use serde_json::{Map, Value};
+
+use crate::advise::Reason;
+use crate::constraints::{self, Code, Refusal};
+use crate::cost::{Ctx, State, Totals};
+use crate::estate::{format_time, Estate, Health};
+use crate::fact::Class;
+use crate::place::{self, FitVerdict, PlaceTerms};
+use crate::policy::Policy;
+
+/// The only scenario schema so far.
+pub const SCHEMA: u64 = 1;
+/// Largest scenario text accepted.
+pub const MAX_TEXT_BYTES: usize = 1 << 20;
+/// Most steps in one scenario.
+pub const MAX_STEPS: usize = 10_000;
+
+/// A what-if scenario (`docs/scenario-format.md`): ids, not yet resolved
+/// against an estate.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Scenario {
+    pub schema: u64,
+    pub name: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    pub steps: Vec<Step>,
+}
+
+/// One step; serialises as `{"move": {"service": …, "to": …}}` or
+/// `{"evacuate": "cluster-id"}`.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Step {
+    Move { service: String, to: String },
+    Evacuate(String),
+}
+
+/// One thing wrong with a scenario, at a JSON pointer (e.g.
+/// `/steps/3/move/to`).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct ScenarioError {
+    pub path: String,
+    /// 1-based line, when the scenario's text is at hand.
+    pub line: Option<usize>,
+    pub message: String,
+}
+
+impl std::fmt::Display for ScenarioError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let path = if self.path.is_empty() {
+            "/"
+        } else {
+            &self.path
+        };
+        match self.line {
+            Some(line) => write!(f, "{path} (line {line}): {}", self.message),
+            None => write!(f, "{path}: {}", self.message),
+        }
+    }
+}
+
+/// Fill in the line of each error from the scenario's text.
+pub fn locate_errors(errors: &mut [ScenarioError], text: &str) {
+    for e in errors {
+        if e.line.is_none() {
+            e.line = crate::locate::line_of(text, &e.path);
+        }
+    }
+}
+
+impl Scenario {
+    /// Parse a scenario and check its structure (not its ids: see
+    /// [`Scenario::check`]). On any error, every error found, with lines.
+    pub fn from_json(text: &str) -> Result<Scenario, Vec<ScenarioError>> {
+        let err = |path: &str, line: Option<usize>, message: String| ScenarioError {
+            path: path.into(),
+            line,
+            message,
+        };
+        if text.len() > MAX_TEXT_BYTES {
+            return Err(vec![err(
+                "",
+                None,
+                format!(
+                    "scenario is {} bytes; expected at most {MAX_TEXT_BYTES}",
+                    text.len()
+                ),
+            )]);
+        }
+        let value: Value = serde_json::from_str(text)
+            .map_err(|e| vec![err("", Some(e.line()), format!("not valid JSON: {e}"))])?;
+        let mut p = Parser::default();
+        let scenario = p.scenario(&value);
+        if p.errors.is_empty() {
+            Ok(scenario.expect("no errors means a scenario"))
+        } else {
+            locate_errors(&mut p.errors, text);
+            Err(p.errors)
+        }
+    }
+
+    /// The scenario as JSON text (the format it is read from).
+    pub fn to_json(&self) -> String {
+        serde_json::to_string_pretty(self).expect("scenario serialises")
+    }
+
+    /// Every id the scenario names that the estate does not have.
+    pub fn check(&self, estate: &Estate) -> Vec<ScenarioError> {
+        let mut errors = Vec::new();
+        for (i, step) in self.steps.iter().enumerate() {
+            let mut unknown = |path: String, what: &str, id: &str| {
+                errors.push(ScenarioError {
+                    path,
+                    line: None,
+                    message: format!(
+                        "unknown {what} {id:?}: the estate has no {what} with that id"
+                    ),
+                });
+            };
+            match step {
+                Step::Move { service, to } => {
+                    if estate.service_index(service).is_none() {
+                        unknown(format!("/steps/{i}/move/service"), "service", service);
+                    }
+                    if estate.cluster_index(to).is_none() {
+                        unknown(format!("/steps/{i}/move/to"), "cluster", to);
+                    }
+                }
+                Step::Evacuate(c) => {
+                    if estate.cluster_index(c).is_none() {
+                        unknown(format!("/steps/{i}/evacuate"), "cluster", c);
+                    }
+                }
+            }
+        }
+        errors
+    }
+}
+
+#[derive(Default)]
+struct Parser {
+    errors: Vec<ScenarioError>,
+}
+
+impl Parser {
+    fn err(&mut self, path: &str, message: impl Into<String>) {
+        self.errors.push(ScenarioError {
+            path: path.to_string(),
+            line: None,
+            message: message.into(),
+        });
+    }
+
+    fn object<'a>(
+        &mut self,
+        v: &'a Value,
+        path: &str,
+        allowed: &[&str],
+    ) -> Option<&'a Map<String, Value>> {
+        let Some(map) = v.as_object() else {
+            self.err(path, format!("expected an object, got {}", kind(v)));
+            return None;
+        };
+        for key in map.keys() {
+            if !allowed.contains(&key.as_str()) {
+                self.err(
+                    &format!("{path}/{}", key.replace('~', "~0").replace('/', "~1")),
+                    format!(
+                        "unknown field `{key}`; expected one of: {}",
+                        allowed.join(", ")
+                    ),
+                );
+            }
+        }
+        Some(map)
+    }
+
+    fn text(&mut self, v: Option<&Value>, path: &str, max: usize) -> Option<String> {
+        match v {
+            Some(Value::String(s)) if !s.trim().is_empty() && s.len() <= max => Some(s.clone()),
+            Some(Value::String(_)) => {
+                self.err(
+                    path,
+                    format!("expected a non-empty string of at most {max} bytes"),
+                );
+                None
+            }
+            None => {
+                self.err(path, "missing; expected a string");
+                None
+            }
+            Some(v) => {
+                self.err(path, format!("expected a string, got {}", kind(v)));
+                None
+            }
+        }
+    }
+
+    fn id(&mut self, v: Option<&Value>, path: &str, what: &str) -> Option<String> {
+        match v {
+            None => {
+                self.err(path, format!("missing; expected a {what} id"));
+                None
+            }
+            Some(Value::String(s))
+                if !s.is_empty()
+                    && s.len() <= 128
+                    && !s.chars().any(|c| c.is_whitespace() || c.is_control()) =>
+            {
+                Some(s.clone())
+            }
+            Some(v) => {
+                self.err(
+                    path,
+                    format!(
+                        "expected a {what} id (a string of at most 128 characters without \
+                         spaces), got {}",
+                        kind(v)
+                    ),
+                );
+                None
+            }
+        }
+    }
+
+    fn scenario(&mut self, v: &Value) -> Option<Scenario> {
+        let top = self.object(v, "", &["schema", "name", "description", "steps"])?;
+        match top.get("schema") {
+            Some(Value::Number(n)) if n.as_u64() == Some(SCHEMA) => {}
+            None => self.err("/schema", format!("missing; expected {SCHEMA}")),
+            Some(v) => self.err(
+                "/schema",
+                format!(
+                    "expected {SCHEMA} (the only scenario schema so far), got {}",
+                    kind(v)
+                ),
+            ),
+        }
+        let name = self.text(top.get("name"), "/name", 256);
+        let description = match top.get("description") {
+            None | Some(Value::Null) => None,
+            d => self.text(d, "/description", 4096),
+        };
+        let mut steps = Vec::new();
+        match top.get("steps") {
+            None => self.err("/steps", "missing; expected an array of steps"),
+            Some(Value::Array(items)) if items.len() > MAX_STEPS => self.err(
+                "/steps",
+                format!("{} steps; expected at most {MAX_STEPS}", items.len()),
+            ),
+            Some(Value::Array(items)) => {
+                let mut moved: BTreeMap<String, usize> = BTreeMap::new();
+                let mut evacuated: BTreeMap<String, usize> = BTreeMap::new();
+                for (i, item) in items.iter().enumerate() {
+                    let path = format!("/steps/{i}");
+                    if let Some(step) = self.step(item, &path) {
+                        let (seen, key, what, at) = match &step {
+                            Step::Move { service, .. } => {
+                                (&mut moved, service, "moves service", "move/service")
+                            }
+                            Step::Evacuate(c) => {
+                                (&mut evacuated, c, "evacuates cluster", "evacuate")
+                            }
+                        };
+                        if let Some(&first) = seen.get(key) {
+                            self.err(
+                                &format!("{path}/{at}"),
+                                format!(
+                                    "/steps/{first} already {what} {key:?}; a scenario does \
+                                     that at most once (edit that step instead)"
+                                ),
+                            );
+                            continue;
+                        }
+                        seen.insert(key.clone(), i);
+                        steps.push(step);
+                    }
+                }
+            }
+            Some(v) => self.err(
+                "/steps",
+                format!("expected an array of steps, got {}", kind(v)),
+            ),
+        }
+        Some(Scenario {
+            schema: SCHEMA,
+            name: name?,
+            description,
+            steps,
+        })
+    }
+
+    fn step(&mut self, v: &Value, path: &str) -> Option<Step> {
+        const SHAPE: &str =
+            r#"expected {"move": {"service": "…", "to": "…"}} or {"evacuate": "cluster-id"}"#;
+        let map = self.object(v, path, &["move", "evacuate"])?;
+        match (map.get("move"), map.get("evacuate")) {
+            (Some(m), None) => {
+                let mpath = format!("{path}/move");
+                let m = self.object(m, &mpath, &["service", "to"])?;
+                let service = self.id(m.get("service"), &format!("{mpath}/service"), "service");
+                let to = self.id(m.get("to"), &format!("{mpath}/to"), "cluster");
+                Some(Step::Move {
+                    service: service?,
+                    to: to?,
+                })
+            }
+            (None, Some(c)) => self
+                .id(Some(c), &format!("{path}/evacuate"), "cluster")
+                .map(Step::Evacuate),
+            (Some(_), Some(_)) => {
+                self.err(
+                    path,
+                    format!("a step does one thing, not both `move` and `evacuate`; {SHAPE}"),
+                );
+                None
+            }
+            (None, None) => {
+                if map.is_empty() {
+                    self.err(path, format!("empty step; {SHAPE}"));
+                }
+                None
+            }
+        }
+    }
+}
+
+fn kind(v: &Value) -> String {
+    match v {
+        Value::Null => "null".into(),
+        Value::Bool(b) => format!("{b}"),
+        Value::Number(n) => format!("the number {n}"),
+        Value::String(s) if s.len() <= 40 => format!("the string {s:?}"),
+        Value::String(_) => "a string".into(),
+        Value::Array(_) => "an array".into(),
+        Value::Object(_) => "an object".into(),
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Projection
+
+/// Stable warning codes: a public contract (API, web pages); add new ones,
+/// never rename.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum WarningCode {
+    /// A pinned service is moved off its nodes.
+    Pinned,
+    /// A service with data on local volumes is moved without its data.
+    LocalVolumes,
+    /// A service is moved onto a draining cluster.
+    ClusterDraining,
+    /// A service is moved onto a cluster that is down.
+    ClusterDown,
+    /// A service is moved out of its allowed jurisdictions.
+    Jurisdiction,
+    /// A service is moved into another trust zone.
+    TrustZone,
+    /// A service is moved onto a tier it may not use.
+    Tier,
+    /// A cluster receives more than it has free even at the optimistic
+    /// end of its free-capacity fact: that capacity does not exist.
+    OverCapacity,
+    /// A cluster's fit can't be told: free capacity unknown, or the need
+    /// lies within the fact's margin of error.
+    CantTell,
+    /// A cluster ends over the utilisation target (it fits, but with less
+    /// room than the policy wants).
+    OverTarget,
+    /// An evacuation could not move a service off the cluster.
+    CannotLeave,
+    /// A move puts a service on a cluster an earlier step evacuated.
+    IntoEvacuated,
+    /// A move moves a service an earlier step already moved.
+    MovedAgain,
+    /// A move to where the service already is: nothing happens.
+    NoOp,
+}
+
+impl WarningCode {
+    pub const ALL: [WarningCode; 14] = [
+        WarningCode::Pinned,
+        WarningCode::LocalVolumes,
+        WarningCode::ClusterDraining,
+        WarningCode::ClusterDown,
+        WarningCode::Jurisdiction,
+        WarningCode::TrustZone,
+        WarningCode::Tier,
+        WarningCode::OverCapacity,
+        WarningCode::CantTell,
+        WarningCode::OverTarget,
+        WarningCode::CannotLeave,
+        WarningCode::IntoEvacuated,
+        WarningCode::MovedAgain,
+        WarningCode::NoOp,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            WarningCode::Pinned => "pinned",
+            WarningCode::LocalVolumes => "local_volumes",
+            WarningCode::ClusterDraining => "cluster_draining",
+            WarningCode::ClusterDown => "cluster_down",
+            WarningCode::Jurisdiction => "jurisdiction",
+            WarningCode::TrustZone => "trust_zone",
+            WarningCode::Tier => "tier",
+            WarningCode::OverCapacity => "over_capacity",
+            WarningCode::CantTell => "cant_tell",
+            WarningCode::OverTarget => "over_target",
+            WarningCode::CannotLeave => "cannot_leave",
+            WarningCode::IntoEvacuated => "into_evacuated",
+            WarningCode::MovedAgain => "moved_again",
+            WarningCode::NoOp => "no_op",
+        }
+    }
+
+    /// The warning for breaking a static hard constraint.
+    fn of_refusal(code: Code) -> Option<WarningCode> {
+        Some(match code {
+            Code::Pinned => WarningCode::Pinned,
+            Code::LocalVolumes => WarningCode::LocalVolumes,
+            Code::ClusterDraining => WarningCode::ClusterDraining,
+            Code::ClusterDown => WarningCode::ClusterDown,
+            Code::Jurisdiction => WarningCode::Jurisdiction,
+            Code::TrustZone => WarningCode::TrustZone,
+            Code::Tier => WarningCode::Tier,
+            _ => return None,
+        })
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Warning {
+    pub code: WarningCode,
+    /// 1-based step that caused it; `None` for verdicts on the end state.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub step: Option<usize>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub service: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cluster: Option<String>,
+    pub message: String,
+}
+
+/// How a service came to move.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum By {
+    Move,
+    Evacuate,
+}
+
+/// One service changing cluster, in the order the scenario did it.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct ProjectedMove {
+    /// 1-based step.
+    pub step: usize,
+    pub service: String,
+    pub from: String,
+    pub to: String,
+    pub by: By,
+}
+
+/// One resource of one cluster before and after. Load is what is in use:
+/// `total − free` (+ the scenario's net change after); `None` when the
+/// free figure is unknown. Utilisation is load / total (may exceed 1).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct ResourceLoad {
+    pub total: f64,
+    /// Net requests moved in by the scenario (negative: moved out).
+    pub change: f64,
+    pub load_before: Option<f64>,
+    pub load_after: Option<f64>,
+    pub utilisation_before: Option<f64>,
+    pub utilisation_after: Option<f64>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct ClusterLoad {
+    pub id: String,
+    pub health: Health,
+    pub evacuated: bool,
+    /// Both free-capacity figures are known.
+    pub capacity_known: bool,
+    /// Cores.
+    pub cpu: ResourceLoad,
+    /// GiB.
+    pub memory: ResourceLoad,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Placed {
+    pub service: String,
+    pub to: String,
+    /// The scorer's score for the chosen cluster, and its terms.
+    pub score: f64,
+    pub terms: PlaceTerms,
+    /// Fit at the time it was placed (later placements may change the
+    /// end-state verdict; see the warnings).
+    pub fit: FitVerdict,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Stuck {
+    pub service: String,
+    /// Each refusal code with the clusters it ruled out (none listed when
+    /// the service cannot leave whatever the destination).
+    pub reasons: Vec<Reason>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Evacuation {
+    /// 1-based step.
+    pub step: usize,
+    pub cluster: String,
+    pub placed: Vec<Placed>,
+    pub stuck: Vec<Stuck>,
+}
+
+/// How far a free-capacity figure could be wrong before the capacity
+/// verdict that rests on it changes.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Sensitivity {
+    /// e.g. `c-fra-2 cpu_free`.
+    pub fact: String,
+    pub cluster: String,
+    /// `cpu` (cores) or `memory` (GiB).
+    pub resource: &'static str,
+    /// The figure as reported.
+    pub value: f64,
+    /// Its class at evaluation time, and that class's margin (%).
+    pub class: Class,
+    pub margin_pct: f64,
+    /// Net requests the scenario adds to the cluster.
+    pub need: f64,
+    /// The services the scenario moves onto the cluster.
+    pub services: Vec<String>,
+    /// At the figure as reported: `fits` (need ≤ figure) or `does_not_fit`.
+    pub verdict: &'static str,
+    /// Three-valued fit at the figure's margin: certain only when the
+    /// tolerance is at least the margin.
+    pub fit: FitVerdict,
+    /// Relative error of the figure, in % of it, at which `verdict` flips:
+    /// `|figure − need| / figure × 100`. `None` for a figure of 0.
+    pub tolerance_pct: Option<f64>,
+    /// `lower`: the verdict flips if the true figure is lower by more than
+    /// the tolerance (it fits now). `higher`: it flips if the true figure
+    /// is higher by more than the tolerance (it does not fit now).
+    pub direction: &'static str,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Projection {
+    pub scenario: String,
+    pub estate: String,
+    pub estate_version: String,
+    pub policy_digest: String,
+    /// Evaluation time, RFC 3339.
+    pub now: String,
+    pub before: Totals,
+    pub after: Totals,
+    /// `after − before`, term by term.
+    pub change: Totals,
+    /// Every service that changed cluster, in order.
+    pub moves: Vec<ProjectedMove>,
+    /// Every cluster, in id order.
+    pub clusters: Vec<ClusterLoad>,
+    pub warnings: Vec<Warning>,
+    pub evacuations: Vec<Evacuation>,
+    pub sensitivity: Vec<Sensitivity>,
+}
+
+/// The evolving placement of a projection and what it recorded.
+struct Run<'c, 'a> {
+    ctx: &'c Ctx<'a>,
+    state: State,
+    /// Services on each cluster, built at the first evacuation.
+    members: Option<Vec<BTreeSet<usize>>>,
+    /// Services of each owner, built at the first evacuation.
+    owners: Option<BTreeMap<&'a str, Vec<usize>>>,
+    /// Step (1-based) that evacuated each cluster.
+    evacuated_at: Vec<Option<usize>>,
+    /// Last step that moved each service, and where to.
+    moved: BTreeMap<usize, usize>,
+    moves: Vec<ProjectedMove>,
+    warnings: Vec<Warning>,
+    evacuations: Vec<Evacuation>,
+}
+
+impl Run<'_, '_> {
+    fn apply(&mut self, step: usize, service: usize, to: usize, by: By) {
+        let estate = self.ctx.estate;
+        let from = self.state.placement[service];
+        if let Some(m) = &mut self.members {
+            m[from].remove(&service);
+            m[to].insert(service);
+        }
+        self.state.apply(self.ctx, service, to);
+        self.moved.insert(service, step);
+        self.moves.push(ProjectedMove {
+            step,
+            service: estate.services[service].id.clone(),
+            from: estate.clusters[from].id.clone(),
+            to: estate.clusters[to].id.clone(),
+            by,
+        });
+    }
+
+    fn warn(
+        &mut self,
+        code: WarningCode,
+        step: Option<usize>,
+        service: Option<usize>,
+        cluster: Option<usize>,
+        message: String,
+    ) {
+        let e = self.ctx.estate;
+        self.warnings.push(Warning {
+            code,
+            step,
+            service: service.map(|s| e.services[s].id.clone()),
+            cluster: cluster.map(|c| e.clusters[c].id.clone()),
+            message,
+        });
+    }
+
+    fn do_move(&mut self, step: usize, s: usize, to: usize) {
+        let e = self.ctx.estate;
+        let (sid, cid) = (&e.services[s].id, &e.clusters[to].id);
+        let from = self.state.placement[s];
+        if from == to {
+            self.warn(
+                WarningCode::NoOp,
+                Some(step),
+                Some(s),
+                Some(to),
+                format!("step {step}: {sid} is already on {cid}; nothing moves"),
+            );
+            return;
+        }
+        if let Some(&earlier) = self.moved.get(&s) {
+            self.warn(
+                WarningCode::MovedAgain,
+                Some(step),
+                Some(s),
+                Some(to),
+                format!(
+                    "step {step} moves {sid} again: step {earlier} already moved it to {}",
+                    e.clusters[from].id
+                ),
+            );
+        }
+        if let Some(at) = self.evacuated_at[to] {
+            self.warn(
+                WarningCode::IntoEvacuated,
+                Some(step),
+                Some(s),
+                Some(to),
+                format!("step {step} moves {sid} onto {cid}, which step {at} evacuates"),
+            );
+        }
+        let mut refusals = constraints::static_refusals(e, s, to);
+        if to == e.services[s].cluster {
+            // Going back home is not leaving.
+            refusals.retain(|r| !matches!(r.code, Code::Pinned | Code::LocalVolumes));
+        }
+        for r in refusals {
+            if let Some(code) = WarningCode::of_refusal(r.code) {
+                self.warn(
+                    code,
+                    Some(step),
+                    Some(s),
+                    Some(to),
+                    format!("step {step} moves {sid} to {cid}, but {}", r.message),
+                );
+            }
+        }
+        self.apply(step, s, to, By::Move);
+    }
+
+    fn evacuate(&mut self, step: usize, c: usize) {
+        let ctx = self.ctx;
+        let e = ctx.estate;
+        self.evacuated_at[c] = Some(step);
+        let members = self.members.get_or_insert_with(|| {
+            let mut m = vec![BTreeSet::new(); e.clusters.len()];
+            for (s, &at) in self.state.placement.iter().enumerate() {
+                m[at].insert(s);
+            }
+            m
+        });
+        let mut order: Vec<usize> = members[c].iter().copied().collect();
+        order.sort_by(|&a, &b| {
+            let (sa, sb) = (&e.services[a], &e.services[b]);
+            sb.cpu
+                .total_cmp(&sa.cpu)
+                .then(sb.memory_gib.total_cmp(&sa.memory_gib))
+                .then(a.cmp(&b))
+        });
+        let owners = self.owners.take().unwrap_or_else(|| {
+            let mut o: BTreeMap<&str, Vec<usize>> = BTreeMap::new();
+            for (i, s) in e.services.iter().enumerate() {
+                o.entry(s.owner.as_str()).or_default().push(i);
+            }
+            o
+        });
+        let avoid: Vec<bool> = self.evacuated_at.iter().map(|a| a.is_some()).collect();
+        let mut placed = Vec::new();
+        let mut stuck = Vec::new();
+        for s in order {
+            let reasons = match constraints::immobility(e, s) {
+                Some(r) => vec![Reason {
+                    code: r.code,
+                    message: r.message,
+                    clusters: Vec::new(),
+                }],
+                None => {
+                    let same_owner = &owners[e.services[s].owner.as_str()];
+                    let ranked = place::rank_with(ctx, &self.state, s, same_owner, &avoid);
+                    if ranked[0].eligible {
+                        let best = &ranked[0];
+                        placed.push(Placed {
+                            service: e.services[s].id.clone(),
+                            to: best.cluster.clone(),
+                            score: best.score,
+                            terms: best.terms,
+                            fit: best.fit,
+                        });
+                        self.apply(step, s, best.index, By::Evacuate);
+                        continue;
+                    }
+                    let refused: Vec<(Refusal, String)> = ranked
+                        .into_iter()
+                        .filter(|cand| cand.index != c)
+                        .flat_map(|cand| {
+                            let id = cand.cluster;
+                            cand.refusals.into_iter().map(move |r| (r, id.clone()))
+                        })
+                        .collect();
+                    group_reasons(refused)
+                }
+            };
+            let words: Vec<String> = reasons
+                .iter()
+                .map(|r| {
+                    if r.clusters.is_empty() {
+                        r.message.clone()
+                    } else {
+                        format!("{} on {}", r.code.as_str(), r.clusters.join(", "))
+                    }
+                })
+                .collect();
+            self.warn(
+                WarningCode::CannotLeave,
+                Some(step),
+                Some(s),
+                Some(c),
+                format!(
+                    "step {step}: {} cannot leave {}: {}",
+                    e.services[s].id,
+                    e.clusters[c].id,
+                    words.join("; ")
+                ),
+            );
+            stuck.push(Stuck {
+                service: e.services[s].id.clone(),
+                reasons,
+            });
+        }
+        self.owners = Some(owners);
+        self.evacuations.push(Evacuation {
+            step,
+            cluster: e.clusters[c].id.clone(),
+            placed,
+            stuck,
+        });
+    }
+}
+
+/// Group refusals by code, listing the clusters each ruled out; ordered by
+/// code, clusters in id order, the message of the first cluster kept.
+fn group_reasons(mut refused: Vec<(Refusal, String)>) -> Vec<Reason> {
+    refused.sort_by(|a, b| (a.0.code, &a.1).cmp(&(b.0.code, &b.1)));
+    let mut out: Vec<Reason> = Vec::new();
+    for (r, cluster) in refused {
+        match out.last_mut() {
+            Some(last) if last.code == r.code => last.clusters.push(cluster),
+            _ => out.push(Reason {
+                code: r.code,
+                message: r.message,
+                clusters: vec![cluster],
+            }),
+        }
+    }
+    out
+}
+
+/// Apply `scenario` to the estate as it is and project the result. Errors
+/// only for ids the estate does not have (paths, no lines: see
+/// [`locate_errors`]).
+pub fn project(
+    estate: &Estate,
+    policy: &Policy,
+    now: i64,
+    scenario: &Scenario,
+) -> Result<Projection, Vec<ScenarioError>> {
+    let version = crate::export::version(estate);
+    project_with_version(estate, &version, policy, now, scenario)
+}
+
+/// [`project`] for a caller that already knows the estate's version
+/// ([`crate::export::version`]), e.g. one that keeps the estate loaded
+/// while a person edits a scenario: the digest serialises the whole
+/// estate, which costs more than the projection itself.
+pub fn project_with_version(
+    estate: &Estate,
+    estate_version: &str,
+    policy: &Policy,
+    now: i64,
+    scenario: &Scenario,
+) -> Result<Projection, Vec<ScenarioError>> {
+    let errors = scenario.check(estate);
+    if !errors.is_empty() {
+        return Err(errors);
+    }
+    let ctx = Ctx::new(estate, policy, now);
+    let state = State::initial(estate);
+    let before = state.totals(&ctx);
+    let mut run = Run {
+        ctx: &ctx,
+        state,
+        members: None,
+        owners: None,
+        evacuated_at: vec![None; estate.clusters.len()],
+        moved: BTreeMap::new(),
+        moves: Vec::new(),
+        warnings: Vec::new(),
+        evacuations: Vec::new(),
+    };
+    for (i, step) in scenario.steps.iter().enumerate() {
+        let k = i + 1;
+        match step {
+            Step::Move { service, to } => {
+                let s = estate.service_index(service).expect("checked");
+                let to = estate.cluster_index(to).expect("checked");
+                run.do_move(k, s, to);
+            }
+            Step::Evacuate(c) => {
+                let c = estate.cluster_index(c).expect("checked");
+                run.evacuate(k, c);
+            }
+        }
+    }
+    let after = run.state.totals(&ctx);
+    let change = Totals {
+        cost: after.cost - before.cost,
+        round_trip: after.round_trip - before.round_trip,
+        cross_site: after.cross_site - before.cross_site,
+        headroom: after.headroom - before.headroom,
+        cross_site_mb_s: after.cross_site_mb_s - before.cross_site_mb_s,
+    };
+
+    // Where the scenario ends: which services sit away from home, by cluster.
+    let mut arrivals: BTreeMap<usize, Vec<usize>> = BTreeMap::new();
+    for &s in run.moved.keys() {
+        let at = run.state.placement[s];
+        if at != estate.services[s].cluster {
+            arrivals.entry(at).or_default().push(s);
+        }
+    }
+    let mut sensitivity = Vec::new();
+    for (&c, arrived) in &arrivals {
+        capacity_verdicts(&mut run, c, arrived, &mut sensitivity);
+    }
+
+    let clusters = estate
+        .clusters
+        .iter()
+        .enumerate()
+        .map(|(c, cl)| {
+            let l = run.state.load[c];
+            let res = |free: Option<f64>, total: f64, change: f64| {
+                let before = free.map(|f| total - f);
+                let after = before.map(|b| b + change);
+                ResourceLoad {
+                    total,
+                    change,
+                    load_before: before,
+                    load_after: after,
+                    utilisation_before: before.map(|b| b / total),
+                    utilisation_after: after.map(|a| a / total),
+                }
+            };
+            ClusterLoad {
+                id: cl.id.clone(),
+                health: cl.health,
+                evacuated: run.evacuated_at[c].is_some(),
+                capacity_known: cl.cpu_free.value.is_some() && cl.memory_free_gib.value.is_some(),
+                cpu: res(cl.cpu_free.value, cl.cpu_total, l.cpu_in),
+                memory: res(cl.memory_free_gib.value, cl.memory_total_gib, l.memory_in),
+            }
+        })
+        .collect();
+
+    Ok(Projection {
+        scenario: scenario.name.clone(),
+        estate: estate.name.clone(),
+        estate_version: estate_version.to_string(),
+        policy_digest: policy.digest(),
+        now: format_time(now),
+        before,
+        after,
+        change,
+        moves: run.moves,
+        clusters,
+        warnings: run.warnings,
+        evacuations: run.evacuations,
+        sensitivity,
+    })
+}
+
+/// End-state capacity verdicts of cluster `c`, which received `arrived`:
+/// warnings for capacity that does not exist, can't tell and over target,
+/// and a sensitivity row per known figure the verdict rests on.
+fn capacity_verdicts(run: &mut Run, c: usize, arrived: &[usize], out: &mut Vec<Sensitivity>) {
+    let ctx = run.ctx;
+    let (e, policy) = (ctx.estate, ctx.policy);
+    let cl = &e.clusters[c];
+    let load = run.state.load[c];
+    let names: Vec<String> = arrived.iter().map(|&s| e.services[s].id.clone()).collect();
+    for (fact, total, need, resource, name, unit, word) in [
+        (
+            &cl.cpu_free,
+            cl.cpu_total,
+            load.cpu_in,
+            "cpu",
+            "cpu_free",
+            "cores",
+            "CPU",
+        ),
+        (
+            &cl.memory_free_gib,
+            cl.memory_total_gib,
+            load.memory_in,
+            "memory",
+            "memory_free_gib",
+            "GiB",
+            "memory",
+        ),
+    ] {
+        // Net of what left: a cluster that ends with as much room or more
+        // has no verdict resting on its figure (the tolerance allows for
+        // the rounding of requests that moved in and out again).
+        if need <= 1e-9 * total {
+            continue;
+        }
+        let key = format!("{} {name}", cl.id);
+        let Some(free) = fact.value else {
+            run.warn(
+                WarningCode::CantTell,
+                None,
+                None,
+                Some(c),
+                format!(
+                    "{} would take {} {unit} more {word} ({}) but its free {word} is unknown",
+                    cl.id,
+                    num(need),
+                    names.join(", ")
+                ),
+            );
+            continue;
+        };
+        let class = fact.class_at(ctx.now, policy);
+        let margin = policy.margin(class);
+        // The same expressions as `constraints::fit`, with the whole net
+        // load already moved in and nothing more to add.
+        let pessimistic = free * (1.0 - margin) - need;
+        let optimistic = free * (1.0 + margin) - need;
+        let fit = if 0.0 > optimistic {
+            FitVerdict::DoesNotFit
+        } else if 0.0 > pessimistic {
+            FitVerdict::CantTell
+        } else {
+            FitVerdict::Fits
+        };
+        let figure = format!(
+            "{} {unit} free ({} ±{}%)",
+            num(free),
+            class.as_str(),
+            num(margin * 100.0)
+        );
+        match fit {
+            FitVerdict::DoesNotFit => run.warn(
+                WarningCode::OverCapacity,
+                None,
+                None,
+                Some(c),
+                format!(
+                    "{} would take {} {unit} more {word} ({}) but has {figure}: at most {} \
+                     {unit} — that capacity does not exist",
+                    cl.id,
+                    num(need),
+                    names.join(", "),
+                    num(free * (1.0 + margin))
+                ),
+            ),
+            FitVerdict::CantTell => run.warn(
+                WarningCode::CantTell,
+                None,
+                None,
+                Some(c),
+                format!(
+                    "{} would take {} {unit} more {word} ({}) and has {figure}: between {} and \
+                     {} {unit}, so whether it fits can't be told",
+                    cl.id,
+                    num(need),
+                    names.join(", "),
+                    num((free * (1.0 - margin)).max(0.0)),
+                    num(free * (1.0 + margin))
+                ),
+            ),
+            _ => {
+                let before = (total - free) / total;
+                let after = (total - free + need) / total;
+                let target = policy.placement.target_utilisation;
+                if after > target {
+                    run.warn(
+                        WarningCode::OverTarget,
+                        None,
+                        None,
+                        Some(c),
+                        format!(
+                            "{} {word} would be at {}% after the scenario ({}% before; target \
+                             {}%)",
+                            cl.id,
+                            num(after * 100.0),
+                            num(before * 100.0),
+                            num(target * 100.0)
+                        ),
+                    );
+                }
+            }
+        }
+        let fits = need <= free;
+        out.push(Sensitivity {
+            fact: key,
+            cluster: cl.id.clone(),
+            resource,
+            value: free,
+            class,
+            margin_pct: margin * 100.0,
+            need,
+            services: names.clone(),
+            verdict: if fits { "fits" } else { "does_not_fit" },
+            fit,
+            tolerance_pct: (free > 0.0).then(|| (free - need).abs() / free * 100.0),
+            direction: if fits { "lower" } else { "higher" },
+        });
+    }
+}
+
+/// A number for messages: at most two decimals, no trailing zeros.
+fn num(x: f64) -> String {
+    let r = constraints::round2(x);
+    let s = format!("{r:.2}");
+    let s = s.trim_end_matches('0').trim_end_matches('.');
+    if s == "-0" {
+        "0".into()
+    } else {
+        s.to_string()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn scenario_errors_name_the_path() {
+        let e = Scenario::from_json(
+            r#"{
+  "schema": 1,
+  "name": "x",
+  "steps": [
+    {"move": {"service": "a", "to": "c1"}},
+    {"evacuate": "c2", "move": {"service": "b", "to": "c1"}},
+    {"move": {"service": "a", "to": "c3"}},
+    {"evacuate": 7},
+    {"teleport": "c1"},
+    {"move": {"service": "b"}}
+  ]
+}"#,
+        )
+        .unwrap_err();
+        let got: Vec<String> = e.iter().map(|e| e.to_string()).collect();
+        assert_eq!(
+            got,
+            [
+                "/steps/1 (line 6): a step does one thing, not both `move` and `evacuate`; expected {\"move\": {\"service\": \"…\", \"to\": \"…\"}} or {\"evacuate\": \"cluster-id\"}",
+                "/steps/2/move/service (line 7): /steps/0 already moves service \"a\"; a scenario does that at most once (edit that step instead)",
+                "/steps/3/evacuate (line 8): expected a cluster id (a string of at most 128 characters without spaces), got the number 7",
+                "/steps/4/teleport (line 9): unknown field `teleport`; expected one of: move, evacuate",
+                "/steps/5/move/to (line 10): missing; expected a cluster id",
+            ]
+        );
+    }
+
+    #[test]
+    fn scenario_round_trips_and_limits() {
+        let text = r#"{"schema": 1, "name": "n", "steps": [{"evacuate": "c"}, {"move": {"service": "s", "to": "c2"}}]}"#;
+        let s = Scenario::from_json(text).unwrap();
+        assert_eq!(Scenario::from_json(&s.to_json()).unwrap(), s);
+        let e = Scenario::from_json(r#"{"schema": 2, "name": "n", "steps": []}"#).unwrap_err();
+        assert_eq!(e[0].path, "/schema");
+        let big = format!(
+            r#"{{"schema": 1, "name": "n", "steps": [{}]}}"#,
+            vec![r#"{"evacuate": "c"}"#; MAX_STEPS + 1].join(",")
+        );
+        let e = Scenario::from_json(&big).unwrap_err();
+        assert!(e[0].message.contains("at most 10000"), "{e:?}");
+    }
+
+    #[test]
+    fn numbers_in_messages() {
+        assert_eq!(num(2.0), "2");
+        assert_eq!(num(2.5), "2.5");
+        assert_eq!(num(1.234), "1.23");
+        assert_eq!(num(-0.001), "0");
+    }
+}

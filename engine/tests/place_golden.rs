@@ -1,0 +1,422 @@
+//! Golden tests of the single-service placement scorer (SPEC §10): for
+//! each situation, the ranked candidates with every term of their score.
+//! Update with `UPDATE_EXPECT=1 cargo test --test place_golden` and review
+//! the diff: a change here is a change in where services are placed.
+
+mod common;
+
+use berth_engine::cost::{Ctx, State};
+use berth_engine::place::{self, rank};
+use berth_engine::policy::Policy;
+use berth_engine::{gen, text, Estate};
+use common::*;
+use expect_test::{expect, Expect};
+use serde_json::json;
+
+fn check(estate: &Estate, policy: &Policy, service: &str, expected: Expect) {
+    let ctx = Ctx::new(estate, policy, NOW);
+    let state = State::initial(estate);
+    let s = estate.service_index(service).expect("service");
+    expected.assert_eq(&text::candidates(&rank(&ctx, &state, s)));
+}
+
+/// Nothing has room: every candidate meets the over-target wall, and the
+/// ramp still ranks them, least overloaded first. The service's own
+/// cluster is down (re-placement after a cluster died).
+#[test]
+fn full_fleet_ramp_ranks_overloaded_clusters() {
+    let e = estate(
+        vec![
+            cluster("c-a", "fra", 100.0, 14.0),
+            cluster("c-b", "fra", 100.0, 9.0),
+            cluster("c-c", "fra", 100.0, 3.0),
+            with(
+                cluster("c-dead", "fra", 100.0, 50.0),
+                "health",
+                json!("down"),
+            ),
+        ],
+        vec![service("orphan", "team", "c-dead", 4.0)],
+        vec![],
+    );
+    check(
+        &e,
+        &Policy::default(),
+        "orphan",
+        expect![[r#"
+            rank  cluster    score = headroom over_target incumbency  network blast_radius  youth     cpu    mem  fit
+               1  c-a      -1019.0 =     +1.0     -1020.0          0        0            0      0   90.0%  90.0%  fits
+               2  c-b      -1029.5 =     +0.5     -1030.0          0        0            0      0   95.0%  95.0%  fits
+               3  c-c      -1042.0 =        0     -1042.0          0        0            0      0  101.0% 101.0%  does_not_fit
+                            note no_room_cpu: needs 4 cores but c-c has at most 3.15 cores free (measured CPU ±5%)
+               -  c-dead  ineligible: cluster_down
+                            c-dead is down
+        "#]],
+    );
+}
+
+/// Two equal clusters: the incumbent keeps the service.
+#[test]
+fn incumbent_stays_on_a_tie() {
+    let e = estate(
+        vec![
+            cluster("c-a", "fra", 100.0, 50.0),
+            // 4 cores more free: after placing, exactly as full as c-a.
+            cluster("c-b", "fra", 100.0, 54.0),
+        ],
+        vec![service("svc", "team", "c-a", 4.0)],
+        vec![],
+    );
+    check(
+        &e,
+        &Policy::default(),
+        "svc",
+        expect![[r#"
+        rank  cluster    score = headroom over_target incumbency  network blast_radius  youth     cpu    mem  fit
+           1  c-a        +10.0 =     +5.0           0       +5.0        0            0      0   50.0%  50.0%  incumbent
+           2  c-b         +5.0 =     +5.0           0          0        0            0      0   50.0%  50.0%  fits
+    "#]],
+    );
+}
+
+/// A somewhat roomier cluster next door is not worth a move.
+#[test]
+fn incumbent_stays_on_a_small_difference() {
+    let e = estate(
+        vec![
+            cluster("c-a", "fra", 100.0, 50.0),
+            cluster("c-b", "fra", 100.0, 70.0),
+        ],
+        vec![service("svc", "team", "c-a", 4.0)],
+        vec![],
+    );
+    check(
+        &e,
+        &Policy::default(),
+        "svc",
+        expect![[r#"
+        rank  cluster    score = headroom over_target incumbency  network blast_radius  youth     cpu    mem  fit
+           1  c-a        +10.0 =     +5.0           0       +5.0        0            0      0   50.0%  50.0%  incumbent
+           2  c-b         +6.6 =     +6.6           0          0        0            0      0   34.0%  34.0%  fits
+    "#]],
+    );
+}
+
+/// ... but a large difference (its busy database is in Paris) is.
+#[test]
+fn incumbent_moves_for_a_large_difference() {
+    let e = estate(
+        vec![
+            cluster("c-a", "fra", 100.0, 50.0),
+            cluster("c-b", "fra", 100.0, 70.0),
+            cluster("c-p", "par", 100.0, 50.0),
+        ],
+        vec![
+            service("svc", "team", "c-a", 4.0),
+            service("db", "data", "c-p", 4.0),
+        ],
+        vec![flow("svc", "db", 2.0, 1.0)],
+    );
+    check(
+        &e,
+        &Policy::default(),
+        "svc",
+        expect![[r#"
+        rank  cluster    score = headroom over_target incumbency  network blast_radius  youth     cpu    mem  fit
+           1  c-p         +4.0 =     +4.6           0          0     -0.6            0      0   54.0%  54.0%  fits
+           2  c-a        -16.0 =     +5.0           0       +5.0    -26.0            0      0   50.0%  50.0%  incumbent
+           3  c-b        -19.4 =     +6.6           0          0    -26.0            0      0   34.0%  34.0%  fits
+    "#]],
+    );
+}
+
+/// A cluster enrolled an hour ago gets a youth bonus that tips a close
+/// call its way.
+#[test]
+fn new_cluster_youth_tips_a_close_call() {
+    let e = estate(
+        vec![
+            cluster("c-old", "fra", 100.0, 60.0),
+            with(
+                cluster("c-new", "fra", 100.0, 54.0),
+                "enrolled_at",
+                json!("2026-11-30T03:05:00Z"),
+            ),
+            with(
+                cluster("c-gone", "fra", 100.0, 50.0),
+                "health",
+                json!("down"),
+            ),
+        ],
+        vec![service("svc", "team", "c-gone", 4.0)],
+        vec![],
+    );
+    check(
+        &e,
+        &Policy::default(),
+        "svc",
+        expect![[r#"
+        rank  cluster    score = headroom over_target incumbency  network blast_radius  youth     cpu    mem  fit
+           1  c-new       +7.9 =     +5.0           0          0        0            0   +2.9   50.0%  50.0%  fits
+           2  c-old       +5.6 =     +5.6           0          0        0            0      0   44.0%  44.0%  fits
+           -  c-gone  ineligible: cluster_down
+                        c-gone is down
+    "#]],
+    );
+}
+
+/// ... but never outweighs the over-target cost: a young cluster just
+/// over target loses to an old one just at target.
+#[test]
+fn new_cluster_youth_never_beats_over_target() {
+    let e = estate(
+        vec![
+            cluster("c-old", "fra", 100.0, 24.0),
+            with(
+                cluster("c-new", "fra", 100.0, 23.0),
+                "enrolled_at",
+                json!("2026-11-30T04:04:00Z"),
+            ),
+            with(
+                cluster("c-gone", "fra", 100.0, 50.0),
+                "health",
+                json!("down"),
+            ),
+        ],
+        vec![service("svc", "team", "c-gone", 4.0)],
+        vec![],
+    );
+    check(
+        &e,
+        &Policy::default(),
+        "svc",
+        expect![[r#"
+        rank  cluster    score = headroom over_target incumbency  network blast_radius  youth     cpu    mem  fit
+           1  c-old       +2.0 =     +2.0           0          0        0            0      0   80.0%  80.0%  fits
+           2  c-new     -997.1 =     +1.9     -1002.0          0        0            0   +3.0   81.0%  81.0%  fits
+           -  c-gone  ineligible: cluster_down
+                        c-gone is down
+    "#]],
+    );
+}
+
+/// The policy cannot make youth (or any bonus) outweigh the wall.
+#[test]
+fn policy_refuses_bonuses_that_climb_the_wall() {
+    let p = Policy::from_json(r#"{"placement": {"youth_bonus": 990}}"#).unwrap_err();
+    assert_eq!(p[0].field, "placement.over_target_cost", "{p:?}");
+}
+
+/// One owner's services piled on one cluster: blast radius spreads the
+/// next one, even onto a slightly fuller cluster.
+#[test]
+fn concentrated_owner_blast_radius_spreads() {
+    let e = estate(
+        vec![
+            cluster("c-a", "fra", 100.0, 60.0),
+            cluster("c-b", "fra", 100.0, 50.0),
+            cluster("c-c", "fra", 100.0, 50.0),
+            with(
+                cluster("c-dead", "fra", 100.0, 50.0),
+                "health",
+                json!("down"),
+            ),
+        ],
+        vec![
+            service("shop-1", "shop", "c-a", 2.0),
+            service("shop-2", "shop", "c-a", 2.0),
+            service("shop-3", "shop", "c-a", 2.0),
+            service("shop-5", "shop", "c-c", 2.0),
+            service("other", "search", "c-b", 2.0),
+            service("shop-4", "shop", "c-dead", 4.0),
+        ],
+        vec![],
+    );
+    check(
+        &e,
+        &Policy::default(),
+        "shop-4",
+        expect![[r#"
+        rank  cluster    score = headroom over_target incumbency  network blast_radius  youth     cpu    mem  fit
+           1  c-b         +4.6 =     +4.6           0          0        0            0      0   54.0%  54.0%  fits
+           2  c-c         +2.6 =     +4.6           0          0        0         -2.0      0   54.0%  54.0%  fits
+           3  c-a         -0.4 =     +5.6           0          0        0         -6.0      0   44.0%  44.0%  fits
+           -  c-dead  ineligible: cluster_down
+                        c-dead is down
+    "#]],
+    );
+}
+
+/// Unknown free capacity is named, not hidden, and hard constraints
+/// refuse with their codes; capacity never refuses.
+#[test]
+fn refusals_and_cant_tell_notes() {
+    let mut unknown = cluster("c-nw", "fra", 100.0, 50.0);
+    unknown["cpu_free"] = json!(null);
+    let e = estate(
+        vec![
+            cluster("c-a", "fra", 100.0, 2.0),
+            unknown,
+            with(
+                cluster("c-iad", "iad", 100.0, 50.0),
+                "tier",
+                json!("staging"),
+            ),
+            with(
+                cluster("c-pci", "fra", 100.0, 50.0),
+                "trust_zone",
+                json!("pci"),
+            ),
+            with(
+                cluster("c-par", "par", 100.0, 50.0),
+                "health",
+                json!("draining"),
+            ),
+        ],
+        vec![with(
+            service("svc", "team", "c-par", 4.0),
+            "constraints",
+            json!({"jurisdictions": ["eu"], "trust_zone": "general", "tiers": ["prod"]}),
+        )],
+        vec![],
+    );
+    check(
+        &e,
+        &Policy::default(),
+        "svc",
+        expect![[r#"
+        rank  cluster    score = headroom over_target incumbency  network blast_radius  youth     cpu    mem  fit
+           1  c-nw        +2.3 =     +2.3           0          0        0            0      0       ?  54.0%  cant_tell
+                        note cant_tell: free CPU of c-nw is unknown: no headroom bonus and no over-target cost are counted for it
+           2  c-a      -1044.0 =        0     -1044.0          0        0            0      0  102.0% 102.0%  does_not_fit
+                        note no_room_cpu: needs 4 cores but c-a has at most 2.1 cores free (measured CPU ±5%)
+           -  c-iad   ineligible: jurisdiction, tier
+                        svc's data may stay only in eu; c-iad is in us (iad)
+                        svc may run only on prod clusters; c-iad is staging
+           -  c-par   ineligible: cluster_draining
+                        c-par is draining and takes no new services
+           -  c-pci   ineligible: trust_zone
+                        svc must run in trust zone general; c-pci is in pci
+    "#]],
+    );
+}
+
+/// The JSON a client gets for `berth place`.
+#[test]
+fn placement_json() {
+    let e = estate(
+        vec![
+            cluster("c-a", "fra", 100.0, 50.0),
+            with(cluster("c-b", "fra", 100.0, 50.0), "health", json!("down")),
+        ],
+        vec![service("svc", "team", "c-b", 4.0)],
+        vec![],
+    );
+    let p = place::place(&e, &Policy::default(), NOW, "svc").unwrap();
+    expect![[r#"
+        {
+          "estate": "test",
+          "estate_version": "c3cf2d0fb0ac3142",
+          "policy_digest": "795cfe0c62069052",
+          "now": "2026-11-30T04:05:00Z",
+          "service": "svc",
+          "owner": "team",
+          "cpu": 4.0,
+          "memory_gib": 16.0,
+          "current": "c-b",
+          "best": "c-a",
+          "verdict": "move",
+          "candidates": [
+            {
+              "cluster": "c-a",
+              "rank": 1,
+              "eligible": true,
+              "incumbent": false,
+              "score": 4.6,
+              "terms": {
+                "headroom": 4.6,
+                "over_target": 0.0,
+                "incumbency": 0.0,
+                "network": 0.0,
+                "blast_radius": 0.0,
+                "youth": 0.0
+              },
+              "cpu_utilisation": 0.54,
+              "memory_utilisation": 0.54,
+              "fit": "fits",
+              "refusals": [],
+              "notes": []
+            },
+            {
+              "cluster": "c-b",
+              "rank": null,
+              "eligible": false,
+              "incumbent": true,
+              "score": 10.0,
+              "terms": {
+                "headroom": 5.0,
+                "over_target": 0.0,
+                "incumbency": 5.0,
+                "network": 0.0,
+                "blast_radius": 0.0,
+                "youth": 0.0
+              },
+              "cpu_utilisation": 0.5,
+              "memory_utilisation": 0.5,
+              "fit": "incumbent",
+              "refusals": [
+                {
+                  "code": "cluster_down",
+                  "message": "c-b is down"
+                }
+              ],
+              "notes": []
+            }
+          ]
+        }"#]]
+    .assert_eq(&serde_json::to_string_pretty(&p).unwrap());
+    let err = place::place(&e, &Policy::default(), NOW, "nope").unwrap_err();
+    assert!(err.contains("unknown service \"nope\""), "{err}");
+}
+
+/// On generated estates: the score is the sum of its terms, eligible
+/// candidates come first in score order (ties on id) and are numbered,
+/// the ineligible follow with their refusals, and no bonus ever climbs
+/// the over-target wall.
+#[test]
+fn ranking_invariants_on_generated_estates() {
+    let policy = Policy::default();
+    for seed in 0..20 {
+        let e = gen::estate(&gen::Shape::small(seed));
+        let ctx = Ctx::new(&e, &policy, gen::NOW);
+        let state = State::initial(&e);
+        for s in 0..e.services.len() {
+            let cands = rank(&ctx, &state, s);
+            assert_eq!(cands.len(), e.clusters.len());
+            let eligible = cands.iter().take_while(|c| c.eligible).count();
+            assert!(cands[eligible..].iter().all(|c| !c.eligible));
+            for (k, c) in cands.iter().enumerate() {
+                assert_eq!(c.score, c.terms.score());
+                assert_eq!(c.eligible, c.refusals.is_empty());
+                assert_eq!(c.rank, c.eligible.then_some(k + 1));
+                let t = &c.terms;
+                if t.over_target != 0.0 {
+                    assert!(t.headroom + t.incumbency + t.youth < -t.over_target);
+                }
+                if k + 1 < eligible {
+                    let next = &cands[k + 1];
+                    assert!(
+                        c.score > next.score || (c.score == next.score && c.index < next.index)
+                    );
+                }
+            }
+            // A pinned service may always stay unless its cluster refuses.
+            if e.services[s].constraints.pinned {
+                assert!(cands
+                    .iter()
+                    .filter(|c| c.eligible)
+                    .all(|c| c.index == e.services[s].cluster));
+            }
+        }
+    }
+}
