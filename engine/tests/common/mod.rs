@@ -1,0 +1,3 @@
+//! Helpers shared by integration tests (not a test target of its own).
+
+pub mod exact;
