@@ -81,6 +81,21 @@ impl Shape {
             extra_calls: 2.0,
         }
     }
+    /// A tiny estate (6–12 services, 3–5 clusters): small enough that the
+    /// exact optimum can be found by exhaustive search (the quality report,
+    /// `docs/quality.md`). Its own seed stream, so other shapes are
+    /// unaffected.
+    pub fn tiny(seed: u64) -> Shape {
+        let mut r = Rng::new(seed.wrapping_mul(104_729));
+        let clusters = 3 + r.below(3);
+        Shape {
+            seed,
+            services: 6 + r.below(7),
+            clusters,
+            sites: 2 + r.below(clusters.min(4) - 1),
+            extra_calls: 2.0,
+        }
+    }
     /// A benchmark estate: ~8 flows per service.
     pub fn sized(seed: u64, services: usize, clusters: usize) -> Shape {
         Shape {

@@ -5,6 +5,9 @@
 
 #![allow(dead_code)]
 
+/// The exact solver for small estates (quality of advice vs optimum).
+pub mod exact;
+
 use berth_engine::{load, Estate, Format};
 use serde_json::{json, Value};
 

@@ -1,0 +1,84 @@
+//! Quality of the sequential advice against the exact optimum
+//! (`docs/quality.md`): a smaller run of `examples/quality.rs`, plus checks
+//! of the solver itself.
+
+mod common;
+
+use berth_engine::gen::{self, Shape, NOW};
+use berth_engine::Policy;
+use common::exact::{self, measure, stats};
+
+/// Branch-and-bound finds what plain enumeration of every service on every
+/// cluster (filtered only by the exact feasibility check) finds.
+#[test]
+fn solver_agrees_with_exhaustive_enumeration() {
+    let policy = Policy::default();
+    let mut checked = 0;
+    for seed in 0..200 {
+        let estate = gen::estate(&Shape::tiny(seed));
+        let Some(brute) = exact::exhaustive(&estate, &policy, NOW, 60_000.0) else {
+            continue;
+        };
+        let opt = exact::solve(&estate, &policy, NOW, u64::MAX);
+        assert!(opt.complete);
+        assert!(
+            (opt.cost - brute).abs() <= 1e-9 * (1.0 + brute.abs()),
+            "seed {seed}: branch-and-bound {} but enumeration {brute}",
+            opt.cost
+        );
+        checked += 1;
+    }
+    eprintln!("{checked} estates enumerated");
+    assert!(
+        checked >= 20,
+        "only {checked} estates small enough to enumerate"
+    );
+}
+
+/// Over 100 tiny estates: the optimum is never worse than the baseline or
+/// the foil (asserted inside `measure`), every search completes, and the
+/// baseline with zero bars captures a median of at least 90 % of the
+/// optimal improvement.
+#[test]
+fn baseline_captures_most_of_the_optimum() {
+    let rows: Vec<_> = (0..100)
+        .map(|seed| measure(seed, &gen::estate(&Shape::tiny(seed)), NOW, 50_000_000))
+        .collect();
+    assert!(rows.iter().all(|r| r.complete));
+    let shares = |get: fn(&exact::Row) -> f64| -> Vec<f64> {
+        rows.iter().filter_map(|r| r.share(get(r))).collect()
+    };
+    let zero = shares(|r| r.baseline_zero);
+    assert!(
+        zero.len() >= 60,
+        "only {} estates with something to gain",
+        zero.len()
+    );
+    let (median, _, _) = stats(&zero);
+    assert!(median >= 0.90, "median share with zero bars {median}");
+    // The bars only ever hold the baseline back; the foil is far behind.
+    let (median_default, _, _) = stats(&shares(|r| r.baseline));
+    let (median_ht, _, _) = stats(&shares(|r| r.heaviest));
+    assert!(median_default <= median + 1e-12);
+    assert!(
+        median_ht < median_default,
+        "{median_ht} vs {median_default}"
+    );
+}
+
+/// The solver's own cost of a placement is the engine's: an optimum that
+/// moves nothing costs exactly the estate as it is.
+#[test]
+fn placement_cost_of_the_current_placement_is_cost_before() {
+    let policy = Policy::default();
+    for seed in 0..20 {
+        let estate = gen::estate(&Shape::tiny(seed));
+        let ctx = berth_engine::cost::Ctx::new(&estate, &policy, NOW);
+        let here: Vec<usize> = estate.services.iter().map(|s| s.cluster).collect();
+        let before = berth_engine::cost::State::initial(&estate)
+            .totals(&ctx)
+            .cost;
+        assert_eq!(exact::placement_cost(&ctx, &here), before);
+        assert!(exact::feasible(&ctx, &here));
+    }
+}
