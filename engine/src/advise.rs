@@ -358,7 +358,11 @@ pub fn evidence_words(facts: &[FactRef]) -> Option<String> {
     ))
 }
 
-/// Moves that would clear the bars but whose fit can't be told.
+/// Per service not moved: its best destination whose fit can't be told,
+/// when that destination would clear the bars and beat every destination
+/// that certainly fits — the places where uncertainty, not the cost, is
+/// what keeps a move from being recommended. One entry per service at
+/// most, so the list stays readable on large estates.
 fn cant_tell(
     ctx: &Ctx,
     state: &State,
@@ -372,10 +376,11 @@ fn cant_tell(
         if cands.is_empty() || moved[s] {
             continue;
         }
-        let svc = &ctx.estate.services[s];
         let copy = cost::copy_term(ctx, s);
         let leave = state.marginal_headroom(ctx, s);
         let bar = cost::bar(ctx, deltas.here[s] + leave);
+        let mut best_fit = f64::NEG_INFINITY;
+        let mut best_unsure: Option<(f64, usize)> = None;
         for (k, &c) in cands.iter().enumerate() {
             if deltas.rt[s][k] + deltas.xs[s][k] + leave + copy < bar - 1e-9 * (1.0 + bar.abs()) {
                 continue;
@@ -390,16 +395,26 @@ fn cant_tell(
             if !(gain >= bar && gain > 0.0) {
                 continue;
             }
-            if let Fit::CantTell { fact, message } = state.fit(ctx, s, c) {
-                out.push(CantTell {
-                    service: svc.id.clone(),
-                    from: ctx.estate.clusters[state.placement[s]].id.clone(),
-                    cluster: ctx.estate.clusters[c].id.clone(),
-                    gain_if_it_fits: gain,
-                    fact,
-                    message,
-                });
+            match state.fit_verdict(ctx, s, c) {
+                cost::Verdict::Fits => best_fit = best_fit.max(gain),
+                cost::Verdict::CantTell if best_unsure.is_none_or(|(g, _)| gain > g) => {
+                    best_unsure = Some((gain, c));
+                }
+                _ => {}
             }
+        }
+        let Some((gain, c)) = best_unsure.filter(|&(g, _)| g > best_fit) else {
+            continue;
+        };
+        if let Fit::CantTell { fact, message } = state.fit(ctx, s, c) {
+            out.push(CantTell {
+                service: ctx.estate.services[s].id.clone(),
+                from: ctx.estate.clusters[state.placement[s]].id.clone(),
+                cluster: ctx.estate.clusters[c].id.clone(),
+                gain_if_it_fits: gain,
+                fact,
+                message,
+            });
         }
     }
     out

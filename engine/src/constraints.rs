@@ -239,7 +239,7 @@ pub fn fit(
         let class = fact.class_at(now, policy);
         let margin = policy.margin(class);
         let pessimistic = pessimistic_free(free, margin, moved_in);
-        let optimistic = free * (1.0 + margin) - moved_in;
+        let optimistic = optimistic_free(free, margin, moved_in);
         if need > optimistic {
             return Fit::DoesNotFit {
                 refusal: Refusal {
@@ -282,6 +282,12 @@ pub fn fit(
 #[inline]
 pub fn pessimistic_free(free: f64, margin: f64, moved_in: f64) -> f64 {
     free * (1.0 - margin) - moved_in
+}
+
+/// Free capacity at the optimistic end of its margin, after `moved_in`.
+#[inline]
+pub fn optimistic_free(free: f64, margin: f64, moved_in: f64) -> f64 {
+    free * (1.0 + margin) - moved_in
 }
 
 fn resource_word(resource: &str) -> &'static str {

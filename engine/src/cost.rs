@@ -282,22 +282,35 @@ impl State {
             + (ctx.headroom(to, to_after) - ctx.headroom(to, lt))
     }
 
-    /// `fit(..) == Fit::Fits`, without building the messages: the hot path.
-    pub fn certainly_fits(&self, ctx: &Ctx, service: usize, to: usize) -> bool {
+    /// The three-valued fit without building any message: the hot path.
+    /// Same expressions as `constraints::fit`, which adds the words.
+    pub fn fit_verdict(&self, ctx: &Ctx, service: usize, to: usize) -> Verdict {
         let s = &ctx.estate.services[service];
         let c = &ctx.estate.clusters[to];
         let l = self.load[to];
-        [
+        let mut verdict = Verdict::Fits;
+        for (fact, need, moved_in) in [
             (&c.cpu_free, s.cpu, l.cpu_in),
             (&c.memory_free_gib, s.memory_gib, l.memory_in),
-        ]
-        .into_iter()
-        .all(|(fact, need, moved_in)| {
-            fact.value.is_some_and(|free| {
-                let margin = ctx.policy.margin(fact.class_at(ctx.now, ctx.policy));
-                need <= constraints::pessimistic_free(free, margin, moved_in)
-            })
-        })
+        ] {
+            let Some(free) = fact.value else {
+                verdict = Verdict::CantTell;
+                continue;
+            };
+            let margin = ctx.policy.margin(fact.class_at(ctx.now, ctx.policy));
+            if need > constraints::optimistic_free(free, margin, moved_in) {
+                return Verdict::DoesNotFit;
+            }
+            if need > constraints::pessimistic_free(free, margin, moved_in) {
+                verdict = Verdict::CantTell;
+            }
+        }
+        verdict
+    }
+
+    /// `fit(..) == Fit::Fits`, without building the messages.
+    pub fn certainly_fits(&self, ctx: &Ctx, service: usize, to: usize) -> bool {
+        self.fit_verdict(ctx, service, to) == Verdict::Fits
     }
 
     pub fn fit(&self, ctx: &Ctx, service: usize, to: usize) -> Fit {
@@ -312,6 +325,14 @@ impl State {
             s.memory_gib,
         )
     }
+}
+
+/// Fit without its explanation (see `constraints::Fit` for the words).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Verdict {
+    Fits,
+    DoesNotFit,
+    CantTell,
 }
 
 /// A move's contribution to the gain, by term; `gain` is their sum, in

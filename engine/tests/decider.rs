@@ -129,7 +129,7 @@ fn comparison_refuses_each_illegal_proposal_and_scores_the_rest() {
     let p = Policy::default();
     let c = compare(&e, &p, now(), &[hand()]);
     expect![[r#"
-        Estate decider test estate (version ac8f10a4d29fc85a), policy 795cfe0c62069052, evaluated at 2026-11-30T04:05:00Z
+        Estate decider test estate (version 3bb132851565070b), policy 795cfe0c62069052, evaluated at 2026-11-30T04:05:00Z
         Before: cost 267.1 (round trip 233.5, cross-site 25.6, headroom 8.0); cross-site traffic 3.2 MB/s
 
         == baseline (built in)

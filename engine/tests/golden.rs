@@ -1304,7 +1304,7 @@ fn sample_estate_advice_text() {
     check(
         text::advice(&a),
         expect![[r#"
-            Estate Acme Retail (sample estate) (version e7ae5b2ffa727f5a), policy 795cfe0c62069052, evaluated at 2026-11-30T04:05:00Z
+            Estate Acme Retail (sample estate) (version 45a6a1d18de3381b), policy 795cfe0c62069052, evaluated at 2026-11-30T04:05:00Z
             Before: cost 1687.4 (round trip 1045.1, cross-site 616.9, headroom 25.5); cross-site traffic 77.1 MB/s
             After:  cost 1011.5 (round trip 681.1, cross-site 306.7, headroom 23.7); cross-site traffic 38.3 MB/s
 

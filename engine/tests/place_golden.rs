@@ -316,7 +316,7 @@ fn placement_json() {
     expect![[r#"
         {
           "estate": "test",
-          "estate_version": "c3cf2d0fb0ac3142",
+          "estate_version": "d641bd55384e644b",
           "policy_digest": "795cfe0c62069052",
           "now": "2026-11-30T04:05:00Z",
           "service": "svc",

@@ -150,7 +150,7 @@ fn every_warning_code() {
     let all: BTreeSet<WarningCode> = WarningCode::ALL.into_iter().collect();
     assert_eq!(seen, all, "codes not provoked: {:?}", all.difference(&seen));
     expect![[r#"
-        What-if "every warning" on test (version 06ad51214f1638f1), policy 795cfe0c62069052, evaluated at 2026-11-30T04:05:00Z
+        What-if "every warning" on test (version 0641539ebe620f6c), policy 795cfe0c62069052, evaluated at 2026-11-30T04:05:00Z
 
                                before      after     change
         cost (points)            23.5      143.0     +119.5
@@ -241,7 +241,7 @@ fn sample_retire_c_par_2() {
     let s = Scenario::from_json(&text).unwrap();
     let p = run(&sample(), &s);
     expect![[r#"
-        What-if "Retire c-par-2, and run fraud scoring next to the shop" on Acme Retail (sample estate) (version e7ae5b2ffa727f5a), policy 795cfe0c62069052, evaluated at 2026-11-30T04:05:00Z
+        What-if "Retire c-par-2, and run fraud scoring next to the shop" on Acme Retail (sample estate) (version 45a6a1d18de3381b), policy 795cfe0c62069052, evaluated at 2026-11-30T04:05:00Z
 
                                before      after     change
         cost (points)          1687.4     1646.8      -40.6
@@ -295,7 +295,7 @@ fn sample_evacuate_c_fra_1_leaves_local_volumes_behind() {
     let stuck: Vec<&str> = e.stuck.iter().map(|s| s.service.as_str()).collect();
     assert_eq!(stuck, ["orders-db", "catalog-db", "cart-redis"]);
     expect![[r#"
-        What-if "evacuate c-fra-1" on Acme Retail (sample estate) (version e7ae5b2ffa727f5a), policy 795cfe0c62069052, evaluated at 2026-11-30T04:05:00Z
+        What-if "evacuate c-fra-1" on Acme Retail (sample estate) (version 45a6a1d18de3381b), policy 795cfe0c62069052, evaluated at 2026-11-30T04:05:00Z
 
                                before      after     change
         cost (points)          1687.4     1700.5      +13.0
@@ -573,7 +573,7 @@ fn projection_json() {
         {
           "scenario": "x to Paris",
           "estate": "test",
-          "estate_version": "d5cab4dce8f00ed1",
+          "estate_version": "fc0f2dba821cf776",
           "policy_digest": "795cfe0c62069052",
           "now": "2026-11-30T04:05:00Z",
           "before": {
