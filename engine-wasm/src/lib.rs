@@ -1,6 +1,16 @@
 //! WebAssembly entry points of the engine. Each takes and returns text so
 //! the JavaScript side never re-encodes numbers: the bytes that come out
 //! are the bytes the engine wrote, which is what the parity test compares.
+//!
+//! Every entry point returns JSON text: the result (an object, the same
+//! pretty JSON the CLI prints, without its final newline) or, when an input
+//! is refused, a JSON **array** of errors. `advise_json` lists the engine's
+//! errors as they are (estate errors `{path, line, message}` or policy
+//! errors `{field, message}`); the later entry points add to each error
+//! `"input"`: which argument it is about (`estate`, `policy`, `scenario`,
+//! `service` or `responses`), so a page can show it next to that input.
+//!
+//! `now_unix` is seconds since 1970 (a whole number; a fraction is dropped).
 
 use berth_engine::Policy;
 use wasm_bindgen::prelude::*;
@@ -32,10 +42,75 @@ pub fn generated_file(seed: f64, services: u32, clusters: u32) -> String {
     berth_parity::generated_file(seed as u64, services, clusters)
 }
 
+/// What-if projection (SPEC §8) of a scenario's text (docs/scenario-format.md)
+/// on an estate file's text.
+#[wasm_bindgen]
+pub fn whatif_json(
+    estate_text: &str,
+    scenario_text: &str,
+    policy_json: &str,
+    now_unix: f64,
+) -> String {
+    berth_parity::whatif_json(estate_text, scenario_text, policy_json, now_unix as i64)
+}
+
+/// Every cluster ranked for one service by the placement scorer
+/// (`berth place`).
+#[wasm_bindgen]
+pub fn place_json(estate_text: &str, service_id: &str, policy_json: &str, now_unix: f64) -> String {
+    berth_parity::place_json(estate_text, service_id, policy_json, now_unix as i64)
+}
+
+/// Decider comparison (`berth compare`): the built-ins, then each external
+/// reply of `responses_json`, an object `{"name": "<reply text>", ...}`
+/// (names as for `--response NAME=FILE`, in the order given; `""` for
+/// none). A reply that cannot be read is that decider's error entry, as in
+/// the CLI. Run times are `null`: the engine has no clock.
+#[wasm_bindgen]
+pub fn compare_json(
+    estate_text: &str,
+    responses_json: &str,
+    policy_json: &str,
+    now_unix: f64,
+) -> String {
+    berth_parity::compare_json(estate_text, responses_json, policy_json, now_unix as i64)
+}
+
+/// The decider request (schema 1) the estate generates (`berth preview`).
+#[wasm_bindgen]
+pub fn preview_json(estate_text: &str, policy_json: &str, now_unix: f64) -> String {
+    berth_parity::preview_json(estate_text, policy_json, now_unix as i64)
+}
+
+/// Digests of the preview, placements and what-if projection of `count`
+/// generated small estates from `seed`, one line per estate
+/// (`berth_parity::generated_results_digests`).
+#[wasm_bindgen]
+pub fn generated_results_digests(
+    seed: f64,
+    count: u32,
+    policy_json: &str,
+    now_unix: f64,
+) -> String {
+    berth_parity::generated_results_digests(seed as u64, count, policy_json, now_unix as i64)
+}
+
+/// One result behind a line of `generated_results_digests` (to show where
+/// a digest mismatch comes from); `what` is `preview`, `place`, `whatif`
+/// or `scenario`.
+#[wasm_bindgen]
+pub fn generated_result(seed: f64, what: &str, policy_json: &str, now_unix: f64) -> String {
+    berth_parity::generated_result(seed as u64, what, policy_json, now_unix as i64)
+}
+
 /// Shared between the native and WebAssembly sides of the parity test so
 /// both run literally the same code path.
 pub mod berth_parity {
     use super::*;
+    use berth_engine::{decider, estate, gen, place, request, whatif, Estate, Format};
+    use serde::de::{Deserializer as _, MapAccess, Visitor};
+    use serde::Serialize;
+    use serde_json::Value;
 
     pub fn advise_json(estate_text: &str, policy_json: &str, now: i64) -> String {
         let policy = if policy_json.trim().is_empty() {
@@ -73,5 +148,350 @@ pub mod berth_parity {
     pub fn generated_file(seed: u64, services: u32, clusters: u32) -> String {
         let shape = berth_engine::gen::Shape::sized(seed, services as usize, clusters as usize);
         serde_json::to_string(&berth_engine::gen::file(&shape)).expect("estate serialises")
+    }
+
+    // -----------------------------------------------------------------------
+    // SPEC §7–§10: preview, compare, what-if, place. Each reads every input
+    // before refusing any, so one call reports the errors of all of them.
+
+    /// Errors of one input, each tagged with `"input"`.
+    type Errors = Vec<Value>;
+
+    fn tagged<E: Serialize>(input: &str, errors: &[E]) -> Errors {
+        errors
+            .iter()
+            .map(|e| {
+                let mut v = serde_json::to_value(e).expect("errors serialise");
+                if let Value::Object(m) = &mut v {
+                    m.insert("input".into(), Value::String(input.into()));
+                }
+                v
+            })
+            .collect()
+    }
+
+    /// An error at a JSON pointer of an input's text (no line yet).
+    fn at(path: String, message: String) -> whatif::ScenarioError {
+        whatif::ScenarioError {
+            path,
+            line: None,
+            message,
+        }
+    }
+
+    fn errors_text(errors: &Errors) -> String {
+        serde_json::to_string(errors).expect("errors serialise")
+    }
+
+    fn both<A, B>(a: Result<A, Errors>, b: Result<B, Errors>) -> Result<(A, B), Errors> {
+        match (a, b) {
+            (Ok(a), Ok(b)) => Ok((a, b)),
+            (a, b) => Err(a
+                .err()
+                .unwrap_or_default()
+                .into_iter()
+                .chain(b.err().unwrap_or_default())
+                .collect()),
+        }
+    }
+
+    fn read_estate(estate_text: &str) -> Result<Estate, Errors> {
+        berth_engine::load(estate_text, Format::sniff(estate_text))
+            .map_err(|e| tagged("estate", &e))
+    }
+
+    /// `""` (or only spaces) is the default policy.
+    fn read_policy(policy_json: &str) -> Result<Policy, Errors> {
+        if policy_json.trim().is_empty() {
+            return Ok(Policy::default());
+        }
+        Policy::from_json(policy_json).map_err(|e| tagged("policy", &e))
+    }
+
+    fn pretty<T: Serialize>(v: &T) -> String {
+        serde_json::to_string_pretty(v).expect("results serialise")
+    }
+
+    pub fn whatif_json(
+        estate_text: &str,
+        scenario_text: &str,
+        policy_json: &str,
+        now: i64,
+    ) -> String {
+        let scenario =
+            whatif::Scenario::from_json(scenario_text).map_err(|e| tagged("scenario", &e));
+        let inputs = both(
+            both(read_estate(estate_text), scenario),
+            read_policy(policy_json),
+        );
+        let ((estate, scenario), policy) = match inputs {
+            Ok(v) => v,
+            Err(e) => return errors_text(&e),
+        };
+        match whatif::project(&estate, &policy, now, &scenario) {
+            Ok(projection) => pretty(&projection),
+            Err(mut errors) => {
+                whatif::locate_errors(&mut errors, scenario_text);
+                errors_text(&tagged("scenario", &errors))
+            }
+        }
+    }
+
+    pub fn place_json(estate_text: &str, service_id: &str, policy_json: &str, now: i64) -> String {
+        let (estate, policy) = match both(read_estate(estate_text), read_policy(policy_json)) {
+            Ok(v) => v,
+            Err(e) => return errors_text(&e),
+        };
+        match place::place(&estate, &policy, now, service_id) {
+            Ok(placement) => pretty(&placement),
+            Err(message) => errors_text(&tagged("service", &[at(String::new(), message)])),
+        }
+    }
+
+    pub fn preview_json(estate_text: &str, policy_json: &str, now: i64) -> String {
+        match both(read_estate(estate_text), read_policy(policy_json)) {
+            Ok((estate, policy)) => pretty(&request::build(&estate, &policy, now)),
+            Err(e) => errors_text(&e),
+        }
+    }
+
+    pub fn compare_json(
+        estate_text: &str,
+        responses_json: &str,
+        policy_json: &str,
+        now: i64,
+    ) -> String {
+        let externals = read_responses(responses_json);
+        let inputs = both(
+            both(read_estate(estate_text), externals),
+            read_policy(policy_json),
+        );
+        let ((estate, externals), policy) = match inputs {
+            Ok(v) => v,
+            Err(e) => return errors_text(&e),
+        };
+        // `compare` is `compare_timed` with a stopwatch that runs the
+        // decider and returns `None`: no clock in the engine or here.
+        pretty(&decider::compare(&estate, &policy, now, &externals))
+    }
+
+    /// Names the built-in deciders take (`decider::builtins`); a reply may
+    /// not use one. Checked against the engine by a test below.
+    pub const BUILTIN_NAMES: [&str; 2] = ["baseline", "heaviest-talker"];
+
+    /// The members of a JSON object in the order written (serde_json's own
+    /// map would sort them).
+    struct Members;
+
+    impl<'de> Visitor<'de> for Members {
+        type Value = Vec<(String, Value)>;
+        fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+            f.write_str("an object of replies, {\"name\": \"<reply text>\", ...}")
+        }
+        fn visit_map<M: MapAccess<'de>>(self, mut map: M) -> Result<Self::Value, M::Error> {
+            let mut out = Vec::new();
+            while let Some(member) = map.next_entry::<String, Value>()? {
+                out.push(member);
+            }
+            Ok(out)
+        }
+    }
+
+    /// JSON pointer token of an object key (RFC 6901).
+    fn pointer(key: &str) -> String {
+        format!("/{}", key.replace('~', "~0").replace('/', "~1"))
+    }
+
+    /// `{"name": "<reply text>", ...}` into the external deciders, in the
+    /// order given. Names follow `berth compare --response NAME=FILE`: 1–64
+    /// characters, no spaces, not a built-in's, not given twice. A reply
+    /// that cannot be parsed is not an error here: it becomes that
+    /// decider's error entry, as in the CLI.
+    fn read_responses(responses_json: &str) -> Result<Vec<decider::External>, Errors> {
+        if responses_json.trim().is_empty() {
+            return Ok(Vec::new());
+        }
+        let mut de = serde_json::Deserializer::from_str(responses_json);
+        let members = (&mut de)
+            .deserialize_map(Members)
+            .and_then(|m| de.end().map(|()| m))
+            .map_err(|e| {
+                let message = match e.classify() {
+                    serde_json::error::Category::Syntax | serde_json::error::Category::Eof => {
+                        format!("not valid JSON: {e}")
+                    }
+                    _ => e.to_string(),
+                };
+                let mut err = at(String::new(), message);
+                err.line = Some(e.line());
+                tagged("responses", &[err])
+            })?;
+        let mut errors = Vec::new();
+        let mut externals = Vec::new();
+        for (i, (name, reply)) in members.iter().enumerate() {
+            let problem = if name.is_empty() || name.chars().count() > 64 {
+                Some("the name must be 1 to 64 characters".to_string())
+            } else if name.chars().any(|c| c.is_whitespace() || c.is_control()) {
+                Some("the name may not contain spaces".to_string())
+            } else if BUILTIN_NAMES.contains(&name.as_str()) {
+                Some(format!(
+                    "{name:?} is the name of a built-in decider; choose another"
+                ))
+            } else if members[..i].iter().any(|(n, _)| n == name) {
+                Some(format!("the name {name:?} is given twice"))
+            } else {
+                None
+            };
+            if let Some(message) = problem {
+                errors.push(at(pointer(name), message));
+                continue;
+            }
+            let Value::String(text) = reply else {
+                errors.push(at(
+                    pointer(name),
+                    format!(
+                        "expected the reply as text (a JSON string holding the reply's JSON), got {}",
+                        kind(reply)
+                    ),
+                ));
+                continue;
+            };
+            externals.push(decider::External {
+                name: name.clone(),
+                response: decider::parse_response(text.as_bytes())
+                    .map_err(decider::DeciderError::from),
+            });
+        }
+        if errors.is_empty() {
+            Ok(externals)
+        } else {
+            whatif::locate_errors(&mut errors, responses_json);
+            Err(tagged("responses", &errors))
+        }
+    }
+
+    fn kind(v: &Value) -> &'static str {
+        match v {
+            Value::Null => "null",
+            Value::Bool(_) => "a boolean",
+            Value::Number(_) => "a number",
+            Value::String(_) => "a string",
+            Value::Array(_) => "an array",
+            Value::Object(_) => "an object",
+        }
+    }
+
+    // -----------------------------------------------------------------------
+    // Generated estates, for the parity test.
+
+    /// The estate file text of `gen::Shape::small(seed)`.
+    pub fn small_file(seed: u64) -> String {
+        serde_json::to_string(&gen::file(&gen::Shape::small(seed))).expect("estate serialises")
+    }
+
+    /// A scenario for a generated estate: a move, the evacuation of the
+    /// cluster with the most services (the first by id on a tie), two more
+    /// moves. The three moved services are distinct; services and
+    /// destinations are drawn from `seed` (a destination may be the
+    /// service's own cluster or the evacuated one: a what-if takes moves
+    /// as written, and warns).
+    pub fn generated_scenario(estate: &Estate, seed: u64) -> String {
+        let mut on = vec![0usize; estate.clusters.len()];
+        for s in &estate.services {
+            on[s.cluster] += 1;
+        }
+        let busiest = (0..on.len())
+            .max_by_key(|&c| (on[c], std::cmp::Reverse(c)))
+            .expect("generated estates have clusters");
+        let mut r = gen::Rng::new(seed ^ 0x5CE7_A210);
+        let mut moved: Vec<usize> = Vec::new();
+        while moved.len() < 3 {
+            let s = r.below(estate.services.len());
+            if !moved.contains(&s) {
+                moved.push(s);
+            }
+        }
+        let mut step = |s: usize| {
+            let to = &estate.clusters[r.below(estate.clusters.len())].id;
+            serde_json::json!({"move": {"service": estate.services[s].id, "to": to}})
+        };
+        let steps = vec![
+            step(moved[0]),
+            serde_json::json!({"evacuate": estate.clusters[busiest].id}),
+            step(moved[1]),
+            step(moved[2]),
+        ];
+        pretty(&serde_json::json!({
+            "schema": whatif::SCHEMA,
+            "name": format!("generated {seed}"),
+            "steps": steps,
+        }))
+    }
+
+    /// The services `generated_result(.., "place", ..)` places: the first,
+    /// middle and last by id.
+    fn placed(estate: &Estate) -> Vec<&str> {
+        let n = estate.services.len();
+        let mut picks = vec![0, n / 2, n - 1];
+        picks.dedup();
+        picks
+            .iter()
+            .map(|&i| estate.services[i].id.as_str())
+            .collect()
+    }
+
+    /// What the parity test compares for the generated estate of `seed`:
+    /// `preview`, `place` (the placements of `placed`, joined by a
+    /// newline), `scenario` (the text of `generated_scenario`) or `whatif`
+    /// (its projection). All through the text entry points above.
+    pub fn generated_result(seed: u64, what: &str, policy_json: &str, now: i64) -> String {
+        let text = small_file(seed);
+        let estate = estate::load(&text, Format::Json).expect("generated estates are valid");
+        match what {
+            "preview" => preview_json(&text, policy_json, now),
+            "place" => placed(&estate)
+                .iter()
+                .map(|id| place_json(&text, id, policy_json, now))
+                .collect::<Vec<_>>()
+                .join("\n"),
+            "scenario" => generated_scenario(&estate, seed),
+            "whatif" => whatif_json(&text, &generated_scenario(&estate, seed), policy_json, now),
+            _ => format!("unknown result {what:?}; expected preview, place, scenario or whatif"),
+        }
+    }
+
+    /// What `generated_result` can show, in the order of a digest line.
+    pub const GENERATED_RESULTS: [&str; 4] = ["preview", "place", "scenario", "whatif"];
+
+    /// One line per generated estate `seed..seed + count`:
+    /// `seed=N preview=<sha256> place=… scenario=… whatif=…`.
+    pub fn generated_results_digests(seed: u64, count: u32, policy_json: &str, now: i64) -> String {
+        let mut lines = String::new();
+        for s in seed..seed + count as u64 {
+            lines.push_str(&format!("seed={s}"));
+            for what in GENERATED_RESULTS {
+                let out = generated_result(s, what, policy_json, now);
+                lines.push_str(&format!(" {what}={}", gen::digest(out.as_bytes())));
+            }
+            lines.push('\n');
+        }
+        lines
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::berth_parity;
+
+    #[test]
+    fn builtin_names_are_the_engines() {
+        let text = berth_parity::small_file(1);
+        let estate = berth_engine::load(&text, berth_engine::Format::Json).unwrap();
+        let policy = berth_engine::Policy::default();
+        let names: Vec<String> = berth_engine::decider::builtins(&estate, &policy, 0)
+            .iter()
+            .map(|d| d.name().to_string())
+            .collect();
+        assert_eq!(names, berth_parity::BUILTIN_NAMES);
     }
 }

@@ -8,9 +8,18 @@
 //   node parity.cjs PKG_DIR advise-generated SEED SERVICES CLUSTERS POLICY_JSON NOW_UNIX
 //   node parity.cjs PKG_DIR digests SEED COUNT NOW_UNIX
 //   node parity.cjs PKG_DIR advise-small SEED NOW_UNIX
+//   node parity.cjs PKG_DIR whatif ESTATE_FILE SCENARIO_FILE POLICY_JSON NOW_UNIX
+//   node parity.cjs PKG_DIR place ESTATE_FILE POLICY_JSON NOW_UNIX SERVICE_ID...
+//   node parity.cjs PKG_DIR compare ESTATE_FILE RESPONSES_FILE POLICY_JSON NOW_UNIX
+//   node parity.cjs PKG_DIR preview ESTATE_FILE POLICY_JSON NOW_UNIX
+//   node parity.cjs PKG_DIR gen-digests SEED COUNT POLICY_JSON NOW_UNIX
+//   node parity.cjs PKG_DIR gen-result SEED WHAT POLICY_JSON NOW_UNIX
 //
-// POLICY_JSON may be "" (the default policy). The estate file is passed to
-// the engine as text, exactly as read (UTF-8), like the CLI does.
+// POLICY_JSON may be "" (the default policy). Files are passed to the
+// engine as text, exactly as read (UTF-8), like the CLI does; RESPONSES_FILE
+// holds the `{"name": "<reply text>", ...}` object of compare_json, and may
+// be "" (no external replies). `place` writes one placement per SERVICE_ID,
+// joined by a newline.
 "use strict";
 
 const fs = require("fs");
@@ -20,7 +29,9 @@ function usage() {
   process.stderr.write(
     "usage: node parity.cjs PKG_DIR (advise FILE POLICY NOW | " +
       "advise-generated SEED SERVICES CLUSTERS POLICY NOW | digests SEED COUNT NOW | " +
-      "advise-small SEED NOW)\n",
+      "advise-small SEED NOW | whatif FILE SCENARIO POLICY NOW | place FILE POLICY NOW ID... | " +
+      "compare FILE RESPONSES POLICY NOW | preview FILE POLICY NOW | " +
+      "gen-digests SEED COUNT POLICY NOW | gen-result SEED WHAT POLICY NOW)\n",
   );
   process.exit(2);
 }
@@ -57,6 +68,46 @@ switch (cmd) {
   case "advise-small": {
     if (args.length !== 2) usage();
     out = engine.small_advice_json(num(args[0]), num(args[1]));
+    break;
+  }
+  case "whatif": {
+    if (args.length !== 4) usage();
+    const text = fs.readFileSync(args[0], "utf8");
+    const scenario = fs.readFileSync(args[1], "utf8");
+    out = engine.whatif_json(text, scenario, args[2], num(args[3]));
+    break;
+  }
+  case "place": {
+    if (args.length < 4) usage();
+    const text = fs.readFileSync(args[0], "utf8");
+    const now = num(args[2]);
+    out = args
+      .slice(3)
+      .map((id) => engine.place_json(text, id, args[1], now))
+      .join("\n");
+    break;
+  }
+  case "compare": {
+    if (args.length !== 4) usage();
+    const text = fs.readFileSync(args[0], "utf8");
+    const responses = args[1] === "" ? "" : fs.readFileSync(args[1], "utf8");
+    out = engine.compare_json(text, responses, args[2], num(args[3]));
+    break;
+  }
+  case "preview": {
+    if (args.length !== 3) usage();
+    const text = fs.readFileSync(args[0], "utf8");
+    out = engine.preview_json(text, args[1], num(args[2]));
+    break;
+  }
+  case "gen-digests": {
+    if (args.length !== 4) usage();
+    out = engine.generated_results_digests(num(args[0]), num(args[1]), args[2], num(args[3]));
+    break;
+  }
+  case "gen-result": {
+    if (args.length !== 4) usage();
+    out = engine.generated_result(num(args[0]), args[1], args[2], num(args[3]));
     break;
   }
   default:

@@ -7,6 +7,11 @@
 //! `wasm-bindgen --target nodejs`, runs `tests/parity.cjs` for each case
 //! and compares its stdout with `berth_parity` called natively.
 //!
+//! Covered: advice (`advise_json`), what-if projections (`whatif_json`),
+//! placements (`place_json`), decider comparisons (`compare_json`) and the
+//! decider request (`preview_json`), on the sample estate and on generated
+//! ones, and their errors.
+//!
 //! Needs the `wasm32-unknown-unknown` target, the `wasm-bindgen` CLI of the
 //! version in Cargo.lock and Node.js: `make tools` installs all three
 //! (scripts/install-tools.sh).
@@ -319,6 +324,321 @@ fn errors_agree() {
             "{case}: expected errors, got {native}"
         );
         let wasm = run_wasm(&["advise", path, policy, &NOW.to_string()]);
+        assert_same(case, &native, &wasm);
+    }
+}
+
+// ---------------------------------------------------------------------------
+// SPEC §7–§10: what-if, place, compare, preview.
+
+const POLICIES: [(&str, &str); 2] = [("default", ""), ("policy", NON_DEFAULT_POLICY)];
+
+fn path_str(p: &Path) -> &str {
+    p.to_str().expect("UTF-8 path")
+}
+
+/// The `.json` files of an examples directory, sorted by name.
+fn example_files(dir: &str) -> Vec<PathBuf> {
+    let dir = workspace_root().join("examples").join(dir);
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .unwrap_or_else(|e| panic!("read {}: {e}", dir.display()))
+        .map(|e| e.expect("directory entry").path())
+        .filter(|p| p.extension().is_some_and(|x| x == "json"))
+        .collect();
+    files.sort();
+    assert!(!files.is_empty(), "no examples in {}", dir.display());
+    files
+}
+
+fn stem(p: &Path) -> &str {
+    p.file_stem().and_then(|s| s.to_str()).expect("UTF-8 name")
+}
+
+fn sample_text() -> String {
+    std::fs::read_to_string(sample_path()).expect("read the sample estate")
+}
+
+/// Writes a test input under target/wasm-parity/cases; returns its path.
+fn case_file(name: &str, text: &str) -> PathBuf {
+    let dir = out_dir().join("cases");
+    std::fs::create_dir_all(&dir).expect("create case dir");
+    let path = dir.join(name);
+    std::fs::write(&path, text).expect("write case");
+    path
+}
+
+#[test]
+fn sample_whatif_every_scenario() {
+    let text = sample_text();
+    for file in example_files("scenarios") {
+        let scenario = std::fs::read_to_string(&file).expect("read scenario");
+        for (pname, policy) in POLICIES {
+            let case = format!("whatif-{}-{pname}", stem(&file));
+            let native = berth_parity::whatif_json(&text, &scenario, policy, NOW);
+            assert!(
+                native.contains("\"sensitivity\""),
+                "{case}: expected a projection, got {native}"
+            );
+            let wasm = run_wasm(&[
+                "whatif",
+                path_str(&sample_path()),
+                path_str(&file),
+                policy,
+                &NOW.to_string(),
+            ]);
+            assert_same(&case, &native, &wasm);
+        }
+    }
+}
+
+#[test]
+fn sample_place_every_service() {
+    let text = sample_text();
+    let estate = berth_engine::load(&text, berth_engine::Format::Json).expect("sample loads");
+    let ids: Vec<&str> = estate.services.iter().map(|s| s.id.as_str()).collect();
+    let sample = sample_path();
+    for (pname, policy) in POLICIES {
+        let case = format!("place-{pname}");
+        let native: Vec<String> = ids
+            .iter()
+            .map(|id| berth_parity::place_json(&text, id, policy, NOW))
+            .collect();
+        assert!(
+            native.iter().all(|p| p.contains("\"candidates\"")),
+            "{case}: expected placements, got {native:?}"
+        );
+        let native = native.join("\n");
+        let now = NOW.to_string();
+        let mut args = vec!["place", path_str(&sample), policy, &now];
+        args.extend(&ids);
+        let wasm = run_wasm(&args);
+        assert_same(&case, &native, &wasm);
+    }
+}
+
+#[test]
+fn sample_compare_every_response() {
+    let text = sample_text();
+    let mut replies = serde_json::Map::new();
+    for file in example_files("responses") {
+        let reply = std::fs::read_to_string(&file).expect("read response");
+        replies.insert(stem(&file).to_string(), reply.into());
+    }
+    let names: Vec<String> = replies.keys().cloned().collect();
+    // Replies the engine refuses, as a whole and item by item.
+    replies.insert(
+        "cut-short".into(),
+        r#"{"proposals": [{"serviceId": "cart""#.into(),
+    );
+    replies.insert(
+        "bare-list".into(),
+        r#"[{"serviceId": "cart", "to": "c-fra-2"}, 5, {"serviceId": "", "to": "x"}]"#.into(),
+    );
+    let responses = serde_json::to_string_pretty(&replies).expect("serialise replies");
+    let responses_file = case_file("responses.json", &responses);
+    for (pname, policy) in POLICIES {
+        let case = format!("compare-{pname}");
+        let native = berth_parity::compare_json(&text, &responses, policy, NOW);
+        for name in names.iter().chain([&"cut-short".to_string()]) {
+            assert!(
+                native.contains(&format!("\"name\": \"{name}\"")),
+                "{case}: expected decider {name}, got {native}"
+            );
+        }
+        let wasm = run_wasm(&[
+            "compare",
+            path_str(&sample_path()),
+            path_str(&responses_file),
+            policy,
+            &NOW.to_string(),
+        ]);
+        assert_same(&case, &native, &wasm);
+    }
+    // No external replies: the built-ins alone.
+    let native = berth_parity::compare_json(&text, "", "", NOW);
+    let wasm = run_wasm(&[
+        "compare",
+        path_str(&sample_path()),
+        "",
+        "",
+        &NOW.to_string(),
+    ]);
+    assert_same("compare-builtins", &native, &wasm);
+}
+
+#[test]
+fn sample_preview() {
+    let text = sample_text();
+    for (pname, policy) in POLICIES {
+        let case = format!("preview-{pname}");
+        let native = berth_parity::preview_json(&text, policy, NOW);
+        assert!(
+            native.contains("\"flows\""),
+            "{case}: expected a request, got {native}"
+        );
+        let wasm = run_wasm(&[
+            "preview",
+            path_str(&sample_path()),
+            policy,
+            &NOW.to_string(),
+        ]);
+        assert_same(&case, &native, &wasm);
+    }
+}
+
+/// Generated small estates: the preview, three placements and a generated
+/// scenario (a move, the evacuation of the fullest cluster, two more
+/// moves) of each, compared by digest; on a mismatch, the first differing
+/// result itself is compared, which names the field.
+#[test]
+fn generated_small_estates_results() {
+    const SEEDS: u32 = 60;
+    for (first, (pname, policy)) in [(1u64, POLICIES[0]), (1001, POLICIES[1])] {
+        let native = berth_parity::generated_results_digests(first, SEEDS, policy, NOW);
+        assert_eq!(native.lines().count(), SEEDS as usize);
+        let wasm = run_wasm(&[
+            "gen-digests",
+            &first.to_string(),
+            &SEEDS.to_string(),
+            policy,
+            &NOW.to_string(),
+        ]);
+        if native != wasm {
+            let mut bad = Vec::new();
+            for (n, w) in native.lines().zip(wasm.lines()) {
+                for (nf, wf) in n.split(' ').zip(w.split(' ')).skip(1) {
+                    if nf != wf {
+                        let seed = n.split(' ').next().unwrap_or_default().to_string();
+                        bad.push((seed, nf.split('=').next().unwrap_or_default().to_string()));
+                    }
+                }
+            }
+            eprintln!("{pname}: results differ for generated {bad:?}");
+            if let Some((seed, what)) = bad.first() {
+                let seed = seed.trim_start_matches("seed=");
+                let native =
+                    berth_parity::generated_result(seed.parse().expect("seed"), what, policy, NOW);
+                let wasm = run_wasm(&["gen-result", seed, what, policy, &NOW.to_string()]);
+                assert_same(&format!("small-{pname}-seed-{seed}-{what}"), &native, &wasm);
+            }
+        }
+        assert_same(&format!("generated-results-{pname}"), &native, &wasm);
+    }
+}
+
+/// Refusals of the new entry points: every input's errors at once, each
+/// tagged with its input, with the same messages and lines.
+#[test]
+fn entry_point_errors_agree() {
+    let sample = sample_path();
+    let bad_estate_text =
+        "{\n  \"schema\": 1,\n  \"sites\": [{\"id\": \"fra\", \"lat\": 95}],\n  \"clusters\": 3\n}\n";
+    let bad_estate = case_file("bad-estate-2.json", bad_estate_text);
+    let bad_policy = r#"{"cross_site_wieght": 3}"#;
+    let not_json = case_file(
+        "scenario-not-json.json",
+        "{\n  \"schema\": 1,\n  \"steps\": [\n",
+    );
+    let bad_shape = case_file(
+        "scenario-bad-shape.json",
+        "{\n  \"schema\": 2,\n  \"steps\": [\n    {},\n    {\"move\": {\"service\": 3}}\n  ],\n  \"colour\": \"red\"\n}\n",
+    );
+    let unknown_ids = case_file(
+        "scenario-unknown-ids.json",
+        "{\n  \"schema\": 1,\n  \"name\": \"typos\",\n  \"steps\": [\n    {\"evacuate\": \"c-par-9\"},\n    {\"move\": {\"service\": \"wbe\", \"to\": \"c-fra-2\"}}\n  ]\n}\n",
+    );
+    let responses_not_object = case_file("responses-list.json", "[\"baseline\"]");
+    let responses_not_json =
+        case_file("responses-not-json.json", "{\n  \"mine\": \"{}\",\n  \"x\"");
+    let responses_bad_names = case_file(
+        "responses-bad-names.json",
+        "{\n  \"baseline\": \"[]\",\n  \"mine\": \"[]\",\n  \"mine\": \"[]\",\n  \"my reply\": \"[]\",\n  \"a/b~c\": {\"proposals\": []},\n  \"\": \"[]\"\n}\n",
+    );
+    let now = NOW.to_string();
+    let read = |p: &Path| std::fs::read_to_string(p).expect("read case");
+    let cases: Vec<(&str, String, Vec<&str>)> = vec![
+        (
+            "whatif-all-inputs-bad",
+            berth_parity::whatif_json(bad_estate_text, &read(&bad_shape), bad_policy, NOW),
+            vec![
+                "whatif",
+                path_str(&bad_estate),
+                path_str(&bad_shape),
+                bad_policy,
+                &now,
+            ],
+        ),
+        (
+            "whatif-not-json",
+            berth_parity::whatif_json(&sample_text(), &read(&not_json), "", NOW),
+            vec!["whatif", path_str(&sample), path_str(&not_json), "", &now],
+        ),
+        (
+            "whatif-unknown-ids",
+            berth_parity::whatif_json(&sample_text(), &read(&unknown_ids), "", NOW),
+            vec![
+                "whatif",
+                path_str(&sample),
+                path_str(&unknown_ids),
+                "",
+                &now,
+            ],
+        ),
+        (
+            "place-unknown-service",
+            berth_parity::place_json(&sample_text(), "Cart", "", NOW),
+            vec!["place", path_str(&sample), "", &now, "Cart"],
+        ),
+        (
+            "place-bad-estate-policy",
+            berth_parity::place_json(bad_estate_text, "cart", bad_policy, NOW),
+            vec!["place", path_str(&bad_estate), bad_policy, &now, "cart"],
+        ),
+        (
+            "preview-bad-estate",
+            berth_parity::preview_json(bad_estate_text, "", NOW),
+            vec!["preview", path_str(&bad_estate), "", &now],
+        ),
+        (
+            "compare-responses-not-object",
+            berth_parity::compare_json(&sample_text(), &read(&responses_not_object), "", NOW),
+            vec![
+                "compare",
+                path_str(&sample),
+                path_str(&responses_not_object),
+                "",
+                &now,
+            ],
+        ),
+        (
+            "compare-responses-not-json",
+            berth_parity::compare_json(bad_estate_text, &read(&responses_not_json), "", NOW),
+            vec![
+                "compare",
+                path_str(&bad_estate),
+                path_str(&responses_not_json),
+                "",
+                &now,
+            ],
+        ),
+        (
+            "compare-responses-bad-names",
+            berth_parity::compare_json(&sample_text(), &read(&responses_bad_names), "", NOW),
+            vec![
+                "compare",
+                path_str(&sample),
+                path_str(&responses_bad_names),
+                "",
+                &now,
+            ],
+        ),
+    ];
+    for (case, native, args) in cases {
+        assert!(
+            native.starts_with('[') && native.contains("\"input\""),
+            "{case}: expected tagged errors, got {native}"
+        );
+        let wasm = run_wasm(&args);
         assert_same(case, &native, &wasm);
     }
 }
