@@ -177,6 +177,17 @@ struct Deltas {
 }
 
 impl Deltas {
+    /// The terms of moving `s` to its `k`-th candidate `c`, from the cache:
+    /// the same numbers `cost::move_terms` computes from scratch.
+    fn terms(&self, ctx: &Ctx, state: &State, s: usize, k: usize, c: usize, copy: f64) -> Terms {
+        Terms {
+            round_trip: self.rt[s][k],
+            cross_site: self.xs[s][k],
+            headroom: cost::headroom_term(ctx, state, s, c),
+            copy,
+        }
+    }
+
     fn refresh(&mut self, ctx: &Ctx, state: &State, candidates: &[Vec<usize>], s: usize) {
         let (rt0, xs0) = state.flow_cost_at(ctx, s, state.placement[s]);
         self.here[s] = rt0 + xs0;
@@ -228,13 +239,7 @@ fn best_move(
             if below(flows + leave + copy, best) {
                 continue;
             }
-            let terms = Terms {
-                round_trip: deltas.rt[s][k],
-                cross_site: deltas.xs[s][k],
-                headroom: cost::headroom_term(ctx, state, s, c),
-                copy,
-            };
-            let gain = terms.gain();
+            let gain = deltas.terms(ctx, state, s, k, c, copy).gain();
             if !(gain >= bar && gain > 0.0) {
                 continue;
             }
@@ -385,13 +390,7 @@ fn cant_tell(
             if deltas.rt[s][k] + deltas.xs[s][k] + leave + copy < bar - 1e-9 * (1.0 + bar.abs()) {
                 continue;
             }
-            let terms = Terms {
-                round_trip: deltas.rt[s][k],
-                cross_site: deltas.xs[s][k],
-                headroom: cost::headroom_term(ctx, state, s, c),
-                copy,
-            };
-            let gain = terms.gain();
+            let gain = deltas.terms(ctx, state, s, k, c, copy).gain();
             if !(gain >= bar && gain > 0.0) {
                 continue;
             }

@@ -69,28 +69,9 @@ pub enum Step {
 }
 
 /// One thing wrong with a scenario, at a JSON pointer (e.g.
-/// `/steps/3/move/to`).
-#[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct ScenarioError {
-    pub path: String,
-    /// 1-based line, when the scenario's text is at hand.
-    pub line: Option<usize>,
-    pub message: String,
-}
-
-impl std::fmt::Display for ScenarioError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let path = if self.path.is_empty() {
-            "/"
-        } else {
-            &self.path
-        };
-        match self.line {
-            Some(line) => write!(f, "{path} (line {line}): {}", self.message),
-            None => write!(f, "{path}: {}", self.message),
-        }
-    }
-}
+/// `/steps/3/move/to`): the same shape as an estate file's errors, so
+/// every input error reads and serialises alike.
+pub type ScenarioError = crate::estate::EstateError;
 
 /// Fill in the line of each error from the scenario's text.
 pub fn locate_errors(errors: &mut [ScenarioError], text: &str) {

@@ -238,14 +238,7 @@ fn run(command: Command) -> Result<String, Failure> {
             let text = read_text(&scenario)?;
             let invalid = |mut errors: Vec<whatif::ScenarioError>| {
                 whatif::locate_errors(&mut errors, &text);
-                let mut lines = vec![format!(
-                    "{}: invalid scenario, {} error{}:",
-                    scenario.display(),
-                    errors.len(),
-                    if errors.len() == 1 { "" } else { "s" }
-                )];
-                lines.extend(errors.iter().map(|e| format!("  {e}")));
-                Failure { code: 1, lines }
+                invalid_input(&scenario, "scenario", &errors)
             };
             let sc = whatif::Scenario::from_json(&text).map_err(invalid)?;
             let projection = whatif::project(&e, &policy, now, &sc).map_err(invalid)?;
@@ -340,23 +333,26 @@ fn read_estate(path: &Path) -> Result<Estate, Failure> {
         Some("yaml" | "yml") => Format::Yaml,
         _ => Format::sniff(&text),
     };
-    estate::load(&text, format).map_err(|errors: Vec<EstateError>| {
-        let mut lines = vec![format!(
-            "{}: invalid estate, {} error{}:",
-            path.display(),
-            errors.len(),
-            if errors.len() == 1 { "" } else { "s" }
-        )];
-        // `file:line: path: message`, the form editors and CI logs link.
-        lines.extend(errors.iter().map(|e| {
-            let path_str = if e.path.is_empty() { "/" } else { &e.path };
-            match e.line {
-                Some(l) => format!("{}:{l}: {path_str}: {}", path.display(), e.message),
-                None => format!("{}: {path_str}: {}", path.display(), e.message),
-            }
-        }));
-        Failure { code: 1, lines }
-    })
+    estate::load(&text, format).map_err(|errors| invalid_input(path, "estate", &errors))
+}
+
+/// Every error of an input file, one per line as `file:line: path:
+/// message` — the form editors and CI logs link — under a count.
+fn invalid_input(file: &Path, what: &str, errors: &[EstateError]) -> Failure {
+    let mut lines = vec![format!(
+        "{}: invalid {what}, {} error{}:",
+        file.display(),
+        errors.len(),
+        if errors.len() == 1 { "" } else { "s" }
+    )];
+    lines.extend(errors.iter().map(|e| {
+        let at = if e.path.is_empty() { "/" } else { &e.path };
+        match e.line {
+            Some(l) => format!("{}:{l}: {at}: {}", file.display(), e.message),
+            None => format!("{}: {at}: {}", file.display(), e.message),
+        }
+    }));
+    Failure { code: 1, lines }
 }
 
 fn read_policy(path: Option<&Path>) -> Result<Policy, Failure> {
