@@ -26,3 +26,4 @@ test: tools fmt-check clippy
 bench:
 	cargo bench -p berth-engine --bench advise
 	cargo bench -p berth-engine --bench whatif
+	cargo bench -p berth-engine --bench why

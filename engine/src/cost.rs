@@ -88,11 +88,27 @@ impl<'a> Ctx<'a> {
     /// contributes nothing (it is surfaced as *can't tell* instead).
     pub fn headroom(&self, cluster: usize, load: Load) -> f64 {
         let c = &self.estate.clusters[cluster];
+        self.headroom_with(cluster, load, c.cpu_free.value, c.memory_free_gib.value)
+    }
+
+    /// [`Ctx::headroom`] with the free-capacity values given rather than
+    /// read from the cluster's facts: the same arithmetic, for analyses
+    /// that ask what a different value of a capacity fact would do
+    /// (`why.rs`).
+    #[inline]
+    pub fn headroom_with(
+        &self,
+        cluster: usize,
+        load: Load,
+        cpu_free: Option<f64>,
+        memory_free_gib: Option<f64>,
+    ) -> f64 {
+        let c = &self.estate.clusters[cluster];
         let p = self.policy;
         let mut total = 0.0;
         for (free, size, moved_in) in [
-            (c.cpu_free.value, c.cpu_total, load.cpu_in),
-            (c.memory_free_gib.value, c.memory_total_gib, load.memory_in),
+            (cpu_free, c.cpu_total, load.cpu_in),
+            (memory_free_gib, c.memory_total_gib, load.memory_in),
         ] {
             if let Some(free) = free {
                 let u = (size - free + moved_in) / size;

@@ -25,10 +25,12 @@ pub mod rtt;
 pub mod rtt_reference;
 pub mod text;
 pub mod whatif;
+pub mod why;
 
 pub use advise::{advise, Advice};
 pub use estate::{load, Estate, EstateError, Format};
 pub use policy::Policy;
+pub use why::{explain, MoveWhy};
 
 /// Load, advise and serialise: the whole offline pipeline as one pure
 /// function of text, used by the CLI, the WebAssembly build and the parity

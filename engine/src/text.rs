@@ -5,6 +5,7 @@ use std::fmt::Write;
 
 use crate::advise::{Advice, Move};
 use crate::cost::Totals;
+use crate::why::MoveWhy;
 
 /// One line per move: `cart c-par-1→c-fra-1 +12.4 [rtt +15.1, xsite +3.0, copy -2.7] reported`.
 /// Terms that are exactly zero are left out.
@@ -49,6 +50,12 @@ fn totals(t: &Totals) -> String {
 
 /// The whole advice as a report for people.
 pub fn advice(a: &Advice) -> String {
+    advice_with_why(a, &[])
+}
+
+/// The advice as a report for people, with each move's explanation
+/// (`why::explain`, aligned with the moves) printed under it.
+pub fn advice_with_why(a: &Advice, why: &[MoveWhy]) -> String {
     let mut out = String::new();
     let _ = writeln!(
         out,
@@ -66,6 +73,11 @@ pub fn advice(a: &Advice) -> String {
             let _ = writeln!(out, "{:>3}. {}", m.step, move_line(m));
             if let Some(e) = &m.evidence {
                 let _ = writeln!(out, "     {e}");
+            }
+            if let Some(w) = why.get(m.step - 1) {
+                for line in w.lines() {
+                    let _ = writeln!(out, "     {line}");
+                }
             }
         }
     }

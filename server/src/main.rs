@@ -40,6 +40,10 @@ enum Command {
         now: Option<String>,
         #[arg(long, value_enum, default_value_t = OutputFormat::Json)]
         format: OutputFormat,
+        /// Explain every move: facts, terms and exact flip conditions
+        /// (a `why` array in JSON, sentences under each move in text).
+        #[arg(long)]
+        why: bool,
     },
     /// Print the decider request (schema 1) the estate would generate.
     Preview {
@@ -153,14 +157,25 @@ fn run(command: Command) -> Result<String, Failure> {
             policy,
             now,
             format,
+            why,
         } => {
             let e = read_estate(&estate)?;
             let policy = read_policy(policy.as_deref())?;
             let now = resolve_now(now.as_deref())?;
             let advice = berth_engine::advise(&e, &policy, now);
-            Ok(match format {
-                OutputFormat::Json => json(&advice),
-                OutputFormat::Text => berth_engine::text::advice(&advice),
+            // Flip conditions only on request: plain advice stays as fast
+            // as it was.
+            let why = why.then(|| berth_engine::explain(&e, &policy, now, &advice));
+            Ok(match (format, why) {
+                (OutputFormat::Json, None) => json(&advice),
+                (OutputFormat::Json, Some(why)) => json(&AdviceWithWhy {
+                    advice: &advice,
+                    why,
+                }),
+                (OutputFormat::Text, None) => berth_engine::text::advice(&advice),
+                (OutputFormat::Text, Some(why)) => {
+                    berth_engine::text::advice_with_why(&advice, &why)
+                }
             })
         }
         Command::Preview {
@@ -268,6 +283,14 @@ fn run(command: Command) -> Result<String, Failure> {
             })
         }
     }
+}
+
+/// `advise --why` JSON: the advice's fields, then `why` (one per move).
+#[derive(serde::Serialize)]
+struct AdviceWithWhy<'a> {
+    #[serde(flatten)]
+    advice: &'a berth_engine::Advice,
+    why: Vec<berth_engine::MoveWhy>,
 }
 
 /// Names the built-in deciders use; an external reply may not take one.
