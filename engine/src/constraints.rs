@@ -113,8 +113,21 @@ pub fn statically_allowed(estate: &Estate, service: usize, cluster: usize) -> bo
         && k.jurisdictions
             .as_ref()
             .is_none_or(|j| j.contains(&estate.sites[c.site].jurisdiction))
-        && k.trust_zone.as_ref().is_none_or(|z| z == &c.trust_zone)
+        && required_zone(estate, service) == c.trust_zone
         && k.tiers.as_ref().is_none_or(|t| t.contains(&c.tier))
+}
+
+/// The trust zone `service` must stay in: the one it declares, else the
+/// zone of the cluster it runs on now. Trust zones segregate clusters for
+/// compliance, so advice never moves a service across a zone boundary
+/// that nobody declared it may cross (a PCI enclave takes only services
+/// that say they belong there, and no PCI service drifts out).
+pub fn required_zone(estate: &Estate, service: usize) -> &str {
+    let s = &estate.services[service];
+    s.constraints
+        .trust_zone
+        .as_deref()
+        .unwrap_or(&estate.clusters[s.cluster].trust_zone)
 }
 
 /// Every static hard constraint (everything but capacity) of moving
@@ -153,16 +166,20 @@ pub fn static_refusals(estate: &Estate, service: usize, cluster: usize) -> Vec<R
             });
         }
     }
-    if let Some(zone) = &s.constraints.trust_zone {
-        if zone != &c.trust_zone {
-            out.push(Refusal {
-                code: Code::TrustZone,
-                message: format!(
-                    "{} must run in trust zone {zone}; {} is in {}",
-                    s.id, c.id, c.trust_zone
-                ),
-            });
-        }
+    let zone = required_zone(estate, service);
+    if zone != c.trust_zone {
+        let why = if s.constraints.trust_zone.is_some() {
+            format!("{} must run in trust zone {zone}", s.id)
+        } else {
+            format!(
+                "{} runs in trust zone {zone} and declares no other (trust zones are never crossed implicitly)",
+                s.id
+            )
+        };
+        out.push(Refusal {
+            code: Code::TrustZone,
+            message: format!("{why}; {} is in {}", c.id, c.trust_zone),
+        });
     }
     if let Some(tiers) = &s.constraints.tiers {
         if !tiers.contains(&c.tier) {

@@ -30,9 +30,11 @@
 //! resource whose free capacity is unknown counts no room (no headroom
 //! bonus) and no over-target cost, and is noted as *can't tell*.
 //!
-//! Candidates are sorted eligible first, by score (highest first), ties
-//! broken on cluster id; ineligible clusters follow in id order with the
-//! refusals that rule them out. See `docs/placement.md`.
+//! Candidates are sorted eligible first; among them every cluster where
+//! the service might fit (fits, can't tell, or incumbent) before those
+//! where it certainly does not; then by score (highest first), ties broken
+//! on cluster id; ineligible clusters follow in id order with the refusals
+//! that rule them out. See `docs/placement.md`.
 //!
 //! [`PlacementWeights`]: crate::policy::PlacementWeights
 
@@ -174,9 +176,14 @@ pub(crate) fn rank_with(
             candidate(ctx, state, service, c, owner_count[c], refusals)
         })
         .collect();
+    // A cluster that certainly has no room ranks after every one that might
+    // (it stays eligible: when nothing has room the least bad still ranks
+    // first, but never above a cluster where the service could fit).
+    let might_fit = |c: &Candidate| c.fit != FitVerdict::DoesNotFit;
     out.sort_by(|a, b| {
         b.eligible
             .cmp(&a.eligible)
+            .then_with(|| might_fit(b).cmp(&might_fit(a)))
             .then_with(|| {
                 if a.eligible {
                     b.score.total_cmp(&a.score)

@@ -1323,7 +1323,7 @@ fn sample_estate_advice_text() {
               card-vault on c-fra-pci: card-vault keeps its data on local volumes in c-fra-pci
               cart-redis on c-fra-1: cart-redis keeps its data on local volumes in c-fra-1
               catalog-db on c-fra-1: catalog-db keeps its data on local volumes in c-fra-1
-              edge-cache-sin on c-sin-edge: tier (14 clusters, e.g. edge-cache-sin may run only on edge clusters; c-dub-1 is prod); cluster_draining (1 cluster, e.g. c-par-2 is draining and takes no new services)
+              edge-cache-sin on c-sin-edge: trust_zone (1 cluster, e.g. edge-cache-sin runs in trust zone general and declares no other (trust zones are never crossed implicitly); c-fra-pci is in pci); tier (14 clusters, e.g. edge-cache-sin may run only on edge clusters; c-dub-1 is prod); cluster_draining (1 cluster, e.g. c-par-2 is draining and takes no new services)
               event-broker on c-dub-1: event-broker keeps its data on local volumes in c-dub-1
               events-db on c-dub-1: events-db keeps its data on local volumes in c-dub-1
               fraud-scoring on c-fra-pci: jurisdiction (6 clusters, e.g. fraud-scoring's data may stay only in eu; c-iad-1 is in us (Ashburn, Virginia (cloud us-east-1))); trust_zone (14 clusters, e.g. fraud-scoring must run in trust zone pci; c-dub-1 is in general); cluster_draining (1 cluster, e.g. c-par-2 is draining and takes no new services)
@@ -1334,9 +1334,9 @@ fn sample_estate_advice_text() {
               reviews-db on c-par-1: reviews-db keeps its data on local volumes in c-par-1
               stg-postgres on c-fra-stg: stg-postgres keeps its data on local volumes in c-fra-stg
               support-db on c-lon-1: support-db keeps its data on local volumes in c-lon-1
-              uk-customs-docs on c-lon-1: jurisdiction (14 clusters, e.g. uk-customs-docs's data may stay only in uk; c-dub-1 is in eu (Dublin (cloud eu-west-1))); cluster_draining (1 cluster, e.g. c-par-2 is draining and takes no new services)
+              uk-customs-docs on c-lon-1: jurisdiction (14 clusters, e.g. uk-customs-docs's data may stay only in uk; c-dub-1 is in eu (Dublin (cloud eu-west-1))); trust_zone (1 cluster, e.g. uk-customs-docs runs in trust zone general and declares no other (trust zones are never crossed implicitly); c-fra-pci is in pci); cluster_draining (1 cluster, e.g. c-par-2 is draining and takes no new services)
               user-db on c-fra-2: user-db keeps its data on local volumes in c-fra-2
-              vat-reporting-uk on c-lon-1: jurisdiction (14 clusters, e.g. vat-reporting-uk's data may stay only in uk; c-dub-1 is in eu (Dublin (cloud eu-west-1))); cluster_draining (1 cluster, e.g. c-par-2 is draining and takes no new services)
+              vat-reporting-uk on c-lon-1: jurisdiction (14 clusters, e.g. vat-reporting-uk's data may stay only in uk; c-dub-1 is in eu (Dublin (cloud eu-west-1))); trust_zone (1 cluster, e.g. vat-reporting-uk runs in trust zone general and declares no other (trust zones are never crossed implicitly); c-fra-pci is in pci); cluster_draining (1 cluster, e.g. c-par-2 is draining and takes no new services)
               warehouse on c-iad-1: warehouse keeps its data on local volumes in c-iad-1
 
             Clusters with unknown free capacity (never a destination):

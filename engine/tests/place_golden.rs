@@ -405,8 +405,15 @@ fn ranking_invariants_on_generated_estates() {
                 }
                 if k + 1 < eligible {
                     let next = &cands[k + 1];
+                    let no_room = |c: &berth_engine::place::Candidate| {
+                        c.fit == berth_engine::place::FitVerdict::DoesNotFit
+                    };
+                    // Clusters where it might fit come first, then by score.
                     assert!(
-                        c.score > next.score || (c.score == next.score && c.index < next.index)
+                        (!no_room(c) && no_room(next))
+                            || (no_room(c) == no_room(next)
+                                && (c.score > next.score
+                                    || (c.score == next.score && c.index < next.index)))
                     );
                 }
             }

@@ -153,15 +153,15 @@ fn every_warning_code() {
         What-if "every warning" on test (version 0641539ebe620f6c), policy 795cfe0c62069052, evaluated at 2026-11-30T04:05:00Z
 
                                before      after     change
-        cost (points)            23.5      143.0     +119.5
-          round trip              1.0       11.5      +10.5
+        cost (points)            23.5      142.7     +119.1
+          round trip              1.0       11.2      +10.1
           cross-site              0.0        4.0       +4.0
           headroom               22.5      127.5     +105.0
         cross-site MB/s           0.0        0.5       +0.5
 
         Moves, in order:
-          step 1   evacuate web c-par-1→c-fra-pci
-          step 1   evacuate api c-par-1→c-fra-pci
+          step 1   evacuate web c-par-1→c-nw
+          step 1   evacuate api c-par-1→c-stg
           step 1   evacuate worker c-par-1→c-stg
           step 2   move     pay c-fra-1→c-fra-2
           step 3   move     vault c-fra-1→c-fra-2
@@ -170,16 +170,17 @@ fn every_warning_code() {
           step 6   move     stg-app c-stg→c-fra-1
           step 7   move     batch c-stg→c-par-down
           step 8   move     cron c-stg→c-par-1
-          step 9   move     web c-fra-pci→c-fra-1
+          step 9   move     web c-nw→c-fra-1
           step 11  move     big c-fra-1→c-fra-2
           step 12  move     lon-app c-fra-1→c-lon-1
           step 13  move     nw-app c-fra-1→c-nw
 
         Evacuating c-par-1 (step 1): 3 placed, 3 cannot leave
-          web → c-fra-pci score -22.3 [headroom +3.8, network -26.0]
-          api → c-fra-pci score -17.8 [headroom +3.1, network -18.9, blast_radius -2.0]
-          worker → c-stg score +2.2 [headroom +4.7, network -0.5, blast_radius -2.0]
+          web → c-nw score -24.1 [headroom +1.9, network -26.0]
+          api → c-stg score -17.9 [headroom +4.4, network -20.3, blast_radius -2.0]
+          worker → c-stg score -0.1 [headroom +4.1, network -0.2, blast_radius -4.0]
           par-db stays: par-db keeps its data on local volumes in c-par-1
+          edge-proxy stays: trust_zone on c-fra-pci (e.g. edge-proxy runs in trust zone general and declares no other (trust zones are never crossed implicitly); c-fra-pci is in pci)
           edge-proxy stays: tier on c-fra-1, c-fra-2, c-fra-pci, c-iad-1, c-lon-1, c-nw, c-par-down, c-stg (e.g. edge-proxy may run only on edge clusters; c-fra-1 is prod)
           edge-proxy stays: cluster_down on c-par-down (e.g. c-par-down is down)
           par-job stays: par-job is pinned to nodes of c-par-1
@@ -187,16 +188,16 @@ fn every_warning_code() {
         Clusters whose load changes:
           c-fra-1      CPU   -56.5 cores   84.4% → 40.2%   memory   -226.0 GiB   84.4% → 40.2%
           c-fra-2      CPU   +33.0 cores   90.6% → 142.2%  memory   +132.0 GiB   90.6% → 142.2%
+          c-fra-pci    CPU    -2.0 cores   50.0% → 43.8%   memory     -8.0 GiB   50.0% → 43.8%
           c-iad-1      CPU   +20.0 cores   53.1% → 84.4%   memory    +80.0 GiB   53.1% → 84.4%
           c-lon-1      CPU    +9.5 cores   68.8% → 98.4%   memory    +38.0 GiB   68.8% → 98.4%
           c-nw         CPU    +1.0 cores       ? → ?       memory     +4.0 GiB   50.0% → 53.1%
           c-par-1      CPU    -6.0 cores   53.1% → 43.8%   memory    -24.0 GiB   53.1% → 43.8%   (evacuated)
           c-par-down   CPU    +1.0 cores   50.0% → 53.1%   memory     +4.0 GiB   50.0% → 53.1%
-          c-stg        CPU    -2.0 cores   50.0% → 43.8%   memory     -8.0 GiB   50.0% → 43.8%
 
         Warnings:
           [cannot_leave] step 1: par-db cannot leave c-par-1: par-db keeps its data on local volumes in c-par-1
-          [cannot_leave] step 1: edge-proxy cannot leave c-par-1: tier on c-fra-1, c-fra-2, c-fra-pci, c-iad-1, c-lon-1, c-nw, c-par-down, c-stg; cluster_down on c-par-down
+          [cannot_leave] step 1: edge-proxy cannot leave c-par-1: trust_zone on c-fra-pci; tier on c-fra-1, c-fra-2, c-fra-pci, c-iad-1, c-lon-1, c-nw, c-par-down, c-stg; cluster_down on c-par-down
           [cannot_leave] step 1: par-job cannot leave c-par-1: par-job is pinned to nodes of c-par-1
           [pinned] step 2 moves pay to c-fra-2, but pay is pinned to nodes of c-fra-1
           [local_volumes] step 3 moves vault to c-fra-2, but vault keeps its data on local volumes in c-fra-1
@@ -206,7 +207,7 @@ fn every_warning_code() {
           [cluster_down] step 7 moves batch to c-par-down, but c-par-down is down
           [into_evacuated] step 8 moves cron onto c-par-1, which step 1 evacuates
           [cluster_draining] step 8 moves cron to c-par-1, but c-par-1 is draining and takes no new services
-          [moved_again] step 9 moves web again: step 1 already moved it to c-fra-pci
+          [moved_again] step 9 moves web again: step 1 already moved it to c-nw
           [no_op] step 10: reports is already on c-fra-1; nothing moves
           [over_capacity] c-fra-2 would take 33 cores more CPU (big, pay, vault) but has 6 cores free (measured ±5%): at most 6.3 cores — that capacity does not exist
           [over_capacity] c-fra-2 would take 132 GiB more memory (big, pay, vault) but has 24 GiB free (measured ±5%): at most 25.2 GiB — that capacity does not exist
