@@ -6,9 +6,10 @@
 //! pretty JSON the CLI prints, without its final newline) or, when an input
 //! is refused, a JSON **array** of errors. `advise_json` lists the engine's
 //! errors as they are (estate errors `{path, line, message}` or policy
-//! errors `{field, message}`); the later entry points add to each error
-//! `"input"`: which argument it is about (`estate`, `policy`, `scenario`,
-//! `service` or `responses`), so a page can show it next to that input.
+//! errors `{field, message}`); the later entry points (`advise_why_json`
+//! included) add to each error `"input"`: which argument it is about
+//! (`estate`, `policy`, `scenario`, `service` or `responses`), so a page can
+//! show it next to that input.
 //!
 //! `now_unix` is seconds since 1970 (a whole number; a fraction is dropped).
 
@@ -19,6 +20,14 @@ use wasm_bindgen::prelude::*;
 #[wasm_bindgen]
 pub fn advise_json(estate_text: &str, policy_json: &str, now_unix: f64) -> String {
     berth_parity::advise_json(estate_text, policy_json, now_unix as i64)
+}
+
+/// Advice with every move explained (`berth advise --why`): the advice's
+/// fields, then `why`, one explanation per move (facts, terms and exact
+/// flip conditions, `docs/why.md`).
+#[wasm_bindgen]
+pub fn advise_why_json(estate_text: &str, policy_json: &str, now_unix: f64) -> String {
+    berth_parity::advise_why_json(estate_text, policy_json, now_unix as i64)
 }
 
 /// Digest of the advice JSON of `count` generated estates from `seed`.
@@ -95,9 +104,17 @@ pub fn generated_results_digests(
     berth_parity::generated_results_digests(seed as u64, count, policy_json, now_unix as i64)
 }
 
-/// One result behind a line of `generated_results_digests` (to show where
-/// a digest mismatch comes from); `what` is `preview`, `place`, `whatif`
-/// or `scenario`.
+/// Digests of the explained advice (`advise_why_json`) of `count` generated
+/// small estates from `seed`, one line per estate
+/// (`berth_parity::generated_why_digests`).
+#[wasm_bindgen]
+pub fn generated_why_digests(seed: f64, count: u32, policy_json: &str, now_unix: f64) -> String {
+    berth_parity::generated_why_digests(seed as u64, count, policy_json, now_unix as i64)
+}
+
+/// One result behind a line of `generated_results_digests` or
+/// `generated_why_digests` (to show where a digest mismatch comes from);
+/// `what` is `preview`, `place`, `whatif`, `scenario` or `why`.
 #[wasm_bindgen]
 pub fn generated_result(seed: f64, what: &str, policy_json: &str, now_unix: f64) -> String {
     berth_parity::generated_result(seed as u64, what, policy_json, now_unix as i64)
@@ -210,6 +227,29 @@ pub mod berth_parity {
 
     fn pretty<T: Serialize>(v: &T) -> String {
         serde_json::to_string_pretty(v).expect("results serialise")
+    }
+
+    /// `berth advise --why` JSON: the advice's fields, then `why` (one per
+    /// move). The same struct as the CLI's (server/src/main.rs), so the
+    /// same bytes.
+    #[derive(Serialize)]
+    struct AdviceWithWhy<'a> {
+        #[serde(flatten)]
+        advice: &'a berth_engine::Advice,
+        why: Vec<berth_engine::MoveWhy>,
+    }
+
+    pub fn advise_why_json(estate_text: &str, policy_json: &str, now: i64) -> String {
+        let (estate, policy) = match both(read_estate(estate_text), read_policy(policy_json)) {
+            Ok(v) => v,
+            Err(e) => return errors_text(&e),
+        };
+        let advice = berth_engine::advise(&estate, &policy, now);
+        let why = berth_engine::explain(&estate, &policy, now, &advice);
+        pretty(&AdviceWithWhy {
+            advice: &advice,
+            why,
+        })
     }
 
     pub fn whatif_json(
@@ -442,8 +482,9 @@ pub mod berth_parity {
 
     /// What the parity test compares for the generated estate of `seed`:
     /// `preview`, `place` (the placements of `placed`, joined by a
-    /// newline), `scenario` (the text of `generated_scenario`) or `whatif`
-    /// (its projection). All through the text entry points above.
+    /// newline), `scenario` (the text of `generated_scenario`), `whatif`
+    /// (its projection) or `why` (the explained advice). All through the
+    /// text entry points above.
     pub fn generated_result(seed: u64, what: &str, policy_json: &str, now: i64) -> String {
         let text = small_file(seed);
         let estate = estate::load(&text, Format::Json).expect("generated estates are valid");
@@ -456,7 +497,10 @@ pub mod berth_parity {
                 .join("\n"),
             "scenario" => generated_scenario(&estate, seed),
             "whatif" => whatif_json(&text, &generated_scenario(&estate, seed), policy_json, now),
-            _ => format!("unknown result {what:?}; expected preview, place, scenario or whatif"),
+            "why" => advise_why_json(&text, policy_json, now),
+            _ => {
+                format!("unknown result {what:?}; expected preview, place, scenario, whatif or why")
+            }
         }
     }
 
@@ -466,10 +510,22 @@ pub mod berth_parity {
     /// One line per generated estate `seed..seed + count`:
     /// `seed=N preview=<sha256> place=… scenario=… whatif=…`.
     pub fn generated_results_digests(seed: u64, count: u32, policy_json: &str, now: i64) -> String {
+        digest_lines(seed, count, &GENERATED_RESULTS, policy_json, now)
+    }
+
+    /// One line per generated estate `seed..seed + count`:
+    /// `seed=N why=<sha256>`, the digest of `generated_result(N, "why", ..)`.
+    /// Apart from `generated_results_digests`, so those lines stay as they
+    /// are and the parity test picks how many estates to explain.
+    pub fn generated_why_digests(seed: u64, count: u32, policy_json: &str, now: i64) -> String {
+        digest_lines(seed, count, &["why"], policy_json, now)
+    }
+
+    fn digest_lines(seed: u64, count: u32, whats: &[&str], policy_json: &str, now: i64) -> String {
         let mut lines = String::new();
         for s in seed..seed + count as u64 {
             lines.push_str(&format!("seed={s}"));
-            for what in GENERATED_RESULTS {
+            for &what in whats {
                 let out = generated_result(s, what, policy_json, now);
                 lines.push_str(&format!(" {what}={}", gen::digest(out.as_bytes())));
             }

@@ -5,6 +5,7 @@
 // added (no trailing newline):
 //
 //   node parity.cjs PKG_DIR advise ESTATE_FILE POLICY_JSON NOW_UNIX
+//   node parity.cjs PKG_DIR advise-why ESTATE_FILE POLICY_JSON NOW_UNIX
 //   node parity.cjs PKG_DIR advise-generated SEED SERVICES CLUSTERS POLICY_JSON NOW_UNIX
 //   node parity.cjs PKG_DIR digests SEED COUNT NOW_UNIX
 //   node parity.cjs PKG_DIR advise-small SEED NOW_UNIX
@@ -14,6 +15,7 @@
 //   node parity.cjs PKG_DIR preview ESTATE_FILE POLICY_JSON NOW_UNIX
 //   node parity.cjs PKG_DIR gen-digests SEED COUNT POLICY_JSON NOW_UNIX
 //   node parity.cjs PKG_DIR gen-result SEED WHAT POLICY_JSON NOW_UNIX
+//   node parity.cjs PKG_DIR why-digests SEED COUNT POLICY_JSON NOW_UNIX
 //
 // POLICY_JSON may be "" (the default policy). Files are passed to the
 // engine as text, exactly as read (UTF-8), like the CLI does; RESPONSES_FILE
@@ -27,11 +29,12 @@ const path = require("path");
 
 function usage() {
   process.stderr.write(
-    "usage: node parity.cjs PKG_DIR (advise FILE POLICY NOW | " +
+    "usage: node parity.cjs PKG_DIR (advise FILE POLICY NOW | advise-why FILE POLICY NOW | " +
       "advise-generated SEED SERVICES CLUSTERS POLICY NOW | digests SEED COUNT NOW | " +
       "advise-small SEED NOW | whatif FILE SCENARIO POLICY NOW | place FILE POLICY NOW ID... | " +
       "compare FILE RESPONSES POLICY NOW | preview FILE POLICY NOW | " +
-      "gen-digests SEED COUNT POLICY NOW | gen-result SEED WHAT POLICY NOW)\n",
+      "gen-digests SEED COUNT POLICY NOW | gen-result SEED WHAT POLICY NOW | " +
+      "why-digests SEED COUNT POLICY NOW)\n",
   );
   process.exit(2);
 }
@@ -52,6 +55,12 @@ switch (cmd) {
     if (args.length !== 3) usage();
     const text = fs.readFileSync(args[0], "utf8");
     out = engine.advise_json(text, args[1], num(args[2]));
+    break;
+  }
+  case "advise-why": {
+    if (args.length !== 3) usage();
+    const text = fs.readFileSync(args[0], "utf8");
+    out = engine.advise_why_json(text, args[1], num(args[2]));
     break;
   }
   case "advise-generated": {
@@ -108,6 +117,11 @@ switch (cmd) {
   case "gen-result": {
     if (args.length !== 4) usage();
     out = engine.generated_result(num(args[0]), args[1], args[2], num(args[3]));
+    break;
+  }
+  case "why-digests": {
+    if (args.length !== 4) usage();
+    out = engine.generated_why_digests(num(args[0]), num(args[1]), args[2], num(args[3]));
     break;
   }
   default:

@@ -7,10 +7,10 @@
 //! `wasm-bindgen --target nodejs`, runs `tests/parity.cjs` for each case
 //! and compares its stdout with `berth_parity` called natively.
 //!
-//! Covered: advice (`advise_json`), what-if projections (`whatif_json`),
-//! placements (`place_json`), decider comparisons (`compare_json`) and the
-//! decider request (`preview_json`), on the sample estate and on generated
-//! ones, and their errors.
+//! Covered: advice (`advise_json`), explained advice (`advise_why_json`),
+//! what-if projections (`whatif_json`), placements (`place_json`), decider
+//! comparisons (`compare_json`) and the decider request (`preview_json`), on
+//! the sample estate and on generated ones, and their errors.
 //!
 //! Needs the `wasm32-unknown-unknown` target, the `wasm-bindgen` CLI of the
 //! version in Cargo.lock and Node.js: `make tools` installs all three
@@ -503,27 +503,100 @@ fn generated_small_estates_results() {
             policy,
             &NOW.to_string(),
         ]);
-        if native != wasm {
-            let mut bad = Vec::new();
-            for (n, w) in native.lines().zip(wasm.lines()) {
-                for (nf, wf) in n.split(' ').zip(w.split(' ')).skip(1) {
-                    if nf != wf {
-                        let seed = n.split(' ').next().unwrap_or_default().to_string();
-                        bad.push((seed, nf.split('=').next().unwrap_or_default().to_string()));
-                    }
+        assert_same_digest_lines(
+            &format!("generated-results-{pname}"),
+            policy,
+            &native,
+            &wasm,
+        );
+    }
+}
+
+/// Compares lines `seed=N what=<sha256> ...` (`generated_results_digests`,
+/// `generated_why_digests`); on a mismatch, compares the first differing
+/// result itself, which names the field.
+fn assert_same_digest_lines(case: &str, policy: &str, native: &str, wasm: &str) {
+    if native != wasm {
+        let mut bad = Vec::new();
+        for (n, w) in native.lines().zip(wasm.lines()) {
+            for (nf, wf) in n.split(' ').zip(w.split(' ')).skip(1) {
+                if nf != wf {
+                    let seed = n.split(' ').next().unwrap_or_default().to_string();
+                    bad.push((seed, nf.split('=').next().unwrap_or_default().to_string()));
                 }
             }
-            eprintln!("{pname}: results differ for generated {bad:?}");
-            if let Some((seed, what)) = bad.first() {
-                let seed = seed.trim_start_matches("seed=");
-                let native =
-                    berth_parity::generated_result(seed.parse().expect("seed"), what, policy, NOW);
-                let wasm = run_wasm(&["gen-result", seed, what, policy, &NOW.to_string()]);
-                assert_same(&format!("small-{pname}-seed-{seed}-{what}"), &native, &wasm);
-            }
         }
-        assert_same(&format!("generated-results-{pname}"), &native, &wasm);
+        eprintln!("{case}: results differ for generated {bad:?}");
+        if let Some((seed, what)) = bad.first() {
+            let seed = seed.trim_start_matches("seed=");
+            let native =
+                berth_parity::generated_result(seed.parse().expect("seed"), what, policy, NOW);
+            let wasm = run_wasm(&["gen-result", seed, what, policy, &NOW.to_string()]);
+            assert_same(&format!("{case}-seed-{seed}-{what}"), &native, &wasm);
+        }
     }
+    assert_same(case, native, wasm);
+}
+
+// ---------------------------------------------------------------------------
+// SPEC §7: advice with every move explained (`berth advise --why`).
+
+#[test]
+fn sample_advise_why() {
+    let text = sample_text();
+    for (pname, policy) in POLICIES {
+        let case = format!("why-{pname}");
+        let native = berth_parity::advise_why_json(&text, policy, NOW);
+        let why: serde_json::Value = serde_json::from_str(&native)
+            .unwrap_or_else(|e| panic!("{case}: not JSON ({e}): {native}"));
+        let moves = why["moves"].as_array().map_or(0, Vec::len);
+        assert!(
+            moves > 0 && why["why"].as_array().map(Vec::len) == Some(moves),
+            "{case}: expected advice with one explanation per move, got {native}"
+        );
+        assert!(
+            !native.contains("\"note\""),
+            "{case}: a move went unexplained: {native}"
+        );
+        let wasm = run_wasm(&[
+            "advise-why",
+            path_str(&sample_path()),
+            policy,
+            &NOW.to_string(),
+        ]);
+        assert_same(&case, &native, &wasm);
+    }
+}
+
+/// Generated small estates, explained under both policies and compared by
+/// digest; on a mismatch, the first differing explained advice itself.
+#[test]
+fn generated_small_estates_why() {
+    const SEEDS: u32 = 40;
+    let mut explained = 0;
+    for (first, (pname, policy)) in [(1u64, POLICIES[0]), (1001, POLICIES[1])] {
+        let native = berth_parity::generated_why_digests(first, SEEDS, policy, NOW);
+        assert_eq!(native.lines().count(), SEEDS as usize);
+        // The digests must cover explanations, not only empty advice.
+        for seed in first..first + SEEDS as u64 {
+            let out = berth_parity::generated_result(seed, "why", policy, NOW);
+            let v: serde_json::Value = serde_json::from_str(&out).expect("explained advice");
+            explained += v["why"].as_array().expect("a why array").len();
+            assert!(
+                !out.contains("\"note\""),
+                "why-{pname}-seed-{seed}: a move went unexplained: {out}"
+            );
+        }
+        let wasm = run_wasm(&[
+            "why-digests",
+            &first.to_string(),
+            &SEEDS.to_string(),
+            policy,
+            &NOW.to_string(),
+        ]);
+        assert_same_digest_lines(&format!("generated-why-{pname}"), policy, &native, &wasm);
+    }
+    assert!(explained > 0, "no generated estate had a move to explain");
 }
 
 /// Refusals of the new entry points: every input's errors at once, each
@@ -583,6 +656,11 @@ fn entry_point_errors_agree() {
                 "",
                 &now,
             ],
+        ),
+        (
+            "advise-why-bad-estate-policy",
+            berth_parity::advise_why_json(bad_estate_text, bad_policy, NOW),
+            vec!["advise-why", path_str(&bad_estate), bad_policy, &now],
         ),
         (
             "place-unknown-service",
