@@ -914,9 +914,7 @@ fn validate(raw: RawEstate, broken: &Broken) -> Result<Estate, Vec<EstateError>>
                 None
             }
         };
-        if !ok {
-            continue;
-        }
+        // Duplicates are checked whatever else is wrong with either entry.
         if let Some(first) = first_site.get(&s.id) {
             v.err(
                 format!("/sites/{i}/id"),
@@ -925,6 +923,9 @@ fn validate(raw: RawEstate, broken: &Broken) -> Result<Estate, Vec<EstateError>>
             continue;
         }
         first_site.insert(s.id.clone(), i);
+        if !ok {
+            continue;
+        }
         sites.push(Site {
             name: s.name.unwrap_or_else(|| s.id.clone()),
             id: s.id,
@@ -1006,9 +1007,6 @@ fn validate(raw: RawEstate, broken: &Broken) -> Result<Estate, Vec<EstateError>>
                 }
             }
         }
-        let (Some(site), Some(health), true) = (site, health, ok) else {
-            continue;
-        };
         if let Some(first) = first_cluster.get(&c.id) {
             v.err(
                 at("id"),
@@ -1020,6 +1018,9 @@ fn validate(raw: RawEstate, broken: &Broken) -> Result<Estate, Vec<EstateError>>
             continue;
         }
         first_cluster.insert(c.id.clone(), i);
+        let (Some(site), Some(health), true) = (site, health, ok) else {
+            continue;
+        };
         clusters.push(Cluster {
             id: c.id,
             name: c.name,
@@ -1097,9 +1098,6 @@ fn validate(raw: RawEstate, broken: &Broken) -> Result<Estate, Vec<EstateError>>
             trust_zone,
             tiers: v.allow_list(rc.tiers, "tier", || cat("tiers")),
         };
-        let (Some(cluster), true) = (cluster, ok) else {
-            continue;
-        };
         if let Some(first) = first_service.get(&s.id) {
             v.err(
                 at("id"),
@@ -1111,6 +1109,9 @@ fn validate(raw: RawEstate, broken: &Broken) -> Result<Estate, Vec<EstateError>>
             continue;
         }
         first_service.insert(s.id.clone(), i);
+        let (Some(cluster), true) = (cluster, ok) else {
+            continue;
+        };
         services.push(Service {
             id: s.id,
             name: s.name,
@@ -1130,7 +1131,7 @@ fn validate(raw: RawEstate, broken: &Broken) -> Result<Estate, Vec<EstateError>>
         .collect();
 
     // Flows.
-    let mut first_flow: BTreeMap<(usize, usize), usize> = BTreeMap::new();
+    let mut first_flow: BTreeMap<(String, String), usize> = BTreeMap::new();
     let raw_flows = raw.flows.unwrap_or_default();
     let mut flows = Vec::with_capacity(raw_flows.len());
     for (i, f) in raw_flows.into_iter().enumerate() {
@@ -1145,17 +1146,16 @@ fn validate(raw: RawEstate, broken: &Broken) -> Result<Estate, Vec<EstateError>>
         }
         let weight = v.fact(f.weight, || at("weight"));
         let mb_s = v.fact(f.mb_s, || at("mb_s"));
-        let (Some(from), Some(to)) = (from, to) else {
-            continue;
-        };
-        if from == to {
+        // Shape rules on the ids as written, so they are reported even
+        // when an end was itself refused.
+        if f.from == f.to {
             v.err(
                 format!("/flows/{i}"),
                 format!("flow from {:?} to itself", f.from),
             );
             continue;
         }
-        if let Some(first) = first_flow.get(&(from, to)) {
+        if let Some(first) = first_flow.get(&(f.from.clone(), f.to.clone())) {
             v.err(
                 format!("/flows/{i}"),
                 format!(
@@ -1165,7 +1165,10 @@ fn validate(raw: RawEstate, broken: &Broken) -> Result<Estate, Vec<EstateError>>
             );
             continue;
         }
-        first_flow.insert((from, to), i);
+        first_flow.insert((f.from.clone(), f.to.clone()), i);
+        let (Some(from), Some(to)) = (from, to) else {
+            continue;
+        };
         flows.push(Flow {
             from,
             to,
@@ -1204,7 +1207,7 @@ fn rtt_facts(
     declared: &BTreeSet<String>,
 ) -> Vec<RttFact> {
     let mut out = Vec::with_capacity(raw.len());
-    let mut first: BTreeMap<(usize, usize), usize> = BTreeMap::new();
+    let mut first: BTreeMap<(String, String), usize> = BTreeMap::new();
     for (i, (a, b, rtt, bandwidth)) in raw.into_iter().enumerate() {
         let at = |x: &str| format!("/{key}/{i}/{x}");
         let ia = index.get(a.as_str()).copied();
@@ -1219,25 +1222,30 @@ fn rtt_facts(
         if let Some(bw) = bandwidth {
             v.number(bw, 0.0, false, || at("bandwidth_mb_s"));
         }
-        let (Some(ia), Some(ib)) = (ia, ib) else {
-            continue;
-        };
-        if ia == ib {
+        if a == b {
             v.err(
                 format!("/{key}/{i}"),
                 format!("a {noun} must join two different {what}s; both ends are {a:?}"),
             );
             continue;
         }
-        let pair = (ia.min(ib), ia.max(ib));
-        if let Some(f) = first.get(&pair) {
+        let names = if a < b {
+            (a.clone(), b.clone())
+        } else {
+            (b.clone(), a.clone())
+        };
+        if let Some(f) = first.get(&names) {
             v.err(
                 format!("/{key}/{i}"),
                 format!("duplicate {noun} between {a:?} and {b:?} (first at /{key}/{f})"),
             );
             continue;
         }
-        first.insert(pair, i);
+        first.insert(names, i);
+        let (Some(ia), Some(ib)) = (ia, ib) else {
+            continue;
+        };
+        let pair = (ia.min(ib), ia.max(ib));
         out.push(RttFact {
             a: pair.0,
             b: pair.1,

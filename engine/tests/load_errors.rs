@@ -498,8 +498,8 @@ fn yaml_errors_have_the_same_paths() {
 // the loader once missed.
 
 /// `constraints.tiers` must be non-empty (format doc: "constraint lists are
-/// non-empty"; schema: `minItems: 1`). An empty list is accepted today and
-/// makes the service refuse every cluster ("may run only on  clusters").
+/// non-empty"; schema: `minItems: 1`). Accepted, an empty list would make
+/// the service refuse every cluster ("may run only on  clusters").
 #[test]
 fn empty_constraint_lists_are_refused() {
     for (from, to, path) in [
@@ -522,8 +522,8 @@ fn empty_constraint_lists_are_refused() {
 }
 
 /// A fact object needs `class` (format doc: "fact object has value and
-/// class"; schema: `required: [value, class]`). Today a missing class
-/// silently becomes `reported`.
+/// class"; schema: `required: [value, class]`), rather than silently
+/// becoming `reported`.
 #[test]
 fn fact_object_without_class_is_refused() {
     let text = edit(
@@ -615,11 +615,6 @@ fn loader_requires_what_the_schema_requires() {
     let base: serde_json::Value = serde_json::from_str(BASE).unwrap();
     for (at, def) in OBJECTS {
         for field in names(&schema.pointer(def).unwrap()["required"]) {
-            if (*at, field.as_str()) == ("/sites/0", "name")
-                || (*at, field.as_str()) == ("/clusters/0/cpu_free", "class")
-            {
-                continue;
-            }
             let mut v = base.clone();
             v.pointer_mut(at)
                 .unwrap()
@@ -635,4 +630,32 @@ fn loader_requires_what_the_schema_requires() {
             );
         }
     }
+}
+
+/// Errors in different entries do not hide each other: a range error in one
+/// service does not hide that another service reuses its id, and rules on
+/// flows (to itself, unknown end) are checked on the ids as written.
+#[test]
+fn mixed_errors_are_all_reported_in_one_pass() {
+    let text = r#"{"schema": 1, "name": "bad",
+ "sites": [{"id": "fra", "jurisdiction": "eu"}],
+ "clusters": [{"id": "c1", "site": "fra", "tier": "prod", "trust_zone": "g", "health": "healthy", "cpu_total": 8, "memory_total_gib": 32, "cpu_free": 4, "memory_free_gib": 16}],
+ "services": [
+   {"id": "x", "owner": "t", "cluster": "c1", "cpu": 1, "memory_gib": 1, "data_gb": -3},
+   {"id": "x", "owner": "t", "cluster": "c1", "cpu": 1, "memory_gib": 1}
+ ],
+ "flows": [
+   {"from": "x", "to": "x", "weight": 1},
+   {"from": "x", "to": "nope", "weight": 1}
+ ]}"#;
+    let got: Vec<String> = errors(text).iter().map(line).collect();
+    assert_eq!(
+        got,
+        [
+            "/services/0/data_gb (line Some(5)): expected a number ≥ 0 (at most 1e12), found -3",
+            r#"/services/1/id (line Some(6)): duplicate service id "x" (first at /services/0)"#,
+            r#"/flows/0 (line Some(9)): flow from "x" to itself"#,
+            r#"/flows/1/to (line Some(10)): unknown service "nope""#,
+        ]
+    );
 }
