@@ -156,7 +156,7 @@ pub fn static_refusals(estate: &Estate, service: usize, cluster: usize) -> Vec<R
             out.push(Refusal {
                 code: Code::Jurisdiction,
                 message: format!(
-                    "{}'s data may stay only in {}; {} is in {} ({})",
+                    "the data of {} may stay only in {}; {} is in {} ({})",
                     s.id,
                     allowed.join(", "),
                     c.id,

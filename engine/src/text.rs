@@ -162,8 +162,12 @@ pub fn comparison(c: &crate::decider::Comparison) -> String {
         };
         let _ = writeln!(
             out,
-            "{} proposals: {} accepted ({} below the bar), {} refused",
-            r.proposals, r.accepted_count, r.below_bar_count, r.refused_count
+            "{} proposal{}: {} accepted ({} below the bar), {} refused",
+            r.proposals,
+            if r.proposals == 1 { "" } else { "s" },
+            r.accepted_count,
+            r.below_bar_count,
+            r.refused_count
         );
         let _ = writeln!(
             out,
@@ -500,13 +504,15 @@ pub fn projection(p: &crate::whatif::Projection) -> String {
             };
             let certainty = match s.fit {
                 crate::place::FitVerdict::CantTell => format!(
-                    "can't tell: within the ±{:.0}% margin of a {} figure",
+                    "can't tell: within the ±{:.0}% margin of {} {} figure",
                     s.margin_pct,
+                    article(s.class.as_str()),
                     s.class.as_str()
                 ),
                 _ => format!(
-                    "certain: beyond the ±{:.0}% margin of a {} figure",
+                    "certain: beyond the ±{:.0}% margin of {} {} figure",
                     s.margin_pct,
+                    article(s.class.as_str()),
                     s.class.as_str()
                 ),
             };
@@ -520,4 +526,13 @@ pub fn projection(p: &crate::whatif::Projection) -> String {
         }
     }
     out
+}
+
+/// "a" or "an" before a class name (`an inferred figure`).
+fn article(word: &str) -> &'static str {
+    if word.starts_with(['a', 'e', 'i', 'o', 'u']) {
+        "an"
+    } else {
+        "a"
+    }
 }

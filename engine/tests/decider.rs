@@ -158,10 +158,10 @@ fn comparison_refuses_each_illegal_proposal_and_scores_the_rest() {
              [0] api → c-par-1: no_room_cpu — api does not fit on c-par-1: needs 4 cores but c-par-1 has at most 3.15 cores free (measured CPU ±5%)
              [1] batch → c-par-1: no_room_cpu — batch does not fit on c-par-1: needs 16 cores but c-par-1 has at most 3.15 cores free (measured CPU ±5%)
              [6] mailer → c-par-2: cluster_draining — c-par-2 is draining and takes no new services
-             [8] orders → c-lon-1: jurisdiction — orders's data may stay only in eu; c-lon-1 is in uk (lon)
+             [8] orders → c-lon-1: jurisdiction — the data of orders may stay only in eu; c-lon-1 is in uk (lon)
              [9] payments → c-fra-1: pinned — payments is pinned to nodes of c-fra-pci; payments must run in trust zone pci; c-fra-1 is in general
              [11] search → c-par-3: cant_tell — can't tell whether search fits on c-par-3: needs 4 cores; c-par-3 has between 3 and 19 cores free (guessed fact, ±100%) (fact: c-par-3 cpu_free)
-             [12] uk-tax → c-fra-1: local_volumes — uk-tax keeps its data on local volumes in c-lon-1; uk-tax's data may stay only in uk; c-fra-1 is in eu (fra)
+             [12] uk-tax → c-fra-1: local_volumes — uk-tax keeps its data on local volumes in c-lon-1; the data of uk-tax may stay only in uk; c-fra-1 is in eu (fra)
              [13] web → c-fra-pci: trust_zone — web must run in trust zone general; c-fra-pci is in pci
 
         == hand (external)

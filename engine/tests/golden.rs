@@ -771,14 +771,14 @@ fn constraint_jurisdiction() {
         expect![[r#"
             x c-fra→c-lon: gain +62.8 = rtt +58.8 + xsite +4.0 + headroom +0.0 + copy +0.0; current cost 64.00, bar 9.60 (15 % → 9.60, points → 2.00)
               fit: Fits
-              refused: jurisdiction — x's data may stay only in eu; c-lon is in uk (lon)
+              refused: jurisdiction — the data of x may stay only in eu; c-lon is in uk (lon)
             before: cost 64.00 = rtt 60.00 + xsite 4.00 + headroom 0.00; 0.50 MB/s cross-site
             after: cost 64.00 = rtt 60.00 + xsite 4.00 + headroom 0.00; 0.50 MB/s cross-site
             no moves
             immovable p on c-lon:
               pinned [] p is pinned to nodes of c-lon
             immovable x on c-fra:
-              jurisdiction [c-lon] x's data may stay only in eu; c-lon is in uk (lon)
+              jurisdiction [c-lon] the data of x may stay only in eu; c-lon is in uk (lon)
         "#]],
     );
 }
@@ -1016,15 +1016,15 @@ fn constraint_reasons_grouped_by_code() {
     check(
         show(&advise(&e, &Policy::default(), NOW)),
         expect![[r#"
-        before: cost 0.00 = rtt 0.00 + xsite 0.00 + headroom 0.00; 0.00 MB/s cross-site
-        after: cost 0.00 = rtt 0.00 + xsite 0.00 + headroom 0.00; 0.00 MB/s cross-site
-        no moves
-        immovable x on c-home:
-          jurisdiction [c-lon-1 c-lon-2] x's data may stay only in eu; c-lon-1 is in uk (lon)
-          trust_zone [c-fra-pci] x must run in trust zone general; c-fra-pci is in pci
-          tier [c-lon-2] x may run only on prod clusters; c-lon-2 is staging
-          cluster_down [c-fra-down] c-fra-down is down
-    "#]],
+            before: cost 0.00 = rtt 0.00 + xsite 0.00 + headroom 0.00; 0.00 MB/s cross-site
+            after: cost 0.00 = rtt 0.00 + xsite 0.00 + headroom 0.00; 0.00 MB/s cross-site
+            no moves
+            immovable x on c-home:
+              jurisdiction [c-lon-1 c-lon-2] the data of x may stay only in eu; c-lon-1 is in uk (lon)
+              trust_zone [c-fra-pci] x must run in trust zone general; c-fra-pci is in pci
+              tier [c-lon-2] x may run only on prod clusters; c-lon-2 is staging
+              cluster_down [c-fra-down] c-fra-down is down
+        "#]],
     );
 }
 
@@ -1326,7 +1326,7 @@ fn sample_estate_advice_text() {
               edge-cache-sin on c-sin-edge: trust_zone (1 cluster, e.g. edge-cache-sin runs in trust zone general and declares no other (trust zones are never crossed implicitly); c-fra-pci is in pci); tier (14 clusters, e.g. edge-cache-sin may run only on edge clusters; c-dub-1 is prod); cluster_draining (1 cluster, e.g. c-par-2 is draining and takes no new services)
               event-broker on c-dub-1: event-broker keeps its data on local volumes in c-dub-1
               events-db on c-dub-1: events-db keeps its data on local volumes in c-dub-1
-              fraud-scoring on c-fra-pci: jurisdiction (6 clusters, e.g. fraud-scoring's data may stay only in eu; c-iad-1 is in us (Ashburn, Virginia (cloud us-east-1))); trust_zone (14 clusters, e.g. fraud-scoring must run in trust zone pci; c-dub-1 is in general); cluster_draining (1 cluster, e.g. c-par-2 is draining and takes no new services)
+              fraud-scoring on c-fra-pci: jurisdiction (6 clusters, e.g. the data of fraud-scoring may stay only in eu; c-iad-1 is in us (Ashburn, Virginia (cloud us-east-1))); trust_zone (14 clusters, e.g. fraud-scoring must run in trust zone pci; c-dub-1 is in general); cluster_draining (1 cluster, e.g. c-par-2 is draining and takes no new services)
               media-store on c-pdx-1: media-store keeps its data on local volumes in c-pdx-1
               nw-sftp-drop on c-nw-1: nw-sftp-drop keeps its data on local volumes in c-nw-1
               orders-db on c-fra-1: orders-db keeps its data on local volumes in c-fra-1
@@ -1334,9 +1334,9 @@ fn sample_estate_advice_text() {
               reviews-db on c-par-1: reviews-db keeps its data on local volumes in c-par-1
               stg-postgres on c-fra-stg: stg-postgres keeps its data on local volumes in c-fra-stg
               support-db on c-lon-1: support-db keeps its data on local volumes in c-lon-1
-              uk-customs-docs on c-lon-1: jurisdiction (14 clusters, e.g. uk-customs-docs's data may stay only in uk; c-dub-1 is in eu (Dublin (cloud eu-west-1))); trust_zone (1 cluster, e.g. uk-customs-docs runs in trust zone general and declares no other (trust zones are never crossed implicitly); c-fra-pci is in pci); cluster_draining (1 cluster, e.g. c-par-2 is draining and takes no new services)
+              uk-customs-docs on c-lon-1: jurisdiction (14 clusters, e.g. the data of uk-customs-docs may stay only in uk; c-dub-1 is in eu (Dublin (cloud eu-west-1))); trust_zone (1 cluster, e.g. uk-customs-docs runs in trust zone general and declares no other (trust zones are never crossed implicitly); c-fra-pci is in pci); cluster_draining (1 cluster, e.g. c-par-2 is draining and takes no new services)
               user-db on c-fra-2: user-db keeps its data on local volumes in c-fra-2
-              vat-reporting-uk on c-lon-1: jurisdiction (14 clusters, e.g. vat-reporting-uk's data may stay only in uk; c-dub-1 is in eu (Dublin (cloud eu-west-1))); trust_zone (1 cluster, e.g. vat-reporting-uk runs in trust zone general and declares no other (trust zones are never crossed implicitly); c-fra-pci is in pci); cluster_draining (1 cluster, e.g. c-par-2 is draining and takes no new services)
+              vat-reporting-uk on c-lon-1: jurisdiction (14 clusters, e.g. the data of vat-reporting-uk may stay only in uk; c-dub-1 is in eu (Dublin (cloud eu-west-1))); trust_zone (1 cluster, e.g. vat-reporting-uk runs in trust zone general and declares no other (trust zones are never crossed implicitly); c-fra-pci is in pci); cluster_draining (1 cluster, e.g. c-par-2 is draining and takes no new services)
               warehouse on c-iad-1: warehouse keeps its data on local volumes in c-iad-1
 
             Clusters with unknown free capacity (never a destination):

@@ -285,19 +285,19 @@ fn refusals_and_cant_tell_notes() {
         &Policy::default(),
         "svc",
         expect![[r#"
-        rank  cluster    score = headroom over_target incumbency  network blast_radius  youth     cpu    mem  fit
-           1  c-nw        +2.3 =     +2.3           0          0        0            0      0       ?  54.0%  cant_tell
-                        note cant_tell: free CPU of c-nw is unknown: no headroom bonus and no over-target cost are counted for it
-           2  c-a      -1044.0 =        0     -1044.0          0        0            0      0  102.0% 102.0%  does_not_fit
-                        note no_room_cpu: needs 4 cores but c-a has at most 2.1 cores free (measured CPU ±5%)
-           -  c-iad   ineligible: jurisdiction, tier
-                        svc's data may stay only in eu; c-iad is in us (iad)
-                        svc may run only on prod clusters; c-iad is staging
-           -  c-par   ineligible: cluster_draining
-                        c-par is draining and takes no new services
-           -  c-pci   ineligible: trust_zone
-                        svc must run in trust zone general; c-pci is in pci
-    "#]],
+            rank  cluster    score = headroom over_target incumbency  network blast_radius  youth     cpu    mem  fit
+               1  c-nw        +2.3 =     +2.3           0          0        0            0      0       ?  54.0%  cant_tell
+                            note cant_tell: free CPU of c-nw is unknown: no headroom bonus and no over-target cost are counted for it
+               2  c-a      -1044.0 =        0     -1044.0          0        0            0      0  102.0% 102.0%  does_not_fit
+                            note no_room_cpu: needs 4 cores but c-a has at most 2.1 cores free (measured CPU ±5%)
+               -  c-iad   ineligible: jurisdiction, tier
+                            the data of svc may stay only in eu; c-iad is in us (iad)
+                            svc may run only on prod clusters; c-iad is staging
+               -  c-par   ineligible: cluster_draining
+                            c-par is draining and takes no new services
+               -  c-pci   ineligible: trust_zone
+                            svc must run in trust zone general; c-pci is in pci
+        "#]],
     );
 }
 

@@ -201,7 +201,7 @@ fn every_warning_code() {
           [cannot_leave] step 1: par-job cannot leave c-par-1: par-job is pinned to nodes of c-par-1
           [pinned] step 2 moves pay to c-fra-2, but pay is pinned to nodes of c-fra-1
           [local_volumes] step 3 moves vault to c-fra-2, but vault keeps its data on local volumes in c-fra-1
-          [jurisdiction] step 4 moves ledger to c-iad-1, but ledger's data may stay only in eu; c-iad-1 is in us (iad)
+          [jurisdiction] step 4 moves ledger to c-iad-1, but the data of ledger may stay only in eu; c-iad-1 is in us (iad)
           [trust_zone] step 5 moves secure to c-fra-1, but secure must run in trust zone pci; c-fra-1 is in general
           [tier] step 6 moves stg-app to c-fra-1, but stg-app may run only on staging clusters; c-fra-1 is prod
           [cluster_down] step 7 moves batch to c-par-down, but c-par-down is down
