@@ -263,3 +263,85 @@ mod tests {
         assert_eq!(parse_time("2026-11-30 04:05"), None);
     }
 }
+
+/// Something in a valid estate that is probably a mistake: not an error
+/// (the estate loads), but worth saying before anyone trusts the advice.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Lint {
+    /// JSON-pointer-like location in canonical (id-sorted) terms, e.g.
+    /// `services/payments/constraints/jurisdictions`.
+    pub at: String,
+    pub message: String,
+}
+
+/// Constraint values that match nothing in the estate (a typo such as `EU`
+/// for `eu` silently makes a service immovable), and services whose current
+/// placement breaks their own constraints.
+pub fn lint(e: &Estate) -> Vec<Lint> {
+    use std::collections::BTreeSet;
+    let jurisdictions: BTreeSet<&str> = e.sites.iter().map(|s| s.jurisdiction.as_str()).collect();
+    let tiers: BTreeSet<&str> = e.clusters.iter().map(|c| c.tier.as_str()).collect();
+    let zones: BTreeSet<&str> = e.clusters.iter().map(|c| c.trust_zone.as_str()).collect();
+    let mut out = Vec::new();
+    for s in &e.services {
+        let k = &s.constraints;
+        let at = |f: &str| format!("services/{}/constraints/{f}", s.id);
+        let unknown = |field: &str, noun: &str, values: &[String], known: &BTreeSet<&str>| {
+            values
+                .iter()
+                .filter(|v| !known.contains(v.as_str()))
+                .map(|v| Lint {
+                    at: at(field),
+                    message: format!(
+                        "{v:?} matches no {noun} in the estate (known: {})",
+                        known.iter().copied().collect::<Vec<_>>().join(", ")
+                    ),
+                })
+                .collect::<Vec<_>>()
+        };
+        if let Some(j) = &k.jurisdictions {
+            out.extend(unknown(
+                "jurisdictions",
+                "site jurisdiction",
+                j,
+                &jurisdictions,
+            ));
+        }
+        if let Some(t) = &k.tiers {
+            out.extend(unknown("tiers", "cluster tier", t, &tiers));
+        }
+        if let Some(z) = &k.trust_zone {
+            out.extend(unknown(
+                "trust_zone",
+                "cluster trust zone",
+                std::slice::from_ref(z),
+                &zones,
+            ));
+        }
+        let here = &e.clusters[s.cluster];
+        let mut broken = Vec::new();
+        if k.jurisdictions
+            .as_ref()
+            .is_some_and(|j| !j.contains(&e.sites[here.site].jurisdiction))
+        {
+            broken.push("jurisdictions");
+        }
+        if k.tiers.as_ref().is_some_and(|t| !t.contains(&here.tier)) {
+            broken.push("tiers");
+        }
+        if k.trust_zone.as_ref().is_some_and(|z| z != &here.trust_zone) {
+            broken.push("trust_zone");
+        }
+        if !broken.is_empty() {
+            out.push(Lint {
+                at: format!("services/{}", s.id),
+                message: format!(
+                    "runs on {} although its own constraints ({}) rule that cluster out",
+                    here.id,
+                    broken.join(", ")
+                ),
+            });
+        }
+    }
+    out
+}

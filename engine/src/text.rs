@@ -68,7 +68,11 @@ pub fn advice_with_why(a: &Advice, why: &[MoveWhy]) -> String {
     if a.moves.is_empty() {
         let _ = writeln!(out, "No move clears the bars: staying put is best.");
     } else {
-        let _ = writeln!(out, "Recommended moves, in order:");
+        let _ = writeln!(
+            out,
+            "Moves that clear the bars, in order (confidence = the weakest deciding fact;\n\
+             a move resting on guesses says so and is not a recommendation):"
+        );
         for m in &a.moves {
             let _ = writeln!(out, "{:>3}. {}", m.step, move_line(m));
             if let Some(e) = &m.evidence {
@@ -475,7 +479,11 @@ pub fn projection(p: &crate::whatif::Projection) -> String {
                 signed(c.memory.change),
                 pct(c.memory.utilisation_before),
                 pct(c.memory.utilisation_after),
-                if c.evacuated { " (evacuated)" } else { "" }
+                if c.evacuated {
+                    " (evacuated; what remains is load not modelled as services)"
+                } else {
+                    ""
+                }
             );
             let _ = writeln!(out, "{}", line.trim_end());
         }

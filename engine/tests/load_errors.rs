@@ -659,3 +659,31 @@ fn mixed_errors_are_all_reported_in_one_pass() {
         ]
     );
 }
+
+/// A valid estate can still hold likely mistakes: `berth validate` warns
+/// about constraint values that match nothing and services whose current
+/// cluster breaks their own constraints.
+#[test]
+fn lint_names_constraint_values_that_match_nothing() {
+    assert!(berth_engine::estate::lint(&load(BASE, Format::Json).unwrap()).is_empty());
+    let e = load(
+        &edit(
+            r#""tiers": ["prod"]"#,
+            r#""tiers": ["PROD"], "trust_zone": "pci""#,
+        ),
+        Format::Json,
+    )
+    .unwrap();
+    let got: Vec<String> = berth_engine::estate::lint(&e)
+        .into_iter()
+        .map(|l| format!("{}: {}", l.at, l.message))
+        .collect();
+    assert_eq!(
+        got,
+        [
+            r#"services/api/constraints/tiers: "PROD" matches no cluster tier in the estate (known: prod)"#,
+            r#"services/api/constraints/trust_zone: "pci" matches no cluster trust zone in the estate (known: general)"#,
+            "services/api: runs on c-par although its own constraints (tiers, trust_zone) rule that cluster out",
+        ]
+    );
+}

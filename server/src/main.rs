@@ -139,6 +139,10 @@ fn run(command: Command) -> Result<String, Failure> {
     match command {
         Command::Validate { estate } => {
             let e = read_estate(&estate)?;
+            // Likely mistakes go to stderr: the file is valid, so exit 0.
+            for l in berth_engine::estate::lint(&e) {
+                eprintln!("{}: warning: {}: {}", estate.display(), l.at, l.message);
+            }
             Ok(format!(
                 "{}: valid estate {:?} (version {}): {} sites, {} clusters, {} links, {} paths, {} services, {} flows\n",
                 estate.display(),
