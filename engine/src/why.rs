@@ -30,7 +30,7 @@ use std::collections::BTreeMap;
 use crate::advise::{Advice, Move};
 use crate::constraints::{self, Load};
 use crate::cost::{Capacity, Ctx, FlowFact, State, Terms};
-use crate::estate::Estate;
+use crate::estate::{Estate, RttFact};
 use crate::fact::{Class, Fact, FactRef};
 use crate::policy::Policy;
 use crate::rtt::{Derivation, RttSource};
@@ -133,6 +133,21 @@ pub struct Flip {
     /// that has no measured path, so changing it changes all of them.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub stored_as: Option<String>,
+    /// For an RTT that no stored fact gives: its rung of the evidence
+    /// ladder (`great_circle`, `unknown`, `same_site`, `same_cluster`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub derivation: Option<&'static str>,
+    /// The value is an estimate or a policy value, not a stored fact. Its
+    /// thresholds (when computed) say what a measurement would have to
+    /// show to change the decision.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub estimated: bool,
+    /// For an estimated RTT analysed as a variable: what a measurement of
+    /// it would set, `sites fra↔nw` (a site link: every cluster pair across
+    /// the two sites without a measured path) or `site fra` (every pair of
+    /// its clusters without a measured path).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub applies_to: Option<String>,
     pub value: Option<f64>,
     pub class: Class,
     pub unit: &'static str,
@@ -155,8 +170,8 @@ pub struct Flip {
 pub enum FlipStatus {
     /// Computed exactly: thresholds, or no value changes it.
     Exact,
-    /// A policy nominal or an estimate (same cluster, same site, great
-    /// circle, unknown RTT), not a stored fact: nothing to adjust.
+    /// The same-cluster nominal: a policy value no stored fact can
+    /// replace (a path joins two different clusters), so nothing to adjust.
     NotAFact,
     /// The fact's value is unknown: there is no value to move from.
     Unknown,
@@ -202,36 +217,131 @@ pub enum FactId {
     Cpu(usize),
     /// `Estate::clusters[i].memory_free_gib`.
     Memory(usize),
+    /// The RTT between sites `a < b` when no site link gives it: the
+    /// great-circle estimate or the unknown default. It sets every cluster
+    /// pair across the two sites without a measured path, as a site link
+    /// would; a measurement of it is a site link.
+    SiteRtt(usize, usize),
+    /// The same-site nominal of site `i`: the RTT of every pair of distinct
+    /// clusters on it without a measured path. A measurement of it is a
+    /// path for each of those pairs.
+    SameSite(usize),
+}
+
+/// A measured fact with `value`, for what-if edits.
+fn measured(value: f64) -> Fact {
+    Fact {
+        value: Some(value),
+        class: Class::Measured,
+        source: "what-if".into(),
+        observed_at: None,
+    }
 }
 
 impl FactId {
     /// Set the fact's value in `estate` (class, source and time kept).
+    ///
+    /// An estimated RTT becomes evidence: [`FactId::SiteRtt`] a site link
+    /// (a link between the sites whose value is unknown gets the value),
+    /// [`FactId::SameSite`] a measured path for every pair of the site's
+    /// clusters that has no measured path (a path whose value is unknown
+    /// gets the value).
     pub fn set(self, estate: &mut Estate, value: f64) {
-        let fact = self.fact_mut(estate);
-        fact.value = Some(value);
+        match self {
+            FactId::SiteRtt(a, b) => {
+                let mut found = false;
+                for l in &mut estate.links {
+                    if (l.a.min(l.b), l.a.max(l.b)) == (a, b) {
+                        l.rtt_ms.value = Some(value);
+                        found = true;
+                    }
+                }
+                if !found {
+                    estate.links.push(RttFact {
+                        a,
+                        b,
+                        rtt_ms: measured(value),
+                        bandwidth_mb_s: None,
+                    });
+                }
+            }
+            FactId::SameSite(site) => {
+                let on: Vec<usize> = (0..estate.clusters.len())
+                    .filter(|&c| estate.clusters[c].site == site)
+                    .collect();
+                for (i, &x) in on.iter().enumerate() {
+                    for &y in &on[i + 1..] {
+                        let same = |p: &RttFact| (p.a.min(p.b), p.a.max(p.b)) == (x, y);
+                        if estate
+                            .paths
+                            .iter()
+                            .any(|p| same(p) && p.rtt_ms.value.is_some())
+                        {
+                            continue;
+                        }
+                        let mut found = false;
+                        for p in estate.paths.iter_mut().filter(|p| same(p)) {
+                            p.rtt_ms.value = Some(value);
+                            found = true;
+                        }
+                        if !found {
+                            estate.paths.push(RttFact {
+                                a: x,
+                                b: y,
+                                rtt_ms: measured(value),
+                                bandwidth_mb_s: None,
+                            });
+                        }
+                    }
+                }
+            }
+            _ => {
+                if let Some(fact) = self.fact_mut(estate) {
+                    fact.value = Some(value);
+                }
+            }
+        }
     }
 
-    /// The stored fact.
-    pub fn fact(self, estate: &Estate) -> &Fact {
-        match self {
+    /// The stored fact; `None` for an estimated RTT.
+    pub fn fact(self, estate: &Estate) -> Option<&Fact> {
+        Some(match self {
             FactId::Weight(i) => &estate.flows[i].weight,
             FactId::MbS(i) => &estate.flows[i].mb_s,
             FactId::Path(i) => &estate.paths[i].rtt_ms,
             FactId::Link(i) => &estate.links[i].rtt_ms,
             FactId::Cpu(i) => &estate.clusters[i].cpu_free,
             FactId::Memory(i) => &estate.clusters[i].memory_free_gib,
-        }
+            FactId::SiteRtt(..) | FactId::SameSite(_) => return None,
+        })
     }
 
-    fn fact_mut(self, estate: &mut Estate) -> &mut Fact {
-        match self {
+    fn fact_mut(self, estate: &mut Estate) -> Option<&mut Fact> {
+        Some(match self {
             FactId::Weight(i) => &mut estate.flows[i].weight,
             FactId::MbS(i) => &mut estate.flows[i].mb_s,
             FactId::Path(i) => &mut estate.paths[i].rtt_ms,
             FactId::Link(i) => &mut estate.links[i].rtt_ms,
             FactId::Cpu(i) => &mut estate.clusters[i].cpu_free,
             FactId::Memory(i) => &mut estate.clusters[i].memory_free_gib,
+            FactId::SiteRtt(..) | FactId::SameSite(_) => return None,
+        })
+    }
+
+    /// The value the engine uses: the stored value, or for an estimated
+    /// RTT the estimate (flow facts: the stored value, not the policy's
+    /// assumption for an unknown one).
+    pub fn value(self, ctx: &Ctx) -> Option<f64> {
+        match self {
+            FactId::SiteRtt(a, b) => Some(ctx.rtt.site(a, b).ms),
+            FactId::SameSite(i) => Some(ctx.rtt.site(i, i).ms),
+            _ => self.fact(ctx.estate).and_then(|f| f.value),
         }
+    }
+
+    /// Is this an estimated RTT (no stored fact behind it)?
+    pub fn is_estimated(self) -> bool {
+        matches!(self, FactId::SiteRtt(..) | FactId::SameSite(_))
     }
 
     /// The largest value the fact may take: free capacity cannot exceed
@@ -249,17 +359,27 @@ impl FactId {
         match self {
             FactId::Weight(_) => "",
             FactId::MbS(_) => "MB/s",
-            FactId::Path(_) | FactId::Link(_) => "ms",
+            FactId::Path(_) | FactId::Link(_) | FactId::SiteRtt(..) | FactId::SameSite(_) => "ms",
             FactId::Cpu(_) => "cores",
             FactId::Memory(_) => "GiB",
         }
     }
 
-    fn of_rtt(source: RttSource) -> Option<FactId> {
-        match source {
-            RttSource::Nominal => None,
-            RttSource::Path(i) => Some(FactId::Path(i)),
-            RttSource::Link(i) => Some(FactId::Link(i)),
+    /// The variable behind the RTT between clusters `a` and `b`: a stored
+    /// path or link, or an estimated RTT; the same-cluster nominal has none.
+    fn of_rtt(ctx: &Ctx, a: usize, b: usize) -> Result<FactId, Derivation> {
+        let rtt = ctx.rtt.get(a, b);
+        match rtt.source {
+            RttSource::Path(i) => Ok(FactId::Path(i)),
+            RttSource::Link(i) => Ok(FactId::Link(i)),
+            RttSource::Nominal => match rtt.derivation {
+                Derivation::SameSite => Ok(FactId::SameSite(ctx.site_of[a])),
+                Derivation::GreatCircle | Derivation::Unknown => {
+                    let (x, y) = (ctx.site_of[a], ctx.site_of[b]);
+                    Ok(FactId::SiteRtt(x.min(y), x.max(y)))
+                }
+                d => Err(d),
+            },
         }
     }
 }
@@ -272,6 +392,8 @@ pub fn explain(estate: &Estate, policy: &Policy, now: i64, advice: &Advice) -> V
     let mut scratch = Scratch {
         link_slot: vec![usize::MAX; estate.links.len()],
         path_slot: vec![usize::MAX; estate.paths.len()],
+        site_slot: vec![usize::MAX; estate.sites.len() * estate.sites.len()],
+        ns: estate.sites.len(),
     };
     let mut out = Vec::with_capacity(advice.moves.len());
     for m in &advice.moves {
@@ -331,6 +453,9 @@ fn unexplained(m: &Move, why: &str) -> MoveWhy {
 struct Scratch {
     link_slot: Vec<usize>,
     path_slot: Vec<usize>,
+    /// `SiteRtt(a, b)` at `a × ns + b`, `SameSite(a)` at `a × ns + a`.
+    site_slot: Vec<usize>,
+    ns: usize,
 }
 
 /// Everything about one service at one step that does not depend on the
@@ -611,7 +736,9 @@ fn explain_move(
     // its thresholds: their sentences name every such pair.
     let mut shared: BTreeMap<FactId, Vec<&str>> = BTreeMap::new();
     for f in &m.facts {
-        if let Some(Ok(id @ FactId::Link(_))) = keys.get(f.fact.as_str()) {
+        if let Some(Ok(id @ (FactId::Link(_) | FactId::SiteRtt(..) | FactId::SameSite(_)))) =
+            keys.get(f.fact.as_str())
+        {
             shared.entry(*id).or_default().push(f.fact.as_str());
         }
     }
@@ -628,6 +755,9 @@ fn explain_move(
             None if f.value.is_none() => Flip {
                 fact: f.fact.clone(),
                 stored_as: None,
+                derivation: None,
+                estimated: false,
+                applies_to: None,
                 value: None,
                 class: f.class,
                 unit: unit_of_key(&f.fact),
@@ -643,6 +773,9 @@ fn explain_move(
             None => Flip {
                 fact: f.fact.clone(),
                 stored_as: None,
+                derivation: None,
+                estimated: false,
+                applies_to: None,
                 value: f.value,
                 class: f.class,
                 unit: unit_of_key(&f.fact),
@@ -671,7 +804,7 @@ fn explain_move(
         universe.push(FactId::Memory(c));
     }
     for id in universe {
-        if done.contains_key(&id) || (is_capacity(id) && id.fact(estate).value.is_none()) {
+        if done.contains_key(&id) || (is_capacity(id) && id.value(ctx).is_none()) {
             continue;
         }
         let found = analyse(&sc, id, &rtt_slopes);
@@ -706,9 +839,8 @@ fn deciding_keys(sc: &Scene) -> BTreeMap<String, Result<FactId, Derivation>> {
         );
         keys.insert(ctx.flow_fact(f, FlowFact::MbS).fact, Ok(FactId::MbS(f)));
         for c in [sc.from, to] {
-            let rtt = ctx.rtt.get(c, q);
             let key = ctx.rtt.fact_ref(ctx.estate, c, q, ctx.now).fact;
-            keys.insert(key, FactId::of_rtt(rtt.source).ok_or(rtt.derivation));
+            keys.insert(key, FactId::of_rtt(ctx, c, q));
         }
     }
     for c in [sc.from, to] {
@@ -716,7 +848,7 @@ fn deciding_keys(sc: &Scene) -> BTreeMap<String, Result<FactId, Derivation>> {
             (Capacity::Cpu, FactId::Cpu(c)),
             (Capacity::Memory, FactId::Memory(c)),
         ] {
-            if id.fact(ctx.estate).value.is_some() {
+            if id.value(ctx).is_some() {
                 keys.insert(ctx.capacity_fact(c, which).fact, Ok(id));
             }
         }
@@ -739,9 +871,12 @@ fn rtt_slopes(sc: &Scene, scratch: &mut Scratch) -> Vec<RttSlope> {
     let n = sc.cands.len();
     let mut out: Vec<RttSlope> = Vec::new();
     let mut slot_of = |id: FactId, out: &mut Vec<RttSlope>| -> usize {
+        let ns = scratch.ns;
         let slot = match id {
             FactId::Link(i) => &mut scratch.link_slot[i],
             FactId::Path(i) => &mut scratch.path_slot[i],
+            FactId::SiteRtt(a, b) => &mut scratch.site_slot[a * ns + b],
+            FactId::SameSite(a) => &mut scratch.site_slot[a * ns + a],
             _ => unreachable!("only RTT facts"),
         };
         if *slot == usize::MAX {
@@ -757,12 +892,12 @@ fn rtt_slopes(sc: &Scene, scratch: &mut Scratch) -> Vec<RttSlope> {
     for &(f, p) in &ctx.adjacency[sc.s] {
         let q = sc.state.placement[p];
         let w = rw * ctx.weight[f];
-        if let Some(id) = FactId::of_rtt(ctx.rtt.get(sc.from, q).source) {
+        if let Ok(id) = FactId::of_rtt(ctx, sc.from, q) {
             let i = slot_of(id, &mut out);
             out[i].common += w;
         }
         for (k, &c) in sc.cands.iter().enumerate() {
-            if let Some(id) = FactId::of_rtt(ctx.rtt.get(c, q).source) {
+            if let Ok(id) = FactId::of_rtt(ctx, c, q) {
                 let i = slot_of(id, &mut out);
                 out[i].per[k] -= w;
             }
@@ -773,6 +908,8 @@ fn rtt_slopes(sc: &Scene, scratch: &mut Scratch) -> Vec<RttSlope> {
         match r.id {
             FactId::Link(i) => scratch.link_slot[i] = usize::MAX,
             FactId::Path(i) => scratch.path_slot[i] = usize::MAX,
+            FactId::SiteRtt(a, b) => scratch.site_slot[a * scratch.ns + b] = usize::MAX,
+            FactId::SameSite(a) => scratch.site_slot[a * scratch.ns + a] = usize::MAX,
             _ => {}
         }
     }
@@ -816,8 +953,8 @@ fn analyse(sc: &Scene, id: FactId, rtt: &[RttSlope]) -> (Found, Found) {
                 (ctx.mb_s[f], xw * ca, per)
             }
         }
-        FactId::Path(_) | FactId::Link(_) => {
-            let Some(x0) = id.fact(estate).value else {
+        FactId::Path(_) | FactId::Link(_) | FactId::SiteRtt(..) | FactId::SameSite(_) => {
+            let Some(x0) = id.value(ctx) else {
                 return (None, None);
             };
             match rtt.iter().find(|r| r.id == id) {
@@ -871,7 +1008,7 @@ fn analyse_capacity(sc: &Scene, id: FactId, k: usize) -> (Found, Found) {
     let p = ctx.policy;
     let c = &ctx.estate.clusters[k];
     let svc = &ctx.estate.services[sc.s];
-    let Some(x0) = id.fact(ctx.estate).value else {
+    let Some(x0) = id.value(ctx) else {
         return (None, None);
     };
     let dest = sc.cands.iter().position(|&c| c == k);
@@ -897,7 +1034,10 @@ fn analyse_capacity(sc: &Scene, id: FactId, k: usize) -> (Found, Found) {
     let kink = |m: f64| size * (1.0 - p.headroom_threshold) + m;
     let mut cuts = vec![kink(l_lo), kink(l_hi)];
     if dest.is_some() {
-        let margin = p.margin(id.fact(ctx.estate).class_at(ctx.now, p));
+        let class = id
+            .fact(ctx.estate)
+            .map_or(Class::Guessed, |f| f.class_at(ctx.now, p));
+        let margin = p.margin(class);
         if margin < 1.0 {
             cuts.push((need + moved_in) / (1.0 - margin));
         }
@@ -1110,13 +1250,25 @@ fn solve(sc: &Scene, piece: &Piece, span: Span) -> Found {
     let mut best: Option<(f64, Cond, f64)> = None;
     let mut consider = |x: Option<f64>, cond: Cond, along: f64| {
         let Some(x) = x else { return };
+        // Conditions met at the same point, up to rounding (an estimated
+        // RTT equal to the same-cluster nominal ties several rivals, and
+        // the bars, at once): just past it, a bar or fit that fails is
+        // what certainly happens; among rivals, the steepest one leads.
         let replace = match best {
             None => true,
             Some((bx, bc, balong)) => {
-                (if up { x < bx } else { x > bx })
-                    || (x == bx
-                        && matches!((cond, bc), (Cond::Better(_), Cond::Better(_)))
-                        && along > balong)
+                let nearer = if up { x < bx } else { x > bx };
+                let rival = |c: Cond| matches!(c, Cond::Better(_));
+                if (x - bx).abs() <= 1e-9 * x.abs().max(bx.abs()) {
+                    match (rival(cond), rival(bc)) {
+                        (true, true) => along > balong || (along == balong && nearer),
+                        (false, true) => true,
+                        (true, false) => false,
+                        (false, false) => nearer,
+                    }
+                } else {
+                    nearer
+                }
             }
         };
         if replace {
@@ -1228,8 +1380,9 @@ fn cross(h: Lin, piece: &Piece, span: Span, inclusive: bool) -> Option<f64> {
 }
 
 /// `link_label`: the row is keyed by a cluster pair whose RTT comes from a
-/// site link; the sentences name the link and every deciding pair it sets
-/// (`link_label`), since changing the link changes all of them.
+/// site link (or from an estimate that applies to several pairs); the
+/// sentences name the link and every deciding pair it sets (`link_label`),
+/// since changing the link changes all of them.
 fn flip_row(
     sc: &Scene,
     f: FactRef,
@@ -1250,14 +1403,19 @@ fn flip_row(
     };
     let unit = id.map_or("", |i| i.unit());
     let value = f.value;
-    let what = match (&link_label, &stored_as) {
-        (Some(label), Some(link)) => format!("{label} ({link})"),
+    let estimate = id.and_then(|id| estimate_of(sc.ctx, id));
+    let what = match (&link_label, &stored_as, &estimate) {
+        (Some(label), Some(link), _) => format!("{label} ({link})"),
+        (Some(label), _, Some(e)) => format!("{label} ({}: {})", e.applies_to, e.words),
+        // Keyed by the sites themselves (`other_flips`).
+        (None, _, Some(e)) => format!("{} ({})", f.fact, e.words),
         _ => f.fact.clone(),
     };
+    let measured = estimate.is_some();
     let mk = |t: Found, up: bool| {
         t.map(|(x, cond)| {
             let effect = effect_of(sc, cond);
-            let sentence = sentence(&what, up, x, value, unit, &effect, sc);
+            let sentence = sentence(&what, measured, up, x, value, unit, &effect, sc);
             Threshold {
                 value: x,
                 effect,
@@ -1278,6 +1436,9 @@ fn flip_row(
     Flip {
         fact: f.fact,
         stored_as,
+        derivation: estimate.as_ref().map(|e| e.derivation.as_str()),
+        estimated: estimate.is_some(),
+        applies_to: estimate.map(|e| e.applies_to),
         value,
         class: f.class,
         unit,
@@ -1287,6 +1448,41 @@ fn flip_row(
         sentences,
         id,
     }
+}
+
+/// An estimated RTT analysed as a variable, for words.
+struct Estimate {
+    derivation: Derivation,
+    /// `sites fra↔nw` or `site fra`.
+    applies_to: String,
+    /// `unknown, 80 ms assumed`, `great-circle estimate 15.38 ms`,
+    /// `same-site nominal 1 ms`.
+    words: String,
+}
+
+fn estimate_of(ctx: &Ctx, id: FactId) -> Option<Estimate> {
+    let e = ctx.estate;
+    let (a, b) = match id {
+        FactId::SiteRtt(a, b) => (a, b),
+        FactId::SameSite(a) => (a, a),
+        _ => return None,
+    };
+    let rtt = ctx.rtt.site(a, b);
+    let applies_to = if a == b {
+        format!("site {}", e.sites[a].id)
+    } else {
+        format!("sites {}↔{}", e.sites[a].id, e.sites[b].id)
+    };
+    let words = match rtt.derivation {
+        Derivation::Unknown => format!("unknown, {} ms assumed", num(rtt.ms)),
+        Derivation::GreatCircle => format!("great-circle estimate {} ms", num(rtt.ms)),
+        _ => format!("same-site nominal {} ms", num(rtt.ms)),
+    };
+    Some(Estimate {
+        derivation: rtt.derivation,
+        applies_to,
+        words,
+    })
 }
 
 fn not_a_fact(f: &FactRef, d: Derivation, policy: &Policy) -> Flip {
@@ -1314,6 +1510,9 @@ fn not_a_fact(f: &FactRef, d: Derivation, policy: &Policy) -> Flip {
     Flip {
         fact: f.fact.clone(),
         stored_as: None,
+        derivation: Some(d.as_str()),
+        estimated: true,
+        applies_to: None,
         value: f.value,
         class: f.class,
         unit: "ms",
@@ -1374,6 +1573,28 @@ fn stored_fact_ref(ctx: &Ctx, id: FactId) -> FactRef {
             r.derivation = Some(Derivation::SiteLink.as_str());
             r
         }
+        FactId::SiteRtt(a, b) | FactId::SameSite(a @ b) => {
+            let rtt = ctx.rtt.site(a, b);
+            let fact = if a == b {
+                format!("rtt within site {}", e.sites[a].id)
+            } else {
+                format!("rtt between sites {}↔{}", e.sites[a].id, e.sites[b].id)
+            };
+            FactRef {
+                fact,
+                value: Some(rtt.ms),
+                class: rtt.class,
+                stored_class: rtt.class,
+                source: match rtt.derivation {
+                    Derivation::GreatCircle => "great-circle estimate",
+                    Derivation::Unknown => "policy default (nothing known)",
+                    _ => "policy nominal",
+                }
+                .into(),
+                age_s: 0,
+                derivation: Some(rtt.derivation.as_str()),
+            }
+        }
     }
 }
 
@@ -1396,8 +1617,10 @@ fn effect_of(sc: &Scene, cond: Cond) -> Effect {
     }
 }
 
+#[allow(clippy::too_many_arguments)]
 fn sentence(
     what: &str,
+    measured: bool,
     up: bool,
     x: f64,
     now: Option<f64>,
@@ -1411,20 +1634,22 @@ fn sentence(
     } else {
         format!(" {unit}")
     };
+    // An estimate: the threshold is what a measurement would have to show.
+    let were = if measured { "were measured" } else { "were" };
     let cond = if Some(x) == now {
         // A tie the destination wins on its id, or a bar met exactly: any
         // change that way flips it.
         format!(
-            "were any {} than its current {}{unit}",
+            "{were} any {} than its current {}{unit}",
             if up { "higher" } else { "lower" },
             num_exact(x)
         )
     } else if up {
-        format!("were above {}{unit}", bound_text(x, true))
+        format!("{were} above {}{unit}", bound_text(x, true))
     } else if x == 0.0 {
-        format!("were 0{unit}")
+        format!("{were} {}0{unit}", if measured { "at " } else { "" })
     } else {
-        format!("were below {}{unit}", bound_text(x, false))
+        format!("{were} below {}{unit}", bound_text(x, false))
     };
     let then = match effect {
         Effect::BelowBar {

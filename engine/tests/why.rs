@@ -14,6 +14,7 @@ use berth_engine::constraints::{self, Fit};
 use berth_engine::cost::{self, Ctx, State};
 use berth_engine::estate::parse_time;
 use berth_engine::gen::{self, Shape};
+use berth_engine::rtt::Derivation;
 use berth_engine::why::{Effect, FactId, FlipStatus};
 use berth_engine::{advise, explain, load, text, Estate, Format, Policy};
 use expect_test::{expect, Expect};
@@ -131,6 +132,8 @@ struct Stats {
     moves: usize,
     rounding_ties: usize,
     thresholds: usize,
+    /// Thresholds of estimated RTTs (checked by adding the measurement).
+    estimated: usize,
     probes: usize,
     effects: [usize; 4],
 }
@@ -226,6 +229,9 @@ fn check(estate: &Estate, policy: &Policy, now: i64, label: &str) -> Stats {
                 match threshold {
                     Some(t) => {
                         stats.thresholds += 1;
+                        if id.is_estimated() {
+                            stats.estimated += 1;
+                        }
                         stats.effects[match t.effect {
                             Effect::BelowBar { .. } => 0,
                             Effect::NoGain => 1,
@@ -304,11 +310,23 @@ fn check(estate: &Estate, policy: &Policy, now: i64, label: &str) -> Stats {
             unlisted.push(FactId::Cpu(c));
             unlisted.push(FactId::Memory(c));
         }
+        // Estimated RTTs: site pairs no link gives, and same-site nominals.
+        let ctx = Ctx::new(estate, policy, now);
+        for a in 0..estate.sites.len() {
+            if estate.clusters.iter().filter(|c| c.site == a).count() > 1 {
+                unlisted.push(FactId::SameSite(a));
+            }
+            for b in a + 1..estate.sites.len() {
+                if ctx.rtt.site(a, b).derivation != Derivation::SiteLink {
+                    unlisted.push(FactId::SiteRtt(a, b));
+                }
+            }
+        }
         for id in unlisted {
             if listed.contains(&id) {
                 continue;
             }
-            let Some(x0) = id.fact(estate).value else {
+            let Some(x0) = id.value(&ctx) else {
                 continue;
             };
             let top = id.upper_bound(estate).max(x0);
@@ -338,6 +356,7 @@ fn flip_conditions_hold_on_generated_estates() {
         let st = check(&estate, &policy, gen::NOW, &format!("seed {seed}"));
         total.moves += st.moves;
         total.thresholds += st.thresholds;
+        total.estimated += st.estimated;
         total.probes += st.probes;
         total.rounding_ties += st.rounding_ties;
         for i in 0..4 {
@@ -350,6 +369,7 @@ fn flip_conditions_hold_on_generated_estates() {
     assert!(total.thresholds >= 1000, "{total:?}");
     assert!(total.effects[0] > 50 && total.effects[2] > 50, "{total:?}");
     assert!(total.effects[3] > 0, "{total:?}");
+    assert!(total.estimated > 0, "{total:?}");
 }
 
 #[test]
@@ -378,6 +398,7 @@ fn flip_conditions_hold_on_generated_estates_with_other_policies() {
             );
             total.moves += st.moves;
             total.thresholds += st.thresholds;
+            total.estimated += st.estimated;
             total.probes += st.probes;
             total.rounding_ties += st.rounding_ties;
             for k in 0..4 {
@@ -408,6 +429,8 @@ fn flip_conditions_hold_on_the_sample_estate() {
     );
     eprintln!("sample: {st:?}");
     assert!(st.moves > 0 && st.thresholds > 0, "{st:?}");
+    // Move 3 rests on guessed RTTs: their thresholds are checked too.
+    assert!(st.estimated > 0, "{st:?}");
 }
 
 fn now() -> i64 {
@@ -525,7 +548,7 @@ fn golden_shop() {
            If c-fra-1 memory_free_gib were below 6.31 GiB, c-fra-1 would no longer certainly have room for it.
            If flow search→index weight were above 10.55, c-fra-2 would be the better destination.
            rtt c-fra-1↔c-fra-1 is the policy's same-cluster nominal (0.3 ms), not a stored fact: no flip computed.
-           rtt c-fra-1↔c-fra-2 is the policy's same-site nominal (1 ms), not a stored fact: no flip computed.
+           If rtt c-fra-1↔c-fra-2 (site fra: same-site nominal 1 ms) were measured above 7.332 ms, c-fra-2 would be the better destination.
            No value of flow search→catalog mb_s, flow search→catalog weight, flow search→index mb_s, rtt c-ams-1↔c-fra-1, rtt c-ams-1↔c-fra-2 changes it.
            Other facts that could change it:
              If c-fra-2 cpu_free were above 9.11 cores, c-fra-2 would be the better destination.

@@ -61,10 +61,35 @@ fn advise_why_adds_aligned_explanations() {
     assert!(threshold["value"].as_f64().is_some());
     assert!(threshold["sentence"].as_str().unwrap().starts_with("If "));
 
+    // Estimated RTTs (move 3 rests on the unknown default between fra and
+    // nw-dc1) are variables too: marked, with what a measurement sets.
+    let estimated = why
+        .iter()
+        .flat_map(|w| w["flips"].as_array().unwrap())
+        .find(|f| f["estimated"] == true && f["derivation"] == "unknown")
+        .expect("a flip of an unknown RTT");
+    assert_eq!(estimated["applies_to"], "sites fra↔nw-dc1");
+    assert_eq!(estimated["status"], "exact");
+    assert!(estimated["below"]["value"].as_f64().is_some());
+    let nominal = why
+        .iter()
+        .flat_map(|w| w["flips"].as_array().unwrap())
+        .find(|f| f["derivation"] == "same_cluster")
+        .expect("a same-cluster row");
+    assert_eq!(nominal["status"], "not_a_fact");
+    assert!(nominal.get("applies_to").is_none());
+
     let (code, text, stderr) = berth(&[&ARGS[..], &["--why", "--format", "text"]].concat());
     assert_eq!(code, 0, "{stderr}");
     assert!(text.contains("     If "), "{text}");
     assert!(text.contains("No value of "), "{text}");
+    assert!(
+        text.contains(
+            "If rtt c-fra-1↔c-nw-1, rtt c-fra-2↔c-nw-1 (sites fra↔nw-dc1: unknown, 80 ms assumed) \
+             were measured below "
+        ),
+        "{text}"
+    );
     let (_, plain_text, _) = berth(&[&ARGS[..], &["--format", "text"]].concat());
     assert!(!plain_text.contains("     If "));
 }
