@@ -1308,7 +1308,8 @@ fn sample_estate_advice_text() {
             Before: cost 1687.4 (round trip 1045.1, cross-site 616.9, headroom 25.5); cross-site traffic 77.1 MB/s
             After:  cost 1011.5 (round trip 681.1, cross-site 306.7, headroom 23.7); cross-site traffic 38.3 MB/s
 
-            Recommended moves, in order:
+            Moves that clear the bars, in order (confidence = the weakest deciding fact;
+            a move resting on guesses says so and is not a recommendation):
               1. analytics-rollup c-iad-1→c-dub-1 +406.4 [rtt +140.5, xsite +268.0, headroom -2.1] reported
               2. cart c-par-1→c-fra-2 +165.5 [rtt +136.7, xsite +28.8] inferred
               3. nw-erp-bridge c-nw-1→c-fra-2 +53.2 [rtt +51.6, xsite +1.6] guessed

@@ -192,7 +192,7 @@ fn every_warning_code() {
           c-iad-1      CPU   +20.0 cores   53.1% → 84.4%   memory    +80.0 GiB   53.1% → 84.4%
           c-lon-1      CPU    +9.5 cores   68.8% → 98.4%   memory    +38.0 GiB   68.8% → 98.4%
           c-nw         CPU    +1.0 cores       ? → ?       memory     +4.0 GiB   50.0% → 53.1%
-          c-par-1      CPU    -6.0 cores   53.1% → 43.8%   memory    -24.0 GiB   53.1% → 43.8%   (evacuated)
+          c-par-1      CPU    -6.0 cores   53.1% → 43.8%   memory    -24.0 GiB   53.1% → 43.8%   (evacuated; what remains is load not modelled as services)
           c-par-down   CPU    +1.0 cores   50.0% → 53.1%   memory     +4.0 GiB   50.0% → 53.1%
 
         Warnings:
@@ -269,7 +269,7 @@ fn sample_retire_c_par_2() {
           c-fra-2      CPU   +10.0 cores   59.4% → 67.2%   memory    +24.0 GiB   53.9% → 58.6%
           c-fra-3      CPU   +12.5 cores    1.6% → 14.6%   memory    +25.0 GiB    3.4% → 9.9%
           c-fra-pci    CPU   -10.0 cores   56.2% → 35.4%   memory    -24.0 GiB   45.8% → 33.3%
-          c-par-2      CPU   -12.5 cores   35.9% → 16.4%   memory    -25.0 GiB   33.6% → 23.8%   (evacuated)
+          c-par-2      CPU   -12.5 cores   35.9% → 16.4%   memory    -25.0 GiB   33.6% → 23.8%   (evacuated; what remains is load not modelled as services)
 
         Warnings:
           [trust_zone] step 2 moves fraud-scoring to c-fra-2, but fraud-scoring must run in trust zone pci; c-fra-2 is in general
@@ -335,7 +335,7 @@ fn sample_evacuate_c_fra_1_leaves_local_volumes_behind() {
           cart-redis stays: cart-redis keeps its data on local volumes in c-fra-1
 
         Clusters whose load changes:
-          c-fra-1      CPU   -94.0 cores   97.1% → 48.2%   memory   -212.0 GiB   92.4% → 64.8%   (evacuated)
+          c-fra-1      CPU   -94.0 cores   97.1% → 48.2%   memory   -212.0 GiB   92.4% → 64.8%   (evacuated; what remains is load not modelled as services)
           c-fra-2      CPU   +24.0 cores   59.4% → 78.1%   memory    +48.0 GiB   53.9% → 63.3%
           c-fra-3      CPU   +70.0 cores    1.6% → 74.5%   memory   +164.0 GiB    3.4% → 46.1%
 

@@ -137,7 +137,7 @@ fn advise_text_format_is_for_people() {
     let o = berth(&["advise", &sample(), "--now", NOW, "--format", "text"]);
     assert!(o.status.success(), "{}", stderr(&o));
     let out = stdout(&o);
-    assert!(out.contains("Recommended moves, in order:"), "{out}");
+    assert!(out.contains("Moves that clear the bars, in order"), "{out}");
     assert!(
         out.contains("  1. analytics-rollup c-iad-1→c-dub-1 +406.4"),
         "{out}"
