@@ -82,6 +82,76 @@ fn brute_best(ctx: &Ctx, state: &State, moved: &[bool]) -> Option<(usize, usize,
 }
 
 /// Replay the advice on a `State`, checking every move as it is made.
+/// The same legality, checked from the raw estate without the engine's
+/// own constraint and fit code, so a bug there cannot hide behind itself.
+fn independently_legal(
+    e: &Estate,
+    p: &Policy,
+    now: i64,
+    state: &State,
+    s: usize,
+    to: usize,
+    why: &str,
+) {
+    let svc = &e.services[s];
+    let k = &svc.constraints;
+    let dest = &e.clusters[to];
+    assert!(
+        !k.local_volumes && !k.pinned,
+        "{why}: immobile service moved"
+    );
+    assert!(
+        matches!(
+            dest.health,
+            berth_engine::estate::Health::Healthy | berth_engine::estate::Health::Watch
+        ),
+        "{why}: unhealthy destination"
+    );
+    if let Some(j) = &k.jurisdictions {
+        assert!(
+            j.contains(&e.sites[dest.site].jurisdiction),
+            "{why}: jurisdiction"
+        );
+    }
+    if let Some(t) = &k.tiers {
+        assert!(t.contains(&dest.tier), "{why}: tier");
+    }
+    // Trust zones are never crossed implicitly: the declared zone, or the
+    // zone of the cluster the service started on.
+    let zone = k
+        .trust_zone
+        .clone()
+        .unwrap_or_else(|| e.clusters[svc.cluster].trust_zone.clone());
+    assert_eq!(zone, dest.trust_zone, "{why}: trust zone");
+    // Capacity at the pessimistic end, net of everything moved so far.
+    let (mut cpu_in, mut mem_in) = (0.0, 0.0);
+    for (i, other) in e.services.iter().enumerate() {
+        let (was, is) = (other.cluster, state.placement[i]);
+        if was != to && is == to {
+            cpu_in += other.cpu;
+            mem_in += other.memory_gib;
+        } else if was == to && is != to {
+            cpu_in -= other.cpu;
+            mem_in -= other.memory_gib;
+        }
+    }
+    for (fact, need, moved_in) in [
+        (&dest.cpu_free, svc.cpu, cpu_in),
+        (&dest.memory_free_gib, svc.memory_gib, mem_in),
+    ] {
+        let free = fact
+            .value
+            .expect("a certified fit has a known free capacity");
+        let margin = p.margin(fact.class_at(now, p));
+        // Sums in a different order than the engine's: allow rounding.
+        assert!(
+            need <= free * (1.0 - margin) - moved_in + 1e-9 * (1.0 + free.abs()),
+            "{why}: needs {need}, pessimistic free {}",
+            free * (1.0 - margin) - moved_in
+        );
+    }
+}
+
 fn replay(e: &Estate, p: &Policy, now: i64) {
     let a = advise(e, p, now);
     let ctx = Ctx::new(e, p, now);
@@ -103,6 +173,7 @@ fn replay(e: &Estate, p: &Policy, now: i64) {
         let refusals = static_refusals(e, s, to);
         assert!(refusals.is_empty(), "{why}: refused {refusals:?}");
         assert_eq!(state.fit(&ctx, s, to), Fit::Fits, "{why}: fit");
+        independently_legal(e, p, now, &state, s, to, &why);
 
         // (b) both bars, and gain == sum of terms, exactly.
         let terms = cost::move_terms(&ctx, &state, s, to);
