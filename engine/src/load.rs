@@ -1131,7 +1131,8 @@ fn validate(raw: RawEstate, broken: &Broken) -> Result<Estate, Vec<EstateError>>
         .collect();
 
     // Flows.
-    let mut first_flow: BTreeMap<(String, String), usize> = BTreeMap::new();
+    let mut first_flow: BTreeMap<(usize, usize), usize> = BTreeMap::new();
+    let mut first_flow_by_id: BTreeMap<(String, String), usize> = BTreeMap::new();
     let raw_flows = raw.flows.unwrap_or_default();
     let mut flows = Vec::with_capacity(raw_flows.len());
     for (i, f) in raw_flows.into_iter().enumerate() {
@@ -1155,7 +1156,13 @@ fn validate(raw: RawEstate, broken: &Broken) -> Result<Estate, Vec<EstateError>>
             );
             continue;
         }
-        if let Some(first) = first_flow.get(&(f.from.clone(), f.to.clone())) {
+        // Keyed by indices when both ends resolve (the common case, no
+        // allocation); by the ids as written only when one does not.
+        let first = match (from, to) {
+            (Some(a), Some(b)) => first_seen(&mut first_flow, (a, b), i),
+            _ => first_seen(&mut first_flow_by_id, (f.from.clone(), f.to.clone()), i),
+        };
+        if let Some(first) = first {
             v.err(
                 format!("/flows/{i}"),
                 format!(
@@ -1165,7 +1172,6 @@ fn validate(raw: RawEstate, broken: &Broken) -> Result<Estate, Vec<EstateError>>
             );
             continue;
         }
-        first_flow.insert((f.from.clone(), f.to.clone()), i);
         let (Some(from), Some(to)) = (from, to) else {
             continue;
         };
@@ -1197,6 +1203,17 @@ fn validate(raw: RawEstate, broken: &Broken) -> Result<Estate, Vec<EstateError>>
         services,
         flows,
     })
+}
+
+/// Where `key` was first seen, recording `i` if this is the first time.
+fn first_seen<K: Ord>(map: &mut BTreeMap<K, usize>, key: K, i: usize) -> Option<usize> {
+    match map.entry(key) {
+        std::collections::btree_map::Entry::Occupied(e) => Some(*e.get()),
+        std::collections::btree_map::Entry::Vacant(e) => {
+            e.insert(i);
+            None
+        }
+    }
 }
 
 fn rtt_facts(
