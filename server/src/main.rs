@@ -9,6 +9,7 @@
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
 use berth_engine::{decider, estate, whatif, Estate, EstateError, Format, Policy};
@@ -59,7 +60,8 @@ enum Command {
         estate: PathBuf,
         /// An external decider's reply to score, as NAME=FILE (repeatable).
         /// A file that is not a valid reply becomes that decider's error
-        /// entry.
+        /// entry; a file that cannot be read does too, and the command then
+        /// exits 3 after printing the comparison.
         #[arg(long = "response", value_name = "NAME=FILE")]
         responses: Vec<String>,
         #[arg(long)]
@@ -119,12 +121,21 @@ impl Failure {
     }
 }
 
+/// Set when a result was printed but some input could not be read (a
+/// `--response` file that does not exist): the output stands, yet a script
+/// must not mistake it for a clean run, so the exit code is 3.
+static INCOMPLETE: AtomicBool = AtomicBool::new(false);
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     match run(cli.command) {
         Ok(out) => {
             print!("{out}");
-            ExitCode::SUCCESS
+            if INCOMPLETE.load(Ordering::Relaxed) {
+                ExitCode::from(3)
+            } else {
+                ExitCode::SUCCESS
+            }
         }
         Err(f) => {
             for line in f.lines {
@@ -223,6 +234,9 @@ fn run(command: Command) -> Result<String, Failure> {
                 .into_iter()
                 .map(|(name, path)| {
                     let response = read_response(&path);
+                    if response.as_ref().is_err_and(|e| e.code == "unreadable") {
+                        INCOMPLETE.store(true, Ordering::Relaxed);
+                    }
                     if let Err(err) = &response {
                         eprintln!(
                             "warning: decider {name} ({}): {} [{}]",
