@@ -113,6 +113,30 @@ impl Scenario {
         }
     }
 
+    /// `from_json`, then every id checked against `estate`, with the shape
+    /// errors and the unknown ids reported together in one pass, in file
+    /// order (a missing `name` does not hide a misspelt cluster).
+    pub fn from_json_checked(text: &str, estate: &Estate) -> Result<Scenario, Vec<ScenarioError>> {
+        if text.len() > MAX_TEXT_BYTES {
+            return Scenario::from_json(text);
+        }
+        let Ok(value) = serde_json::from_str::<Value>(text) else {
+            return Scenario::from_json(text);
+        };
+        let mut p = Parser::default();
+        let scenario = p.scenario(&value);
+        let mut errors = p.errors;
+        if let Some(sc) = &scenario {
+            errors.extend(sc.check(estate));
+        }
+        if errors.is_empty() {
+            return Ok(scenario.expect("no errors means a scenario"));
+        }
+        locate_errors(&mut errors, text);
+        errors.sort_by_key(|e| e.line.unwrap_or(usize::MAX));
+        Err(errors)
+    }
+
     /// The scenario as JSON text (the format it is read from).
     pub fn to_json(&self) -> String {
         serde_json::to_string_pretty(self).expect("scenario serialises")
@@ -296,9 +320,11 @@ impl Parser {
                 format!("expected an array of steps, got {}", kind(v)),
             ),
         }
+        // A stand-in name keeps the readable steps for `from_json_checked`;
+        // a missing name is already an error, so it never reaches a user.
         Some(Scenario {
             schema: SCHEMA,
-            name: name?,
+            name: name.unwrap_or_default(),
             description,
             steps,
         })

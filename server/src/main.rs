@@ -273,7 +273,7 @@ fn run(command: Command) -> Result<String, Failure> {
                 whatif::locate_errors(&mut errors, &text);
                 invalid_input(&scenario, "scenario", &errors)
             };
-            let sc = whatif::Scenario::from_json(&text).map_err(invalid)?;
+            let sc = whatif::Scenario::from_json_checked(&text, &e).map_err(invalid)?;
             let projection = whatif::project(&e, &policy, now, &sc).map_err(invalid)?;
             Ok(match format {
                 OutputFormat::Json => json(&projection),

@@ -396,3 +396,29 @@ fn missing_file_is_explained() {
         stderr(&o)
     );
 }
+
+/// A scenario's shape errors and its unknown ids come in one pass, each
+/// as `file:line: path: message`.
+#[test]
+fn scenario_errors_come_in_one_pass() {
+    let dir = temp_dir("scenario");
+    let path = write(
+        &dir,
+        "bad.json",
+        "{\"schema\": 1,\n \"steps\": [\n   {\"move\": {\"service\": \"cart\", \"to\": \"c-fra-9\"}},\n   {\"evacuate\": \"c-nope\"}\n ]}\n",
+    );
+    let o = berth(&["whatif", &sample(), &path, "--now", NOW]);
+    std::fs::remove_dir_all(dir).ok();
+    assert_eq!(o.status.code(), Some(1));
+    let err = stderr(&o);
+    let lines: Vec<&str> = err.lines().collect();
+    assert_eq!(
+        lines,
+        [
+            format!("{path}: invalid scenario, 3 errors:"),
+            format!("{path}:1: /name: missing; expected a string"),
+            format!("{path}:3: /steps/0/move/to: unknown cluster \"c-fra-9\": the estate has no cluster with that id"),
+            format!("{path}:4: /steps/1/evacuate: unknown cluster \"c-nope\": the estate has no cluster with that id"),
+        ]
+    );
+}
