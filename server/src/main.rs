@@ -174,9 +174,7 @@ fn run(command: Command) -> Result<String, Failure> {
             format,
             why,
         } => {
-            let e = read_estate(&estate)?;
-            let policy = read_policy(policy.as_deref())?;
-            let now = resolve_now(now.as_deref())?;
+            let (e, policy, now) = inputs(&estate, policy.as_deref(), now.as_deref())?;
             let advice = berth_engine::advise(&e, &policy, now);
             // Flip conditions only on request: plain advice stays as fast
             // as it was.
@@ -198,9 +196,7 @@ fn run(command: Command) -> Result<String, Failure> {
             policy,
             now,
         } => {
-            let e = read_estate(&estate)?;
-            let policy = read_policy(policy.as_deref())?;
-            let now = resolve_now(now.as_deref())?;
+            let (e, policy, now) = inputs(&estate, policy.as_deref(), now.as_deref())?;
             Ok(json(&berth_engine::request::build(&e, &policy, now)))
         }
         Command::Compare {
@@ -227,9 +223,7 @@ fn run(command: Command) -> Result<String, Failure> {
                     )));
                 }
             }
-            let e = read_estate(&estate)?;
-            let policy = read_policy(policy.as_deref())?;
-            let now = resolve_now(now.as_deref())?;
+            let (e, policy, now) = inputs(&estate, policy.as_deref(), now.as_deref())?;
             let externals: Vec<decider::External> = named
                 .into_iter()
                 .map(|(name, path)| {
@@ -265,9 +259,7 @@ fn run(command: Command) -> Result<String, Failure> {
             now,
             format,
         } => {
-            let e = read_estate(&estate)?;
-            let policy = read_policy(policy.as_deref())?;
-            let now = resolve_now(now.as_deref())?;
+            let (e, policy, now) = inputs(&estate, policy.as_deref(), now.as_deref())?;
             let text = read_text(&scenario)?;
             let invalid = |mut errors: Vec<whatif::ScenarioError>| {
                 whatif::locate_errors(&mut errors, &text);
@@ -287,9 +279,7 @@ fn run(command: Command) -> Result<String, Failure> {
             now,
             format,
         } => {
-            let e = read_estate(&estate)?;
-            let policy = read_policy(policy.as_deref())?;
-            let now = resolve_now(now.as_deref())?;
+            let (e, policy, now) = inputs(&estate, policy.as_deref(), now.as_deref())?;
             let placement =
                 berth_engine::place::place(&e, &policy, now, &service).map_err(|msg| Failure {
                     code: 1,
@@ -360,6 +350,20 @@ fn json<T: serde::Serialize>(v: &T) -> String {
     let mut s = serde_json::to_string_pretty(v).expect("results serialise");
     s.push('\n');
     s
+}
+
+/// What every engine command starts from: the estate, the policy and the
+/// evaluation time, each refused with its own message.
+fn inputs(
+    estate: &Path,
+    policy: Option<&Path>,
+    now: Option<&str>,
+) -> Result<(Estate, Policy, i64), Failure> {
+    Ok((
+        read_estate(estate)?,
+        read_policy(policy)?,
+        resolve_now(now)?,
+    ))
 }
 
 fn read_text(path: &Path) -> Result<String, Failure> {
