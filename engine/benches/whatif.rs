@@ -14,28 +14,14 @@
 //! A bench binary rather than a timed test: it prints figures (minimum
 //! and median of several runs) and asserts nothing.
 
-use std::time::{Duration, Instant};
+mod common;
+
+use common::{ms, time};
 
 use berth_engine::cost::{Ctx, State};
 use berth_engine::gen::{self, Shape, NOW};
 use berth_engine::whatif::{project, project_with_version, Scenario, Step};
 use berth_engine::Policy;
-
-fn time<F: FnMut()>(runs: usize, mut f: F) -> (Duration, Duration) {
-    let mut times: Vec<Duration> = (0..runs)
-        .map(|_| {
-            let t = Instant::now();
-            f();
-            t.elapsed()
-        })
-        .collect();
-    times.sort();
-    (times[0], times[runs / 2])
-}
-
-fn ms(d: Duration) -> f64 {
-    d.as_secs_f64() * 1000.0
-}
 
 fn main() {
     let policy = Policy::default();

@@ -6,26 +6,12 @@
 //! median of several runs) and asserts nothing. Target: ≤ 100 ms for the
 //! 40 moves of the 5,000-service × 50-cluster estate.
 
-use std::time::{Duration, Instant};
+mod common;
+
+use common::{ms, time};
 
 use berth_engine::gen::{self, Shape, NOW};
 use berth_engine::{advise, explain, Policy};
-
-fn time<F: FnMut()>(runs: usize, mut f: F) -> (Duration, Duration) {
-    let mut times: Vec<Duration> = (0..runs)
-        .map(|_| {
-            let t = Instant::now();
-            f();
-            t.elapsed()
-        })
-        .collect();
-    times.sort();
-    (times[0], times[runs / 2])
-}
-
-fn ms(d: Duration) -> f64 {
-    d.as_secs_f64() * 1000.0
-}
 
 fn main() {
     let policy = Policy::default();
