@@ -1,3 +1,70 @@
 //! The `berth` crate: everything that touches the outside world — files,
 //! the clock, the database, HTTP. The pure engine (`berth-engine`) is fed
 //! from here and never reaches out on its own.
+//!
+//! Server codemap: [`serve`] starts it (configuration, database, seeding,
+//! graceful shutdown); [`api`] is the route table and every handler;
+//! [`auth`] decides who may do what; [`store`] holds every SQL statement;
+//! [`db`] connects and migrates; [`facts`] applies fact updates to an
+//! estate document; [`cache`] keeps parsed estates and finished results;
+//! [`metrics`] renders `/metrics`.
+
+pub mod api;
+pub mod auth;
+pub mod cache;
+pub mod db;
+pub mod error;
+pub mod facts;
+pub mod metrics;
+pub mod serve;
+pub mod store;
+
+use std::sync::Arc;
+
+/// Settings a running server reads on every request.
+#[derive(Clone, Debug)]
+pub struct Config {
+    /// Mark the session cookie `Secure`: set when Berth is reached over
+    /// TLS (usually through a terminating proxy), so the cookie never
+    /// travels in clear.
+    pub secure_cookies: bool,
+    /// Take the client address for rate limits from the last hop of
+    /// `X-Forwarded-For`; only behind a proxy that sets it.
+    pub trust_forwarded_for: bool,
+    /// Browser session lifetime, seconds.
+    pub session_ttl_s: i64,
+}
+
+impl Default for Config {
+    fn default() -> Config {
+        Config {
+            secure_cookies: false,
+            trust_forwarded_for: false,
+            // 12 hours: a working day, so people sign in once a day and a
+            // forgotten session does not outlive the night.
+            session_ttl_s: 12 * 3600,
+        }
+    }
+}
+
+/// Everything a handler can reach. Cheap to clone: all shared inside.
+#[derive(Clone)]
+pub struct AppState {
+    pub db: db::Db,
+    pub metrics: metrics::Metrics,
+    pub limiter: auth::RateLimiter,
+    pub cache: cache::Cache,
+    pub config: Arc<Config>,
+}
+
+impl AppState {
+    pub fn new(db: db::Db, config: Config) -> AppState {
+        AppState {
+            db,
+            metrics: metrics::Metrics::default(),
+            limiter: auth::RateLimiter::for_credentials(),
+            cache: cache::Cache::default(),
+            config: Arc::new(config),
+        }
+    }
+}

@@ -1,6 +1,6 @@
-//! `berth`: the command line. For now the offline commands that run the
-//! engine on files (SPEC §15: validate, advise, preview, whatif, place);
-//! `serve` arrives with the server.
+//! `berth`: the command line. The offline commands that run the engine on
+//! files (SPEC §15: validate, advise, preview, compare, whatif, place), and
+//! `serve`, the server (`berth::serve`).
 //!
 //! This crate is the only one that touches the filesystem and the clock:
 //! it reads files, resolves `now`, times deciders, and hands text to the
@@ -28,6 +28,34 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
+    /// Run the server: REST API, sessions, metrics. With no options it
+    /// listens on 127.0.0.1:3000 and keeps its data in SQLite under
+    /// ./berth-data, seeded with the sample estate at first start.
+    Serve {
+        /// Address to listen on.
+        #[arg(long, env = "BERTH_LISTEN", default_value = "127.0.0.1:3000")]
+        listen: std::net::SocketAddr,
+        /// Database: postgres://… for PostgreSQL (several replicas may
+        /// share one), or sqlite:PATH. Default: SQLite in --data-dir.
+        #[arg(long, env = "BERTH_DATABASE_URL", hide_env_values = true)]
+        database_url: Option<String>,
+        /// Directory for the embedded SQLite database.
+        #[arg(long, env = "BERTH_DATA_DIR", default_value = "berth-data")]
+        data_dir: PathBuf,
+        /// Do not seed the sample estate into an empty database.
+        #[arg(long)]
+        no_seed: bool,
+        /// Mark the session cookie Secure (set when served over TLS).
+        #[arg(long, env = "BERTH_SECURE_COOKIES")]
+        secure_cookies: bool,
+        /// Rate-limit by the last X-Forwarded-For hop (only behind a
+        /// proxy that sets it).
+        #[arg(long, env = "BERTH_TRUST_FORWARDED_FOR")]
+        trust_forwarded_for: bool,
+        /// Database connections in the pool.
+        #[arg(long, default_value_t = 16)]
+        max_connections: u32,
+    },
     /// Check an estate file; prints a one-line summary or every error.
     Validate { estate: PathBuf },
     /// Recommend moves, in order, with their reasons.
@@ -128,6 +156,9 @@ static INCOMPLETE: AtomicBool = AtomicBool::new(false);
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    if let Command::Serve { .. } = cli.command {
+        return serve(cli.command);
+    }
     match run(cli.command) {
         Ok(out) => {
             print!("{out}");
@@ -146,8 +177,61 @@ fn main() -> ExitCode {
     }
 }
 
+fn serve(command: Command) -> ExitCode {
+    let Command::Serve {
+        listen,
+        database_url,
+        data_dir,
+        no_seed,
+        secure_cookies,
+        trust_forwarded_for,
+        max_connections,
+    } = command
+    else {
+        unreachable!("serve() is called with Command::Serve")
+    };
+    berth::serve::init_logging();
+    let admin_token = std::env::var("BERTH_ADMIN_TOKEN")
+        .ok()
+        .filter(|t| !t.is_empty());
+    if admin_token.as_ref().is_some_and(|t| t.len() < 32) {
+        eprintln!(
+            "BERTH_ADMIN_TOKEN: at least 32 characters, please (e.g. `openssl rand -hex 32`)"
+        );
+        return ExitCode::from(2);
+    }
+    let opts = berth::serve::ServeOptions {
+        listen,
+        database_url,
+        data_dir,
+        admin_token,
+        seed: !no_seed,
+        max_connections,
+        config: berth::Config {
+            secure_cookies,
+            trust_forwarded_for,
+            ..berth::Config::default()
+        },
+    };
+    let runtime = match tokio::runtime::Runtime::new() {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("cannot start the async runtime: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    match runtime.block_on(berth::serve::run(opts)) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("berth serve: {e}");
+            ExitCode::from(2)
+        }
+    }
+}
+
 fn run(command: Command) -> Result<String, Failure> {
     match command {
+        Command::Serve { .. } => unreachable!("handled in main"),
         Command::Validate { estate } => {
             let e = read_estate(&estate)?;
             // Likely mistakes go to stderr: the file is valid, so exit 0.

@@ -1,0 +1,1496 @@
+//! The HTTP API: the route table and every handler.
+//!
+//! [`ROUTES`] is the single list of what the server answers: method, path
+//! template, who may call it, and a one-line summary. The router is built
+//! from it, `docs/api.openapi.yaml` is checked against it, and a test walks
+//! it with every role. A handler exists only if its row does.
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use axum::body::{Body, Bytes};
+use axum::extract::{MatchedPath, Path, Query, Request, State};
+use axum::http::{header, HeaderMap, HeaderValue, Method, StatusCode};
+use axum::middleware::{self, Next};
+use axum::response::{IntoResponse, Response};
+use axum::routing::MethodRouter;
+use axum::{Json, Router};
+use serde::{Deserialize, Serialize};
+use serde_json::{json, Value};
+
+use berth_engine::{decider, estate, export, whatif, Estate, Format, Policy};
+
+use crate::auth::{self, Access, Caller, Role, Via};
+use crate::error::{ApiError, ApiResult};
+use crate::store;
+use crate::AppState;
+
+/// One row of the route table.
+pub struct RouteSpec {
+    pub method: Method,
+    pub path: &'static str,
+    pub access: Access,
+    pub summary: &'static str,
+}
+
+const fn r(method: Method, path: &'static str, access: Access, summary: &'static str) -> RouteSpec {
+    RouteSpec {
+        method,
+        path,
+        access,
+        summary,
+    }
+}
+
+const PUBLIC: Access = Access::Public;
+const VIEWER: Access = Access::Role(Role::Viewer);
+const OPERATOR: Access = Access::Role(Role::Operator);
+const ADMIN: Access = Access::Role(Role::Admin);
+
+/// Every route, in the order of `docs/api.openapi.yaml`.
+pub const ROUTES: &[RouteSpec] = &[
+    r(Method::GET, "/healthz", PUBLIC, "process is up"),
+    r(
+        Method::GET,
+        "/readyz",
+        PUBLIC,
+        "database reachable and migrated",
+    ),
+    r(Method::GET, "/metrics", PUBLIC, "Prometheus metrics"),
+    r(
+        Method::POST,
+        "/api/session",
+        PUBLIC,
+        "sign in (user and password, or token) for a session cookie",
+    ),
+    r(
+        Method::GET,
+        "/api/session",
+        VIEWER,
+        "who am I, and my CSRF token",
+    ),
+    r(Method::DELETE, "/api/session", VIEWER, "sign out"),
+    r(Method::GET, "/api/estates", VIEWER, "list estates"),
+    r(
+        Method::POST,
+        "/api/estates",
+        OPERATOR,
+        "create an estate from an estate file",
+    ),
+    r(
+        Method::GET,
+        "/api/estates/{id}",
+        VIEWER,
+        "an estate's summary",
+    ),
+    r(
+        Method::DELETE,
+        "/api/estates/{id}",
+        ADMIN,
+        "delete an estate",
+    ),
+    r(
+        Method::GET,
+        "/api/estates/{id}/file",
+        VIEWER,
+        "export the estate file",
+    ),
+    r(
+        Method::PUT,
+        "/api/estates/{id}/file",
+        OPERATOR,
+        "import an estate file, replacing the estate",
+    ),
+    r(
+        Method::POST,
+        "/api/estates/{id}/facts",
+        OPERATOR,
+        "update individual facts",
+    ),
+    r(
+        Method::GET,
+        "/api/estates/{id}/policy",
+        VIEWER,
+        "the estate's policy",
+    ),
+    r(
+        Method::PUT,
+        "/api/estates/{id}/policy",
+        OPERATOR,
+        "replace the policy",
+    ),
+    r(
+        Method::GET,
+        "/api/estates/{id}/snapshot",
+        VIEWER,
+        "everything needed to run the engine in a browser",
+    ),
+    r(
+        Method::GET,
+        "/api/estates/{id}/advice",
+        VIEWER,
+        "recommended moves",
+    ),
+    r(
+        Method::GET,
+        "/api/estates/{id}/preview",
+        VIEWER,
+        "the decider request this estate generates",
+    ),
+    r(
+        Method::GET,
+        "/api/estates/{id}/place/{service}",
+        VIEWER,
+        "rank clusters for one service",
+    ),
+    r(
+        Method::POST,
+        "/api/estates/{id}/whatif",
+        OPERATOR,
+        "project a what-if scenario",
+    ),
+    r(
+        Method::POST,
+        "/api/estates/{id}/compare",
+        OPERATOR,
+        "compare the built-in deciders and uploaded replies",
+    ),
+    r(
+        Method::GET,
+        "/api/estates/{id}/scenarios",
+        VIEWER,
+        "list saved scenarios",
+    ),
+    r(
+        Method::GET,
+        "/api/estates/{id}/scenarios/{name}",
+        VIEWER,
+        "a saved scenario",
+    ),
+    r(
+        Method::PUT,
+        "/api/estates/{id}/scenarios/{name}",
+        OPERATOR,
+        "save a scenario",
+    ),
+    r(
+        Method::DELETE,
+        "/api/estates/{id}/scenarios/{name}",
+        OPERATOR,
+        "delete a scenario",
+    ),
+    r(Method::GET, "/api/tokens", ADMIN, "list API tokens"),
+    r(Method::POST, "/api/tokens", ADMIN, "create an API token"),
+    r(
+        Method::DELETE,
+        "/api/tokens/{token_id}",
+        ADMIN,
+        "revoke an API token",
+    ),
+    r(Method::GET, "/api/users", ADMIN, "list users"),
+    r(Method::POST, "/api/users", ADMIN, "create a user"),
+    r(Method::DELETE, "/api/users/{name}", ADMIN, "delete a user"),
+];
+
+/// Body limits. Estate files get room for a 5,000-service estate (~12 MB
+/// as JSON) with margin; compare bodies carry replies of up to the decider
+/// limit each; everything else is small.
+pub const ESTATE_BODY_LIMIT: usize = 64 * 1024 * 1024;
+pub const COMPARE_BODY_LIMIT: usize = 16 * 1024 * 1024;
+pub const SMALL_BODY_LIMIT: usize = 1024 * 1024;
+
+fn handler_for(method: &Method, path: &str) -> MethodRouter<AppState> {
+    use axum::routing::{delete, get, post, put};
+    match (method.as_str(), path) {
+        ("GET", "/healthz") => get(healthz),
+        ("GET", "/readyz") => get(readyz),
+        ("GET", "/metrics") => get(metrics),
+        ("POST", "/api/session") => post(login),
+        ("GET", "/api/session") => get(whoami),
+        ("DELETE", "/api/session") => delete(logout),
+        ("GET", "/api/estates") => get(list_estates),
+        ("POST", "/api/estates") => post(create_estate),
+        ("GET", "/api/estates/{id}") => get(get_estate),
+        ("DELETE", "/api/estates/{id}") => delete(delete_estate),
+        ("GET", "/api/estates/{id}/file") => get(export_file),
+        ("PUT", "/api/estates/{id}/file") => put(import_file),
+        ("POST", "/api/estates/{id}/facts") => post(update_facts),
+        ("GET", "/api/estates/{id}/policy") => get(get_policy),
+        ("PUT", "/api/estates/{id}/policy") => put(put_policy),
+        ("GET", "/api/estates/{id}/snapshot") => get(snapshot),
+        ("GET", "/api/estates/{id}/advice") => get(advice),
+        ("GET", "/api/estates/{id}/preview") => get(preview),
+        ("GET", "/api/estates/{id}/place/{service}") => get(place),
+        ("POST", "/api/estates/{id}/whatif") => post(what_if),
+        ("POST", "/api/estates/{id}/compare") => post(compare),
+        ("GET", "/api/estates/{id}/scenarios") => get(list_scenarios),
+        ("GET", "/api/estates/{id}/scenarios/{name}") => get(get_scenario),
+        ("PUT", "/api/estates/{id}/scenarios/{name}") => put(put_scenario),
+        ("DELETE", "/api/estates/{id}/scenarios/{name}") => delete(delete_scenario),
+        ("GET", "/api/tokens") => get(list_tokens),
+        ("POST", "/api/tokens") => post(create_token),
+        ("DELETE", "/api/tokens/{token_id}") => delete(revoke_token),
+        ("GET", "/api/users") => get(list_users),
+        ("POST", "/api/users") => post(create_user),
+        ("DELETE", "/api/users/{name}") => delete(delete_user),
+        (m, p) => panic!("route table row {m} {p} has no handler"),
+    }
+}
+
+/// The application: every route of [`ROUTES`] behind its access check,
+/// metrics, authentication, and a JSON 404 for the rest.
+pub fn app(state: AppState) -> Router {
+    let mut router: Router<AppState> = Router::new();
+    for spec in ROUTES {
+        let handler = handler_for(&spec.method, spec.path)
+            .route_layer(middleware::from_fn_with_state(spec.access, auth::require));
+        // Same path, several methods: axum merges method routers.
+        router = router.route(spec.path, handler);
+    }
+    router
+        .route_layer(middleware::from_fn_with_state(state.clone(), track))
+        .fallback(not_found)
+        .layer(middleware::from_fn_with_state(
+            state.clone(),
+            auth::authenticate,
+        ))
+        .layer(tower_http::trace::TraceLayer::new_for_http())
+        .with_state(state)
+}
+
+async fn not_found(req: Request) -> ApiError {
+    ApiError::NotFound(format!(
+        "no route {} {}; the API is described in docs/api.openapi.yaml",
+        req.method(),
+        req.uri().path()
+    ))
+}
+
+/// Count and time every routed request by its route template.
+async fn track(State(state): State<AppState>, req: Request, next: Next) -> Response {
+    let route = req
+        .extensions()
+        .get::<MatchedPath>()
+        .map(|p| p.as_str().to_string())
+        .unwrap_or_else(|| "unmatched".into());
+    let method = req.method().to_string();
+    let start = Instant::now();
+    let resp = next.run(req).await;
+    state.metrics.request(
+        &route,
+        &method,
+        resp.status().as_u16(),
+        start.elapsed().as_secs_f64(),
+    );
+    resp
+}
+
+// ---- helpers ---------------------------------------------------------
+
+/// Read a body up to `limit` bytes; over it is a 413 naming the limit.
+async fn read_body(body: Body, limit: usize) -> ApiResult<Bytes> {
+    axum::body::to_bytes(body, limit).await.map_err(|e| {
+        let too_large = std::error::Error::source(&e)
+            .is_some_and(|s| s.is::<http_body_util::LengthLimitError>());
+        if too_large {
+            ApiError::TooLarge { limit }
+        } else {
+            ApiError::bad_request(format!("could not read the request body: {e}"))
+        }
+    })
+}
+
+fn utf8(bytes: &Bytes) -> ApiResult<&str> {
+    std::str::from_utf8(bytes).map_err(|e| {
+        ApiError::bad_request(format!(
+            "the body is not UTF-8 text (invalid byte at offset {})",
+            e.valid_up_to()
+        ))
+    })
+}
+
+/// Parse a JSON body into `T`, saying where it went wrong.
+fn json_body<T: serde::de::DeserializeOwned>(bytes: &Bytes, what: &str) -> ApiResult<T> {
+    serde_json::from_slice(bytes).map_err(|e| ApiError::BadRequest {
+        message: format!("{what}: {e} (line {}, column {})", e.line(), e.column()),
+        details: json!({"line": e.line(), "column": e.column()}),
+    })
+}
+
+/// A JSON response from an already-serialised body.
+fn raw_json(status: StatusCode, body: String) -> Response {
+    (
+        status,
+        [(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("application/json"),
+        )],
+        body,
+    )
+        .into_response()
+}
+
+fn check_id(what: &str, id: &str) -> ApiResult<()> {
+    let ok = !id.is_empty()
+        && id.len() <= 64
+        && id
+            .bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-' || b == b'_')
+        && id.as_bytes()[0].is_ascii_alphanumeric();
+    if ok {
+        Ok(())
+    } else {
+        Err(ApiError::bad_request(format!(
+            "{what} {id:?}: expected 1–64 characters of a–z, 0–9, '-' and '_', starting with a letter or digit"
+        )))
+    }
+}
+
+/// An estate's meta, if the caller may see it (a scoped token sees its
+/// own estate only; others are reported missing rather than forbidden).
+async fn visible_estate(
+    state: &AppState,
+    caller: &Caller,
+    id: &str,
+) -> ApiResult<store::EstateMeta> {
+    let p = caller.principal()?;
+    let missing = || ApiError::NotFound(format!("no estate {id:?}"));
+    if !p.may_see_estate(id) {
+        return Err(missing());
+    }
+    store::estate_meta(&state.db, id).await?.ok_or_else(missing)
+}
+
+/// Estate validation errors as the API reports them: every error with its
+/// JSON pointer, line and message.
+fn invalid_estate(errors: &[berth_engine::EstateError]) -> ApiError {
+    ApiError::Invalid {
+        message: format!(
+            "invalid estate file: {} error{}; nothing was written",
+            errors.len(),
+            if errors.len() == 1 { "" } else { "s" }
+        ),
+        details: json!({"errors": errors.iter().map(|e| json!({
+            "path": if e.path.is_empty() { "/" } else { &e.path },
+            "line": e.line,
+            "message": e.message,
+        })).collect::<Vec<_>>()}),
+    }
+}
+
+/// The estate file format of a body: the Content-Type if it says, else a
+/// look at the text.
+fn format_of(headers: &HeaderMap, text: &str) -> Format {
+    let ct = headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("");
+    if ct.contains("yaml") {
+        Format::Yaml
+    } else if ct.contains("json") {
+        Format::Json
+    } else {
+        Format::sniff(text)
+    }
+}
+
+/// A parsed and canonicalised estate file.
+struct Canonical {
+    estate: Estate,
+    document: String,
+    content_digest: String,
+}
+
+async fn canonicalise(text: String, format: Format) -> ApiResult<Canonical> {
+    tokio::task::spawn_blocking(move || {
+        let e = estate::load(&text, format).map_err(|errs| invalid_estate(&errs))?;
+        let document = serde_json::to_string(&export::to_file(&e)).expect("export serialises");
+        let content_digest = export::version(&e);
+        Ok(Canonical {
+            estate: e,
+            document,
+            content_digest,
+        })
+    })
+    .await
+    .map_err(|e| ApiError::Internal(format!("estate parse task: {e}")))?
+}
+
+/// The parsed estate at a version, from the cache or the database.
+async fn loaded_estate(
+    state: &AppState,
+    id: &str,
+) -> ApiResult<(store::EstateMeta, Arc<Estate>, Policy)> {
+    let row = store::estate_row(&state.db, id)
+        .await?
+        .ok_or_else(|| ApiError::NotFound(format!("no estate {id:?}")))?;
+    let policy = Policy::from_json(&row.policy)
+        .map_err(|e| ApiError::Internal(format!("stored policy of {id} invalid: {e:?}")))?;
+    if let Some(e) = state.cache.estate(id, row.meta.version) {
+        return Ok((row.meta, e, policy));
+    }
+    let doc = row.document;
+    let parsed = tokio::task::spawn_blocking(move || estate::load(&doc, Format::Json))
+        .await
+        .map_err(|e| ApiError::Internal(format!("estate parse task: {e}")))?
+        .map_err(|e| ApiError::Internal(format!("stored estate {id} does not load: {e:?}")))?;
+    let parsed = Arc::new(parsed);
+    state.cache.put_estate(id, row.meta.version, parsed.clone());
+    Ok((row.meta, parsed, policy))
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct EvalQuery {
+    /// RFC 3339 evaluation time; default: now, to the minute.
+    now: Option<String>,
+    /// Advice only: add the Why (facts, terms, flip conditions).
+    #[serde(default)]
+    why: bool,
+}
+
+fn eval_now(q: &EvalQuery) -> ApiResult<i64> {
+    match &q.now {
+        Some(s) => estate::parse_time(s).ok_or_else(|| {
+            ApiError::bad_request(format!(
+                "now={s:?}: expected an RFC 3339 time like 2026-11-30T04:05:00Z"
+            ))
+        }),
+        // To the minute: identical requests within a minute share one
+        // cached result, and staleness windows are hours long, so nothing
+        // a person could see changes within it.
+        None => Ok(auth::now_s() / 60 * 60),
+    }
+}
+
+/// Run an engine operation through the result cache.
+///
+/// The key holds everything the result depends on; the estate version is
+/// read fresh from the database, so a change anywhere misses the cache.
+async fn engine_result<F>(
+    state: &AppState,
+    caller: &Caller,
+    id: &str,
+    op: &'static str,
+    now: i64,
+    extra: &str,
+    run: F,
+) -> ApiResult<Response>
+where
+    F: FnOnce(&Estate, &Policy, i64) -> ApiResult<String> + Send + 'static,
+{
+    let meta = visible_estate(state, caller, id).await?;
+    let key = format!(
+        "{op}|{id}|{}|{}|{now}|{extra}",
+        meta.version, meta.policy_digest
+    );
+    if let Some(body) = state.cache.result(&key) {
+        state.metrics.cache(op, true);
+        return Ok(raw_json(StatusCode::OK, (*body).clone()));
+    }
+    state.metrics.cache(op, false);
+    let (meta, estate, policy) = loaded_estate(state, id).await?;
+    let start = Instant::now();
+    let policy_digest = meta.policy_digest.clone();
+    let result = tokio::task::spawn_blocking(move || run(&estate, &policy, now))
+        .await
+        .map_err(|e| ApiError::Internal(format!("engine task: {e}")))??;
+    state.metrics.engine_run(op, start.elapsed().as_secs_f64());
+    let body = format!(
+        "{{\"estate\":{},\"version\":{},\"content_digest\":{},\"policy_digest\":{},\"now\":{},\"result\":{}}}",
+        json!(meta.id),
+        meta.version,
+        json!(meta.content_digest),
+        json!(policy_digest),
+        json!(estate::format_time(now)),
+        result
+    );
+    let key = format!(
+        "{op}|{id}|{}|{}|{now}|{extra}",
+        meta.version, meta.policy_digest
+    );
+    let body = Arc::new(body);
+    state.cache.put_result(key, body.clone());
+    Ok(raw_json(StatusCode::OK, (*body).clone()))
+}
+
+fn to_json<T: Serialize>(v: &T) -> String {
+    serde_json::to_string(v).expect("results serialise")
+}
+
+fn body_digest(bytes: &[u8]) -> String {
+    use sha2::{Digest, Sha256};
+    hex::encode(&Sha256::digest(bytes)[..16])
+}
+
+// ---- operations ------------------------------------------------------
+
+async fn healthz() -> Json<Value> {
+    Json(json!({"status": "ok"}))
+}
+
+async fn readyz(State(state): State<AppState>) -> Response {
+    match state.db.ready().await {
+        Ok(()) => {
+            Json(json!({"status": "ready", "database": state.db.backend.as_str()})).into_response()
+        }
+        Err(why) => {
+            tracing::warn!(%why, "not ready");
+            (
+                StatusCode::SERVICE_UNAVAILABLE,
+                Json(json!({"error": "not_ready", "message": "the database is unreachable or not migrated", "details": null})),
+            )
+                .into_response()
+        }
+    }
+}
+
+async fn metrics(State(state): State<AppState>) -> Response {
+    let text = state.metrics.render(
+        state.db.pool.size(),
+        state.db.pool.num_idle(),
+        state.db.pool.options().get_max_connections(),
+    );
+    (
+        [(
+            header::CONTENT_TYPE,
+            "text/plain; version=0.0.4; charset=utf-8",
+        )],
+        text,
+    )
+        .into_response()
+}
+
+// ---- sessions --------------------------------------------------------
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct LoginBody {
+    #[serde(default)]
+    username: Option<String>,
+    #[serde(default)]
+    password: Option<String>,
+    #[serde(default)]
+    token: Option<String>,
+}
+
+async fn login(
+    State(state): State<AppState>,
+    peer: auth::Peer,
+    headers: HeaderMap,
+    body: Body,
+) -> ApiResult<Response> {
+    let addr = auth::client_addr(&headers, &peer, state.config.trust_forwarded_for);
+    state.limiter.check(addr)?;
+    // JSON only: a cross-site HTML form cannot send it without a CORS
+    // preflight, which this server never grants (login CSRF).
+    let is_json = headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.starts_with("application/json"));
+    if !is_json {
+        return Err(ApiError::bad_request(
+            "sign in with a JSON body {\"username\", \"password\"} or {\"token\"} and Content-Type: application/json",
+        ));
+    }
+    let bytes = read_body(body, SMALL_BODY_LIMIT).await?;
+    let b: LoginBody = json_body(&bytes, "sign-in")?;
+    let wrong = || ApiError::Forbidden("wrong user name, password or token".into());
+    let (subject, role, estate) = match (b.username, b.password, b.token) {
+        (Some(user), Some(password), None) => {
+            let found = store::user_credentials(&state.db, &user).await?;
+            let (role, hash) = match &found {
+                Some((role, hash)) => (Some(*role), hash.clone()),
+                None => (None, auth::dummy_hash().to_string()),
+            };
+            let ok = tokio::task::spawn_blocking(move || auth::verify_password(&password, &hash))
+                .await
+                .map_err(|e| ApiError::Internal(format!("password task: {e}")))?;
+            match (ok, role) {
+                (true, Some(role)) => (user, role, None),
+                _ => return Err(wrong()),
+            }
+        }
+        (None, None, Some(token)) => {
+            let t = store::token_by_hash(&state.db, &auth::sha256_hex(&token))
+                .await?
+                .ok_or_else(wrong)?;
+            (format!("token:{}", t.id), t.role, t.estate_id)
+        }
+        _ => {
+            return Err(ApiError::bad_request(
+                "sign in with either {\"username\", \"password\"} or {\"token\"}",
+            ))
+        }
+    };
+    let session_id = auth::random_secret();
+    let csrf = auth::random_secret();
+    let previous = auth::session_cookie_of(&headers).map(|c| auth::sha256_hex(&c));
+    let now = auth::now_s();
+    store::start_session(
+        &state.db,
+        &auth::sha256_hex(&session_id),
+        previous.as_deref(),
+        &subject,
+        role,
+        estate.as_deref(),
+        &csrf,
+        now,
+        state.config.session_ttl_s,
+    )
+    .await?;
+    tracing::info!(%subject, role = role.as_str(), "signed in");
+    let cookie = format!(
+        "{}={session_id}; Path=/; HttpOnly; SameSite=Lax; Max-Age={}{}",
+        auth::SESSION_COOKIE,
+        state.config.session_ttl_s,
+        if state.config.secure_cookies {
+            "; Secure"
+        } else {
+            ""
+        }
+    );
+    let mut resp = Json(json!({
+        "subject": subject,
+        "role": role,
+        "estate": estate,
+        "csrf_token": csrf,
+        "expires_at": estate::format_time(now + state.config.session_ttl_s),
+    }))
+    .into_response();
+    resp.headers_mut().insert(
+        header::SET_COOKIE,
+        HeaderValue::from_str(&cookie).expect("cookie is ASCII"),
+    );
+    Ok(resp)
+}
+
+async fn whoami(caller: Caller) -> ApiResult<Json<Value>> {
+    let p = caller.principal()?;
+    let csrf = match &p.via {
+        Via::Session { csrf, .. } => Some(csrf.clone()),
+        Via::Bearer { .. } => None,
+    };
+    Ok(Json(json!({
+        "subject": p.subject,
+        "role": p.role,
+        "estate": p.estate,
+        "csrf_token": csrf,
+    })))
+}
+
+async fn logout(State(state): State<AppState>, caller: Caller) -> ApiResult<Response> {
+    let p = caller.principal()?;
+    if let Via::Session { id_hash, .. } = &p.via {
+        store::end_session(&state.db, id_hash).await?;
+    }
+    let cookie = format!(
+        "{}=; Path=/; HttpOnly; SameSite=Lax; Max-Age=0{}",
+        auth::SESSION_COOKIE,
+        if state.config.secure_cookies {
+            "; Secure"
+        } else {
+            ""
+        }
+    );
+    let mut resp = StatusCode::NO_CONTENT.into_response();
+    resp.headers_mut().insert(
+        header::SET_COOKIE,
+        HeaderValue::from_str(&cookie).expect("cookie is ASCII"),
+    );
+    Ok(resp)
+}
+
+// ---- estates ---------------------------------------------------------
+
+async fn list_estates(State(state): State<AppState>, caller: Caller) -> ApiResult<Json<Value>> {
+    let p = caller.principal()?;
+    let all = store::list_estates(&state.db).await?;
+    let visible: Vec<_> = all
+        .into_iter()
+        .filter(|e| p.may_see_estate(&e.id))
+        .collect();
+    Ok(Json(json!({"estates": visible})))
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct CreateQuery {
+    id: Option<String>,
+}
+
+/// An id from a name: lowercase letters and digits, runs of anything else
+/// as one '-'.
+fn slug(name: &str) -> String {
+    let mut s = String::new();
+    for c in name.chars() {
+        if c.is_ascii_alphanumeric() {
+            s.push(c.to_ascii_lowercase());
+        } else if !s.ends_with('-') && !s.is_empty() {
+            s.push('-');
+        }
+    }
+    let s = s.trim_end_matches('-');
+    let s: String = s.chars().take(64).collect();
+    if s.is_empty() {
+        "estate".into()
+    } else {
+        s.trim_end_matches('-').to_string()
+    }
+}
+
+async fn create_estate(
+    State(state): State<AppState>,
+    caller: Caller,
+    Query(q): Query<CreateQuery>,
+    headers: HeaderMap,
+    body: Body,
+) -> ApiResult<Response> {
+    let p = caller.principal()?;
+    if p.estate.is_some() {
+        return Err(ApiError::Forbidden(
+            "a token scoped to one estate cannot create estates".into(),
+        ));
+    }
+    let bytes = read_body(body, ESTATE_BODY_LIMIT).await?;
+    let text = utf8(&bytes)?.to_string();
+    let format = format_of(&headers, &text);
+    if let Some(id) = &q.id {
+        check_id("estate id", id)?;
+    }
+    let c = canonicalise(text, format).await?;
+    let id = q.id.unwrap_or_else(|| slug(&c.estate.name));
+    let policy = Policy::default();
+    let meta = store::create_estate(
+        &state.db,
+        store::NewEstate {
+            id: &id,
+            name: &c.estate.name,
+            document: &c.document,
+            content_digest: &c.content_digest,
+            policy: &to_json(&policy),
+            policy_digest: &policy.digest(),
+        },
+        auth::now_s(),
+    )
+    .await?;
+    tracing::info!(estate = %id, by = %p.subject, services = c.estate.services.len(), "estate created");
+    Ok((StatusCode::CREATED, Json(summary(&meta, &c.estate))).into_response())
+}
+
+fn summary(meta: &store::EstateMeta, e: &Estate) -> Value {
+    json!({
+        "id": meta.id,
+        "name": meta.name,
+        "version": meta.version,
+        "content_digest": meta.content_digest,
+        "policy_digest": meta.policy_digest,
+        "created_at": estate::format_time(meta.created_at),
+        "updated_at": estate::format_time(meta.updated_at),
+        "counts": {
+            "sites": e.sites.len(),
+            "clusters": e.clusters.len(),
+            "links": e.links.len(),
+            "paths": e.paths.len(),
+            "services": e.services.len(),
+            "flows": e.flows.len(),
+        }
+    })
+}
+
+async fn get_estate(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(id): Path<String>,
+) -> ApiResult<Json<Value>> {
+    visible_estate(&state, &caller, &id).await?;
+    let (meta, e, _) = loaded_estate(&state, &id).await?;
+    Ok(Json(summary(&meta, &e)))
+}
+
+async fn delete_estate(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(id): Path<String>,
+) -> ApiResult<StatusCode> {
+    visible_estate(&state, &caller, &id).await?;
+    if store::delete_estate(&state.db, &id).await? {
+        tracing::info!(estate = %id, by = %caller.principal()?.subject, "estate deleted");
+        Ok(StatusCode::NO_CONTENT)
+    } else {
+        Err(ApiError::NotFound(format!("no estate {id:?}")))
+    }
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ExportQuery {
+    format: Option<String>,
+}
+
+async fn export_file(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(id): Path<String>,
+    Query(q): Query<ExportQuery>,
+) -> ApiResult<Response> {
+    visible_estate(&state, &caller, &id).await?;
+    let row = store::estate_row(&state.db, &id)
+        .await?
+        .ok_or_else(|| ApiError::NotFound(format!("no estate {id:?}")))?;
+    let etag = format!("\"{}-{}\"", row.meta.version, row.meta.content_digest);
+    let doc: Value = serde_json::from_str(&row.document)
+        .map_err(|e| ApiError::Internal(format!("stored document of {id}: {e}")))?;
+    let (ct, body) = match q.format.as_deref() {
+        None | Some("json") => (
+            "application/json",
+            serde_json::to_string_pretty(&doc).expect("serialises"),
+        ),
+        Some("yaml") => (
+            "application/yaml",
+            serde_yaml::to_string(&doc).map_err(|e| ApiError::Internal(e.to_string()))?,
+        ),
+        Some(other) => {
+            return Err(ApiError::bad_request(format!(
+                "format={other:?}: expected json or yaml"
+            )))
+        }
+    };
+    Ok((
+        [(header::CONTENT_TYPE, ct.to_string()), (header::ETAG, etag)],
+        body,
+    )
+        .into_response())
+}
+
+async fn import_file(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(id): Path<String>,
+    headers: HeaderMap,
+    body: Body,
+) -> ApiResult<Json<Value>> {
+    let meta = visible_estate(&state, &caller, &id).await?;
+    let bytes = read_body(body, ESTATE_BODY_LIMIT).await?;
+    let text = utf8(&bytes)?.to_string();
+    let format = format_of(&headers, &text);
+    let c = canonicalise(text, format).await?;
+    // An import replaces whatever is there, so a concurrent change is
+    // overwritten by design; the version check only keeps the bump exact.
+    let mut expected = meta.version;
+    for _ in 0..5 {
+        match store::replace_document(
+            &state.db,
+            &id,
+            expected,
+            &c.estate.name,
+            &c.document,
+            &c.content_digest,
+            auth::now_s(),
+        )
+        .await?
+        {
+            Ok(meta) => {
+                tracing::info!(estate = %id, version = meta.version, services = c.estate.services.len(), "estate imported");
+                state
+                    .cache
+                    .put_estate(&id, meta.version, Arc::new(c.estate.clone()));
+                return Ok(Json(summary(&meta, &c.estate)));
+            }
+            Err(store::Stale) => {
+                expected = store::estate_meta(&state.db, &id)
+                    .await?
+                    .ok_or_else(|| {
+                        ApiError::NotFound(format!("estate {id:?} was deleted meanwhile"))
+                    })?
+                    .version;
+            }
+        }
+    }
+    Err(ApiError::Conflict(format!(
+        "estate {id:?} kept changing during the import; try again"
+    )))
+}
+
+async fn update_facts(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(id): Path<String>,
+    body: Body,
+) -> ApiResult<Json<Value>> {
+    visible_estate(&state, &caller, &id).await?;
+    let bytes = read_body(body, ESTATE_BODY_LIMIT).await?;
+    let batch: crate::facts::FactBatch = json_body(&bytes, "fact updates")?;
+    let received_at = auth::now_s();
+    // Re-applied on a fresh read if another writer got in first, so no
+    // update is ever lost to a race between replicas.
+    for _ in 0..5 {
+        let row = store::estate_row(&state.db, &id)
+            .await?
+            .ok_or_else(|| ApiError::NotFound(format!("no estate {id:?}")))?;
+        let doc: Value = serde_json::from_str(&row.document)
+            .map_err(|e| ApiError::Internal(format!("stored document of {id}: {e}")))?;
+        let new_doc =
+            crate::facts::apply(&doc, &batch, received_at).map_err(|errors| ApiError::Invalid {
+                message: format!(
+                    "{} fact update{} refused; nothing was applied",
+                    errors.len(),
+                    if errors.len() == 1 { "" } else { "s" }
+                ),
+                details: json!({ "errors": errors }),
+            })?;
+        let c = canonicalise(
+            serde_json::to_string(&new_doc).expect("serialises"),
+            Format::Json,
+        )
+        .await?;
+        match store::replace_document(
+            &state.db,
+            &id,
+            row.meta.version,
+            &c.estate.name,
+            &c.document,
+            &c.content_digest,
+            auth::now_s(),
+        )
+        .await?
+        {
+            Ok(meta) => {
+                state
+                    .cache
+                    .put_estate(&id, meta.version, Arc::new(c.estate));
+                return Ok(Json(json!({
+                    "estate": id,
+                    "version": meta.version,
+                    "content_digest": meta.content_digest,
+                    "applied": batch.updates.len(),
+                })));
+            }
+            Err(store::Stale) => continue,
+        }
+    }
+    Err(ApiError::Conflict(format!(
+        "estate {id:?} kept changing; the updates were not applied, try again"
+    )))
+}
+
+// ---- policy ----------------------------------------------------------
+
+async fn get_policy(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(id): Path<String>,
+) -> ApiResult<Response> {
+    let meta = visible_estate(&state, &caller, &id).await?;
+    let policy = store::policy_of(&state.db, &id)
+        .await?
+        .ok_or_else(|| ApiError::NotFound(format!("no estate {id:?}")))?;
+    Ok(raw_json(
+        StatusCode::OK,
+        format!(
+            "{{\"estate\":{},\"policy_digest\":{},\"policy\":{policy}}}",
+            json!(id),
+            json!(meta.policy_digest)
+        ),
+    ))
+}
+
+async fn put_policy(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(id): Path<String>,
+    body: Body,
+) -> ApiResult<Json<Value>> {
+    visible_estate(&state, &caller, &id).await?;
+    let bytes = read_body(body, SMALL_BODY_LIMIT).await?;
+    let text = utf8(&bytes)?;
+    let policy = Policy::from_json(text).map_err(|errors| ApiError::Invalid {
+        message: format!(
+            "invalid policy: {} error{}; the policy was not changed",
+            errors.len(),
+            if errors.len() == 1 { "" } else { "s" }
+        ),
+        details: json!({ "errors": errors }),
+    })?;
+    let digest = policy.digest();
+    let meta = store::replace_policy(&state.db, &id, &to_json(&policy), &digest, auth::now_s())
+        .await?
+        .ok_or_else(|| ApiError::NotFound(format!("no estate {id:?}")))?;
+    tracing::info!(estate = %id, policy_digest = %digest, by = %caller.principal()?.subject, "policy replaced");
+    Ok(Json(json!({
+        "estate": id,
+        "version": meta.version,
+        "policy_digest": digest,
+        "policy": policy,
+    })))
+}
+
+// ---- engine results --------------------------------------------------
+
+async fn snapshot(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(id): Path<String>,
+) -> ApiResult<Response> {
+    visible_estate(&state, &caller, &id).await?;
+    let row = store::estate_row(&state.db, &id)
+        .await?
+        .ok_or_else(|| ApiError::NotFound(format!("no estate {id:?}")))?;
+    // The document and policy exactly as stored: the browser loads them
+    // with the same engine and must reach the same digests.
+    Ok(raw_json(
+        StatusCode::OK,
+        format!(
+            "{{\"estate\":{},\"version\":{},\"content_digest\":{},\"policy_digest\":{},\"server_now\":{},\"policy\":{},\"document\":{}}}",
+            json!(id),
+            row.meta.version,
+            json!(row.meta.content_digest),
+            json!(row.meta.policy_digest),
+            json!(estate::format_time(auth::now_s())),
+            row.policy,
+            row.document
+        ),
+    ))
+}
+
+async fn advice(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(id): Path<String>,
+    Query(q): Query<EvalQuery>,
+) -> ApiResult<Response> {
+    let now = eval_now(&q)?;
+    let why = q.why;
+    engine_result(
+        &state,
+        &caller,
+        &id,
+        "advice",
+        now,
+        if why { "why" } else { "" },
+        move |e, p, now| {
+            let advice = berth_engine::advise(e, p, now);
+            if why {
+                let why = berth_engine::explain(e, p, now, &advice);
+                let mut v = serde_json::to_value(&advice).expect("serialises");
+                v["why"] = serde_json::to_value(&why).expect("serialises");
+                Ok(to_json(&v))
+            } else {
+                Ok(to_json(&advice))
+            }
+        },
+    )
+    .await
+}
+
+async fn preview(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(id): Path<String>,
+    Query(q): Query<EvalQuery>,
+) -> ApiResult<Response> {
+    let now = eval_now(&q)?;
+    engine_result(&state, &caller, &id, "preview", now, "", |e, p, now| {
+        Ok(to_json(&berth_engine::request::build(e, p, now)))
+    })
+    .await
+}
+
+async fn place(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path((id, service)): Path<(String, String)>,
+    Query(q): Query<EvalQuery>,
+) -> ApiResult<Response> {
+    let now = eval_now(&q)?;
+    let svc = service.clone();
+    engine_result(
+        &state,
+        &caller,
+        &id,
+        "place",
+        now,
+        &service,
+        move |e, p, now| {
+            berth_engine::place::place(e, p, now, &svc)
+                .map(|pl| to_json(&pl))
+                .map_err(ApiError::NotFound)
+        },
+    )
+    .await
+}
+
+fn invalid_scenario(errors: &[whatif::ScenarioError]) -> ApiError {
+    ApiError::Invalid {
+        message: format!(
+            "invalid scenario: {} error{}",
+            errors.len(),
+            if errors.len() == 1 { "" } else { "s" }
+        ),
+        details: json!({"errors": errors.iter().map(|e| json!({
+            "path": if e.path.is_empty() { "/" } else { &e.path },
+            "line": e.line,
+            "message": e.message,
+        })).collect::<Vec<_>>()}),
+    }
+}
+
+async fn what_if(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(id): Path<String>,
+    Query(q): Query<EvalQuery>,
+    body: Body,
+) -> ApiResult<Response> {
+    let now = eval_now(&q)?;
+    let bytes = read_body(body, SMALL_BODY_LIMIT).await?;
+    let text = utf8(&bytes)?.to_string();
+    let digest = body_digest(text.as_bytes());
+    engine_result(
+        &state,
+        &caller,
+        &id,
+        "whatif",
+        now,
+        &digest,
+        move |e, p, now| {
+            let invalid = |mut errors: Vec<whatif::ScenarioError>| {
+                whatif::locate_errors(&mut errors, &text);
+                invalid_scenario(&errors)
+            };
+            let sc = whatif::Scenario::from_json_checked(&text, e).map_err(invalid)?;
+            let projection = whatif::project(e, p, now, &sc).map_err(invalid)?;
+            Ok(to_json(&projection))
+        },
+    )
+    .await
+}
+
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct CompareBody {
+    /// External replies to score, by decider name.
+    #[serde(default)]
+    responses: std::collections::BTreeMap<String, Value>,
+}
+
+async fn compare(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(id): Path<String>,
+    Query(q): Query<EvalQuery>,
+    body: Body,
+) -> ApiResult<Response> {
+    let now = eval_now(&q)?;
+    let bytes = read_body(body, COMPARE_BODY_LIMIT).await?;
+    let b: CompareBody = if bytes.iter().all(u8::is_ascii_whitespace) {
+        CompareBody::default()
+    } else {
+        json_body(&bytes, "compare request")?
+    };
+    for name in b.responses.keys() {
+        if ["baseline", "heaviest-talker"].contains(&name.as_str()) {
+            return Err(ApiError::bad_request(format!(
+                "responses/{name}: {name:?} is the name of a built-in decider; choose another"
+            )));
+        }
+        if name.is_empty() || name.chars().count() > 64 {
+            return Err(ApiError::bad_request(format!(
+                "responses/{name}: a decider name must be 1 to 64 characters"
+            )));
+        }
+    }
+    let digest = body_digest(&bytes);
+    // BTreeMap: replies are scored in name order, whatever the JSON order.
+    let externals: Vec<decider::External> = b
+        .responses
+        .into_iter()
+        .map(|(name, v)| {
+            let bytes = serde_json::to_vec(&v).expect("serialises");
+            decider::External {
+                name,
+                response: decider::parse_response(&bytes).map_err(decider::DeciderError::from),
+            }
+        })
+        .collect();
+    engine_result(
+        &state,
+        &caller,
+        &id,
+        "compare",
+        now,
+        &digest,
+        move |e, p, now| {
+            let c = decider::compare_timed(e, p, now, &externals, &mut |run| {
+                let start = Instant::now();
+                run();
+                Some(start.elapsed().as_secs_f64() * 1000.0)
+            });
+            Ok(to_json(&c))
+        },
+    )
+    .await
+}
+
+// ---- scenarios -------------------------------------------------------
+
+async fn list_scenarios(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(id): Path<String>,
+) -> ApiResult<Json<Value>> {
+    visible_estate(&state, &caller, &id).await?;
+    Ok(Json(
+        json!({"scenarios": store::list_scenarios(&state.db, &id).await?}),
+    ))
+}
+
+async fn get_scenario(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path((id, name)): Path<(String, String)>,
+) -> ApiResult<Response> {
+    visible_estate(&state, &caller, &id).await?;
+    let body = store::scenario(&state.db, &id, &name)
+        .await?
+        .ok_or_else(|| ApiError::NotFound(format!("no scenario {name:?} in estate {id:?}")))?;
+    Ok(raw_json(StatusCode::OK, body))
+}
+
+async fn put_scenario(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path((id, name)): Path<(String, String)>,
+    body: Body,
+) -> ApiResult<StatusCode> {
+    visible_estate(&state, &caller, &id).await?;
+    check_id("scenario name", &name)?;
+    let bytes = read_body(body, SMALL_BODY_LIMIT).await?;
+    let text = utf8(&bytes)?;
+    // Checked against the estate as it is now: a saved scenario names
+    // services and clusters that exist. (It may go stale later; running it
+    // then reports exactly what vanished.)
+    let (_, e, _) = loaded_estate(&state, &id).await?;
+    let sc = whatif::Scenario::from_json_checked(text, &e).map_err(|mut errors| {
+        whatif::locate_errors(&mut errors, text);
+        invalid_scenario(&errors)
+    })?;
+    store::put_scenario(
+        &state.db,
+        &id,
+        &name,
+        &sc.to_json(),
+        &caller.principal()?.subject,
+        auth::now_s(),
+    )
+    .await?;
+    Ok(StatusCode::NO_CONTENT)
+}
+
+async fn delete_scenario(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path((id, name)): Path<(String, String)>,
+) -> ApiResult<StatusCode> {
+    visible_estate(&state, &caller, &id).await?;
+    if store::delete_scenario(&state.db, &id, &name).await? {
+        Ok(StatusCode::NO_CONTENT)
+    } else {
+        Err(ApiError::NotFound(format!(
+            "no scenario {name:?} in estate {id:?}"
+        )))
+    }
+}
+
+// ---- tokens and users ------------------------------------------------
+
+async fn list_tokens(State(state): State<AppState>) -> ApiResult<Json<Value>> {
+    Ok(Json(
+        json!({"tokens": store::list_tokens(&state.db).await?}),
+    ))
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct NewTokenBody {
+    name: String,
+    role: String,
+    #[serde(default)]
+    estate: Option<String>,
+}
+
+async fn create_token(
+    State(state): State<AppState>,
+    caller: Caller,
+    peer: auth::Peer,
+    headers: HeaderMap,
+    body: Body,
+) -> ApiResult<Response> {
+    let addr = auth::client_addr(&headers, &peer, state.config.trust_forwarded_for);
+    state.limiter.check(addr)?;
+    let bytes = read_body(body, SMALL_BODY_LIMIT).await?;
+    let b: NewTokenBody = json_body(&bytes, "new token")?;
+    let role = Role::parse(&b.role).ok_or_else(|| {
+        ApiError::bad_request(format!(
+            "role {:?}: expected viewer, operator or admin",
+            b.role
+        ))
+    })?;
+    if b.name.trim().is_empty() || b.name.chars().count() > 100 {
+        return Err(ApiError::bad_request(
+            "name: 1 to 100 characters, not blank",
+        ));
+    }
+    if let Some(e) = &b.estate {
+        if role == Role::Admin {
+            return Err(ApiError::bad_request(
+                "an admin token cannot be scoped to one estate: administration is estate-wide",
+            ));
+        }
+        if store::estate_meta(&state.db, e).await?.is_none() {
+            return Err(ApiError::bad_request(format!(
+                "estate {e:?}: no such estate"
+            )));
+        }
+    }
+    let token = auth::new_token();
+    let id = auth::random_id();
+    let by = caller.principal()?.subject.clone();
+    store::insert_token(
+        &state.db,
+        store::NewToken {
+            id: &id,
+            hash: &auth::sha256_hex(&token),
+            name: &b.name,
+            role,
+            estate_id: b.estate.as_deref(),
+            created_by: &by,
+        },
+        auth::now_s(),
+    )
+    .await?;
+    tracing::info!(token_id = %id, role = role.as_str(), by = %by, "token created");
+    Ok((
+        StatusCode::CREATED,
+        Json(json!({
+            "id": id,
+            "token": token,
+            "name": b.name,
+            "role": role,
+            "estate": b.estate,
+            "note": "the token is shown only now; Berth keeps only its hash",
+        })),
+    )
+        .into_response())
+}
+
+async fn revoke_token(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(token_id): Path<String>,
+) -> ApiResult<StatusCode> {
+    if store::revoke_token(&state.db, &token_id, auth::now_s()).await? {
+        tracing::info!(%token_id, by = %caller.principal()?.subject, "token revoked");
+        Ok(StatusCode::NO_CONTENT)
+    } else {
+        Err(ApiError::NotFound(format!(
+            "no live token {token_id:?} (unknown or already revoked)"
+        )))
+    }
+}
+
+async fn list_users(State(state): State<AppState>) -> ApiResult<Json<Value>> {
+    Ok(Json(json!({"users": store::list_users(&state.db).await?})))
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct NewUserBody {
+    name: String,
+    role: String,
+    password: String,
+}
+
+/// Shortest password accepted: 12 characters is the length current
+/// guidance (NIST SP 800-63B allows 8; 12 buys margin) puts beyond offline
+/// guessing against Argon2id.
+const MIN_PASSWORD_CHARS: usize = 12;
+
+async fn create_user(
+    State(state): State<AppState>,
+    caller: Caller,
+    body: Body,
+) -> ApiResult<Response> {
+    let bytes = read_body(body, SMALL_BODY_LIMIT).await?;
+    let b: NewUserBody = json_body(&bytes, "new user")?;
+    check_id("user name", &b.name)?;
+    let role = Role::parse(&b.role).ok_or_else(|| {
+        ApiError::bad_request(format!(
+            "role {:?}: expected viewer, operator or admin",
+            b.role
+        ))
+    })?;
+    if b.password.chars().count() < MIN_PASSWORD_CHARS {
+        return Err(ApiError::bad_request(format!(
+            "password: at least {MIN_PASSWORD_CHARS} characters"
+        )));
+    }
+    let password = b.password;
+    let hash = tokio::task::spawn_blocking(move || auth::hash_password(&password))
+        .await
+        .map_err(|e| ApiError::Internal(format!("password task: {e}")))?;
+    store::insert_user(&state.db, &b.name, role, &hash, auth::now_s()).await?;
+    tracing::info!(user = %b.name, role = role.as_str(), by = %caller.principal()?.subject, "user created");
+    Ok((
+        StatusCode::CREATED,
+        Json(json!({"name": b.name, "role": role})),
+    )
+        .into_response())
+}
+
+async fn delete_user(
+    State(state): State<AppState>,
+    Path(name): Path<String>,
+) -> ApiResult<StatusCode> {
+    if store::delete_user(&state.db, &name).await? {
+        Ok(StatusCode::NO_CONTENT)
+    } else {
+        Err(ApiError::NotFound(format!("no user {name:?}")))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_route_has_a_handler_and_no_route_is_listed_twice() {
+        let mut seen = std::collections::BTreeSet::new();
+        for spec in ROUTES {
+            let _ = handler_for(&spec.method, spec.path);
+            assert!(
+                seen.insert((spec.method.to_string(), spec.path)),
+                "{} {} twice",
+                spec.method,
+                spec.path
+            );
+        }
+    }
+
+    #[test]
+    fn slugs_are_valid_ids() {
+        assert_eq!(
+            slug("Acme Retail (sample estate)"),
+            "acme-retail-sample-estate"
+        );
+        assert_eq!(slug("---"), "estate");
+        for name in [
+            "Acme Retail (sample estate)",
+            "x",
+            "Ünïcode only",
+            &"a".repeat(100),
+        ] {
+            check_id("id", &slug(name)).unwrap();
+        }
+    }
+}

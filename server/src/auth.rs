@@ -1,0 +1,462 @@
+//! Who is asking, and may they: roles, bearer tokens, browser sessions,
+//! CSRF, and the rate limiter on credential endpoints (SPEC §14).
+//!
+//! Every request passes [`authenticate`] (which learns the principal, if
+//! any, and enforces CSRF for cookie sessions), then the route's own
+//! [`require`] layer (which enforces the role the route table declares).
+
+use std::collections::HashMap;
+use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use axum::extract::{ConnectInfo, Request, State};
+use axum::http::{header, HeaderMap, Method};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+use subtle::ConstantTimeEq;
+
+use crate::error::ApiError;
+use crate::AppState;
+
+/// Roles, weakest first: each includes the rights of those before it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Role {
+    Viewer,
+    Operator,
+    Admin,
+}
+
+impl Role {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Role::Viewer => "viewer",
+            Role::Operator => "operator",
+            Role::Admin => "admin",
+        }
+    }
+    pub fn parse(s: &str) -> Option<Role> {
+        match s {
+            "viewer" => Some(Role::Viewer),
+            "operator" => Some(Role::Operator),
+            "admin" => Some(Role::Admin),
+            _ => None,
+        }
+    }
+}
+
+/// What a route asks of its caller.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Access {
+    /// Anyone, signed in or not (health, metrics, sign-in itself).
+    Public,
+    /// At least this role.
+    Role(Role),
+}
+
+/// How the caller proved who they are.
+#[derive(Clone, Debug)]
+pub enum Via {
+    Bearer { token_id: String },
+    Session { id_hash: String, csrf: String },
+}
+
+/// The authenticated caller.
+#[derive(Clone, Debug)]
+pub struct Principal {
+    /// A user name, or `token:<id>` for an API token.
+    pub subject: String,
+    pub role: Role,
+    /// A token scoped to one estate may touch that estate only.
+    pub estate: Option<String>,
+    pub via: Via,
+}
+
+impl Principal {
+    pub fn may_see_estate(&self, id: &str) -> bool {
+        self.estate.as_deref().is_none_or(|scope| scope == id)
+    }
+}
+
+/// The name of the browser session cookie.
+pub const SESSION_COOKIE: &str = "berth_session";
+/// The header carrying the CSRF token on state-changing cookie requests.
+pub const CSRF_HEADER: &str = "x-csrf-token";
+
+/// 32 random bytes as hex: 256 bits, beyond guessing.
+pub fn random_secret() -> String {
+    let mut bytes = [0u8; 32];
+    getrandom::fill(&mut bytes).expect("the operating system's random source works");
+    hex::encode(bytes)
+}
+
+/// A short random id (12 hex digits) for naming rows such as tokens.
+pub fn random_id() -> String {
+    let mut bytes = [0u8; 6];
+    getrandom::fill(&mut bytes).expect("the operating system's random source works");
+    hex::encode(bytes)
+}
+
+/// Tokens as handed out: a recognisable prefix (so secret scanners and
+/// people can tell what leaked) and 256 random bits.
+pub fn new_token() -> String {
+    format!("berth_{}", random_secret())
+}
+
+pub fn sha256_hex(s: &str) -> String {
+    hex::encode(Sha256::digest(s.as_bytes()))
+}
+
+pub fn hash_password(password: &str) -> String {
+    use argon2::password_hash::{rand_core::OsRng, PasswordHasher, SaltString};
+    let salt = SaltString::generate(&mut OsRng);
+    argon2::Argon2::default()
+        .hash_password(password.as_bytes(), &salt)
+        .expect("argon2 hashes any password")
+        .to_string()
+}
+
+pub fn verify_password(password: &str, phc: &str) -> bool {
+    use argon2::password_hash::{PasswordHash, PasswordVerifier};
+    match PasswordHash::new(phc) {
+        Ok(parsed) => argon2::Argon2::default()
+            .verify_password(password.as_bytes(), &parsed)
+            .is_ok(),
+        Err(_) => false,
+    }
+}
+
+/// A password that costs the same to check as a real one, so a sign-in
+/// for a user who does not exist takes as long as one with a wrong
+/// password (no user enumeration by timing).
+pub fn dummy_hash() -> &'static str {
+    static DUMMY: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    DUMMY.get_or_init(|| hash_password("not a password anyone has"))
+}
+
+fn cookie_value(headers: &HeaderMap, name: &str) -> Option<String> {
+    headers
+        .get_all(header::COOKIE)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(';'))
+        .filter_map(|pair| pair.trim().split_once('='))
+        .find(|(k, _)| *k == name)
+        .map(|(_, v)| v.to_string())
+}
+
+pub fn session_cookie_of(headers: &HeaderMap) -> Option<String> {
+    cookie_value(headers, SESSION_COOKIE)
+}
+
+fn is_safe(method: &Method) -> bool {
+    matches!(*method, Method::GET | Method::HEAD | Method::OPTIONS)
+}
+
+/// Learn the caller (bearer token first, then session cookie), and refuse
+/// a state-changing cookie request without the session's CSRF token.
+///
+/// A bearer token is never sent by a browser on its own, so it needs no
+/// CSRF token; a cookie is, so it does.
+pub async fn authenticate(State(state): State<AppState>, mut req: Request, next: Next) -> Response {
+    let principal = match principal_of(&state, req.headers()).await {
+        Ok(p) => p,
+        Err(e) => return e.into_response(),
+    };
+    if let Some(p) = &principal {
+        if let Via::Session { csrf, .. } = &p.via {
+            if !is_safe(req.method()) {
+                let sent = req
+                    .headers()
+                    .get(CSRF_HEADER)
+                    .and_then(|v| v.to_str().ok())
+                    .unwrap_or("");
+                if !bool::from(sent.as_bytes().ct_eq(csrf.as_bytes())) {
+                    return ApiError::Forbidden(format!(
+                        "missing or wrong {CSRF_HEADER} header: state-changing requests from a \
+                         browser session must carry the CSRF token returned at sign-in"
+                    ))
+                    .into_response();
+                }
+            }
+        }
+    }
+    req.extensions_mut().insert(Caller(principal));
+    next.run(req).await
+}
+
+/// The caller as [`authenticate`] found it; `None` when anonymous.
+#[derive(Clone, Debug)]
+pub struct Caller(pub Option<Principal>);
+
+impl<S: Send + Sync> axum::extract::FromRequestParts<S> for Caller {
+    type Rejection = ApiError;
+    async fn from_request_parts(
+        parts: &mut axum::http::request::Parts,
+        _: &S,
+    ) -> Result<Caller, ApiError> {
+        Ok(parts
+            .extensions
+            .get::<Caller>()
+            .cloned()
+            .unwrap_or(Caller(None)))
+    }
+}
+
+impl Caller {
+    /// The principal, or 401.
+    pub fn principal(&self) -> Result<&Principal, ApiError> {
+        self.0.as_ref().ok_or(ApiError::Unauthenticated)
+    }
+}
+
+async fn principal_of(
+    state: &AppState,
+    headers: &HeaderMap,
+) -> Result<Option<Principal>, ApiError> {
+    if let Some(auth) = headers.get(header::AUTHORIZATION) {
+        let token = auth
+            .to_str()
+            .ok()
+            .and_then(|v| v.strip_prefix("Bearer "))
+            .map(str::trim)
+            .ok_or_else(|| {
+                ApiError::bad_request("Authorization header: expected `Bearer <token>`")
+            })?;
+        let found = crate::store::token_by_hash(&state.db, &sha256_hex(token)).await?;
+        return match found {
+            Some(t) => Ok(Some(Principal {
+                subject: format!("token:{}", t.id),
+                role: t.role,
+                estate: t.estate_id,
+                via: Via::Bearer { token_id: t.id },
+            })),
+            // A wrong or revoked token is an error, not anonymity: the
+            // client meant to authenticate and should hear that it failed.
+            None => Err(ApiError::Unauthenticated),
+        };
+    }
+    if let Some(id) = session_cookie_of(headers) {
+        let id_hash = sha256_hex(&id);
+        if let Some(s) = crate::store::session_by_hash(&state.db, &id_hash, now_s()).await? {
+            return Ok(Some(Principal {
+                subject: s.subject,
+                role: s.role,
+                estate: s.estate_id,
+                via: Via::Session {
+                    id_hash,
+                    csrf: s.csrf,
+                },
+            }));
+        }
+        // An expired or unknown cookie: carry on as anonymous; public
+        // routes still work and the rest answer 401.
+    }
+    Ok(None)
+}
+
+/// The per-route check: the declared access, and for a token scoped to
+/// one estate, that the route is under that estate (or lists estates,
+/// which the handler filters).
+pub async fn require(
+    State(access): State<Access>,
+    caller: Caller,
+    req: Request,
+    next: Next,
+) -> Response {
+    let Access::Role(needed) = access else {
+        return next.run(req).await;
+    };
+    let Some(p) = &caller.0 else {
+        return ApiError::Unauthenticated.into_response();
+    };
+    if p.role < needed {
+        return ApiError::Forbidden(format!(
+            "this needs the {} role; you are signed in as {} ({})",
+            needed.as_str(),
+            p.subject,
+            p.role.as_str()
+        ))
+        .into_response();
+    }
+    if let Some(scope) = &p.estate {
+        let path = req.uri().path();
+        let allowed = match path.strip_prefix("/api/estates/") {
+            Some(rest) => rest.split('/').next() == Some(scope.as_str()),
+            None => path == "/api/estates" && req.method() == Method::GET || path == "/api/session",
+        };
+        if !allowed {
+            return ApiError::Forbidden(format!(
+                "this token is scoped to estate {scope:?} and may not use {path}"
+            ))
+            .into_response();
+        }
+    }
+    next.run(req).await
+}
+
+pub fn now_s() -> i64 {
+    chrono::Utc::now().timestamp()
+}
+
+/// The address a request came from: the socket's peer, or (only when an
+/// operator said a proxy in front can be trusted) the last address that
+/// proxy appended to `X-Forwarded-For`. Never the first: a client can
+/// write anything there.
+pub fn client_addr(req_headers: &HeaderMap, peer: &Peer, trust_forwarded: bool) -> IpAddr {
+    if trust_forwarded {
+        // The last header line, then its last comma-separated entry.
+        let last = req_headers
+            .get_all("x-forwarded-for")
+            .iter()
+            .filter_map(|v| v.to_str().ok())
+            .next_back()
+            .and_then(|v| v.rsplit(',').map(str::trim).find(|s| !s.is_empty()));
+        if let Some(ip) = last.and_then(|s| s.parse::<IpAddr>().ok()) {
+            return ip;
+        }
+    }
+    peer.0
+        .map(|a| a.ip())
+        .unwrap_or(IpAddr::V4(Ipv4Addr::UNSPECIFIED))
+}
+
+/// The socket peer, when the server was started with connect info (tests
+/// driving the router directly have none: they share one bucket).
+#[derive(Clone, Copy, Debug)]
+pub struct Peer(pub Option<SocketAddr>);
+
+impl<S: Send + Sync> axum::extract::FromRequestParts<S> for Peer {
+    type Rejection = std::convert::Infallible;
+    async fn from_request_parts(
+        parts: &mut axum::http::request::Parts,
+        _: &S,
+    ) -> Result<Peer, Self::Rejection> {
+        Ok(Peer(
+            parts
+                .extensions
+                .get::<ConnectInfo<SocketAddr>>()
+                .map(|c| c.0),
+        ))
+    }
+}
+
+/// A token bucket per client address for the credential endpoints.
+///
+/// Per process: with several replicas an attacker gets one budget per
+/// replica, which still turns an online guessing attack on 256-bit tokens
+/// or Argon2-hashed passwords from hopeless into more hopeless.
+#[derive(Clone)]
+pub struct RateLimiter {
+    inner: Arc<Mutex<HashMap<IpAddr, Bucket>>>,
+    /// Attempts allowed in a burst.
+    burst: f64,
+    /// Seconds to earn back one attempt.
+    refill_s: f64,
+}
+
+struct Bucket {
+    tokens: f64,
+    at: Instant,
+}
+
+impl RateLimiter {
+    /// 10 attempts at once, then one every 6 s (10 a minute): plenty for a
+    /// person who mistypes, useless for guessing.
+    pub fn for_credentials() -> RateLimiter {
+        RateLimiter {
+            inner: Arc::new(Mutex::new(HashMap::new())),
+            burst: 10.0,
+            refill_s: 6.0,
+        }
+    }
+
+    /// Take one attempt for `addr`, or say how long to wait.
+    pub fn check(&self, addr: IpAddr) -> Result<(), ApiError> {
+        let now = Instant::now();
+        let mut map = self.inner.lock().expect("rate limiter lock");
+        // Forget addresses whose bucket has long been full again, so the
+        // map cannot grow without bound under a spray of addresses.
+        if map.len() > 10_000 {
+            let full_after = Duration::from_secs_f64(self.burst * self.refill_s);
+            map.retain(|_, b| now.duration_since(b.at) < full_after);
+        }
+        let b = map.entry(addr).or_insert(Bucket {
+            tokens: self.burst,
+            at: now,
+        });
+        let earned = now.duration_since(b.at).as_secs_f64() / self.refill_s;
+        b.tokens = (b.tokens + earned).min(self.burst);
+        b.at = now;
+        if b.tokens >= 1.0 {
+            b.tokens -= 1.0;
+            Ok(())
+        } else {
+            let wait = ((1.0 - b.tokens) * self.refill_s).ceil() as u64;
+            Err(ApiError::RateLimited {
+                retry_after_s: wait.max(1),
+            })
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn roles_are_ordered() {
+        assert!(Role::Viewer < Role::Operator && Role::Operator < Role::Admin);
+        for r in [Role::Viewer, Role::Operator, Role::Admin] {
+            assert_eq!(Role::parse(r.as_str()), Some(r));
+        }
+        assert_eq!(Role::parse("root"), None);
+    }
+
+    #[test]
+    fn passwords_verify_and_wrong_ones_do_not() {
+        let h = hash_password("correct horse battery staple");
+        assert!(verify_password("correct horse battery staple", &h));
+        assert!(!verify_password("correct horse battery stapler", &h));
+        assert!(!verify_password("x", "not a phc string"));
+    }
+
+    #[test]
+    fn limiter_allows_a_burst_then_refuses() {
+        let l = RateLimiter::for_credentials();
+        let a: IpAddr = "192.0.2.1".parse().unwrap();
+        let b: IpAddr = "192.0.2.2".parse().unwrap();
+        for _ in 0..10 {
+            l.check(a).unwrap();
+        }
+        let err = l.check(a).unwrap_err();
+        assert!(matches!(err, ApiError::RateLimited { retry_after_s } if retry_after_s >= 1));
+        // Another address has its own budget.
+        l.check(b).unwrap();
+    }
+
+    #[test]
+    fn forwarded_for_is_used_only_when_trusted_and_only_its_last_hop() {
+        let mut h = HeaderMap::new();
+        h.insert(
+            "x-forwarded-for",
+            "203.0.113.9, 198.51.100.7".parse().unwrap(),
+        );
+        let peer = Peer(Some("127.0.0.1:5555".parse::<SocketAddr>().unwrap()));
+        assert_eq!(client_addr(&h, &peer, false).to_string(), "127.0.0.1");
+        assert_eq!(client_addr(&h, &peer, true).to_string(), "198.51.100.7");
+    }
+
+    #[test]
+    fn cookies_are_found_among_others() {
+        let mut h = HeaderMap::new();
+        h.insert(
+            header::COOKIE,
+            "a=1; berth_session=abc; b=2".parse().unwrap(),
+        );
+        assert_eq!(session_cookie_of(&h).as_deref(), Some("abc"));
+    }
+}

@@ -1,0 +1,141 @@
+//! The one error type of the HTTP API, and how each kind becomes a
+//! response: always JSON `{error, message, details}`.
+//!
+//! Database and internal failures become 500 with a generic message: what
+//! went wrong inside is logged, never sent, because a stack of SQL errors
+//! tells an attacker more than it tells a user. Everything the caller can
+//! fix is a 4xx that says what and where.
+
+use axum::http::{header, HeaderValue, StatusCode};
+use axum::response::{IntoResponse, Response};
+use serde::Serialize;
+use serde_json::Value;
+
+#[derive(Debug, thiserror::Error)]
+pub enum ApiError {
+    /// The request is not what the route expects (shape, types, syntax).
+    #[error("{message}")]
+    BadRequest { message: String, details: Value },
+    /// Well-formed, but its content is invalid (estate/policy/scenario
+    /// errors); `details` lists every error with its path and line.
+    #[error("{message}")]
+    Invalid { message: String, details: Value },
+    #[error("not signed in: send a bearer token or sign in")]
+    Unauthenticated,
+    #[error("{0}")]
+    Forbidden(String),
+    #[error("{0}")]
+    NotFound(String),
+    #[error("{0}")]
+    Conflict(String),
+    #[error("request body too large: the limit for this route is {limit} bytes")]
+    TooLarge { limit: usize },
+    #[error("too many attempts from this address; retry in {retry_after_s} s")]
+    RateLimited { retry_after_s: u64 },
+    #[error("the database is unavailable")]
+    Unavailable,
+    #[error("internal error")]
+    Internal(String),
+}
+
+#[derive(Serialize)]
+struct Body<'a> {
+    error: &'a str,
+    message: String,
+    details: Value,
+}
+
+impl ApiError {
+    pub fn bad_request(message: impl Into<String>) -> ApiError {
+        ApiError::BadRequest {
+            message: message.into(),
+            details: Value::Null,
+        }
+    }
+
+    pub fn status(&self) -> StatusCode {
+        match self {
+            ApiError::BadRequest { .. } => StatusCode::BAD_REQUEST,
+            ApiError::Invalid { .. } => StatusCode::UNPROCESSABLE_ENTITY,
+            ApiError::Unauthenticated => StatusCode::UNAUTHORIZED,
+            ApiError::Forbidden(_) => StatusCode::FORBIDDEN,
+            ApiError::NotFound(_) => StatusCode::NOT_FOUND,
+            ApiError::Conflict(_) => StatusCode::CONFLICT,
+            ApiError::TooLarge { .. } => StatusCode::PAYLOAD_TOO_LARGE,
+            ApiError::RateLimited { .. } => StatusCode::TOO_MANY_REQUESTS,
+            ApiError::Unavailable => StatusCode::SERVICE_UNAVAILABLE,
+            ApiError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
+        }
+    }
+
+    /// Stable machine-readable code, part of the API contract.
+    pub fn code(&self) -> &'static str {
+        match self {
+            ApiError::BadRequest { .. } => "bad_request",
+            ApiError::Invalid { .. } => "invalid",
+            ApiError::Unauthenticated => "unauthenticated",
+            ApiError::Forbidden(_) => "forbidden",
+            ApiError::NotFound(_) => "not_found",
+            ApiError::Conflict(_) => "conflict",
+            ApiError::TooLarge { .. } => "too_large",
+            ApiError::RateLimited { .. } => "rate_limited",
+            ApiError::Unavailable => "unavailable",
+            ApiError::Internal(_) => "internal",
+        }
+    }
+}
+
+impl From<sqlx::Error> for ApiError {
+    fn from(e: sqlx::Error) -> ApiError {
+        match &e {
+            // A pool that cannot hand out a connection: the database is
+            // down or overloaded, which a client may retry.
+            sqlx::Error::PoolTimedOut | sqlx::Error::PoolClosed | sqlx::Error::Io(_) => {
+                tracing::error!(error = %e, "database unavailable");
+                ApiError::Unavailable
+            }
+            // A unique or foreign-key violation is a conflict the caller
+            // caused (a name taken, a parent gone), not a server fault.
+            sqlx::Error::Database(db)
+                if db.is_unique_violation() || db.is_foreign_key_violation() =>
+            {
+                ApiError::Conflict("that conflicts with something that already exists".into())
+            }
+            _ => ApiError::Internal(e.to_string()),
+        }
+    }
+}
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        let status = self.status();
+        let details = match &self {
+            ApiError::BadRequest { details, .. } | ApiError::Invalid { details, .. } => {
+                details.clone()
+            }
+            _ => Value::Null,
+        };
+        let message = match &self {
+            ApiError::Internal(inner) => {
+                // The inner text goes to the log only.
+                tracing::error!(error = %inner, "internal error");
+                "internal error; the server log has the details".to_string()
+            }
+            other => other.to_string(),
+        };
+        let body = Body {
+            error: self.code(),
+            message,
+            details,
+        };
+        let mut resp = (status, axum::Json(body)).into_response();
+        if let ApiError::RateLimited { retry_after_s } = self {
+            if let Ok(v) = HeaderValue::from_str(&retry_after_s.to_string()) {
+                resp.headers_mut().insert(header::RETRY_AFTER, v);
+            }
+        }
+        resp
+    }
+}
+
+pub type ApiResult<T> = Result<T, ApiError>;

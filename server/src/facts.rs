@@ -1,0 +1,383 @@
+//! Individual fact updates (SPEC §2, §12): free capacity, RTT, flow
+//! weight and MB/s, each with its class, source and observation time,
+//! applied to an estate document.
+//!
+//! A batch is checked whole before anything is applied — every error names
+//! its index in the batch — and then applied to the estate file form, which
+//! the engine's loader checks once more before it is stored. So a batch is
+//! all or nothing.
+
+use serde::Deserialize;
+use serde_json::{json, Map, Value};
+
+use berth_engine::estate::{format_time, parse_time};
+use berth_engine::fact::Class;
+
+/// One update, as sent.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FactUpdate {
+    /// `cpu_free`, `memory_free_gib`, `rtt_ms`, `flow_weight`, `flow_mb_s`.
+    pub fact: String,
+    /// `cpu_free`, `memory_free_gib`: the cluster.
+    #[serde(default)]
+    pub cluster: Option<String>,
+    /// `rtt_ms`: two sites (a link) or two clusters (a path).
+    #[serde(default)]
+    pub a: Option<String>,
+    #[serde(default)]
+    pub b: Option<String>,
+    /// `flow_*`: the calling and the called service.
+    #[serde(default)]
+    pub from: Option<String>,
+    #[serde(default)]
+    pub to: Option<String>,
+    /// The new value; `null` makes the fact unknown.
+    pub value: Option<f64>,
+    pub class: String,
+    #[serde(default)]
+    pub source: Option<String>,
+    /// RFC 3339; default: when the server received the batch.
+    #[serde(default)]
+    pub observed_at: Option<String>,
+}
+
+/// A batch of updates as sent to `POST /api/estates/{id}/facts`.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FactBatch {
+    pub updates: Vec<FactUpdate>,
+}
+
+/// The most updates in one batch: a large estate's whole set of flows
+/// (32k in the 5,000-service benchmark estate) fits, yet one request
+/// cannot make the server chew for minutes.
+pub const MAX_UPDATES: usize = 50_000;
+
+/// One refused update.
+#[derive(Clone, Debug, serde::Serialize, PartialEq)]
+pub struct UpdateError {
+    /// JSON pointer into the batch, e.g. `/updates/3/cluster`.
+    pub path: String,
+    pub message: String,
+}
+
+fn err(i: usize, field: &str, message: String) -> UpdateError {
+    UpdateError {
+        path: format!("/updates/{i}/{field}"),
+        message,
+    }
+}
+
+fn find_by_id<'a>(arr: &'a [Value], id: &str) -> Option<&'a Value> {
+    arr.iter()
+        .find(|v| v.get("id").and_then(Value::as_str) == Some(id))
+}
+
+fn ids(doc: &Value, key: &str) -> Vec<String> {
+    doc.get(key)
+        .and_then(Value::as_array)
+        .map(|a| {
+            a.iter()
+                .filter_map(|v| v.get("id").and_then(Value::as_str).map(String::from))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// Check the batch against the document; then apply it. `received_at` is
+/// the default observation time. Returns every error, or the new
+/// document.
+pub fn apply(doc: &Value, batch: &FactBatch, received_at: i64) -> Result<Value, Vec<UpdateError>> {
+    let mut errors = Vec::new();
+    if batch.updates.len() > MAX_UPDATES {
+        return Err(vec![UpdateError {
+            path: "/updates".into(),
+            message: format!(
+                "{} updates in one batch; the limit is {MAX_UPDATES}: split it",
+                batch.updates.len()
+            ),
+        }]);
+    }
+    let sites = ids(doc, "sites");
+    let clusters = ids(doc, "clusters");
+    let services = ids(doc, "services");
+    let empty = Vec::new();
+    let cluster_docs = doc
+        .get("clusters")
+        .and_then(Value::as_array)
+        .unwrap_or(&empty);
+    let mut out = doc.clone();
+    for (i, u) in batch.updates.iter().enumerate() {
+        let before = errors.len();
+        let Some(class) = Class::parse(&u.class) else {
+            errors.push(err(
+                i,
+                "class",
+                format!(
+                    "expected one of \"measured\", \"reported\", \"inferred\", \"guessed\", found {:?}",
+                    u.class
+                ),
+            ));
+            continue;
+        };
+        let observed_at = match &u.observed_at {
+            None => received_at,
+            Some(s) => match parse_time(s) {
+                Some(t) => t,
+                None => {
+                    errors.push(err(
+                        i,
+                        "observed_at",
+                        format!("expected an RFC 3339 time like 2026-11-30T04:05:00Z, found {s:?}"),
+                    ));
+                    continue;
+                }
+            },
+        };
+        if let Some(v) = u.value {
+            // Sizes and rates are never negative; above 1e12 is a typo
+            // (the estate format's own bound).
+            if !v.is_finite() || !(0.0..=1e12).contains(&v) {
+                errors.push(err(
+                    i,
+                    "value",
+                    format!("expected a number ≥ 0 (at most 1e12), found {v}"),
+                ));
+            }
+        }
+        let need =
+            |field: &str, v: &Option<String>, errors: &mut Vec<UpdateError>| -> Option<String> {
+                match v {
+                    Some(s) => Some(s.clone()),
+                    None => {
+                        errors.push(err(i, field, format!("required for fact {:?}", u.fact)));
+                        None
+                    }
+                }
+            };
+        let unused = |fields: &[(&str, &Option<String>)], errors: &mut Vec<UpdateError>| {
+            for (name, v) in fields {
+                if v.is_some() {
+                    errors.push(err(i, name, format!("not used by fact {:?}", u.fact)));
+                }
+            }
+        };
+        let source = u.source.clone();
+        let fact_value = |default_source: &str| -> Value {
+            let mut m = Map::new();
+            m.insert("value".into(), u.value.map_or(Value::Null, |v| json!(v)));
+            // An unknown value is a guess whatever the sender says.
+            let class = if u.value.is_none() {
+                Class::Guessed
+            } else {
+                class
+            };
+            m.insert("class".into(), json!(class.as_str()));
+            m.insert(
+                "source".into(),
+                json!(source.clone().unwrap_or_else(|| default_source.to_string())),
+            );
+            m.insert("observed_at".into(), json!(format_time(observed_at)));
+            Value::Object(m)
+        };
+        match u.fact.as_str() {
+            "cpu_free" | "memory_free_gib" => {
+                unused(&[("a", &u.a), ("b", &u.b), ("from", &u.from), ("to", &u.to)], &mut errors);
+                let Some(c) = need("cluster", &u.cluster, &mut errors) else { continue };
+                let Some(cluster) = find_by_id(cluster_docs, &c) else {
+                    errors.push(err(i, "cluster", format!("no cluster {c:?} in this estate")));
+                    continue;
+                };
+                let total_key = if u.fact == "cpu_free" { "cpu_total" } else { "memory_total_gib" };
+                if let (Some(v), Some(total)) = (u.value, cluster.get(total_key).and_then(Value::as_f64)) {
+                    if v > total {
+                        errors.push(err(
+                            i,
+                            "value",
+                            format!("free {v} exceeds {total_key} {total} of cluster {c:?}"),
+                        ));
+                    }
+                }
+                if errors.len() > before {
+                    continue;
+                }
+                let fact = fact_value("api");
+                if let Some(arr) = out.get_mut("clusters").and_then(Value::as_array_mut) {
+                    if let Some(cl) = arr
+                        .iter_mut()
+                        .find(|v| v.get("id").and_then(Value::as_str) == Some(c.as_str()))
+                    {
+                        cl[u.fact.as_str()] = fact;
+                    }
+                }
+            }
+            "rtt_ms" => {
+                unused(&[("cluster", &u.cluster), ("from", &u.from), ("to", &u.to)], &mut errors);
+                let (Some(a), Some(b)) = (need("a", &u.a, &mut errors), need("b", &u.b, &mut errors)) else {
+                    continue;
+                };
+                let key = if sites.contains(&a) && sites.contains(&b) {
+                    "links"
+                } else if clusters.contains(&a) && clusters.contains(&b) {
+                    "paths"
+                } else {
+                    errors.push(err(
+                        i,
+                        "b",
+                        format!("{a:?} and {b:?} must both be sites (a link) or both be clusters (a path) of this estate"),
+                    ));
+                    continue;
+                };
+                if a == b {
+                    errors.push(err(i, "b", format!("an RTT needs two different ends; both are {a:?}")));
+                    continue;
+                }
+                if errors.len() > before {
+                    continue;
+                }
+                let fact = fact_value("api");
+                let arr = out
+                    .as_object_mut()
+                    .expect("an estate document is an object")
+                    .entry(key)
+                    .or_insert_with(|| Value::Array(vec![]));
+                let arr = arr.as_array_mut().expect("links/paths are arrays");
+                let same = |v: &Value| {
+                    let (x, y) = (
+                        v.get("a").and_then(Value::as_str),
+                        v.get("b").and_then(Value::as_str),
+                    );
+                    (x == Some(&a) && y == Some(&b)) || (x == Some(&b) && y == Some(&a))
+                };
+                match arr.iter_mut().find(|v| same(v)) {
+                    Some(existing) => existing["rtt_ms"] = fact,
+                    None => arr.push(json!({"a": a, "b": b, "rtt_ms": fact})),
+                }
+            }
+            "flow_weight" | "flow_mb_s" => {
+                unused(&[("cluster", &u.cluster), ("a", &u.a), ("b", &u.b)], &mut errors);
+                let (Some(from), Some(to)) = (need("from", &u.from, &mut errors), need("to", &u.to, &mut errors)) else {
+                    continue;
+                };
+                for (field, id) in [("from", &from), ("to", &to)] {
+                    if !services.contains(id) {
+                        errors.push(err(i, field, format!("no service {id:?} in this estate")));
+                    }
+                }
+                if from == to {
+                    errors.push(err(i, "to", format!("a flow needs two different services; both are {from:?}")));
+                }
+                if errors.len() > before {
+                    continue;
+                }
+                let field = if u.fact == "flow_weight" { "weight" } else { "mb_s" };
+                let fact = fact_value("api");
+                let arr = out
+                    .as_object_mut()
+                    .expect("an estate document is an object")
+                    .entry("flows")
+                    .or_insert_with(|| Value::Array(vec![]));
+                let arr = arr.as_array_mut().expect("flows is an array");
+                let same = |v: &Value| {
+                    v.get("from").and_then(Value::as_str) == Some(&from)
+                        && v.get("to").and_then(Value::as_str) == Some(&to)
+                };
+                match arr.iter_mut().find(|v| same(v)) {
+                    Some(existing) => existing[field] = fact,
+                    // A flow seen for the first time (a mesh reports a new
+                    // edge): the other half stays unknown until observed.
+                    None => {
+                        let mut flow = json!({"from": from, "to": to, "weight": null, "mb_s": null});
+                        flow[field] = fact;
+                        arr.push(flow);
+                    }
+                }
+            }
+            other => errors.push(err(
+                i,
+                "fact",
+                format!(
+                    "expected one of \"cpu_free\", \"memory_free_gib\", \"rtt_ms\", \"flow_weight\", \"flow_mb_s\", found {other:?}"
+                ),
+            )),
+        }
+    }
+    if errors.is_empty() {
+        Ok(out)
+    } else {
+        Err(errors)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn doc() -> Value {
+        json!({
+            "schema": 1, "name": "t",
+            "sites": [{"id": "fra", "jurisdiction": "eu"}, {"id": "par", "jurisdiction": "eu"}],
+            "clusters": [
+                {"id": "c1", "site": "fra", "tier": "prod", "trust_zone": "general", "health": "healthy", "cpu_total": 10, "memory_total_gib": 40},
+                {"id": "c2", "site": "par", "tier": "prod", "trust_zone": "general", "health": "healthy", "cpu_total": 10, "memory_total_gib": 40}
+            ],
+            "services": [
+                {"id": "a", "owner": "x", "cluster": "c1", "cpu": 1, "memory_gib": 1},
+                {"id": "b", "owner": "x", "cluster": "c2", "cpu": 1, "memory_gib": 1}
+            ],
+            "flows": []
+        })
+    }
+
+    fn batch(v: Value) -> FactBatch {
+        serde_json::from_value(v).unwrap()
+    }
+
+    #[test]
+    fn updates_apply_and_the_result_loads() {
+        let b = batch(json!({"updates": [
+            {"fact": "cpu_free", "cluster": "c1", "value": 4, "class": "measured", "source": "agent:c1", "observed_at": "2026-11-30T04:00:00Z"},
+            {"fact": "rtt_ms", "a": "par", "b": "fra", "value": 9.5, "class": "measured"},
+            {"fact": "flow_weight", "from": "a", "to": "b", "value": 3, "class": "reported"}
+        ]}));
+        let out = apply(&doc(), &b, 1_796_000_000).unwrap();
+        let text = serde_json::to_string(&out).unwrap();
+        let e = berth_engine::load(&text, berth_engine::Format::Json).unwrap();
+        assert_eq!(e.clusters[0].cpu_free.value, Some(4.0));
+        assert_eq!(e.links.len(), 1);
+        assert_eq!(e.links[0].rtt_ms.value, Some(9.5));
+        assert_eq!(e.flows[0].weight.value, Some(3.0));
+        assert_eq!(e.flows[0].mb_s.value, None);
+    }
+
+    #[test]
+    fn every_bad_update_is_named_by_index_and_nothing_applies() {
+        let b = batch(json!({"updates": [
+            {"fact": "cpu_free", "cluster": "nope", "value": 1, "class": "measured"},
+            {"fact": "cpu_free", "cluster": "c1", "value": 11, "class": "measured"},
+            {"fact": "rtt_ms", "a": "fra", "b": "c2", "value": 1, "class": "measured"},
+            {"fact": "flow_mb_s", "from": "a", "to": "zz", "value": -1, "class": "mesured"},
+            {"fact": "flow_mb_s", "from": "a", "to": "b", "value": -1, "class": "measured"},
+            {"fact": "bandwidth", "value": 1, "class": "measured"}
+        ]}));
+        let errs = apply(&doc(), &b, 0).unwrap_err();
+        let paths: Vec<&str> = errs.iter().map(|e| e.path.as_str()).collect();
+        assert_eq!(
+            paths,
+            [
+                "/updates/0/cluster",
+                "/updates/1/value",
+                "/updates/2/b",
+                "/updates/3/class",
+                "/updates/4/value",
+                "/updates/5/fact"
+            ]
+        );
+        assert!(
+            errs[1].message.contains("exceeds cpu_total 10"),
+            "{}",
+            errs[1].message
+        );
+    }
+}

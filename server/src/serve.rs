@@ -1,0 +1,147 @@
+//! `berth serve`: configuration, database, first-start seeding and the
+//! bootstrap administrator, then the HTTP server until SIGTERM or Ctrl-C.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+
+use berth_engine::{estate, export, Format, Policy};
+
+use crate::db::{self, Db};
+use crate::{api, auth, store, AppState, Config};
+
+/// The sample estate shipped with Berth, seeded at first start so the
+/// first page shows real advice.
+pub const SAMPLE_ESTATE: &str = include_str!("../../examples/estates/sample.json");
+
+#[derive(Clone, Debug)]
+pub struct ServeOptions {
+    pub listen: SocketAddr,
+    /// `sqlite:…` or `postgres://…`; `None`: SQLite in `data_dir`.
+    pub database_url: Option<String>,
+    pub data_dir: PathBuf,
+    pub admin_token: Option<String>,
+    pub seed: bool,
+    pub max_connections: u32,
+    pub config: Config,
+}
+
+/// Open the database, seed it on first start, and make sure an
+/// administrator can get in. Returns the state and, when one was just
+/// generated, the bootstrap token (for printing once).
+pub async fn prepare(opts: &ServeOptions) -> Result<(AppState, Option<String>), String> {
+    let url = match &opts.database_url {
+        Some(u) => u.clone(),
+        None => db::sqlite_url_in(&opts.data_dir).map_err(|e| e.to_string())?,
+    };
+    let db = Db::connect(&url, opts.max_connections)
+        .await
+        .map_err(|e| e.to_string())?;
+    tracing::info!(database = %db::redact(&url), backend = db.backend.as_str(), "database ready");
+    let now = auth::now_s();
+    if opts.seed {
+        seed(&db, now)
+            .await
+            .map_err(|e| format!("seeding the sample estate: {e}"))?;
+    }
+    let token = store::ensure_bootstrap(&db, opts.admin_token.as_deref(), now)
+        .await
+        .map_err(|e| format!("creating the bootstrap administrator: {e}"))?;
+    Ok((AppState::new(db, opts.config.clone()), token))
+}
+
+/// Seed the sample estate once per database: the `seeded` setting records
+/// it, so an administrator who deletes the sample does not see it return.
+async fn seed(db: &Db, now: i64) -> Result<(), crate::error::ApiError> {
+    if !store::list_estates(db).await?.is_empty() {
+        store::set_once(db, "seeded", "existing estates").await?;
+        return Ok(());
+    }
+    if !store::set_once(db, "seeded", "sample").await? {
+        return Ok(());
+    }
+    let e = estate::load(SAMPLE_ESTATE, Format::Json).expect("the shipped sample estate is valid");
+    let document = serde_json::to_string(&export::to_file(&e)).expect("serialises");
+    let policy = Policy::default();
+    store::create_estate(
+        db,
+        store::NewEstate {
+            id: "sample",
+            name: &e.name,
+            document: &document,
+            content_digest: &export::version(&e),
+            policy: &serde_json::to_string(&policy).expect("serialises"),
+            policy_digest: &policy.digest(),
+        },
+        now,
+    )
+    .await?;
+    tracing::info!("seeded the sample estate as \"sample\"");
+    Ok(())
+}
+
+/// Run until SIGTERM or Ctrl-C; in-flight requests finish first.
+pub async fn run(opts: ServeOptions) -> Result<(), String> {
+    let (state, token) = prepare(&opts).await?;
+    if let Some(token) = token {
+        // Printed, never logged: logs are shipped and kept; this is the
+        // only time the token exists outside the operator's hands.
+        println!(
+            "\nA bootstrap administrator token was generated (it is shown only now; Berth keeps only its hash):\n\n    {token}\n\nSign in with it, or use it as `Authorization: Bearer <token>`. Set BERTH_ADMIN_TOKEN to choose your own.\n"
+        );
+    }
+    let listener = tokio::net::TcpListener::bind(opts.listen)
+        .await
+        .map_err(|e| format!("cannot listen on {}: {e}", opts.listen))?;
+    let local = listener.local_addr().map_err(|e| e.to_string())?;
+    tracing::info!(address = %local, "listening on http://{local}");
+    let pool = state.db.pool.clone();
+    axum::serve(
+        listener,
+        api::app(state).into_make_service_with_connect_info::<SocketAddr>(),
+    )
+    .with_graceful_shutdown(shutdown_signal())
+    .await
+    .map_err(|e| format!("server: {e}"))?;
+    pool.close().await;
+    tracing::info!("stopped");
+    Ok(())
+}
+
+async fn shutdown_signal() {
+    let ctrl_c = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    #[cfg(unix)]
+    let term = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut s) => {
+                s.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    #[cfg(not(unix))]
+    let term = std::future::pending::<()>();
+    tokio::select! {
+        _ = ctrl_c => {},
+        _ = term => {},
+    }
+    tracing::info!("shutting down: finishing in-flight requests");
+}
+
+/// Logs to stderr: human-readable by default, JSON lines with
+/// `BERTH_LOG_FORMAT=json`; the level from `RUST_LOG` (default info).
+pub fn init_logging() {
+    use tracing_subscriber::EnvFilter;
+    let filter = EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| EnvFilter::new("info,sqlx=warn,tower_http=info"));
+    let json = std::env::var("BERTH_LOG_FORMAT").is_ok_and(|v| v == "json");
+    let builder = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr);
+    if json {
+        builder.json().init();
+    } else {
+        builder.init();
+    }
+}

@@ -1,0 +1,603 @@
+//! Every SQL statement of the server, with its row types. Handlers never
+//! write SQL; the engine never sees a row.
+//!
+//! Writes that touch several rows, or that read before they write, run in
+//! one transaction under [`Db::write_guard`]. Estate documents are replaced
+//! with an optimistic version check (`WHERE version = $old`), so two
+//! replicas changing one estate at once cannot lose either change: the
+//! loser sees [`Stale`] and re-applies its change to the new version.
+
+use serde::Serialize;
+use sqlx::Row;
+
+use crate::auth::Role;
+use crate::db::Db;
+use crate::error::ApiError;
+
+/// An estate without its document (cheap to read on every request).
+#[derive(Clone, Debug, Serialize)]
+pub struct EstateMeta {
+    pub id: String,
+    pub name: String,
+    pub version: i64,
+    pub content_digest: String,
+    pub policy_digest: String,
+    #[serde(serialize_with = "rfc3339")]
+    pub created_at: i64,
+    #[serde(serialize_with = "rfc3339")]
+    pub updated_at: i64,
+}
+
+/// Times leave the API as RFC 3339, like every time in Berth's formats.
+fn rfc3339<S: serde::Serializer>(t: &i64, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_str(&berth_engine::estate::format_time(*t))
+}
+
+fn rfc3339_opt<S: serde::Serializer>(t: &Option<i64>, s: S) -> Result<S::Ok, S::Error> {
+    match t {
+        Some(t) => rfc3339(t, s),
+        None => s.serialize_none(),
+    }
+}
+
+const META_COLUMNS: &str =
+    "id, name, version, content_digest, policy_digest, created_at, updated_at";
+
+fn meta_of(row: &sqlx::any::AnyRow) -> Result<EstateMeta, sqlx::Error> {
+    Ok(EstateMeta {
+        id: row.try_get("id")?,
+        name: row.try_get("name")?,
+        version: row.try_get("version")?,
+        content_digest: row.try_get("content_digest")?,
+        policy_digest: row.try_get("policy_digest")?,
+        created_at: row.try_get("created_at")?,
+        updated_at: row.try_get("updated_at")?,
+    })
+}
+
+pub async fn list_estates(db: &Db) -> Result<Vec<EstateMeta>, ApiError> {
+    let rows = sqlx::query(&format!("SELECT {META_COLUMNS} FROM estates ORDER BY id"))
+        .fetch_all(&db.pool)
+        .await?;
+    Ok(rows.iter().map(meta_of).collect::<Result<_, _>>()?)
+}
+
+pub async fn estate_meta(db: &Db, id: &str) -> Result<Option<EstateMeta>, ApiError> {
+    let row = sqlx::query(&format!("SELECT {META_COLUMNS} FROM estates WHERE id = $1"))
+        .bind(id)
+        .fetch_optional(&db.pool)
+        .await?;
+    Ok(row.as_ref().map(meta_of).transpose()?)
+}
+
+/// The estate's document and policy as stored, with its meta.
+pub struct EstateRow {
+    pub meta: EstateMeta,
+    pub document: String,
+    pub policy: String,
+}
+
+pub async fn estate_row(db: &Db, id: &str) -> Result<Option<EstateRow>, ApiError> {
+    let row = sqlx::query(&format!(
+        "SELECT {META_COLUMNS}, document, policy FROM estates WHERE id = $1"
+    ))
+    .bind(id)
+    .fetch_optional(&db.pool)
+    .await?;
+    let Some(row) = row else { return Ok(None) };
+    Ok(Some(EstateRow {
+        meta: meta_of(&row)?,
+        document: row.try_get("document")?,
+        policy: row.try_get("policy")?,
+    }))
+}
+
+/// What a new estate is stored with.
+pub struct NewEstate<'a> {
+    pub id: &'a str,
+    pub name: &'a str,
+    pub document: &'a str,
+    pub content_digest: &'a str,
+    pub policy: &'a str,
+    pub policy_digest: &'a str,
+}
+
+pub async fn create_estate(db: &Db, e: NewEstate<'_>, now: i64) -> Result<EstateMeta, ApiError> {
+    let _w = db.write_guard().await;
+    let exists = estate_meta(db, e.id).await?;
+    if exists.is_some() {
+        return Err(ApiError::Conflict(format!(
+            "an estate with id {:?} already exists; import into it with PUT /api/estates/{}/file, or choose another id",
+            e.id, e.id
+        )));
+    }
+    sqlx::query(
+        "INSERT INTO estates (id, name, version, document, content_digest, policy, policy_digest, created_at, updated_at) \
+         VALUES ($1, $2, 1, $3, $4, $5, $6, $7, $7)",
+    )
+    .bind(e.id)
+    .bind(e.name)
+    .bind(e.document)
+    .bind(e.content_digest)
+    .bind(e.policy)
+    .bind(e.policy_digest)
+    .bind(now)
+    .execute(&db.pool)
+    .await?;
+    Ok(estate_meta(db, e.id).await?.expect("just inserted"))
+}
+
+/// The estate changed under us (another request or replica wrote first).
+#[derive(Debug)]
+pub struct Stale;
+
+/// Replace an estate's document if it is still at `expected_version`;
+/// bumps the version. One UPDATE: atomic on both backends.
+pub async fn replace_document(
+    db: &Db,
+    id: &str,
+    expected_version: i64,
+    name: &str,
+    document: &str,
+    content_digest: &str,
+    now: i64,
+) -> Result<Result<EstateMeta, Stale>, ApiError> {
+    let _w = db.write_guard().await;
+    let done = sqlx::query(
+        "UPDATE estates SET name = $1, document = $2, content_digest = $3, version = version + 1, updated_at = $4 \
+         WHERE id = $5 AND version = $6",
+    )
+    .bind(name)
+    .bind(document)
+    .bind(content_digest)
+    .bind(now)
+    .bind(id)
+    .bind(expected_version)
+    .execute(&db.pool)
+    .await?;
+    if done.rows_affected() == 0 {
+        return Ok(Err(Stale));
+    }
+    Ok(Ok(estate_meta(db, id).await?.expect("just updated")))
+}
+
+/// Replace the policy. A policy change does not bump the estate version:
+/// results name the policy digest beside the version, and the cache keys
+/// on both.
+pub async fn replace_policy(
+    db: &Db,
+    id: &str,
+    policy: &str,
+    policy_digest: &str,
+    now: i64,
+) -> Result<Option<EstateMeta>, ApiError> {
+    let _w = db.write_guard().await;
+    let done = sqlx::query(
+        "UPDATE estates SET policy = $1, policy_digest = $2, updated_at = $3 WHERE id = $4",
+    )
+    .bind(policy)
+    .bind(policy_digest)
+    .bind(now)
+    .bind(id)
+    .execute(&db.pool)
+    .await?;
+    if done.rows_affected() == 0 {
+        return Ok(None);
+    }
+    estate_meta(db, id).await
+}
+
+pub async fn policy_of(db: &Db, id: &str) -> Result<Option<String>, ApiError> {
+    Ok(
+        sqlx::query_scalar("SELECT policy FROM estates WHERE id = $1")
+            .bind(id)
+            .fetch_optional(&db.pool)
+            .await?,
+    )
+}
+
+/// Delete an estate and everything hanging off it, in one transaction.
+pub async fn delete_estate(db: &Db, id: &str) -> Result<bool, ApiError> {
+    let _w = db.write_guard().await;
+    let mut tx = db.pool.begin().await?;
+    sqlx::query("DELETE FROM scenarios WHERE estate_id = $1")
+        .bind(id)
+        .execute(&mut *tx)
+        .await?;
+    sqlx::query("UPDATE tokens SET revoked_at = $1 WHERE estate_id = $2 AND revoked_at IS NULL")
+        .bind(crate::auth::now_s())
+        .bind(id)
+        .execute(&mut *tx)
+        .await?;
+    let done = sqlx::query("DELETE FROM estates WHERE id = $1")
+        .bind(id)
+        .execute(&mut *tx)
+        .await?;
+    tx.commit().await?;
+    Ok(done.rows_affected() > 0)
+}
+
+// ---- scenarios -------------------------------------------------------
+
+#[derive(Clone, Debug, Serialize)]
+pub struct ScenarioMeta {
+    pub name: String,
+    #[serde(serialize_with = "rfc3339")]
+    pub updated_at: i64,
+    pub updated_by: String,
+}
+
+pub async fn list_scenarios(db: &Db, estate: &str) -> Result<Vec<ScenarioMeta>, ApiError> {
+    let rows = sqlx::query(
+        "SELECT name, updated_at, updated_by FROM scenarios WHERE estate_id = $1 ORDER BY name",
+    )
+    .bind(estate)
+    .fetch_all(&db.pool)
+    .await?;
+    rows.iter()
+        .map(|r| {
+            Ok(ScenarioMeta {
+                name: r.try_get("name")?,
+                updated_at: r.try_get("updated_at")?,
+                updated_by: r.try_get("updated_by")?,
+            })
+        })
+        .collect::<Result<_, sqlx::Error>>()
+        .map_err(ApiError::from)
+}
+
+pub async fn scenario(db: &Db, estate: &str, name: &str) -> Result<Option<String>, ApiError> {
+    Ok(
+        sqlx::query_scalar("SELECT body FROM scenarios WHERE estate_id = $1 AND name = $2")
+            .bind(estate)
+            .bind(name)
+            .fetch_optional(&db.pool)
+            .await?,
+    )
+}
+
+pub async fn put_scenario(
+    db: &Db,
+    estate: &str,
+    name: &str,
+    body: &str,
+    by: &str,
+    now: i64,
+) -> Result<(), ApiError> {
+    let _w = db.write_guard().await;
+    sqlx::query(
+        "INSERT INTO scenarios (estate_id, name, body, updated_at, updated_by) VALUES ($1, $2, $3, $4, $5) \
+         ON CONFLICT (estate_id, name) DO UPDATE SET body = excluded.body, updated_at = excluded.updated_at, updated_by = excluded.updated_by",
+    )
+    .bind(estate)
+    .bind(name)
+    .bind(body)
+    .bind(now)
+    .bind(by)
+    .execute(&db.pool)
+    .await?;
+    Ok(())
+}
+
+pub async fn delete_scenario(db: &Db, estate: &str, name: &str) -> Result<bool, ApiError> {
+    let _w = db.write_guard().await;
+    let done = sqlx::query("DELETE FROM scenarios WHERE estate_id = $1 AND name = $2")
+        .bind(estate)
+        .bind(name)
+        .execute(&db.pool)
+        .await?;
+    Ok(done.rows_affected() > 0)
+}
+
+// ---- tokens ----------------------------------------------------------
+
+#[derive(Clone, Debug, Serialize)]
+pub struct TokenRow {
+    pub id: String,
+    pub name: String,
+    pub role: Role,
+    pub estate_id: Option<String>,
+    #[serde(serialize_with = "rfc3339")]
+    pub created_at: i64,
+    pub created_by: String,
+    #[serde(serialize_with = "rfc3339_opt")]
+    pub revoked_at: Option<i64>,
+}
+
+fn token_of(r: &sqlx::any::AnyRow) -> Result<TokenRow, sqlx::Error> {
+    let role: String = r.try_get("role")?;
+    Ok(TokenRow {
+        id: r.try_get("id")?,
+        name: r.try_get("name")?,
+        role: Role::parse(&role).unwrap_or(Role::Viewer),
+        estate_id: r.try_get("estate_id")?,
+        created_at: r.try_get("created_at")?,
+        created_by: r.try_get("created_by")?,
+        revoked_at: r.try_get("revoked_at")?,
+    })
+}
+
+const TOKEN_COLUMNS: &str = "id, name, role, estate_id, created_at, created_by, revoked_at";
+
+/// A live (not revoked) token by the hash of its secret.
+pub async fn token_by_hash(db: &Db, hash: &str) -> Result<Option<TokenRow>, ApiError> {
+    let row = sqlx::query(&format!(
+        "SELECT {TOKEN_COLUMNS} FROM tokens WHERE hash = $1 AND revoked_at IS NULL"
+    ))
+    .bind(hash)
+    .fetch_optional(&db.pool)
+    .await?;
+    Ok(row.as_ref().map(token_of).transpose()?)
+}
+
+pub async fn list_tokens(db: &Db) -> Result<Vec<TokenRow>, ApiError> {
+    let rows = sqlx::query(&format!(
+        "SELECT {TOKEN_COLUMNS} FROM tokens ORDER BY created_at, id"
+    ))
+    .fetch_all(&db.pool)
+    .await?;
+    Ok(rows.iter().map(token_of).collect::<Result<_, _>>()?)
+}
+
+pub struct NewToken<'a> {
+    pub id: &'a str,
+    pub hash: &'a str,
+    pub name: &'a str,
+    pub role: Role,
+    pub estate_id: Option<&'a str>,
+    pub created_by: &'a str,
+}
+
+pub async fn insert_token(db: &Db, t: NewToken<'_>, now: i64) -> Result<(), ApiError> {
+    let _w = db.write_guard().await;
+    sqlx::query(
+        "INSERT INTO tokens (id, hash, name, role, estate_id, created_at, created_by) VALUES ($1, $2, $3, $4, $5, $6, $7)",
+    )
+    .bind(t.id)
+    .bind(t.hash)
+    .bind(t.name)
+    .bind(t.role.as_str())
+    .bind(t.estate_id)
+    .bind(now)
+    .bind(t.created_by)
+    .execute(&db.pool)
+    .await?;
+    Ok(())
+}
+
+pub async fn revoke_token(db: &Db, id: &str, now: i64) -> Result<bool, ApiError> {
+    let _w = db.write_guard().await;
+    let done =
+        sqlx::query("UPDATE tokens SET revoked_at = $1 WHERE id = $2 AND revoked_at IS NULL")
+            .bind(now)
+            .bind(id)
+            .execute(&db.pool)
+            .await?;
+    Ok(done.rows_affected() > 0)
+}
+
+/// Make sure the bootstrap administrator exists.
+///
+/// With `env_token` (BERTH_ADMIN_TOKEN), that token is an admin token:
+/// inserted if its hash is new. Without it, a token is generated only if
+/// no bootstrap token was ever made; the caller prints it once. The row id
+/// `bootstrap` is the primary key, so among replicas starting together
+/// exactly one insert wins and only that process prints a token.
+pub async fn ensure_bootstrap(
+    db: &Db,
+    env_token: Option<&str>,
+    now: i64,
+) -> Result<Option<String>, ApiError> {
+    let _w = db.write_guard().await;
+    if let Some(token) = env_token {
+        let hash = crate::auth::sha256_hex(token);
+        if token_by_hash(db, &hash).await?.is_some() {
+            return Ok(None);
+        }
+        let id = format!("env-{}", &hash[..12]);
+        sqlx::query(
+            "INSERT INTO tokens (id, hash, name, role, estate_id, created_at, created_by) \
+             VALUES ($1, $2, 'bootstrap (BERTH_ADMIN_TOKEN)', 'admin', NULL, $3, 'environment') \
+             ON CONFLICT DO NOTHING",
+        )
+        .bind(&id)
+        .bind(&hash)
+        .bind(now)
+        .execute(&db.pool)
+        .await?;
+        return Ok(None);
+    }
+    let token = crate::auth::new_token();
+    let done = sqlx::query(
+        "INSERT INTO tokens (id, hash, name, role, estate_id, created_at, created_by) \
+         VALUES ('bootstrap', $1, 'bootstrap (generated at first start)', 'admin', NULL, $2, 'first start') \
+         ON CONFLICT DO NOTHING",
+    )
+    .bind(crate::auth::sha256_hex(&token))
+    .bind(now)
+    .execute(&db.pool)
+    .await?;
+    Ok((done.rows_affected() == 1).then_some(token))
+}
+
+// ---- users and sessions ---------------------------------------------
+
+#[derive(Clone, Debug, Serialize)]
+pub struct UserRow {
+    pub name: String,
+    pub role: Role,
+    #[serde(serialize_with = "rfc3339")]
+    pub created_at: i64,
+}
+
+pub async fn list_users(db: &Db) -> Result<Vec<UserRow>, ApiError> {
+    let rows = sqlx::query("SELECT name, role, created_at FROM users ORDER BY name")
+        .fetch_all(&db.pool)
+        .await?;
+    rows.iter()
+        .map(|r| {
+            let role: String = r.try_get("role")?;
+            Ok(UserRow {
+                name: r.try_get("name")?,
+                role: Role::parse(&role).unwrap_or(Role::Viewer),
+                created_at: r.try_get("created_at")?,
+            })
+        })
+        .collect::<Result<_, sqlx::Error>>()
+        .map_err(ApiError::from)
+}
+
+/// (role, password hash) of a user.
+pub async fn user_credentials(db: &Db, name: &str) -> Result<Option<(Role, String)>, ApiError> {
+    let row = sqlx::query("SELECT role, password_hash FROM users WHERE name = $1")
+        .bind(name)
+        .fetch_optional(&db.pool)
+        .await?;
+    let Some(r) = row else { return Ok(None) };
+    let role: String = r.try_get("role")?;
+    Ok(Some((
+        Role::parse(&role).unwrap_or(Role::Viewer),
+        r.try_get("password_hash")?,
+    )))
+}
+
+pub async fn insert_user(
+    db: &Db,
+    name: &str,
+    role: Role,
+    password_hash: &str,
+    now: i64,
+) -> Result<(), ApiError> {
+    let _w = db.write_guard().await;
+    let exists: Option<String> = sqlx::query_scalar("SELECT name FROM users WHERE name = $1")
+        .bind(name)
+        .fetch_optional(&db.pool)
+        .await?;
+    if exists.is_some() {
+        return Err(ApiError::Conflict(format!(
+            "a user named {name:?} already exists"
+        )));
+    }
+    sqlx::query(
+        "INSERT INTO users (name, role, password_hash, created_at) VALUES ($1, $2, $3, $4)",
+    )
+    .bind(name)
+    .bind(role.as_str())
+    .bind(password_hash)
+    .bind(now)
+    .execute(&db.pool)
+    .await?;
+    Ok(())
+}
+
+/// Delete a user and end every session they have, together.
+pub async fn delete_user(db: &Db, name: &str) -> Result<bool, ApiError> {
+    let _w = db.write_guard().await;
+    let mut tx = db.pool.begin().await?;
+    sqlx::query("DELETE FROM sessions WHERE subject = $1")
+        .bind(name)
+        .execute(&mut *tx)
+        .await?;
+    let done = sqlx::query("DELETE FROM users WHERE name = $1")
+        .bind(name)
+        .execute(&mut *tx)
+        .await?;
+    tx.commit().await?;
+    Ok(done.rows_affected() > 0)
+}
+
+pub struct SessionRow {
+    pub subject: String,
+    pub role: Role,
+    pub estate_id: Option<String>,
+    pub csrf: String,
+}
+
+pub async fn session_by_hash(
+    db: &Db,
+    id_hash: &str,
+    now: i64,
+) -> Result<Option<SessionRow>, ApiError> {
+    let row = sqlx::query(
+        "SELECT subject, role, estate_id, csrf FROM sessions WHERE id_hash = $1 AND expires_at > $2",
+    )
+    .bind(id_hash)
+    .bind(now)
+    .fetch_optional(&db.pool)
+    .await?;
+    let Some(r) = row else { return Ok(None) };
+    let role: String = r.try_get("role")?;
+    Ok(Some(SessionRow {
+        subject: r.try_get("subject")?,
+        role: Role::parse(&role).unwrap_or(Role::Viewer),
+        estate_id: r.try_get("estate_id")?,
+        csrf: r.try_get("csrf")?,
+    }))
+}
+
+/// Start a session, ending the one the browser held before (if any) in
+/// the same transaction: the session id always changes at sign-in, so a
+/// fixated id is worthless. Expired sessions are swept here too.
+#[allow(clippy::too_many_arguments)]
+pub async fn start_session(
+    db: &Db,
+    id_hash: &str,
+    previous_hash: Option<&str>,
+    subject: &str,
+    role: Role,
+    estate_id: Option<&str>,
+    csrf: &str,
+    now: i64,
+    ttl_s: i64,
+) -> Result<(), ApiError> {
+    let _w = db.write_guard().await;
+    let mut tx = db.pool.begin().await?;
+    if let Some(prev) = previous_hash {
+        sqlx::query("DELETE FROM sessions WHERE id_hash = $1")
+            .bind(prev)
+            .execute(&mut *tx)
+            .await?;
+    }
+    sqlx::query("DELETE FROM sessions WHERE expires_at <= $1")
+        .bind(now)
+        .execute(&mut *tx)
+        .await?;
+    sqlx::query(
+        "INSERT INTO sessions (id_hash, subject, role, estate_id, csrf, created_at, expires_at) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7)",
+    )
+    .bind(id_hash)
+    .bind(subject)
+    .bind(role.as_str())
+    .bind(estate_id)
+    .bind(csrf)
+    .bind(now)
+    .bind(now + ttl_s)
+    .execute(&mut *tx)
+    .await?;
+    tx.commit().await?;
+    Ok(())
+}
+
+pub async fn end_session(db: &Db, id_hash: &str) -> Result<(), ApiError> {
+    let _w = db.write_guard().await;
+    sqlx::query("DELETE FROM sessions WHERE id_hash = $1")
+        .bind(id_hash)
+        .execute(&db.pool)
+        .await?;
+    Ok(())
+}
+
+// ---- settings --------------------------------------------------------
+
+/// Set a setting if it was never set; true when this call set it.
+pub async fn set_once(db: &Db, key: &str, value: &str) -> Result<bool, ApiError> {
+    let _w = db.write_guard().await;
+    let done =
+        sqlx::query("INSERT INTO settings (key, value) VALUES ($1, $2) ON CONFLICT DO NOTHING")
+            .bind(key)
+            .bind(value)
+            .execute(&db.pool)
+            .await?;
+    Ok(done.rows_affected() == 1)
+}
