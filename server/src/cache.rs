@@ -1,10 +1,13 @@
-//! Two small in-process caches: parsed estates by (estate, version), and
-//! finished result bodies by everything that determines them (operation,
-//! estate, version, policy digest, evaluation time, request body digest).
+//! Two small in-process caches: parsed estates by (estate, version,
+//! content digest), and finished result bodies by everything that
+//! determines them (operation, estate, version, content digest, policy
+//! digest, evaluation time, request body digest).
 //!
-//! Both keys include the estate version, which every request reads from the
-//! database first, so a replica never serves a result for a version another
-//! replica has replaced: a change elsewhere simply misses here.
+//! Both keys include the estate version and content digest, which every
+//! request reads from the database first, so a replica never serves a
+//! result for an estate another replica has changed: a change elsewhere
+//! simply misses here. The version alone would not do: an estate deleted
+//! and created again under the same id starts again at version 1.
 
 use std::collections::HashMap;
 use std::hash::Hash;
@@ -55,7 +58,7 @@ impl<K: Hash + Eq + Clone, V: Clone> Lru<K, V> {
     }
 }
 
-type EstateCache = Lru<(String, i64), Arc<Estate>>;
+type EstateCache = Lru<(String, i64, String), Arc<Estate>>;
 
 #[derive(Clone)]
 pub struct Cache {
@@ -77,18 +80,19 @@ impl Default for Cache {
 }
 
 impl Cache {
-    pub fn estate(&self, id: &str, version: i64) -> Option<Arc<Estate>> {
-        self.estates
-            .lock()
-            .expect("cache lock")
-            .get(&(id.to_string(), version))
+    pub fn estate(&self, id: &str, version: i64, content_digest: &str) -> Option<Arc<Estate>> {
+        self.estates.lock().expect("cache lock").get(&(
+            id.to_string(),
+            version,
+            content_digest.to_string(),
+        ))
     }
 
-    pub fn put_estate(&self, id: &str, version: i64, e: Arc<Estate>) {
+    pub fn put_estate(&self, id: &str, version: i64, content_digest: &str, e: Arc<Estate>) {
         self.estates
             .lock()
             .expect("cache lock")
-            .insert((id.to_string(), version), e);
+            .insert((id.to_string(), version, content_digest.to_string()), e);
     }
 
     pub fn result(&self, key: &str) -> Option<Arc<String>> {
