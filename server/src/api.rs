@@ -318,14 +318,14 @@ fn json_body<T: serde::de::DeserializeOwned>(bytes: &Bytes, what: &str) -> ApiRe
 }
 
 /// A JSON response from an already-serialised body.
-fn raw_json(status: StatusCode, body: String) -> Response {
+fn raw_json(status: StatusCode, body: impl Into<Body>) -> Response {
     (
         status,
         [(
             header::CONTENT_TYPE,
             HeaderValue::from_static("application/json"),
         )],
-        body,
+        body.into(),
     )
         .into_response()
 }
@@ -492,7 +492,7 @@ where
     let key = result_key(op, &meta, now, extra);
     if let Some(body) = state.cache.result(&key) {
         state.metrics.cache(op, true);
-        return Ok(raw_json(StatusCode::OK, (*body).clone()));
+        return Ok(raw_json(StatusCode::OK, body));
     }
     state.metrics.cache(op, false);
     let (meta, estate, policy) = loaded_estate(state, id).await?;
@@ -512,9 +512,9 @@ where
         result
     );
     let key = result_key(op, &meta, now, extra);
-    let body = Arc::new(body);
+    let body = Bytes::from(body);
     state.cache.put_result(key, body.clone());
-    Ok(raw_json(StatusCode::OK, (*body).clone()))
+    Ok(raw_json(StatusCode::OK, body))
 }
 
 /// Everything a cached result depends on. The content digest beside the

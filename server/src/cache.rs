@@ -13,6 +13,7 @@ use std::collections::HashMap;
 use std::hash::Hash;
 use std::sync::{Arc, Mutex};
 
+use axum::body::Bytes;
 use berth_engine::Estate;
 
 /// Least-recently-used map. Eviction scans for the oldest entry, which at
@@ -67,7 +68,9 @@ pub struct Cache {
     estates: Arc<Mutex<EstateCache>>,
     /// Result bodies are tens of kB to a few MB; 512 covers every page of
     /// a few dozen estates at a few evaluation times.
-    results: Arc<Mutex<Lru<String, Arc<String>>>>,
+    /// `Bytes`: a hit hands out the body by reference count, with no copy
+    /// of what may be hundreds of kB.
+    results: Arc<Mutex<Lru<String, Bytes>>>,
 }
 
 impl Default for Cache {
@@ -95,14 +98,14 @@ impl Cache {
             .insert((id.to_string(), version, content_digest.to_string()), e);
     }
 
-    pub fn result(&self, key: &str) -> Option<Arc<String>> {
+    pub fn result(&self, key: &str) -> Option<Bytes> {
         self.results
             .lock()
             .expect("cache lock")
             .get(&key.to_string())
     }
 
-    pub fn put_result(&self, key: String, body: Arc<String>) {
+    pub fn put_result(&self, key: String, body: Bytes) {
         self.results.lock().expect("cache lock").insert(key, body);
     }
 }
