@@ -168,7 +168,11 @@ pub async fn authenticate(State(state): State<AppState>, mut req: Request, next:
     };
     if let Some(p) = &principal {
         if let Via::Session { csrf, .. } = &p.via {
-            if !is_safe(req.method()) {
+            // Signing in is exempt: it needs no ambient authority (it
+            // requires JSON, which a cross-site form cannot send), and a
+            // browser holding an old session must be able to sign in anew.
+            let signing_in = req.method() == Method::POST && req.uri().path() == "/api/session";
+            if !is_safe(req.method()) && !signing_in {
                 let sent = req
                     .headers()
                     .get(CSRF_HEADER)

@@ -87,9 +87,10 @@ impl Drop for TestDb {
                     .unwrap();
                 rt.block_on(async {
                     if let Ok(mut conn) = sqlx::PgConnection::connect(&admin).await {
-                        let _ = sqlx::query(&format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)"))
-                            .execute(&mut conn)
-                            .await;
+                        let _ =
+                            sqlx::query(&format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)"))
+                                .execute(&mut conn)
+                                .await;
                     }
                 });
             })
