@@ -58,10 +58,21 @@ pub enum Access {
 }
 
 /// How the caller proved who they are.
-#[derive(Clone, Debug)]
+#[derive(Clone)]
 pub enum Via {
     Bearer { token_id: String },
     Session { id_hash: String, csrf: String },
+}
+
+/// Written by hand so a session's CSRF token can never reach a log line
+/// through `{:?}`.
+impl std::fmt::Debug for Via {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Via::Bearer { token_id } => write!(f, "Bearer(token {token_id})"),
+            Via::Session { .. } => write!(f, "Session(…)"),
+        }
+    }
 }
 
 /// The authenticated caller.
