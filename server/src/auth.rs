@@ -21,10 +21,15 @@ use subtle::ConstantTimeEq;
 use crate::error::ApiError;
 use crate::AppState;
 
-/// Roles, weakest first: each includes the rights of those before it.
+/// Roles, weakest first: from viewer on, each includes the rights of
+/// those before it. `Agent` is apart: a measuring agent's token may post
+/// observations to its one estate and do nothing else, not even read
+/// (an agent runs inside a cluster; its token should be worth little to
+/// whoever steals it).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Role {
+    Agent,
     Viewer,
     Operator,
     Admin,
@@ -33,6 +38,7 @@ pub enum Role {
 impl Role {
     pub fn as_str(self) -> &'static str {
         match self {
+            Role::Agent => "agent",
             Role::Viewer => "viewer",
             Role::Operator => "operator",
             Role::Admin => "admin",
@@ -40,6 +46,7 @@ impl Role {
     }
     pub fn parse(s: &str) -> Option<Role> {
         match s {
+            "agent" => Some(Role::Agent),
             "viewer" => Some(Role::Viewer),
             "operator" => Some(Role::Operator),
             "admin" => Some(Role::Admin),
@@ -55,6 +62,27 @@ pub enum Access {
     Public,
     /// At least this role.
     Role(Role),
+    /// Posting observations: an agent token, or an operator or above.
+    Observe,
+}
+
+impl Access {
+    /// Whether a caller with `role` may use a route with this access.
+    pub fn granted_to(self, role: Role) -> bool {
+        match self {
+            Access::Public => true,
+            Access::Role(need) => role >= need,
+            Access::Observe => role == Role::Agent || role >= Role::Operator,
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Access::Public => "public",
+            Access::Role(r) => r.as_str(),
+            Access::Observe => "observe",
+        }
+    }
 }
 
 /// How the caller proved who they are.
@@ -282,16 +310,19 @@ pub async fn require(
     req: Request,
     next: Next,
 ) -> Response {
-    let Access::Role(needed) = access else {
+    if access == Access::Public {
         return next.run(req).await;
-    };
+    }
     let Some(p) = &caller.0 else {
         return ApiError::Unauthenticated.into_response();
     };
-    if p.role < needed {
+    if !access.granted_to(p.role) {
+        let needs = match access {
+            Access::Observe => "an agent token or the operator role".to_string(),
+            other => format!("the {} role", other.as_str()),
+        };
         return ApiError::Forbidden(format!(
-            "this needs the {} role; you are signed in as {} ({})",
-            needed.as_str(),
+            "this needs {needs}; you are signed in as {} ({})",
             p.subject,
             p.role.as_str()
         ))
@@ -425,10 +456,15 @@ mod tests {
     #[test]
     fn roles_are_ordered() {
         assert!(Role::Viewer < Role::Operator && Role::Operator < Role::Admin);
-        for r in [Role::Viewer, Role::Operator, Role::Admin] {
+        for r in [Role::Agent, Role::Viewer, Role::Operator, Role::Admin] {
             assert_eq!(Role::parse(r.as_str()), Some(r));
         }
         assert_eq!(Role::parse("root"), None);
+        // An agent may observe and nothing else; a viewer may not observe.
+        assert!(Access::Observe.granted_to(Role::Agent));
+        assert!(!Access::Observe.granted_to(Role::Viewer));
+        assert!(Access::Observe.granted_to(Role::Operator));
+        assert!(!Access::Role(Role::Viewer).granted_to(Role::Agent));
     }
 
     #[test]
