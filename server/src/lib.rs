@@ -15,6 +15,7 @@ pub mod cache;
 pub mod db;
 pub mod error;
 pub mod facts;
+pub mod import;
 pub mod metrics;
 pub mod serve;
 pub mod store;

@@ -1,6 +1,6 @@
 //! `berth`: the command line. The offline commands that run the engine on
-//! files (SPEC §15: validate, advise, preview, compare, whatif, place), and
-//! `serve`, the server (`berth::serve`).
+//! files (SPEC §15: validate, advise, preview, compare, whatif, place), the
+//! importer (`import kubernetes`), and `serve`, the server (`berth::serve`).
 //!
 //! This crate is the only one that touches the filesystem and the clock:
 //! it reads files, resolves `now`, times deciders, and hands text to the
@@ -124,6 +124,37 @@ enum Command {
         now: Option<String>,
         #[arg(long, value_enum, default_value_t = OutputFormat::Json)]
         format: OutputFormat,
+    },
+    /// Import services into an estate file from another description of
+    /// them. The merged estate goes to --output (default: stdout), the
+    /// report to stderr.
+    Import {
+        #[command(subcommand)]
+        from: ImportFrom,
+    },
+}
+
+#[derive(Subcommand)]
+enum ImportFrom {
+    /// Kubernetes manifests or `kubectl get … -o yaml|json` output
+    /// (docs/kubernetes-import.md).
+    Kubernetes {
+        /// The estate cluster the manifests describe.
+        #[arg(long)]
+        cluster: String,
+        /// The estate file to merge into (JSON or YAML).
+        #[arg(long)]
+        into: PathBuf,
+        /// Where to write the merged estate (JSON); default: stdout.
+        #[arg(long)]
+        output: Option<PathBuf>,
+        /// Leave out objects that cannot be understood (reported as
+        /// skipped) instead of refusing the whole import.
+        #[arg(long)]
+        skip_invalid: bool,
+        /// Manifest files; `-` reads standard input.
+        #[arg(required = true)]
+        files: Vec<PathBuf>,
     },
 }
 
@@ -356,6 +387,16 @@ fn run(command: Command) -> Result<String, Failure> {
                 OutputFormat::Text => berth_engine::text::projection(&projection),
             })
         }
+        Command::Import {
+            from:
+                ImportFrom::Kubernetes {
+                    cluster,
+                    into,
+                    output,
+                    skip_invalid,
+                    files,
+                },
+        } => import_kubernetes(&cluster, &into, output.as_deref(), skip_invalid, &files),
         Command::Place {
             estate,
             service,
@@ -374,6 +415,74 @@ fn run(command: Command) -> Result<String, Failure> {
                 OutputFormat::Text => berth_engine::text::placement(&placement),
             })
         }
+    }
+}
+
+/// `berth import kubernetes`: read, parse, merge (all in the library),
+/// report on stderr, write the estate.
+fn import_kubernetes(
+    cluster: &str,
+    into: &Path,
+    output: Option<&Path>,
+    skip_invalid: bool,
+    files: &[PathBuf],
+) -> Result<String, Failure> {
+    use berth::import::{self, kubernetes};
+    let estate_text = read_text(into)?;
+    let estate: serde_json::Value = match into.extension().and_then(|e| e.to_str()) {
+        Some("yaml" | "yml") => serde_yaml::from_str(&estate_text).map_err(|e| e.to_string()),
+        _ if Format::sniff(&estate_text) == Format::Yaml => {
+            serde_yaml::from_str(&estate_text).map_err(|e| e.to_string())
+        }
+        _ => serde_json::from_str(&estate_text).map_err(|e| e.to_string()),
+    }
+    .map_err(|e| Failure {
+        code: 1,
+        lines: vec![format!(
+            "{}: not a readable estate file: {e}",
+            into.display()
+        )],
+    })?;
+    let mut texts = Vec::with_capacity(files.len());
+    for f in files {
+        let text = if f.as_os_str() == "-" {
+            let mut s = String::new();
+            std::io::stdin()
+                .read_to_string(&mut s)
+                .map_err(|e| Failure::usage(format!("cannot read standard input: {e}")))?;
+            s
+        } else {
+            read_text(f)?
+        };
+        texts.push((f.display().to_string(), text));
+    }
+    let inputs: Vec<import::Input> = texts
+        .iter()
+        .map(|(name, text)| import::Input { name, text })
+        .collect();
+    let imported =
+        kubernetes::parse(&inputs, kubernetes::Options { skip_invalid }).map_err(|errors| {
+            let mut lines = vec![format!(
+                "nothing imported: {} error{} (--skip-invalid leaves such objects out):",
+                errors.len(),
+                if errors.len() == 1 { "" } else { "s" }
+            )];
+            lines.extend(errors.iter().map(|e| e.to_string()));
+            Failure { code: 1, lines }
+        })?;
+    let (merged, report) = import::merge(&estate, cluster, &imported).map_err(|e| Failure {
+        code: 1,
+        lines: vec![format!("{}: {e}", into.display())],
+    })?;
+    eprint!("{}", report.text());
+    let text = json(&merged);
+    match output {
+        Some(path) => {
+            std::fs::write(path, &text)
+                .map_err(|e| Failure::usage(format!("cannot write {}: {e}", path.display())))?;
+            Ok(String::new())
+        }
+        None => Ok(text),
     }
 }
 
