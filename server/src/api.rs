@@ -9,7 +9,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use axum::body::{Body, Bytes};
-use axum::extract::{MatchedPath, Path, Query, Request, State};
+use axum::extract::{MatchedPath, Path, Request, State};
 use axum::http::{header, HeaderMap, HeaderValue, Method, StatusCode};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
@@ -250,6 +250,7 @@ pub fn app(state: AppState) -> Router {
     router
         .route_layer(middleware::from_fn_with_state(state.clone(), track))
         .fallback(not_found)
+        .method_not_allowed_fallback(method_not_allowed)
         .layer(middleware::from_fn_with_state(
             state.clone(),
             auth::authenticate,
@@ -264,6 +265,20 @@ async fn not_found(req: Request) -> ApiError {
         req.method(),
         req.uri().path()
     ))
+}
+
+async fn method_not_allowed(req: Request) -> Response {
+    let mut r = ApiError::BadRequest {
+        message: format!(
+            "{} is not allowed on {}; docs/api.openapi.yaml lists the methods of every route",
+            req.method(),
+            req.uri().path()
+        ),
+        details: Value::Null,
+    }
+    .into_response();
+    *r.status_mut() = StatusCode::METHOD_NOT_ALLOWED;
+    r
 }
 
 /// Count and time every routed request by its route template.
@@ -286,6 +301,24 @@ async fn track(State(state): State<AppState>, req: Request, next: Next) -> Respo
 }
 
 // ---- helpers ---------------------------------------------------------
+
+/// Query parameters, refused as JSON errors like everything else (axum's
+/// own `Query` answers in plain text).
+struct Query<T>(T);
+
+impl<T: serde::de::DeserializeOwned, S: Send + Sync> axum::extract::FromRequestParts<S>
+    for Query<T>
+{
+    type Rejection = ApiError;
+    async fn from_request_parts(
+        parts: &mut axum::http::request::Parts,
+        _: &S,
+    ) -> Result<Query<T>, ApiError> {
+        axum::extract::Query::<T>::try_from_uri(&parts.uri)
+            .map(|q| Query(q.0))
+            .map_err(|e| ApiError::bad_request(format!("query string: {}", e.body_text())))
+    }
+}
 
 /// Read a body up to `limit` bytes; over it is a 413 naming the limit.
 async fn read_body(body: Body, limit: usize) -> ApiResult<Bytes> {
@@ -312,7 +345,8 @@ fn utf8(bytes: &Bytes) -> ApiResult<&str> {
 /// Parse a JSON body into `T`, saying where it went wrong.
 fn json_body<T: serde::de::DeserializeOwned>(bytes: &Bytes, what: &str) -> ApiResult<T> {
     serde_json::from_slice(bytes).map_err(|e| ApiError::BadRequest {
-        message: format!("{what}: {e} (line {}, column {})", e.line(), e.column()),
+        // serde_json's message already ends "at line L column C".
+        message: format!("{what}: {e}"),
         details: json!({"line": e.line(), "column": e.column()}),
     })
 }
@@ -346,8 +380,9 @@ fn check_id(what: &str, id: &str) -> ApiResult<()> {
     }
 }
 
-/// An estate's meta, if the caller may see it (a scoped token sees its
-/// own estate only; others are reported missing rather than forbidden).
+/// An estate's meta, if the caller may see it. (A token scoped to another
+/// estate never gets here: `auth::require` refuses it with 403 first; the
+/// check below is the second line of defence.)
 async fn visible_estate(
     state: &AppState,
     caller: &Caller,
@@ -444,13 +479,19 @@ async fn loaded_estate(
 struct EvalQuery {
     /// RFC 3339 evaluation time; default: now, to the minute.
     now: Option<String>,
-    /// Advice only: add the Why (facts, terms, flip conditions).
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct AdviceQuery {
+    now: Option<String>,
+    /// Add the Why (facts, terms, flip conditions) to every move.
     #[serde(default)]
     why: bool,
 }
 
-fn eval_now(q: &EvalQuery) -> ApiResult<i64> {
-    match &q.now {
+fn eval_now(now: &Option<String>) -> ApiResult<i64> {
+    match now {
         Some(s) => estate::parse_time(s).ok_or_else(|| {
             ApiError::bad_request(format!(
                 "now={s:?}: expected an RFC 3339 time like 2026-11-30T04:05:00Z"
@@ -538,7 +579,7 @@ async fn readyz(State(state): State<AppState>) -> Response {
             tracing::warn!(%why, "not ready");
             (
                 StatusCode::SERVICE_UNAVAILABLE,
-                Json(json!({"error": "not_ready", "message": "the database is unreachable or not migrated", "details": null})),
+                Json(json!({"error": "unavailable", "message": "not ready: the database is unreachable or not migrated", "details": null})),
             )
                 .into_response()
         }
@@ -596,7 +637,7 @@ async fn login(
     let bytes = read_body(body, SMALL_BODY_LIMIT).await?;
     let b: LoginBody = json_body(&bytes, "sign-in")?;
     let wrong = || ApiError::Forbidden("wrong user name, password or token".into());
-    let (subject, role, estate) = match (b.username, b.password, b.token) {
+    let (subject, role, estate, token_id) = match (b.username, b.password, b.token) {
         (Some(user), Some(password), None) => {
             let found = store::user_credentials(&state.db, &user).await?;
             let (role, hash) = match &found {
@@ -607,7 +648,7 @@ async fn login(
                 .await
                 .map_err(|e| ApiError::Internal(format!("password task: {e}")))?;
             match (ok, role) {
-                (true, Some(role)) => (user, role, None),
+                (true, Some(role)) => (user, role, None, None),
                 _ => return Err(wrong()),
             }
         }
@@ -615,7 +656,12 @@ async fn login(
             let t = store::token_by_hash(&state.db, &auth::sha256_hex(&token))
                 .await?
                 .ok_or_else(wrong)?;
-            (format!("token:{}", t.id), t.role, t.estate_id)
+            if t.role == Role::Agent {
+                return Err(ApiError::Forbidden(
+                    "an agent token is used as a bearer token by its agent; it cannot open a browser session".into(),
+                ));
+            }
+            (format!("token:{}", t.id), t.role, t.estate_id, Some(t.id))
         }
         _ => {
             return Err(ApiError::bad_request(
@@ -634,6 +680,7 @@ async fn login(
         &subject,
         role,
         estate.as_deref(),
+        token_id.as_deref(),
         &csrf,
         now,
         state.config.session_ttl_s,
@@ -995,6 +1042,25 @@ async fn get_policy(
     ))
 }
 
+/// A policy error as a 422 item `{path, line, message}`: a field's error
+/// points at the field (`placement.rtt_weight` → `/placement/rtt_weight`);
+/// a parse error (unknown field, wrong type) carries its line.
+fn policy_error_item(e: &berth_engine::policy::PolicyError) -> Value {
+    let at_line = e
+        .field
+        .strip_prefix("line ")
+        .and_then(|rest| rest.split(' ').next())
+        .and_then(|l| l.parse::<usize>().ok());
+    match at_line {
+        Some(line) => json!({"path": "/", "line": line, "message": e.message}),
+        None => json!({
+            "path": format!("/{}", e.field.replace('.', "/")),
+            "line": null,
+            "message": e.message,
+        }),
+    }
+}
+
 async fn put_policy(
     State(state): State<AppState>,
     caller: Caller,
@@ -1004,13 +1070,16 @@ async fn put_policy(
     visible_estate(&state, &caller, &id).await?;
     let bytes = read_body(body, SMALL_BODY_LIMIT).await?;
     let text = utf8(&bytes)?;
+    // Not JSON at all is a malformed request (400), like on every route;
+    // JSON that is no valid policy is invalid content (422).
+    let _: Value = json_body(&bytes, "policy")?;
     let policy = Policy::from_json(text).map_err(|errors| ApiError::Invalid {
         message: format!(
             "invalid policy: {} error{}; the policy was not changed",
             errors.len(),
             if errors.len() == 1 { "" } else { "s" }
         ),
-        details: json!({ "errors": errors }),
+        details: json!({ "errors": errors.iter().map(policy_error_item).collect::<Vec<_>>() }),
     })?;
     let digest = policy.digest();
     let meta = store::replace_policy(&state.db, &id, &to_json(&policy), &digest, auth::now_s())
@@ -1057,9 +1126,9 @@ async fn advice(
     State(state): State<AppState>,
     caller: Caller,
     Path(id): Path<String>,
-    Query(q): Query<EvalQuery>,
+    Query(q): Query<AdviceQuery>,
 ) -> ApiResult<Response> {
-    let now = eval_now(&q)?;
+    let now = eval_now(&q.now)?;
     let why = q.why;
     engine_result(
         &state,
@@ -1089,7 +1158,7 @@ async fn preview(
     Path(id): Path<String>,
     Query(q): Query<EvalQuery>,
 ) -> ApiResult<Response> {
-    let now = eval_now(&q)?;
+    let now = eval_now(&q.now)?;
     engine_result(&state, &caller, &id, "preview", now, "", |e, p, now| {
         Ok(to_json(&berth_engine::request::build(e, p, now)))
     })
@@ -1102,7 +1171,7 @@ async fn place(
     Path((id, service)): Path<(String, String)>,
     Query(q): Query<EvalQuery>,
 ) -> ApiResult<Response> {
-    let now = eval_now(&q)?;
+    let now = eval_now(&q.now)?;
     let svc = service.clone();
     engine_result(
         &state,
@@ -1142,7 +1211,7 @@ async fn what_if(
     Query(q): Query<EvalQuery>,
     body: Body,
 ) -> ApiResult<Response> {
-    let now = eval_now(&q)?;
+    let now = eval_now(&q.now)?;
     let bytes = read_body(body, SMALL_BODY_LIMIT).await?;
     let text = utf8(&bytes)?.to_string();
     let digest = body_digest(text.as_bytes());
@@ -1181,7 +1250,7 @@ async fn compare(
     Query(q): Query<EvalQuery>,
     body: Body,
 ) -> ApiResult<Response> {
-    let now = eval_now(&q)?;
+    let now = eval_now(&q.now)?;
     let bytes = read_body(body, COMPARE_BODY_LIMIT).await?;
     let b: CompareBody = if bytes.iter().all(u8::is_ascii_whitespace) {
         CompareBody::default()
@@ -1332,10 +1401,15 @@ async fn create_token(
     let b: NewTokenBody = json_body(&bytes, "new token")?;
     let role = Role::parse(&b.role).ok_or_else(|| {
         ApiError::bad_request(format!(
-            "role {:?}: expected viewer, operator or admin",
+            "role {:?}: expected agent, viewer, operator or admin",
             b.role
         ))
     })?;
+    if role == Role::Agent && b.estate.is_none() {
+        return Err(ApiError::bad_request(
+            "an agent token must be scoped to one estate: give \"estate\"",
+        ));
+    }
     if b.name.trim().is_empty() || b.name.chars().count() > 100 {
         return Err(ApiError::bad_request(
             "name: 1 to 100 characters, not blank",
@@ -1424,12 +1498,14 @@ async fn create_user(
     let bytes = read_body(body, SMALL_BODY_LIMIT).await?;
     let b: NewUserBody = json_body(&bytes, "new user")?;
     check_id("user name", &b.name)?;
-    let role = Role::parse(&b.role).ok_or_else(|| {
-        ApiError::bad_request(format!(
-            "role {:?}: expected viewer, operator or admin",
-            b.role
-        ))
-    })?;
+    let role = Role::parse(&b.role)
+        .filter(|r| *r != Role::Agent)
+        .ok_or_else(|| {
+            ApiError::bad_request(format!(
+                "role {:?}: expected viewer, operator or admin (agents use agent tokens, not accounts)",
+                b.role
+            ))
+        })?;
     if b.password.chars().count() < MIN_PASSWORD_CHARS {
         return Err(ApiError::bad_request(format!(
             "password: at least {MIN_PASSWORD_CHARS} characters"

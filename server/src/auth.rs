@@ -203,6 +203,20 @@ fn is_safe(method: &Method) -> bool {
 pub async fn authenticate(State(state): State<AppState>, mut req: Request, next: Next) -> Response {
     let principal = match principal_of(&state, req.headers()).await {
         Ok(p) => p,
+        Err(ApiError::InvalidToken) => {
+            // Wrong tokens spend the same per-address budget as failed
+            // sign-ins, so guessing tokens is throttled too.
+            let peer = Peer(
+                req.extensions()
+                    .get::<ConnectInfo<SocketAddr>>()
+                    .map(|c| c.0),
+            );
+            let addr = client_addr(req.headers(), &peer, state.config.trust_forwarded_for);
+            return match state.limiter.check(addr) {
+                Ok(()) => ApiError::InvalidToken.into_response(),
+                Err(limited) => limited.into_response(),
+            };
+        }
         Err(e) => return e.into_response(),
     };
     if let Some(p) = &principal {
@@ -279,7 +293,7 @@ async fn principal_of(
             })),
             // A wrong or revoked token is an error, not anonymity: the
             // client meant to authenticate and should hear that it failed.
-            None => Err(ApiError::Unauthenticated),
+            None => Err(ApiError::InvalidToken),
         };
     }
     if let Some(id) = session_cookie_of(headers) {

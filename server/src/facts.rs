@@ -32,14 +32,22 @@ pub struct FactUpdate {
     pub from: Option<String>,
     #[serde(default)]
     pub to: Option<String>,
-    /// The new value; `null` makes the fact unknown.
-    pub value: Option<f64>,
+    /// The new value; `null` makes the fact unknown. Required: a
+    /// forgotten field must not silently erase what was known.
+    #[serde(default, deserialize_with = "present")]
+    pub value: Option<Option<f64>>,
     pub class: String,
     #[serde(default)]
     pub source: Option<String>,
     /// RFC 3339; default: when the server received the batch.
     #[serde(default)]
     pub observed_at: Option<String>,
+}
+
+/// `Some(v)` when the field is there (`v` may be `None`: `null`), `None`
+/// when it is absent.
+fn present<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Option<f64>>, D::Error> {
+    Option::<f64>::deserialize(d).map(Some)
 }
 
 /// A batch of updates as sent to `POST /api/estates/{id}/facts`.
@@ -59,12 +67,16 @@ pub const MAX_UPDATES: usize = 50_000;
 pub struct UpdateError {
     /// JSON pointer into the batch, e.g. `/updates/3/cluster`.
     pub path: String,
+    /// Always `null`: kept so every 422 item has one shape,
+    /// `{path, line, message}`.
+    pub line: Option<usize>,
     pub message: String,
 }
 
 fn err(i: usize, field: &str, message: String) -> UpdateError {
     UpdateError {
         path: format!("/updates/{i}/{field}"),
+        line: None,
         message,
     }
 }
@@ -90,9 +102,17 @@ fn ids(doc: &Value, key: &str) -> Vec<String> {
 /// document.
 pub fn apply(doc: &Value, batch: &FactBatch, received_at: i64) -> Result<Value, Vec<UpdateError>> {
     let mut errors = Vec::new();
+    if batch.updates.is_empty() {
+        return Err(vec![UpdateError {
+            path: "/updates".into(),
+            line: None,
+            message: "no updates: send at least one".into(),
+        }]);
+    }
     if batch.updates.len() > MAX_UPDATES {
         return Err(vec![UpdateError {
             path: "/updates".into(),
+            line: None,
             message: format!(
                 "{} updates in one batch; the limit is {MAX_UPDATES}: split it",
                 batch.updates.len()
@@ -110,6 +130,14 @@ pub fn apply(doc: &Value, batch: &FactBatch, received_at: i64) -> Result<Value, 
     let mut out = doc.clone();
     for (i, u) in batch.updates.iter().enumerate() {
         let before = errors.len();
+        let Some(value) = u.value else {
+            errors.push(err(
+                i,
+                "value",
+                "required: a number, or null to mark the fact unknown".into(),
+            ));
+            continue;
+        };
         let Some(class) = Class::parse(&u.class) else {
             errors.push(err(
                 i,
@@ -135,7 +163,7 @@ pub fn apply(doc: &Value, batch: &FactBatch, received_at: i64) -> Result<Value, 
                 }
             },
         };
-        if let Some(v) = u.value {
+        if let Some(v) = value {
             // Sizes and rates are never negative; above 1e12 is a typo
             // (the estate format's own bound).
             if !v.is_finite() || !(0.0..=1e12).contains(&v) {
@@ -166,9 +194,9 @@ pub fn apply(doc: &Value, batch: &FactBatch, received_at: i64) -> Result<Value, 
         let source = u.source.clone();
         let fact_value = |default_source: &str| -> Value {
             let mut m = Map::new();
-            m.insert("value".into(), u.value.map_or(Value::Null, |v| json!(v)));
+            m.insert("value".into(), value.map_or(Value::Null, |v| json!(v)));
             // An unknown value is a guess whatever the sender says.
-            let class = if u.value.is_none() {
+            let class = if value.is_none() {
                 Class::Guessed
             } else {
                 class
@@ -190,7 +218,7 @@ pub fn apply(doc: &Value, batch: &FactBatch, received_at: i64) -> Result<Value, 
                     continue;
                 };
                 let total_key = if u.fact == "cpu_free" { "cpu_total" } else { "memory_total_gib" };
-                if let (Some(v), Some(total)) = (u.value, cluster.get(total_key).and_then(Value::as_f64)) {
+                if let (Some(v), Some(total)) = (value, cluster.get(total_key).and_then(Value::as_f64)) {
                     if v > total {
                         errors.push(err(
                             i,

@@ -296,6 +296,8 @@ pub struct TokenRow {
     pub id: String,
     pub name: String,
     pub role: Role,
+    /// Named `estate` in the API, as in the body that creates a token.
+    #[serde(rename = "estate")]
     pub estate_id: Option<String>,
     #[serde(serialize_with = "rfc3339")]
     pub created_at: i64,
@@ -518,8 +520,11 @@ pub async fn session_by_hash(
     id_hash: &str,
     now: i64,
 ) -> Result<Option<SessionRow>, ApiError> {
+    // A session opened with a token lives only as long as the token.
     let row = sqlx::query(
-        "SELECT subject, role, estate_id, csrf FROM sessions WHERE id_hash = $1 AND expires_at > $2",
+        "SELECT subject, role, estate_id, csrf FROM sessions s WHERE id_hash = $1 AND expires_at > $2 \
+         AND (s.token_id IS NULL OR EXISTS \
+              (SELECT 1 FROM tokens t WHERE t.id = s.token_id AND t.revoked_at IS NULL))",
     )
     .bind(id_hash)
     .bind(now)
@@ -546,6 +551,7 @@ pub async fn start_session(
     subject: &str,
     role: Role,
     estate_id: Option<&str>,
+    token_id: Option<&str>,
     csrf: &str,
     now: i64,
     ttl_s: i64,
@@ -563,13 +569,14 @@ pub async fn start_session(
         .execute(&mut *tx)
         .await?;
     sqlx::query(
-        "INSERT INTO sessions (id_hash, subject, role, estate_id, csrf, created_at, expires_at) \
-         VALUES ($1, $2, $3, $4, $5, $6, $7)",
+        "INSERT INTO sessions (id_hash, subject, role, estate_id, token_id, csrf, created_at, expires_at) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
     )
     .bind(id_hash)
     .bind(subject)
     .bind(role.as_str())
     .bind(estate_id)
+    .bind(token_id)
     .bind(csrf)
     .bind(now)
     .bind(now + ttl_s)

@@ -1249,5 +1249,145 @@ async fn operations_endpoints(b: Backend) {
         .get(&As::Nobody, "/readyz")
         .await
         .expect(StatusCode::SERVICE_UNAVAILABLE);
-    assert_eq!(r.json()["error"], "not_ready");
+    assert_eq!(r.json()["error"], "unavailable");
+}
+
+both!(loose_ends_are_tied);
+/// Review findings, each pinned: a session opened with a token dies with
+/// the token; agent tokens are scoped and bearer-only; every refusal is the
+/// JSON envelope; a fact batch must say what it sets.
+async fn loose_ends_are_tied(b: Backend) {
+    let t = TestApp::new(b).await;
+    let admin = TestApp::admin();
+    // A session opened with a token ends when the token is revoked.
+    let r = t
+        .send(
+            &admin,
+            Method::POST,
+            "/api/tokens",
+            &json!({"name": "s", "role": "viewer"}),
+        )
+        .await
+        .expect(StatusCode::CREATED)
+        .json();
+    let (token, id) = (
+        r["token"].as_str().unwrap().to_string(),
+        r["id"].as_str().unwrap().to_string(),
+    );
+    let r = t
+        .send(
+            &As::Nobody,
+            Method::POST,
+            "/api/session",
+            &json!({"token": token}),
+        )
+        .await
+        .expect(StatusCode::OK);
+    let cookie = cookie_of(&r);
+    t.get(&As::Cookie(cookie.clone(), None), "/api/estates")
+        .await
+        .expect(StatusCode::OK);
+    t.call(
+        &admin,
+        Method::DELETE,
+        &format!("/api/tokens/{id}"),
+        None,
+        Body::empty(),
+    )
+    .await
+    .expect(StatusCode::NO_CONTENT);
+    t.get(&As::Cookie(cookie, None), "/api/estates")
+        .await
+        .expect(StatusCode::UNAUTHORIZED);
+    // Agent tokens: scoped, bearer only, no accounts.
+    let r = t
+        .send(
+            &admin,
+            Method::POST,
+            "/api/tokens",
+            &json!({"name": "a", "role": "agent"}),
+        )
+        .await
+        .expect(StatusCode::BAD_REQUEST);
+    assert!(r.text().contains("scoped"), "{}", r.text());
+    let agent = t.token("agent", Some("sample")).await;
+    let r = t
+        .send(
+            &As::Nobody,
+            Method::POST,
+            "/api/session",
+            &json!({"token": agent}),
+        )
+        .await
+        .expect(StatusCode::FORBIDDEN);
+    assert!(r.text().contains("bearer"), "{}", r.text());
+    t.get(&As::Bearer(agent.clone()), "/api/estates/sample")
+        .await
+        .expect(StatusCode::FORBIDDEN);
+    t.send(
+        &admin,
+        Method::POST,
+        "/api/users",
+        &json!({"name": "bot", "role": "agent", "password": "a long enough password"}),
+    )
+    .await
+    .expect(StatusCode::BAD_REQUEST);
+    // A wrong token says so.
+    let r = t
+        .get(&As::Bearer("berth_nope".into()), "/api/estates")
+        .await
+        .expect(StatusCode::UNAUTHORIZED);
+    assert!(r.text().contains("unknown or revoked"), "{}", r.text());
+    // Query and method errors are JSON.
+    let r = t
+        .get(&admin, "/api/estates/sample/preview?why=true")
+        .await
+        .expect(StatusCode::BAD_REQUEST);
+    assert_eq!(r.json()["error"], "bad_request");
+    let r = t
+        .call(
+            &admin,
+            Method::PATCH,
+            "/api/estates/sample",
+            None,
+            Body::empty(),
+        )
+        .await
+        .expect(StatusCode::METHOD_NOT_ALLOWED);
+    assert!(r.json()["message"].as_str().unwrap().contains("PATCH"));
+    // A fact batch must be non-empty and give every value, even if null.
+    let r = t
+        .send(
+            &admin,
+            Method::POST,
+            "/api/estates/sample/facts",
+            &json!({"updates": []}),
+        )
+        .await
+        .expect(StatusCode::UNPROCESSABLE_ENTITY);
+    assert_eq!(r.json()["details"]["errors"][0]["path"], "/updates");
+    let r = t
+        .send(
+            &admin,
+            Method::POST,
+            "/api/estates/sample/facts",
+            &json!({"updates": [{"fact": "cpu_free", "cluster": "c-fra-1", "class": "measured"}]}),
+        )
+        .await
+        .expect(StatusCode::UNPROCESSABLE_ENTITY);
+    assert_eq!(r.json()["details"]["errors"][0]["path"], "/updates/0/value");
+    assert_eq!(t.meta("sample").await["version"], 1, "nothing applied");
+    // Policy errors have the one item shape.
+    let r = t
+        .send(
+            &admin,
+            Method::PUT,
+            "/api/estates/sample/policy",
+            &json!({"placement": {"target_utilisation": 7}}),
+        )
+        .await
+        .expect(StatusCode::UNPROCESSABLE_ENTITY);
+    let item = &r.json()["details"]["errors"][0];
+    assert_eq!(item["path"], "/placement/target_utilisation", "{item}");
+    assert!(item["line"].is_null());
 }

@@ -1006,7 +1006,7 @@ async fn refusals_are_answered_as_documented() {
             "/api/estates/{id}/policy",
             "/api/estates/sample/policy",
             Some(("application/json".into(), b"{bad".to_vec())),
-            422,
+            400,
         ),
         (
             "POST",
