@@ -969,56 +969,45 @@ async fn update_facts(
     let bytes = read_body(body, ESTATE_BODY_LIMIT).await?;
     let batch: crate::facts::FactBatch = json_body(&bytes, "fact updates")?;
     let received_at = auth::now_s();
-    // Re-applied on a fresh read if another writer got in first, so no
-    // update is ever lost to a race between replicas.
-    for _ in 0..5 {
-        let row = store::estate_row(&state.db, &id)
-            .await?
-            .ok_or_else(|| ApiError::NotFound(format!("no estate {id:?}")))?;
-        let doc: Value = serde_json::from_str(&row.document)
-            .map_err(|e| ApiError::Internal(format!("stored document of {id}: {e}")))?;
-        let new_doc =
-            crate::facts::apply(&doc, &batch, received_at).map_err(|errors| ApiError::Invalid {
-                message: format!(
-                    "{} fact update{} refused; nothing was applied",
-                    errors.len(),
-                    if errors.len() == 1 { "" } else { "s" }
-                ),
-                details: json!({ "errors": errors }),
-            })?;
-        let c = canonicalise(
-            serde_json::to_string(&new_doc).expect("serialises"),
-            Format::Json,
-        )
-        .await?;
-        match store::replace_document(
-            &state.db,
-            &id,
-            row.meta.version,
+    // The estate is held from this read to the write, so a batch is
+    // applied to the document as it is, whoever else (request or replica)
+    // is updating facts at the same time: none is lost, none refused.
+    let lock = store::lock_estate(&state.db, &id)
+        .await?
+        .ok_or_else(|| ApiError::NotFound(format!("no estate {id:?}")))?;
+    let doc: Value = serde_json::from_str(&lock.row.document)
+        .map_err(|e| ApiError::Internal(format!("stored document of {id}: {e}")))?;
+    let new_doc =
+        crate::facts::apply(&doc, &batch, received_at).map_err(|errors| ApiError::Invalid {
+            message: format!(
+                "{} fact update{} refused; nothing was applied",
+                errors.len(),
+                if errors.len() == 1 { "" } else { "s" }
+            ),
+            details: json!({ "errors": errors }),
+        })?;
+    let c = canonicalise(
+        serde_json::to_string(&new_doc).expect("serialises"),
+        Format::Json,
+    )
+    .await?;
+    let meta = lock
+        .replace(
             &c.estate.name,
             &c.document,
             &c.content_digest,
             auth::now_s(),
         )
-        .await?
-        {
-            Ok(meta) => {
-                state
-                    .cache
-                    .put_estate(&id, meta.version, Arc::new(c.estate));
-                return Ok(Json(json!({
-                    "estate": id,
-                    "version": meta.version,
-                    "content_digest": meta.content_digest,
-                    "applied": batch.updates.len(),
-                })));
-            }
-            Err(store::Stale) => continue,
-        }
-    }
-    Err(ApiError::Conflict(format!(
-        "estate {id:?} kept changing; the updates were not applied, try again"
-    )))
+        .await?;
+    state
+        .cache
+        .put_estate(&id, meta.version, Arc::new(c.estate));
+    Ok(Json(json!({
+        "estate": id,
+        "version": meta.version,
+        "content_digest": meta.content_digest,
+        "applied": batch.updates.len(),
+    })))
 }
 
 // ---- policy ----------------------------------------------------------

@@ -2,16 +2,18 @@
 //! write SQL; the engine never sees a row.
 //!
 //! Writes that touch several rows, or that read before they write, run in
-//! one transaction under [`Db::write_guard`]. Estate documents are replaced
-//! with an optimistic version check (`WHERE version = $old`), so two
-//! replicas changing one estate at once cannot lose either change: the
-//! loser sees [`Stale`] and re-applies its change to the new version.
+//! one transaction under [`Db::write_guard`]. A change computed from the
+//! estate's current document (a fact batch) holds the estate row from its
+//! read to its write ([`lock_estate`]), so replicas changing one estate at
+//! once are serialised and neither change is lost. An import, which does
+//! not depend on what was there, replaces the document with a version
+//! check (`WHERE version = $old`) that keeps the bump exact.
 
 use serde::Serialize;
 use sqlx::Row;
 
 use crate::auth::Role;
-use crate::db::Db;
+use crate::db::{Backend, Db, WriteGuard};
 use crate::error::ApiError;
 
 /// An estate without its document (cheap to read on every request).
@@ -159,6 +161,74 @@ pub async fn replace_document(
         return Ok(Err(Stale));
     }
     Ok(Ok(estate_meta(db, id).await?.expect("just updated")))
+}
+
+/// An estate row read for a change that depends on it. Until
+/// [`EstateLock::replace`] commits (or the lock is dropped, which rolls
+/// back), no other writer — in this process or in another replica — can
+/// change the estate, so the change is applied to the document as it
+/// really is, and never has to be retried or refused.
+pub struct EstateLock<'a> {
+    tx: sqlx::Transaction<'static, sqlx::Any>,
+    _w: WriteGuard<'a>,
+    pub row: EstateRow,
+}
+
+/// Read an estate and hold it for a read-modify-write; `None` if there is
+/// no such estate.
+pub async fn lock_estate<'a>(db: &'a Db, id: &str) -> Result<Option<EstateLock<'a>>, ApiError> {
+    let w = db.write_guard().await;
+    let mut tx = db.pool.begin().await?;
+    // PostgreSQL: the row lock holds off other replicas until commit.
+    // SQLite has no FOR UPDATE and needs none: the write guard already
+    // excludes every other writer, and one process owns the file.
+    let hold = match db.backend {
+        Backend::Postgres => " FOR UPDATE",
+        Backend::Sqlite => "",
+    };
+    let row = sqlx::query(&format!(
+        "SELECT {META_COLUMNS}, document, policy FROM estates WHERE id = $1{hold}"
+    ))
+    .bind(id)
+    .fetch_optional(&mut *tx)
+    .await?;
+    let Some(row) = row else { return Ok(None) };
+    let row = EstateRow {
+        meta: meta_of(&row)?,
+        document: row.try_get("document")?,
+        policy: row.try_get("policy")?,
+    };
+    Ok(Some(EstateLock { tx, _w: w, row }))
+}
+
+impl EstateLock<'_> {
+    /// Store the new document, bump the version, commit.
+    pub async fn replace(
+        mut self,
+        name: &str,
+        document: &str,
+        content_digest: &str,
+        now: i64,
+    ) -> Result<EstateMeta, ApiError> {
+        sqlx::query(
+            "UPDATE estates SET name = $1, document = $2, content_digest = $3, version = version + 1, updated_at = $4 \
+             WHERE id = $5",
+        )
+        .bind(name)
+        .bind(document)
+        .bind(content_digest)
+        .bind(now)
+        .bind(&self.row.meta.id)
+        .execute(&mut *self.tx)
+        .await?;
+        let row = sqlx::query(&format!("SELECT {META_COLUMNS} FROM estates WHERE id = $1"))
+            .bind(&self.row.meta.id)
+            .fetch_one(&mut *self.tx)
+            .await?;
+        let meta = meta_of(&row)?;
+        self.tx.commit().await?;
+        Ok(meta)
+    }
 }
 
 /// Replace the policy. A policy change does not bump the estate version:
