@@ -8,7 +8,12 @@
 //! [`db`] connects and migrates; [`facts`] applies fact updates to an
 //! estate document; [`cache`] keeps parsed estates and finished results;
 //! [`metrics`] renders `/metrics`.
+//!
+//! Clients of a Berth server: [`prom_client`] queries Prometheus,
+//! [`submit`] posts observation batches (retries, backoff), [`agent`] is
+//! the long-running `berth agent` loop.
 
+pub mod agent;
 pub mod api;
 pub mod auth;
 pub mod cache;
@@ -17,8 +22,10 @@ pub mod error;
 pub mod facts;
 pub mod import;
 pub mod metrics;
+pub mod prom_client;
 pub mod serve;
 pub mod store;
+pub mod submit;
 
 use std::sync::Arc;
 

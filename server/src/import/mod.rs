@@ -12,6 +12,7 @@
 //! the rules.
 
 pub mod kubernetes;
+pub mod prometheus;
 pub mod quantity;
 
 use std::collections::{BTreeMap, BTreeSet};
