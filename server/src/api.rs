@@ -114,6 +114,12 @@ pub const ROUTES: &[RouteSpec] = &[
         "post a batch of measured facts (agents)",
     ),
     r(
+        Method::POST,
+        "/api/estates/{id}/import/kubernetes",
+        OPERATOR,
+        "import Kubernetes manifests into one cluster of the estate",
+    ),
+    r(
         Method::GET,
         "/api/estates/{id}/policy",
         VIEWER,
@@ -222,6 +228,7 @@ fn handler_for(method: &Method, path: &str) -> MethodRouter<AppState> {
         ("PUT", "/api/estates/{id}/file") => put(import_file),
         ("POST", "/api/estates/{id}/facts") => post(update_facts),
         ("POST", "/api/estates/{id}/observations") => post(observe),
+        ("POST", "/api/estates/{id}/import/kubernetes") => post(import_kubernetes),
         ("GET", "/api/estates/{id}/policy") => get(get_policy),
         ("PUT", "/api/estates/{id}/policy") => put(put_policy),
         ("GET", "/api/estates/{id}/snapshot") => get(snapshot),
@@ -1121,6 +1128,122 @@ async fn observe(
         "version": meta.version,
         "applied": applied,
         "duplicate": false,
+    })))
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct KubernetesImportBody {
+    /// The estate cluster the manifests describe.
+    cluster: String,
+    /// Manifest files, each with the name errors are reported under.
+    files: Vec<ManifestFile>,
+    #[serde(default)]
+    skip_invalid: bool,
+    /// Report what would change, and change nothing.
+    #[serde(default)]
+    dry_run: bool,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ManifestFile {
+    name: String,
+    text: String,
+}
+
+/// Kubernetes manifests into an estate (docs/kubernetes-import.md): the
+/// same parser and merge as `berth import kubernetes --into`, applied under
+/// the estate lock so it lands on the estate as it is, as one new version
+/// — or, when it changes nothing, as none.
+async fn import_kubernetes(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(id): Path<String>,
+    body: Body,
+) -> ApiResult<Json<Value>> {
+    use crate::import::{self, kubernetes};
+    visible_estate(&state, &caller, &id).await?;
+    let bytes = read_body(body, ESTATE_BODY_LIMIT).await?;
+    let b: KubernetesImportBody = json_body(&bytes, "kubernetes import")?;
+    if b.files.is_empty() {
+        return Err(ApiError::bad_request(
+            "files: give at least one manifest file",
+        ));
+    }
+    let inputs: Vec<import::Input> = b
+        .files
+        .iter()
+        .map(|f| import::Input {
+            name: &f.name,
+            text: &f.text,
+        })
+        .collect();
+    let imported = kubernetes::parse(
+        &inputs,
+        kubernetes::Options {
+            skip_invalid: b.skip_invalid,
+        },
+    )
+    .map_err(|errors| ApiError::Invalid {
+        message: format!(
+            "nothing imported: {} error{} in the manifests (skip_invalid leaves such objects out)",
+            errors.len(),
+            if errors.len() == 1 { "" } else { "s" }
+        ),
+        details: json!({"errors": errors.iter().map(|e| json!({
+                "path": if e.path.is_empty() { "/" } else { &e.path },
+                "line": e.line,
+                "message": e.message,
+                "file": e.file,
+                "document": e.document,
+                "object": e.object,
+            })).collect::<Vec<_>>()}),
+    })?;
+    let lock = store::lock_estate(&state.db, &id)
+        .await?
+        .ok_or_else(|| ApiError::NotFound(format!("no estate {id:?}")))?;
+    let doc: Value = serde_json::from_str(&lock.row.document)
+        .map_err(|e| ApiError::Internal(format!("stored document of {id}: {e}")))?;
+    let (merged, report) = import::merge(&doc, &b.cluster, &imported).map_err(|e| match e {
+        import::MergeError::UnknownCluster { .. } => ApiError::Invalid {
+            message: e.to_string(),
+            details: json!({"errors": [{"path": "/cluster", "line": null, "message": e.to_string()}]}),
+        },
+        other => ApiError::Invalid {
+            message: other.to_string(),
+            details: json!({"errors": []}),
+        },
+    })?;
+    let noop = report.is_noop();
+    let version = if b.dry_run || noop {
+        // Dropping the lock rolls back: nothing was written.
+        lock.row.meta.version
+    } else {
+        let c = canonicalise(
+            serde_json::to_string(&merged).expect("serialises"),
+            Format::Json,
+        )
+        .await?;
+        let meta = lock
+            .replace(
+                &c.estate.name,
+                &c.document,
+                &c.content_digest,
+                auth::now_s(),
+            )
+            .await?;
+        state
+            .cache
+            .put_estate(&id, meta.version, Arc::new(c.estate));
+        tracing::info!(estate = %id, cluster = %b.cluster, version = meta.version, added = report.added.len(), changed = report.changed.len(), removed = report.removed.len(), "kubernetes import");
+        meta.version
+    };
+    Ok(Json(json!({
+        "estate": id,
+        "version": version,
+        "written": !b.dry_run && !noop,
+        "report": report,
     })))
 }
 

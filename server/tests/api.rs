@@ -1514,3 +1514,105 @@ async fn observations_are_idempotent_atomic_scoped_and_rate_limited(b: Backend) 
     t.send(&agent2, Method::POST, url, &json!({"batch_id": "other-agent", "observations": [
         {"fact": "cpu_free", "cluster": "c-fra-1", "value": 2, "observed_at": "2026-11-30T04:08:00Z"}]})).await.expect(StatusCode::OK);
 }
+
+/// `../shared/fixtures/kubernetes/<name>` relative to the project root
+/// (found by walking up: worktrees sit deeper than the main checkout).
+fn k8s_fixture(name: &str) -> String {
+    let start = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    for dir in start.ancestors() {
+        let path = dir.join("shared/fixtures/kubernetes").join(name);
+        if path.is_file() {
+            return std::fs::read_to_string(path).unwrap();
+        }
+    }
+    panic!(
+        "shared/fixtures/kubernetes/{name} not found above {}",
+        start.display()
+    );
+}
+
+both!(kubernetes_manifests_import_through_the_api);
+async fn kubernetes_manifests_import_through_the_api(b: Backend) {
+    let t = TestApp::new(b).await;
+    let admin = TestApp::admin();
+    let url = "/api/estates/sample/import/kubernetes";
+    let body = json!({"cluster": "c-fra-3", "files": [{"name": "online-boutique.yaml", "text": k8s_fixture("online-boutique.yaml")}]});
+    // A dry run reports and writes nothing.
+    let mut dry = body.clone();
+    dry["dry_run"] = json!(true);
+    let r = t
+        .send(&admin, Method::POST, url, &dry)
+        .await
+        .expect(StatusCode::OK)
+        .json();
+    assert_eq!(r["written"], false);
+    assert_eq!(r["report"]["added"].as_array().unwrap().len(), 12);
+    assert_eq!(t.meta("sample").await["version"], 1);
+    // The import: 12 services and 16 edges, one new version.
+    let r = t
+        .send(&admin, Method::POST, url, &body)
+        .await
+        .expect(StatusCode::OK)
+        .json();
+    assert_eq!(r["written"], true);
+    assert_eq!(r["version"], 2);
+    assert_eq!(r["report"]["flows_added"].as_array().unwrap().len(), 16);
+    let file = t.get(&admin, "/api/estates/sample/file").await.json();
+    let frontend = file["services"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["id"] == "frontend")
+        .expect("frontend imported");
+    assert_eq!(frontend["cluster"], "c-fra-3");
+    assert_eq!(frontend["cpu"], 0.1);
+    // The imported estate gives advice.
+    t.get(&admin, &format!("/api/estates/sample/advice?now={NOW}"))
+        .await
+        .expect(StatusCode::OK);
+    // Re-importing the same manifests changes nothing, not even the version.
+    let r = t
+        .send(&admin, Method::POST, url, &body)
+        .await
+        .expect(StatusCode::OK)
+        .json();
+    assert_eq!(r["written"], false);
+    assert_eq!(t.meta("sample").await["version"], 2);
+    // Bad input names the file, document and object; nothing written.
+    let broken = k8s_fixture("online-boutique.yaml").replacen("cpu: 100m", "cpu: lots", 1);
+    let r = t
+        .send(
+            &admin,
+            Method::POST,
+            url,
+            &json!({"cluster": "c-fra-3", "files": [{"name": "ob.yaml", "text": broken}]}),
+        )
+        .await
+        .expect(StatusCode::UNPROCESSABLE_ENTITY)
+        .json();
+    let e = &r["details"]["errors"][0];
+    assert_eq!(e["file"], "ob.yaml");
+    assert!(
+        e["document"].as_u64().is_some() && e["object"].as_str().unwrap().starts_with("Deployment"),
+        "{e}"
+    );
+    assert!(
+        e["path"]
+            .as_str()
+            .unwrap()
+            .ends_with("/resources/requests/cpu"),
+        "{e}"
+    );
+    // An unknown cluster is refused with the clusters there are.
+    let r = t
+        .send(&admin, Method::POST, url, &json!({"cluster": "c-mars", "files": [{"name": "x.yaml", "text": k8s_fixture("sock-shop.yaml")}]}))
+        .await
+        .expect(StatusCode::UNPROCESSABLE_ENTITY);
+    assert!(r.text().contains("c-fra-1"), "{}", r.text());
+    assert_eq!(t.meta("sample").await["version"], 2);
+    // Viewers may not import.
+    let viewer = As::Bearer(t.token("viewer", None).await);
+    t.send(&viewer, Method::POST, url, &body)
+        .await
+        .expect(StatusCode::FORBIDDEN);
+}
