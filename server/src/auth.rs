@@ -108,6 +108,8 @@ impl std::fmt::Debug for Via {
 pub struct Principal {
     /// A user name, or `token:<id>` for an API token.
     pub subject: String,
+    /// For people: the user name, or the token's name.
+    pub label: String,
     pub role: Role,
     /// A token scoped to one estate may touch that estate only.
     pub estate: Option<String>,
@@ -287,6 +289,7 @@ async fn principal_of(
         return match found {
             Some(t) => Ok(Some(Principal {
                 subject: format!("token:{}", t.id),
+                label: t.name,
                 role: t.role,
                 estate: t.estate_id,
                 via: Via::Bearer { token_id: t.id },
@@ -300,6 +303,7 @@ async fn principal_of(
         let id_hash = sha256_hex(&id);
         if let Some(s) = crate::store::session_by_hash(&state.db, &id_hash, now_s()).await? {
             return Ok(Some(Principal {
+                label: s.subject.clone(),
                 subject: s.subject,
                 role: s.role,
                 estate: s.estate_id,
@@ -411,7 +415,7 @@ impl<S: Send + Sync> axum::extract::FromRequestParts<S> for Peer {
 /// or Argon2-hashed passwords from hopeless into more hopeless.
 #[derive(Clone)]
 pub struct RateLimiter {
-    inner: Arc<Mutex<HashMap<IpAddr, Bucket>>>,
+    inner: Arc<Mutex<HashMap<String, Bucket>>>,
     /// Attempts allowed in a burst.
     burst: f64,
     /// Seconds to earn back one attempt.
@@ -434,8 +438,24 @@ impl RateLimiter {
         }
     }
 
+    /// Posting observations: 30 batches at once (an agent catching up
+    /// after an outage), then one every 2 s — thirty times what an agent
+    /// on a one-minute interval needs.
+    pub fn for_observations() -> RateLimiter {
+        RateLimiter {
+            inner: Arc::new(Mutex::new(HashMap::new())),
+            burst: 30.0,
+            refill_s: 2.0,
+        }
+    }
+
     /// Take one attempt for `addr`, or say how long to wait.
     pub fn check(&self, addr: IpAddr) -> Result<(), ApiError> {
+        self.check_key(&addr.to_string())
+    }
+
+    /// Take one attempt for any key (an address, a token id).
+    pub fn check_key(&self, key: &str) -> Result<(), ApiError> {
         let now = Instant::now();
         let mut map = self.inner.lock().expect("rate limiter lock");
         // Forget addresses whose bucket has long been full again, so the
@@ -444,7 +464,7 @@ impl RateLimiter {
             let full_after = Duration::from_secs_f64(self.burst * self.refill_s);
             map.retain(|_, b| now.duration_since(b.at) < full_after);
         }
-        let b = map.entry(addr).or_insert(Bucket {
+        let b = map.entry(key.to_string()).or_insert(Bucket {
             tokens: self.burst,
             at: now,
         });

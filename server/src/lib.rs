@@ -61,6 +61,8 @@ pub struct AppState {
     pub db: db::Db,
     pub metrics: metrics::Metrics,
     pub limiter: auth::RateLimiter,
+    /// Per token, for observation batches.
+    pub observe_limiter: auth::RateLimiter,
     pub cache: cache::Cache,
     pub config: Arc<Config>,
 }
@@ -71,6 +73,7 @@ impl AppState {
             db,
             metrics: metrics::Metrics::default(),
             limiter: auth::RateLimiter::for_credentials(),
+            observe_limiter: auth::RateLimiter::for_observations(),
             cache: cache::Cache::default(),
             config: Arc::new(config),
         }

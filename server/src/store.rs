@@ -201,14 +201,60 @@ pub async fn lock_estate<'a>(db: &'a Db, id: &str) -> Result<Option<EstateLock<'
     Ok(Some(EstateLock { tx, _w: w, row }))
 }
 
+/// An observation batch already applied to an estate.
+pub struct BatchRecord {
+    pub body_digest: String,
+    pub version: i64,
+    pub applied: i64,
+}
+
+/// A batch to record with the change it makes, in the same transaction.
+pub struct NewBatch<'a> {
+    pub batch_id: &'a str,
+    pub body_digest: &'a str,
+    pub applied: i64,
+}
+
 impl EstateLock<'_> {
+    /// The batch recorded under this id, if any (read under the lock, so a
+    /// retry racing its original sees either nothing or the whole of it).
+    pub async fn batch(&mut self, batch_id: &str) -> Result<Option<BatchRecord>, ApiError> {
+        let row = sqlx::query(
+            "SELECT body_digest, version, applied FROM observation_batches WHERE estate_id = $1 AND batch_id = $2",
+        )
+        .bind(&self.row.meta.id)
+        .bind(batch_id)
+        .fetch_optional(&mut *self.tx)
+        .await?;
+        let Some(r) = row else { return Ok(None) };
+        Ok(Some(BatchRecord {
+            body_digest: r.try_get("body_digest")?,
+            version: r.try_get("version")?,
+            applied: r.try_get("applied")?,
+        }))
+    }
+
     /// Store the new document, bump the version, commit.
     pub async fn replace(
+        self,
+        name: &str,
+        document: &str,
+        content_digest: &str,
+        now: i64,
+    ) -> Result<EstateMeta, ApiError> {
+        self.replace_recording(name, document, content_digest, now, None)
+            .await
+    }
+
+    /// [`EstateLock::replace`], recording an observation batch in the same
+    /// transaction: the batch is applied and remembered, or neither.
+    pub async fn replace_recording(
         mut self,
         name: &str,
         document: &str,
         content_digest: &str,
         now: i64,
+        batch: Option<NewBatch<'_>>,
     ) -> Result<EstateMeta, ApiError> {
         sqlx::query(
             "UPDATE estates SET name = $1, document = $2, content_digest = $3, version = version + 1, updated_at = $4 \
@@ -226,6 +272,20 @@ impl EstateLock<'_> {
             .fetch_one(&mut *self.tx)
             .await?;
         let meta = meta_of(&row)?;
+        if let Some(b) = batch {
+            sqlx::query(
+                "INSERT INTO observation_batches (estate_id, batch_id, body_digest, version, applied, received_at) \
+                 VALUES ($1, $2, $3, $4, $5, $6)",
+            )
+            .bind(&meta.id)
+            .bind(b.batch_id)
+            .bind(b.body_digest)
+            .bind(meta.version)
+            .bind(b.applied)
+            .bind(now)
+            .execute(&mut *self.tx)
+            .await?;
+        }
         self.tx.commit().await?;
         Ok(meta)
     }

@@ -1391,3 +1391,228 @@ async fn loose_ends_are_tied(b: Backend) {
     assert_eq!(item["path"], "/placement/target_utilisation", "{item}");
     assert!(item["line"].is_null());
 }
+
+both!(observations_are_idempotent_atomic_scoped_and_rate_limited);
+async fn observations_are_idempotent_atomic_scoped_and_rate_limited(b: Backend) {
+    let t = TestApp::new(b).await;
+    let agent = As::Bearer(t.token("agent", Some("sample")).await);
+    let url = "/api/estates/sample/observations";
+    let batch = json!({"batch_id": "c-fra-1/2026-11-30T04:06:00Z", "observations": [
+        {"fact": "cpu_free", "cluster": "c-fra-1", "value": 7.5, "observed_at": "2026-11-30T04:06:00Z"},
+        {"fact": "flow_weight", "from": "shop-gateway", "to": "shop-frontend", "value": 15.5, "observed_at": "2026-11-30T04:05:30Z"}
+    ]});
+    let r = t
+        .send(&agent, Method::POST, url, &batch)
+        .await
+        .expect(StatusCode::OK)
+        .json();
+    assert_eq!(r["version"], 2);
+    assert_eq!(r["applied"], 2);
+    assert_eq!(r["duplicate"], false);
+    // The facts keep their time, class and the agent as source.
+    let file = t
+        .get(&TestApp::admin(), "/api/estates/sample/file")
+        .await
+        .json();
+    let c = file["clusters"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["id"] == "c-fra-1")
+        .unwrap();
+    assert_eq!(
+        c["cpu_free"],
+        json!({"value": 7.5, "class": "measured", "source": "agent:agent for tests", "observed_at": "2026-11-30T04:06:00Z"})
+    );
+    // A retry is answered from the record and changes nothing.
+    let r = t
+        .send(&agent, Method::POST, url, &batch)
+        .await
+        .expect(StatusCode::OK)
+        .json();
+    assert_eq!(r["duplicate"], true);
+    assert_eq!(r["version"], 2);
+    assert_eq!(t.meta("sample").await["version"], 2);
+    // The same id with another body is refused.
+    let mut other = batch.clone();
+    other["observations"][0]["value"] = json!(1);
+    let r = t
+        .send(&agent, Method::POST, url, &other)
+        .await
+        .expect(StatusCode::CONFLICT);
+    assert!(r.text().contains("already used"));
+    // Atomic: one bad observation, nothing applied; errors by index.
+    let bad = json!({"batch_id": "b2", "observations": [
+        {"fact": "cpu_free", "cluster": "c-fra-1", "value": 1, "observed_at": "2026-11-30T04:07:00Z"},
+        {"fact": "flow_mb_s", "from": "shop-gateway", "to": "nowhere", "value": 1, "observed_at": "2026-11-30T04:07:00Z"},
+        {"fact": "rtt_ms", "a": "c-fra-1", "b": "c-par-1", "value": 9}
+    ]});
+    let r = t
+        .send(&agent, Method::POST, url, &bad)
+        .await
+        .expect(StatusCode::UNPROCESSABLE_ENTITY)
+        .json();
+    let paths: Vec<&str> = r["details"]["errors"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["path"].as_str().unwrap())
+        .collect();
+    assert_eq!(paths, ["/observations/1/to", "/observations/2/observed_at"]);
+    assert_eq!(t.meta("sample").await["version"], 2, "nothing applied");
+    // The batch id was not used up by the refused batch.
+    let mut fixed = bad.clone();
+    fixed["observations"] = json!([bad["observations"][0]]);
+    t.send(&agent, Method::POST, url, &fixed)
+        .await
+        .expect(StatusCode::OK);
+    // Scoped: another estate is out of reach; reading is not allowed.
+    t.call(
+        &TestApp::admin(),
+        Method::POST,
+        "/api/estates?id=other",
+        Some("application/json"),
+        berth::serve::SAMPLE_ESTATE,
+    )
+    .await
+    .expect(StatusCode::CREATED);
+    t.send(
+        &agent,
+        Method::POST,
+        "/api/estates/other/observations",
+        &batch,
+    )
+    .await
+    .expect(StatusCode::FORBIDDEN);
+    t.get(&agent, "/api/estates/sample/advice")
+        .await
+        .expect(StatusCode::FORBIDDEN);
+    // A viewer may not post observations; an operator may.
+    let viewer = As::Bearer(t.token("viewer", None).await);
+    t.send(&viewer, Method::POST, url, &batch)
+        .await
+        .expect(StatusCode::FORBIDDEN);
+    // Rate limit per token: the agent has spent 5 of its 30; another 26 fail.
+    let mut limited = None;
+    for i in 0..40 {
+        let r = t.send(&agent, Method::POST, url, &json!({"batch_id": format!("burst-{i}"), "observations": [
+            {"fact": "cpu_free", "cluster": "c-fra-1", "value": 2, "observed_at": "2026-11-30T04:08:00Z"}]})).await;
+        if r.status == StatusCode::TOO_MANY_REQUESTS {
+            limited = Some(i);
+            assert!(r.headers.contains_key(header::RETRY_AFTER));
+            break;
+        }
+        assert_eq!(r.status, StatusCode::OK, "{}", r.text());
+    }
+    let limited = limited.expect("the agent was rate-limited");
+    assert!(
+        (20..=30).contains(&limited),
+        "limited after {limited} more batches"
+    );
+    // Another token has its own budget.
+    let agent2 = As::Bearer(t.token("agent", Some("sample")).await);
+    t.send(&agent2, Method::POST, url, &json!({"batch_id": "other-agent", "observations": [
+        {"fact": "cpu_free", "cluster": "c-fra-1", "value": 2, "observed_at": "2026-11-30T04:08:00Z"}]})).await.expect(StatusCode::OK);
+}
+
+/// `../shared/fixtures/kubernetes/<name>` relative to the project root
+/// (found by walking up: worktrees sit deeper than the main checkout).
+fn k8s_fixture(name: &str) -> String {
+    let start = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    for dir in start.ancestors() {
+        let path = dir.join("shared/fixtures/kubernetes").join(name);
+        if path.is_file() {
+            return std::fs::read_to_string(path).unwrap();
+        }
+    }
+    panic!(
+        "shared/fixtures/kubernetes/{name} not found above {}",
+        start.display()
+    );
+}
+
+both!(kubernetes_manifests_import_through_the_api);
+async fn kubernetes_manifests_import_through_the_api(b: Backend) {
+    let t = TestApp::new(b).await;
+    let admin = TestApp::admin();
+    let url = "/api/estates/sample/import/kubernetes";
+    let body = json!({"cluster": "c-fra-3", "files": [{"name": "online-boutique.yaml", "text": k8s_fixture("online-boutique.yaml")}]});
+    // A dry run reports and writes nothing.
+    let mut dry = body.clone();
+    dry["dry_run"] = json!(true);
+    let r = t
+        .send(&admin, Method::POST, url, &dry)
+        .await
+        .expect(StatusCode::OK)
+        .json();
+    assert_eq!(r["written"], false);
+    assert_eq!(r["report"]["added"].as_array().unwrap().len(), 12);
+    assert_eq!(t.meta("sample").await["version"], 1);
+    // The import: 12 services and 16 edges, one new version.
+    let r = t
+        .send(&admin, Method::POST, url, &body)
+        .await
+        .expect(StatusCode::OK)
+        .json();
+    assert_eq!(r["written"], true);
+    assert_eq!(r["version"], 2);
+    assert_eq!(r["report"]["flows_added"].as_array().unwrap().len(), 16);
+    let file = t.get(&admin, "/api/estates/sample/file").await.json();
+    let frontend = file["services"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["id"] == "frontend")
+        .expect("frontend imported");
+    assert_eq!(frontend["cluster"], "c-fra-3");
+    assert_eq!(frontend["cpu"], 0.1);
+    // The imported estate gives advice.
+    t.get(&admin, &format!("/api/estates/sample/advice?now={NOW}"))
+        .await
+        .expect(StatusCode::OK);
+    // Re-importing the same manifests changes nothing, not even the version.
+    let r = t
+        .send(&admin, Method::POST, url, &body)
+        .await
+        .expect(StatusCode::OK)
+        .json();
+    assert_eq!(r["written"], false);
+    assert_eq!(t.meta("sample").await["version"], 2);
+    // Bad input names the file, document and object; nothing written.
+    let broken = k8s_fixture("online-boutique.yaml").replacen("cpu: 100m", "cpu: lots", 1);
+    let r = t
+        .send(
+            &admin,
+            Method::POST,
+            url,
+            &json!({"cluster": "c-fra-3", "files": [{"name": "ob.yaml", "text": broken}]}),
+        )
+        .await
+        .expect(StatusCode::UNPROCESSABLE_ENTITY)
+        .json();
+    let e = &r["details"]["errors"][0];
+    assert_eq!(e["file"], "ob.yaml");
+    assert!(
+        e["document"].as_u64().is_some() && e["object"].as_str().unwrap().starts_with("Deployment"),
+        "{e}"
+    );
+    assert!(
+        e["path"]
+            .as_str()
+            .unwrap()
+            .ends_with("/resources/requests/cpu"),
+        "{e}"
+    );
+    // An unknown cluster is refused with the clusters there are.
+    let r = t
+        .send(&admin, Method::POST, url, &json!({"cluster": "c-mars", "files": [{"name": "x.yaml", "text": k8s_fixture("sock-shop.yaml")}]}))
+        .await
+        .expect(StatusCode::UNPROCESSABLE_ENTITY);
+    assert!(r.text().contains("c-fra-1"), "{}", r.text());
+    assert_eq!(t.meta("sample").await["version"], 2);
+    // Viewers may not import.
+    let viewer = As::Bearer(t.token("viewer", None).await);
+    t.send(&viewer, Method::POST, url, &body)
+        .await
+        .expect(StatusCode::FORBIDDEN);
+}
