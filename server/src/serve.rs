@@ -141,8 +141,12 @@ pub fn init_logging() {
     let filter = EnvFilter::try_from_default_env()
         .unwrap_or_else(|_| EnvFilter::new("info,sqlx=warn,tower_http=info"));
     let json = std::env::var("BERTH_LOG_FORMAT").is_ok_and(|v| v == "json");
+    // Colours only for a person at a terminal: in a file or a log
+    // collector the escape codes are noise around every field.
+    let ansi = std::io::IsTerminal::is_terminal(&std::io::stderr());
     let builder = tracing_subscriber::fmt()
         .with_env_filter(filter)
+        .with_ansi(ansi)
         .with_writer(std::io::stderr);
     if json {
         builder.json().init();

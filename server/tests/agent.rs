@@ -4,6 +4,8 @@
 
 mod fakes;
 
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use fakes::{berth, fake_berth, fake_prometheus, istio_responses, terminate, TOKEN};
@@ -313,4 +315,153 @@ async fn usage_errors_exit_2_at_once() {
             "{args:?}: expected {expect:?} in:\n{err}"
         );
     }
+}
+
+/// A proxy in front of a real server that loses the answer to the first
+/// batch the server accepted: the server applied it, the agent is told
+/// 503 (Retry-After: 1) and must retry the same batch, which the server
+/// then recognises as a duplicate. Every answer is recorded (status and
+/// body, as the server gave it).
+async fn lossy_proxy(upstream: String) -> (String, Arc<Mutex<Vec<(u16, Value)>>>) {
+    let seen: Arc<Mutex<Vec<(u16, Value)>>> = Arc::default();
+    let lost = Arc::new(AtomicBool::new(false));
+    let http = reqwest::Client::new();
+    let record = seen.clone();
+    let app = axum::Router::new().fallback(move |req: axum::extract::Request| {
+        let (http, upstream, seen, lost) =
+            (http.clone(), upstream.clone(), record.clone(), lost.clone());
+        async move {
+            let (parts, body) = req.into_parts();
+            let body = axum::body::to_bytes(body, usize::MAX).await.unwrap();
+            let mut forward = http.request(
+                parts.method.clone(),
+                format!("{upstream}{}", parts.uri.path_and_query().unwrap()),
+            );
+            for name in ["authorization", "content-type"] {
+                if let Some(v) = parts.headers.get(name) {
+                    forward = forward.header(name, v.clone());
+                }
+            }
+            let resp = forward.body(body).send().await.unwrap();
+            let status = resp.status().as_u16();
+            let answer: Value = resp.json().await.unwrap_or(Value::Null);
+            seen.lock().unwrap().push((status, answer.clone()));
+            if status == 200 && !lost.swap(true, Ordering::SeqCst) {
+                return axum::response::Response::builder()
+                    .status(503)
+                    .header("retry-after", "1")
+                    .header("content-type", "application/json")
+                    .body(axum::body::Body::from(
+                        r#"{"error": "unavailable", "message": "lost on the way back"}"#,
+                    ))
+                    .unwrap();
+            }
+            axum::response::Response::builder()
+                .status(status)
+                .header("content-type", "application/json")
+                .body(axum::body::Body::from(answer.to_string()))
+                .unwrap()
+        }
+    });
+    (fakes::serve(app).await, seen)
+}
+
+/// End to end: `berth agent` against a real `berth serve` (through the
+/// lossy proxy) and the fake Prometheus, every second, then SIGTERM.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn end_to_end_against_berth_serve() {
+    let server = fakes::RealBerth::start().await;
+    let token = server.agent_token("agent-c-fra-1").await;
+    let (prom, _) = fake_prometheus(istio_responses()).await;
+    let (proxy, answers) = lossy_proxy(server.url.clone()).await;
+    let dir = tempfile::tempdir().unwrap();
+    let capacity = dir.path().join("capacity.json");
+    std::fs::write(
+        &capacity,
+        r#"{"cpu_free": 7.25, "memory_free_gib": 61, "observed_at": "2026-11-30T04:10:00Z"}"#,
+    )
+    .unwrap();
+
+    let mut c = berth();
+    c.args([
+        "agent",
+        "--server",
+        &proxy,
+        "--estate",
+        "sample",
+        "--prometheus",
+        &prom,
+    ])
+    .args([
+        "--interval",
+        "1s",
+        "--cluster",
+        "c-fra-1",
+        "--capacity-file",
+    ])
+    .arg(&capacity)
+    .args(["--map", "catalog-v1=catalog", "--map", "catalog-v2=catalog"])
+    .env("BERTH_TOKEN", &token)
+    .stderr(std::process::Stdio::piped());
+    let child = c.spawn().unwrap();
+    let delivered = || {
+        answers
+            .lock()
+            .unwrap()
+            .iter()
+            .filter(|(s, a)| *s == 200 && a["duplicate"] == false)
+            .count()
+    };
+    wait_for(Duration::from_secs(30), "three applied batches", || {
+        delivered() >= 3
+    })
+    .await;
+    let (code, log) = stop(child).await;
+    assert_eq!(code, 0, "{log}");
+
+    // 422 (istio-ingressgateway), the pruned batch applied (its answer
+    // lost), the same batch again: a duplicate naming the same version.
+    let answers = answers.lock().unwrap().clone();
+    assert_eq!(answers[0].0, 422, "{answers:?}");
+    assert_eq!(answers[1].0, 200);
+    assert_eq!(answers[1].1["duplicate"], false);
+    assert_eq!(answers[2].0, 200);
+    assert_eq!(answers[2].1["duplicate"], true, "{answers:?}");
+    assert_eq!(answers[2].1["batch_id"], answers[1].1["batch_id"]);
+    assert_eq!(
+        answers[2].1["version"], answers[1].1["version"],
+        "applied once"
+    );
+    let versions: Vec<i64> = answers
+        .iter()
+        .filter(|(s, a)| *s == 200 && a["duplicate"] == false)
+        .map(|(_, a)| a["version"].as_i64().unwrap())
+        .collect();
+    assert_eq!(
+        versions,
+        (2..2 + versions.len() as i64).collect::<Vec<_>>(),
+        "one version per batch, none twice"
+    );
+    assert!(log.contains("duplicate=true"), "{log}");
+
+    let estate = server.estate_file().await;
+    let c_fra_1 = estate["clusters"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["id"] == "c-fra-1")
+        .unwrap();
+    let measured = |v: f64, at: &str| serde_json::json!({"value": v, "class": "measured", "source": "agent:agent-c-fra-1", "observed_at": at});
+    assert_eq!(c_fra_1["cpu_free"], measured(7.25, "2026-11-30T04:10:00Z"));
+    assert_eq!(
+        c_fra_1["memory_free_gib"],
+        measured(61.0, "2026-11-30T04:10:00Z")
+    );
+    let gw = fakes::flow(&estate, "shop-gateway", "shop-frontend");
+    assert_eq!(gw["weight"]["value"], 14.1034);
+    assert_eq!(gw["weight"]["class"], "measured");
+    assert_eq!(gw["weight"]["source"], "agent:agent-c-fra-1");
+    assert_eq!(gw["mb_s"]["value"], 38.2041);
+    assert!(!log.contains(&token), "the token is never logged");
+    assert!(!server.log.lock().unwrap().contains(&token));
 }

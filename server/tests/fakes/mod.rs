@@ -357,3 +357,110 @@ pub fn terminate(child: &tokio::process::Child) {
         .unwrap();
     assert!(status.success());
 }
+
+// ---- a real server --------------------------------------------------------
+
+/// The bootstrap administrator token of [`RealBerth`] (32+ characters).
+pub const ADMIN_TOKEN: &str = "test-admin-token-0123456789abcdef0123";
+
+/// A real `berth serve` on a free loopback port with a fresh SQLite
+/// database seeded with the sample estate; killed when dropped.
+pub struct RealBerth {
+    pub url: String,
+    /// Everything it logged so far.
+    pub log: Arc<Mutex<String>>,
+    http: reqwest::Client,
+    _child: tokio::process::Child,
+    _dir: tempfile::TempDir,
+}
+
+impl RealBerth {
+    pub async fn start() -> RealBerth {
+        use tokio::io::{AsyncBufReadExt, BufReader};
+        let dir = tempfile::tempdir().unwrap();
+        let mut child = berth()
+            .args(["serve", "--listen", "127.0.0.1:0", "--data-dir"])
+            .arg(dir.path())
+            .env("BERTH_ADMIN_TOKEN", ADMIN_TOKEN)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        // The address is in the log ("listening on http://…"); the log is
+        // read to the end in the background so the pipe never fills.
+        let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
+        let log = Arc::new(Mutex::new(String::new()));
+        let url = tokio::time::timeout(std::time::Duration::from_secs(30), async {
+            while let Some(line) = lines.next_line().await.unwrap() {
+                log.lock().unwrap().push_str(&line);
+                log.lock().unwrap().push('\n');
+                if let Some(i) = line.find("listening on http://") {
+                    let rest = &line[i + "listening on ".len()..];
+                    return rest
+                        .split(|c: char| c.is_whitespace() || c == '\x1b')
+                        .next()
+                        .unwrap()
+                        .to_string();
+                }
+            }
+            panic!("berth serve exited:\n{}", log.lock().unwrap());
+        })
+        .await
+        .expect("berth serve listens within 30 s");
+        let sink = log.clone();
+        tokio::spawn(async move {
+            while let Ok(Some(line)) = lines.next_line().await {
+                sink.lock().unwrap().push_str(&line);
+                sink.lock().unwrap().push('\n');
+            }
+        });
+        RealBerth {
+            url,
+            log,
+            http: reqwest::Client::new(),
+            _child: child,
+            _dir: dir,
+        }
+    }
+
+    /// An agent token scoped to the sample estate, created as an admin
+    /// would.
+    pub async fn agent_token(&self, name: &str) -> String {
+        let r = self
+            .http
+            .post(format!("{}/api/tokens", self.url))
+            .bearer_auth(ADMIN_TOKEN)
+            .json(&json!({"name": name, "role": "agent", "estate": "sample"}))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status(), 201);
+        r.json::<Value>().await.unwrap()["token"]
+            .as_str()
+            .unwrap()
+            .to_string()
+    }
+
+    /// The sample estate's file, as exported.
+    pub async fn estate_file(&self) -> Value {
+        let r = self
+            .http
+            .get(format!("{}/api/estates/sample/file", self.url))
+            .bearer_auth(ADMIN_TOKEN)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status(), 200);
+        r.json().await.unwrap()
+    }
+}
+
+/// The flow `from` → `to` of an estate file.
+pub fn flow<'a>(estate: &'a Value, from: &str, to: &str) -> &'a Value {
+    estate["flows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["from"] == from && f["to"] == to)
+        .unwrap_or_else(|| panic!("no flow {from} → {to}"))
+}
