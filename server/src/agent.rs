@@ -333,7 +333,7 @@ pub async fn run(opts: AgentOptions, mut stop: watch::Receiver<bool>) {
             let missed = (behind.as_secs_f64() / opts.interval.as_secs_f64()).ceil() as u32;
             next += opts.interval * missed;
         }
-        if submit::sleep_or_stop(next - Instant::now(), &mut stop).await {
+        if submit::sleep_or_stop(next.saturating_duration_since(Instant::now()), &mut stop).await {
             break;
         }
     }

@@ -704,7 +704,7 @@ fn import_prometheus(args: ImportPrometheus) -> Result<String, Failure> {
         None => None,
     };
     let rt = runtime()?;
-    let (results, origin, source) = match (&prom, &args.file) {
+    let (results, origin) = match (&prom, &args.file) {
         (Some(prom), _) => {
             let time = chrono::Utc::now().timestamp();
             let results = rt
@@ -718,7 +718,7 @@ fn import_prometheus(args: ImportPrometheus) -> Result<String, Failure> {
                 args.url.as_deref().unwrap_or_default(),
                 berth_engine::estate::format_time(time)
             );
-            (results, origin, "import:prometheus")
+            (results, origin)
         }
         (None, Some(file)) => {
             let text = read_text(file)?;
@@ -730,11 +730,7 @@ fn import_prometheus(args: ImportPrometheus) -> Result<String, Failure> {
                 code: 1,
                 lines: vec![format!("{}: {e}", file.display())],
             })?;
-            (
-                results,
-                format!("saved results {}", file.display()),
-                "import:prometheus",
-            )
+            (results, format!("saved results {}", file.display()))
         }
         (None, None) => unreachable!("clap requires --url or --file"),
     };
@@ -753,16 +749,20 @@ fn import_prometheus(args: ImportPrometheus) -> Result<String, Failure> {
         None => None,
     };
     let derived = prometheus::derive(&results, &mapping, known.as_ref());
-    let observations = prometheus::observations(&derived.flows, Some(source));
+    // A named source, not the server's default (the token's name): the
+    // figures come from the mesh, whoever runs the import.
+    let observations = prometheus::observations(&derived.flows, Some("import:prometheus"));
     print!(
         "{origin}: {} flow{} for estate {:?}{}\n{}",
         derived.flows.len(),
         if derived.flows.len() == 1 { "" } else { "s" },
         args.estate,
-        if known.is_none() {
-            " (services not checked: the token may not read the estate; the server checks them)"
-        } else {
-            ""
+        match (&client, &known) {
+            (None, _) => " (services not checked: no --server to ask)",
+            (Some(_), None) => {
+                " (services not checked: the token may not read the estate; the server checks them)"
+            }
+            (Some(_), Some(_)) => "",
         },
         prometheus::report(&derived)
     );

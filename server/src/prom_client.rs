@@ -74,24 +74,20 @@ pub struct PromClient {
     base: String,
 }
 
-/// Check a server URL: plain `http://` only in this build (no TLS stack
-/// is compiled in; see `docs/observations.md` for https).
+/// Check a server URL: `http://` or `https://` (TLS through rustls, with
+/// the Mozilla root certificates built in), trailing slash dropped.
 pub fn check_url(what: &str, url: &str) -> Result<String, String> {
     let trimmed = url.trim_end_matches('/');
-    if let Some(rest) = trimmed.strip_prefix("http://") {
-        if rest.is_empty() {
-            return Err(format!("{what} {url:?}: no host"));
-        }
-        return Ok(trimmed.to_string());
+    let rest = trimmed
+        .strip_prefix("http://")
+        .or_else(|| trimmed.strip_prefix("https://"));
+    match rest {
+        Some("") => Err(format!("{what} {url:?}: no host")),
+        Some(_) => Ok(trimmed.to_string()),
+        None => Err(format!(
+            "{what} {url:?}: expected an http:// or https:// URL, e.g. http://127.0.0.1:9090"
+        )),
     }
-    if trimmed.starts_with("https://") {
-        return Err(format!(
-            "{what} {url:?}: https is not supported by this build (it has no TLS stack); reach it over http, e.g. through `kubectl port-forward` or a local TLS-terminating proxy"
-        ));
-    }
-    Err(format!(
-        "{what} {url:?}: expected an http:// URL, e.g. http://127.0.0.1:9090"
-    ))
 }
 
 impl PromClient {
@@ -123,7 +119,14 @@ impl PromClient {
             .query(&[("query", query), ("time", &time.to_string())])
             .send()
             .await
-            .map_err(|e| unreachable(format!("cannot reach {}: {}", self.base, error_chain(&e))))?;
+            // Without the URL: it is long (the query) and said already.
+            .map_err(|e| {
+                unreachable(format!(
+                    "cannot reach {}: {}",
+                    self.base,
+                    error_chain(&e.without_url())
+                ))
+            })?;
         let status = resp.status();
         let mut body = Vec::new();
         while let Some(chunk) = resp

@@ -169,7 +169,7 @@ impl BerthClient {
             .header(AUTHORIZATION, self.auth())
             .send()
             .await
-            .map_err(|e| connection_error(&self.server, &e))?;
+            .map_err(|e| connection_error(&self.server, e))?;
         let status = resp.status();
         if status == StatusCode::FORBIDDEN {
             return Ok(None);
@@ -178,7 +178,7 @@ impl BerthClient {
         let body = resp
             .bytes()
             .await
-            .map_err(|e| connection_error(&self.server, &e))?;
+            .map_err(|e| connection_error(&self.server, e))?;
         if !status.is_success() {
             return Err(error_of(status, &body, retry_after));
         }
@@ -212,13 +212,13 @@ impl BerthClient {
             .json(&body)
             .send()
             .await
-            .map_err(|e| connection_error(&self.server, &e))?;
+            .map_err(|e| connection_error(&self.server, e))?;
         let status = resp.status();
         let retry_after = retry_after(resp.headers());
         let bytes = resp
             .bytes()
             .await
-            .map_err(|e| connection_error(&self.server, &e))?;
+            .map_err(|e| connection_error(&self.server, e))?;
         if status.is_success() {
             return serde_json::from_slice(&bytes).map_err(|e| SubmitError::Refused {
                 status: status.as_u16(),
@@ -249,10 +249,10 @@ fn encode_path_segment(s: &str) -> String {
     out
 }
 
-fn connection_error(server: &str, e: &reqwest::Error) -> SubmitError {
+fn connection_error(server: &str, e: reqwest::Error) -> SubmitError {
     SubmitError::Transient {
         status: None,
-        message: format!("cannot reach {server}: {}", error_chain(e)),
+        message: format!("cannot reach {server}: {}", error_chain(&e.without_url())),
         retry_after: None,
     }
 }
@@ -361,7 +361,8 @@ pub fn unit_random() -> f64 {
     (u64::from_le_bytes(b) >> 11) as f64 / (1u64 << 53) as f64
 }
 
-/// Sleep, or return `true` early when a stop is asked for.
+/// Sleep, or return `true` early when a stop is asked for. A dropped
+/// sender also counts as a stop: nobody could ask any more.
 pub async fn sleep_or_stop(d: Duration, stop: &mut watch::Receiver<bool>) -> bool {
     if *stop.borrow() {
         return true;

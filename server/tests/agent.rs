@@ -294,8 +294,8 @@ async fn usage_errors_exit_2_at_once() {
             "--interval",
         ),
         (
-            vec!["--prometheus", "https://p:9090"],
-            "https is not supported",
+            vec!["--prometheus", "ftp://p:9090"],
+            "expected an http:// or https:// URL",
         ),
         (
             vec!["--prometheus", "http://p:9090", "--map", "x"],

@@ -54,6 +54,8 @@ fn example() -> String {
     .to_string()
 }
 
+/// The fixtures' shop-bff calls two versions of catalog, as Istio names
+/// their Deployments; both are the estate's service `catalog`.
 const MAPS: [&str; 4] = ["--map", "catalog-v1=catalog", "--map", "catalog-v2=catalog"];
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -147,7 +149,10 @@ async fn saved_results_and_dry_run() {
     let (code, out, err) = run(c).await;
     assert_eq!(code, 0, "{out}\n{err}");
     assert!(out.contains("dry run: 13 observations not sent"), "{out}");
-    assert!(out.contains("services not checked"), "{out}");
+    assert!(
+        out.contains("services not checked: no --server to ask"),
+        "{out}"
+    );
     let batch: Value = serde_json::from_str(&out[out.find("\n{").unwrap()..]).unwrap();
     let at = "2026-11-30T04:05:00Z";
     let ingress = |fact: &str, v: f64| {
@@ -237,7 +242,10 @@ async fn unmapped_workloads_are_skipped_and_reported_never_guessed() {
     .args(["--estate", "sample", "--file", &example()]);
     let (code, out, err) = run(c).await;
     assert_eq!(code, 0, "{out}\n{err}");
-    assert!(out.contains("services not checked"), "{out}");
+    assert!(
+        out.contains("services not checked: the token may not read the estate"),
+        "{out}"
+    );
     for line in [
         "refused by the server and left out (6):",
         "flow_weight istio-ingressgateway → shop-gateway: no service \"istio-ingressgateway\" in this estate",
@@ -440,12 +448,8 @@ async fn usage_and_connection_errors_exit_2() {
             "reading the estate \"sample\": cannot reach",
         ),
         (
-            vec![
-                "--url".into(),
-                "https://prometheus:9090".into(),
-                "--dry-run".into(),
-            ],
-            "https is not supported by this build",
+            vec!["--url".into(), "prometheus:9090".into(), "--dry-run".into()],
+            "expected an http:// or https:// URL",
         ),
         (
             vec![
@@ -456,6 +460,16 @@ async fn usage_and_connection_errors_exit_2() {
                 "catalog".into(),
             ],
             "expected WORKLOAD=SERVICE",
+        ),
+        // TLS is built in: https to a plain-HTTP server fails in the
+        // handshake, not for want of TLS support.
+        (
+            vec![
+                "--url".into(),
+                prom.replace("http://", "https://"),
+                "--dry-run".into(),
+            ],
+            "Prometheus: rate query: cannot reach https://",
         ),
         (vec!["--url".into(), prom.clone()], "--server"),
         (

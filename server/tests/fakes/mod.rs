@@ -19,9 +19,6 @@ use serde_json::{json, Value};
 /// The token the fake Berth accepts.
 pub const TOKEN: &str = "berth_fake-agent-token-0123456789abcdef";
 
-/// When the fixtures were recorded (2026-11-30T04:05:00Z).
-pub const RECORDED_AT: i64 = 1_796_011_500;
-
 pub fn fixture(name: &str) -> Value {
     let path = format!(
         "{}/tests/fixtures/prometheus/{name}.json",
