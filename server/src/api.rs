@@ -269,7 +269,17 @@ pub fn app(state: AppState) -> Router {
             state.clone(),
             auth::authenticate,
         ))
-        .layer(tower_http::trace::TraceLayer::new_for_http())
+        // One INFO line per request (method, URI, status, latency). Headers
+        // are never recorded: they carry tokens and cookies.
+        .layer(
+            tower_http::trace::TraceLayer::new_for_http()
+                .make_span_with(
+                    tower_http::trace::DefaultMakeSpan::new().level(tracing::Level::INFO),
+                )
+                .on_response(
+                    tower_http::trace::DefaultOnResponse::new().level(tracing::Level::INFO),
+                ),
+        )
         .with_state(state)
 }
 
