@@ -659,6 +659,89 @@ struct EdgeFigures {
     bytes_per_s: Option<Observed>,
 }
 
+/// The weight and bytes/s of one workload edge, noting what is missing.
+fn edge_figures(
+    edge: &Edge,
+    rate: &BTreeMap<Edge, Sample>,
+    duration: &BTreeMap<Edge, Sample>,
+    bytes: Option<&BTreeMap<Edge, Sample>>,
+    notes: &mut Vec<Note>,
+) -> EdgeFigures {
+    let weight = match (rate.get(edge), duration.get(edge)) {
+        (None, _) => None,
+        (Some(r), _) if !usable(r.value) => {
+            notes.push(Note {
+                code: NoteCode::BadValue,
+                message: format!(
+                    "{edge}: request rate {} is not a number ≥ 0: weight not observed",
+                    r.value
+                ),
+            });
+            None
+        }
+        // No requests in the window: nothing in flight, whatever the
+        // duration query says (it is 0/0 = NaN there).
+        (Some(r), _) if r.value == 0.0 => Some(Observed {
+            value: 0.0,
+            observed_at: r.at,
+        }),
+        (Some(_), None) => {
+            notes.push(Note {
+                code: NoteCode::NoDuration,
+                message: format!("{edge}: requests but no duration sample: weight not observed"),
+            });
+            None
+        }
+        (Some(_), Some(d)) if !usable(d.value) => {
+            notes.push(Note {
+                code: NoteCode::BadValue,
+                message: format!(
+                    "{edge}: mean duration {} ms is not a number ≥ 0: weight not observed",
+                    d.value
+                ),
+            });
+            None
+        }
+        // Little's law: requests/s × mean seconds per request = mean
+        // requests in flight.
+        (Some(r), Some(d)) => Some(Observed {
+            value: r.value * d.value / MS_PER_S,
+            observed_at: r.at.max(d.at),
+        }),
+    };
+    let bytes_per_s = match bytes.map(|b| b.get(edge)) {
+        None => None,
+        Some(None) => {
+            // An empty bytes result was already noted once.
+            if !bytes.is_some_and(BTreeMap::is_empty) {
+                notes.push(Note {
+                    code: NoteCode::NoBytes,
+                    message: format!("{edge}: no bytes sample: MB/s not observed"),
+                });
+            }
+            None
+        }
+        Some(Some(b)) if !usable(b.value) => {
+            notes.push(Note {
+                code: NoteCode::BadValue,
+                message: format!(
+                    "{edge}: {} bytes/s is not a number ≥ 0: MB/s not observed",
+                    b.value
+                ),
+            });
+            None
+        }
+        Some(Some(b)) => Some(Observed {
+            value: b.value,
+            observed_at: b.at,
+        }),
+    };
+    EdgeFigures {
+        weight,
+        bytes_per_s,
+    }
+}
+
 /// Derive flows from the query results. Workloads become services through
 /// `mapping`; when `known` (the estate's service ids) is given, edges to
 /// or from anything else are skipped and reported. Several workload edges
@@ -702,88 +785,6 @@ pub fn derive(results: &Results, mapping: &Mapping, known: Option<&BTreeSet<Stri
         .chain(bytes.iter().flat_map(|b| b.keys()))
         .collect();
 
-    let mut figures: BTreeMap<&Edge, EdgeFigures> = BTreeMap::new();
-    for &edge in &edges {
-        let weight = match (rate.get(edge), duration.get(edge)) {
-            (None, _) => None,
-            (Some(r), _) if !usable(r.value) => {
-                notes.push(Note {
-                    code: NoteCode::BadValue,
-                    message: format!(
-                        "{edge}: request rate {} is not a number ≥ 0: weight not observed",
-                        r.value
-                    ),
-                });
-                None
-            }
-            // No requests in the window: nothing in flight, whatever the
-            // duration query says (it is 0/0 = NaN there).
-            (Some(r), _) if r.value == 0.0 => Some(Observed {
-                value: 0.0,
-                observed_at: r.at,
-            }),
-            (Some(_), None) => {
-                notes.push(Note {
-                    code: NoteCode::NoDuration,
-                    message: format!(
-                        "{edge}: requests but no duration sample: weight not observed"
-                    ),
-                });
-                None
-            }
-            (Some(_), Some(d)) if !usable(d.value) => {
-                notes.push(Note {
-                    code: NoteCode::BadValue,
-                    message: format!(
-                        "{edge}: mean duration {} ms is not a number ≥ 0: weight not observed",
-                        d.value
-                    ),
-                });
-                None
-            }
-            // Little's law: requests/s × mean seconds per request = mean
-            // requests in flight.
-            (Some(r), Some(d)) => Some(Observed {
-                value: r.value * d.value / MS_PER_S,
-                observed_at: r.at.max(d.at),
-            }),
-        };
-        let bytes_per_s = match bytes.as_ref().map(|b| b.get(edge)) {
-            None => None,
-            Some(None) => {
-                // An empty bytes result was already noted once.
-                if !bytes.as_ref().is_some_and(BTreeMap::is_empty) {
-                    notes.push(Note {
-                        code: NoteCode::NoBytes,
-                        message: format!("{edge}: no bytes sample: MB/s not observed"),
-                    });
-                }
-                None
-            }
-            Some(Some(b)) if !usable(b.value) => {
-                notes.push(Note {
-                    code: NoteCode::BadValue,
-                    message: format!(
-                        "{edge}: {} bytes/s is not a number ≥ 0: MB/s not observed",
-                        b.value
-                    ),
-                });
-                None
-            }
-            Some(Some(b)) => Some(Observed {
-                value: b.value,
-                observed_at: b.at,
-            }),
-        };
-        figures.insert(
-            edge,
-            EdgeFigures {
-                weight,
-                bytes_per_s,
-            },
-        );
-    }
-
     // Map to services and sum per service pair. A pair's figure is sent
     // only if every workload edge in it had one: a partial sum would be
     // an understatement presented as a measurement.
@@ -809,7 +810,9 @@ pub fn derive(results: &Results, mapping: &Mapping, known: Option<&BTreeSet<Stri
     // Workloads that map to nothing in the estate, with the edges skipped
     // because of them: one note per workload, not per edge.
     let mut not_in_estate: BTreeMap<(&Workload, String), usize> = BTreeMap::new();
-    for (edge, f) in figures {
+    // Edges are judged first (outside the mesh, not in the estate, self),
+    // so notes about missing figures only concern edges that count.
+    for edge in edges {
         if edge.source.name == OUTSIDE_MESH || edge.destination.name == OUTSIDE_MESH {
             let side = if edge.source.name == OUTSIDE_MESH {
                 "from"
@@ -852,6 +855,7 @@ pub fn derive(results: &Results, mapping: &Mapping, known: Option<&BTreeSet<Stri
             bytes: None,
             bytes_missing: false,
         });
+        let f = edge_figures(edge, &rate, &duration, bytes.as_ref(), &mut notes);
         acc.edges.push(edge);
         add(&mut acc.weight, &mut acc.weight_missing, f.weight);
         add(&mut acc.bytes, &mut acc.bytes_missing, f.bytes_per_s);
@@ -995,6 +999,57 @@ mod tests {
                 observed_at: 1796011500
             })
         );
+    }
+
+    #[test]
+    fn outside_mesh_unknown_services_and_partial_sums_are_not_sent() {
+        let rate = vector(json!([
+            sample("unknown", "a", "5"),
+            sample("a", "b-v1", "10"),
+            sample("a", "b-v2", "10"),
+            sample("a", "zz", "1"),
+        ]));
+        // b-v2 has no duration: b's weight would be half the truth.
+        let duration = vector(json!([sample("a", "b-v1", "100"), sample("a", "zz", "1")]));
+        let r = Results {
+            rate: parse_response("rate", "", &rate).unwrap(),
+            duration: parse_response("duration", "", &duration).unwrap(),
+            bytes: None,
+        };
+        let mut m = Mapping::default();
+        m.add_arg("b-v1=b").unwrap();
+        m.add_arg("b-v2=b").unwrap();
+        let known: BTreeSet<String> = ["a", "b"].map(String::from).into();
+        let d = derive(&r, &m, Some(&known));
+        assert_eq!(d.flows, vec![], "nothing complete to send");
+        let codes: Vec<NoteCode> = d.notes.iter().map(|n| n.code).collect();
+        assert_eq!(
+            codes,
+            [
+                NoteCode::NoDuration,
+                NoteCode::OutsideMesh,
+                NoteCode::NotInEstate,
+                NoteCode::NoDuration
+            ],
+            "{:#?}",
+            d.notes
+        );
+        assert!(d.notes[1].message.contains("traffic from outside the mesh"));
+        assert!(d.notes[2]
+            .message
+            .starts_with("workload shop/zz (as service \"zz\")"));
+        assert!(d.notes[3]
+            .message
+            .contains("a → b: weight known for only some of its 2 workload edges"));
+        // Without the estate's services, zz is not judged here (the
+        // server refuses it) and is sent.
+        let d = derive(&r, &m, None);
+        assert_eq!(d.flows.len(), 1);
+        assert_eq!(
+            (d.flows[0].from.as_str(), d.flows[0].to.as_str()),
+            ("a", "zz")
+        );
+        assert_eq!(d.flows[0].weight.unwrap().value, 0.001);
     }
 
     #[test]
