@@ -376,14 +376,14 @@ fn json_body<T: serde::de::DeserializeOwned>(bytes: &Bytes, what: &str) -> ApiRe
 }
 
 /// A JSON response from an already-serialised body.
-fn raw_json(status: StatusCode, body: String) -> Response {
+fn raw_json(status: StatusCode, body: impl Into<Body>) -> Response {
     (
         status,
         [(
             header::CONTENT_TYPE,
             HeaderValue::from_static("application/json"),
         )],
-        body,
+        body.into(),
     )
         .into_response()
 }
@@ -485,7 +485,10 @@ async fn loaded_estate(
         .ok_or_else(|| ApiError::NotFound(format!("no estate {id:?}")))?;
     let policy = Policy::from_json(&row.policy)
         .map_err(|e| ApiError::Internal(format!("stored policy of {id} invalid: {e:?}")))?;
-    if let Some(e) = state.cache.estate(id, row.meta.version) {
+    if let Some(e) = state
+        .cache
+        .estate(id, row.meta.version, &row.meta.content_digest)
+    {
         return Ok((row.meta, e, policy));
     }
     let doc = row.document;
@@ -494,7 +497,12 @@ async fn loaded_estate(
         .map_err(|e| ApiError::Internal(format!("estate parse task: {e}")))?
         .map_err(|e| ApiError::Internal(format!("stored estate {id} does not load: {e:?}")))?;
     let parsed = Arc::new(parsed);
-    state.cache.put_estate(id, row.meta.version, parsed.clone());
+    state.cache.put_estate(
+        id,
+        row.meta.version,
+        &row.meta.content_digest,
+        parsed.clone(),
+    );
     Ok((row.meta, parsed, policy))
 }
 
@@ -530,8 +538,9 @@ fn eval_now(now: &Option<String>) -> ApiResult<i64> {
 
 /// Run an engine operation through the result cache.
 ///
-/// The key holds everything the result depends on; the estate version is
-/// read fresh from the database, so a change anywhere misses the cache.
+/// The key holds everything the result depends on; the estate's version
+/// and digests are read fresh from the database, so a change anywhere
+/// misses the cache.
 async fn engine_result<F>(
     state: &AppState,
     caller: &Caller,
@@ -545,13 +554,10 @@ where
     F: FnOnce(&Estate, &Policy, i64) -> ApiResult<String> + Send + 'static,
 {
     let meta = visible_estate(state, caller, id).await?;
-    let key = format!(
-        "{op}|{id}|{}|{}|{now}|{extra}",
-        meta.version, meta.policy_digest
-    );
+    let key = result_key(op, &meta, now, extra);
     if let Some(body) = state.cache.result(&key) {
         state.metrics.cache(op, true);
-        return Ok(raw_json(StatusCode::OK, (*body).clone()));
+        return Ok(raw_json(StatusCode::OK, body));
     }
     state.metrics.cache(op, false);
     let (meta, estate, policy) = loaded_estate(state, id).await?;
@@ -570,13 +576,19 @@ where
         json!(estate::format_time(now)),
         result
     );
-    let key = format!(
-        "{op}|{id}|{}|{}|{now}|{extra}",
-        meta.version, meta.policy_digest
-    );
-    let body = Arc::new(body);
+    let key = result_key(op, &meta, now, extra);
+    let body = Bytes::from(body);
     state.cache.put_result(key, body.clone());
-    Ok(raw_json(StatusCode::OK, (*body).clone()))
+    Ok(raw_json(StatusCode::OK, body))
+}
+
+/// Everything a cached result depends on. The content digest beside the
+/// version: an estate deleted and created again restarts at version 1.
+fn result_key(op: &str, meta: &store::EstateMeta, now: i64, extra: &str) -> String {
+    format!(
+        "{op}|{}|{}|{}|{}|{now}|{extra}",
+        meta.id, meta.version, meta.content_digest, meta.policy_digest
+    )
 }
 
 fn to_json<T: Serialize>(v: &T) -> String {
@@ -963,9 +975,12 @@ async fn import_file(
         {
             Ok(meta) => {
                 tracing::info!(estate = %id, version = meta.version, services = c.estate.services.len(), "estate imported");
-                state
-                    .cache
-                    .put_estate(&id, meta.version, Arc::new(c.estate.clone()));
+                state.cache.put_estate(
+                    &id,
+                    meta.version,
+                    &meta.content_digest,
+                    Arc::new(c.estate.clone()),
+                );
                 return Ok(Json(summary(&meta, &c.estate)));
             }
             Err(store::Stale) => {
@@ -1025,7 +1040,7 @@ async fn update_facts(
         .await?;
     state
         .cache
-        .put_estate(&id, meta.version, Arc::new(c.estate));
+        .put_estate(&id, meta.version, &meta.content_digest, Arc::new(c.estate));
     Ok(Json(json!({
         "estate": id,
         "version": meta.version,
@@ -1130,7 +1145,7 @@ async fn observe(
         .await?;
     state
         .cache
-        .put_estate(&id, meta.version, Arc::new(c.estate));
+        .put_estate(&id, meta.version, &meta.content_digest, Arc::new(c.estate));
     tracing::info!(estate = %id, batch_id = %batch.batch_id, by = %p.subject, applied, version = meta.version, "observations applied");
     Ok(Json(json!({
         "estate": id,
@@ -1245,7 +1260,7 @@ async fn import_kubernetes(
             .await?;
         state
             .cache
-            .put_estate(&id, meta.version, Arc::new(c.estate));
+            .put_estate(&id, meta.version, &meta.content_digest, Arc::new(c.estate));
         tracing::info!(estate = %id, cluster = %b.cluster, version = meta.version, added = report.added.len(), changed = report.changed.len(), removed = report.removed.len(), "kubernetes import");
         meta.version
     };

@@ -1,15 +1,19 @@
-//! Two small in-process caches: parsed estates by (estate, version), and
-//! finished result bodies by everything that determines them (operation,
-//! estate, version, policy digest, evaluation time, request body digest).
+//! Two small in-process caches: parsed estates by (estate, version,
+//! content digest), and finished result bodies by everything that
+//! determines them (operation, estate, version, content digest, policy
+//! digest, evaluation time, request body digest).
 //!
-//! Both keys include the estate version, which every request reads from the
-//! database first, so a replica never serves a result for a version another
-//! replica has replaced: a change elsewhere simply misses here.
+//! Both keys include the estate version and content digest, which every
+//! request reads from the database first, so a replica never serves a
+//! result for an estate another replica has changed: a change elsewhere
+//! simply misses here. The version alone would not do: an estate deleted
+//! and created again under the same id starts again at version 1.
 
 use std::collections::HashMap;
 use std::hash::Hash;
 use std::sync::{Arc, Mutex};
 
+use axum::body::Bytes;
 use berth_engine::Estate;
 
 /// Least-recently-used map. Eviction scans for the oldest entry, which at
@@ -55,7 +59,7 @@ impl<K: Hash + Eq + Clone, V: Clone> Lru<K, V> {
     }
 }
 
-type EstateCache = Lru<(String, i64), Arc<Estate>>;
+type EstateCache = Lru<(String, i64, String), Arc<Estate>>;
 
 #[derive(Clone)]
 pub struct Cache {
@@ -64,7 +68,9 @@ pub struct Cache {
     estates: Arc<Mutex<EstateCache>>,
     /// Result bodies are tens of kB to a few MB; 512 covers every page of
     /// a few dozen estates at a few evaluation times.
-    results: Arc<Mutex<Lru<String, Arc<String>>>>,
+    /// `Bytes`: a hit hands out the body by reference count, with no copy
+    /// of what may be hundreds of kB.
+    results: Arc<Mutex<Lru<String, Bytes>>>,
 }
 
 impl Default for Cache {
@@ -77,28 +83,29 @@ impl Default for Cache {
 }
 
 impl Cache {
-    pub fn estate(&self, id: &str, version: i64) -> Option<Arc<Estate>> {
+    pub fn estate(&self, id: &str, version: i64, content_digest: &str) -> Option<Arc<Estate>> {
+        self.estates.lock().expect("cache lock").get(&(
+            id.to_string(),
+            version,
+            content_digest.to_string(),
+        ))
+    }
+
+    pub fn put_estate(&self, id: &str, version: i64, content_digest: &str, e: Arc<Estate>) {
         self.estates
             .lock()
             .expect("cache lock")
-            .get(&(id.to_string(), version))
+            .insert((id.to_string(), version, content_digest.to_string()), e);
     }
 
-    pub fn put_estate(&self, id: &str, version: i64, e: Arc<Estate>) {
-        self.estates
-            .lock()
-            .expect("cache lock")
-            .insert((id.to_string(), version), e);
-    }
-
-    pub fn result(&self, key: &str) -> Option<Arc<String>> {
+    pub fn result(&self, key: &str) -> Option<Bytes> {
         self.results
             .lock()
             .expect("cache lock")
             .get(&key.to_string())
     }
 
-    pub fn put_result(&self, key: String, body: Arc<String>) {
+    pub fn put_result(&self, key: String, body: Bytes) {
         self.results.lock().expect("cache lock").insert(key, body);
     }
 }

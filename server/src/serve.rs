@@ -134,15 +134,16 @@ pub async fn stop_requested() {
     }
 }
 
-/// Logs to stderr: human-readable by default, JSON lines with
-/// `BERTH_LOG_FORMAT=json`; the level from `RUST_LOG` (default info).
+/// Logs to stderr: human-readable by default (coloured at a terminal),
+/// JSON lines with `BERTH_LOG_FORMAT=json`; the level from `RUST_LOG`
+/// (default info).
 pub fn init_logging() {
     use tracing_subscriber::EnvFilter;
     let filter = EnvFilter::try_from_default_env()
         .unwrap_or_else(|_| EnvFilter::new("info,sqlx=warn,tower_http=info"));
     let json = std::env::var("BERTH_LOG_FORMAT").is_ok_and(|v| v == "json");
-    // Colours only for a person at a terminal: in a file or a log
-    // collector the escape codes are noise around every field.
+    // Colours only for a person at a terminal: stderr that goes to a file,
+    // a pipe or a log collector gets plain text, not escape codes.
     let ansi = std::io::IsTerminal::is_terminal(&std::io::stderr());
     let builder = tracing_subscriber::fmt()
         .with_env_filter(filter)
