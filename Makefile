@@ -1,20 +1,29 @@
 # Berth: the two commands of the README, and their helpers.
-# `make run`  — advice on the sample estate, for people.
+# `make run`  — the server on http://127.0.0.1:3000 (SQLite in ./berth-data,
+#               seeded with the sample estate at first start).
 # `make test` — every check: formatting, lints, all tests (native and
-#               WebAssembly parity). Installs missing tools first.
+#               WebAssembly parity, API on SQLite and PostgreSQL). Installs
+#               missing tools and starts PostgreSQL first.
 # `make bench-server` — the server's speed targets against a real server
 #               (scripts/bench-server.sh; figures in docs/performance.md).
 
 SAMPLE_NOW ?= 2026-11-30T04:05:00Z
 WASM_BINDGEN_VERSION := 0.2.130
 
-.PHONY: run test tools fmt-check clippy bench bench-server
+.PHONY: run advise-sample test tools postgres fmt-check clippy bench bench-server
 
 run:
+	cargo run --quiet --release -p berth -- serve
+
+# The command-line engine on the sample file, at the time it was written for.
+advise-sample:
 	cargo run --quiet --release -p berth -- advise examples/estates/sample.json --now $(SAMPLE_NOW) --format text
 
 tools:
 	@bash scripts/install-tools.sh $(WASM_BINDGEN_VERSION)
+
+postgres:
+	@bash scripts/ensure-postgres.sh
 
 fmt-check:
 	cargo fmt --all -- --check
@@ -22,7 +31,7 @@ fmt-check:
 clippy:
 	cargo clippy --all-targets -- -D warnings
 
-test: tools fmt-check clippy
+test: tools postgres fmt-check clippy
 	cargo test --workspace --release
 
 bench:

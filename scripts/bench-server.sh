@@ -57,6 +57,8 @@ AUTH="Authorization: Bearer $TOKEN"
 
 # Port 0: the kernel picks a free port and the server logs the address it
 # got, so there is no window in which another process can take it.
+# Per-request log lines (tower_http) are off: 100,000 lines into a file
+# would measure the log writer; the server's own info lines stay on.
 env -u BERTH_DATABASE_URL -u BERTH_LISTEN -u BERTH_DATA_DIR -u BERTH_LOG_FORMAT \
   BERTH_ADMIN_TOKEN="$TOKEN" RUST_LOG=info,sqlx=warn,tower_http=warn \
   "$BIN" serve --listen 127.0.0.1:0 --data-dir "$WORK/data" --no-seed \

@@ -39,6 +39,9 @@ pub struct Advice {
     pub cant_tell: Vec<CantTell>,
     /// Clusters whose free capacity is unknown: never a destination.
     pub unknown_capacity: Vec<UnknownCapacity>,
+    /// Services whose CPU or memory request is unknown: never moved (every
+    /// fit of theirs is *can't tell*), in id order.
+    pub unknown_requests: Vec<UnknownRequest>,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -93,6 +96,15 @@ pub struct CantTell {
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct UnknownCapacity {
     pub cluster: String,
+    pub missing: Vec<String>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct UnknownRequest {
+    pub service: String,
+    /// Where it runs now (and stays).
+    pub cluster: String,
+    /// The unknown request fields, e.g. `["cpu", "memory_gib"]`.
     pub missing: Vec<String>,
 }
 
@@ -332,6 +344,18 @@ pub fn advise(estate: &Estate, policy: &Policy, now: i64) -> Advice {
             })
         })
         .collect();
+    let unknown_requests = estate
+        .services
+        .iter()
+        .filter_map(|s| {
+            let missing = s.unknown_requests();
+            (!missing.is_empty()).then(|| UnknownRequest {
+                service: s.id.clone(),
+                cluster: estate.clusters[s.cluster].id.clone(),
+                missing: missing.into_iter().map(String::from).collect(),
+            })
+        })
+        .collect();
     Advice {
         estate: estate.name.clone(),
         estate_version: crate::export::version(estate),
@@ -343,6 +367,7 @@ pub fn advise(estate: &Estate, policy: &Policy, now: i64) -> Advice {
         immovable: feas.immovable,
         cant_tell,
         unknown_capacity,
+        unknown_requests,
     }
 }
 

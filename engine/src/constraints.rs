@@ -5,7 +5,8 @@
 //! saving elsewhere can override it. Capacity fit is three-valued: it is
 //! certified only at the pessimistic end of the free-capacity fact's
 //! margin, refused only at the optimistic end, and anything in between (or
-//! an unknown free capacity) is *can't tell*, with the fact named.
+//! an unknown free capacity, or an unknown request) is *can't tell*, with
+//! the fact named.
 
 use serde::Serialize;
 
@@ -225,6 +226,53 @@ pub fn fit(
     cpu: f64,
     memory_gib: f64,
 ) -> Fit {
+    fit_needs(
+        estate,
+        policy,
+        now,
+        cluster,
+        load,
+        [Some(cpu), Some(memory_gib)],
+        "",
+    )
+}
+
+/// Three-valued fit of `service`'s own requests on `cluster` given its
+/// load. A request that is unknown makes the fit *can't tell*, with the
+/// request named as the fact (`<service> cpu`, `<service> memory_gib`) —
+/// unless the other resource certainly does not fit, which is certain
+/// whatever the unknown one is.
+pub fn fit_request(
+    estate: &Estate,
+    policy: &Policy,
+    now: i64,
+    service: usize,
+    cluster: usize,
+    load: Load,
+) -> Fit {
+    let s = &estate.services[service];
+    fit_needs(
+        estate,
+        policy,
+        now,
+        cluster,
+        load,
+        [s.cpu, s.memory_gib],
+        &s.id,
+    )
+}
+
+/// [`fit`] with needs that may be unknown (`None`), of the service `who`
+/// (named in the can't-tell fact of an unknown need).
+fn fit_needs(
+    estate: &Estate,
+    policy: &Policy,
+    now: i64,
+    cluster: usize,
+    load: Load,
+    [cpu, memory_gib]: [Option<f64>; 2],
+    who: &str,
+) -> Fit {
     let c = &estate.clusters[cluster];
     let mut cant_tell: Option<(String, String)> = None;
     for (fact, need, moved_in, resource, unit, code) in [
@@ -245,6 +293,14 @@ pub fn fit(
             Code::NoRoomMemory,
         ),
     ] {
+        let Some(need) = need else {
+            let (field, word) = request_words(resource);
+            cant_tell.get_or_insert((
+                format!("{who} {field}"),
+                format!("the {word} request of {who} is unknown"),
+            ));
+            continue;
+        };
         let key = format!("{} {resource}", c.id);
         let Some(free) = fact.value else {
             cant_tell.get_or_insert((
@@ -305,6 +361,16 @@ pub fn pessimistic_free(free: f64, margin: f64, moved_in: f64) -> f64 {
 #[inline]
 pub fn optimistic_free(free: f64, margin: f64, moved_in: f64) -> f64 {
     free * (1.0 + margin) - moved_in
+}
+
+/// The service field and the word for the request matching a cluster's
+/// free-capacity field.
+fn request_words(resource: &str) -> (&'static str, &'static str) {
+    if resource == "cpu_free" {
+        ("cpu", "CPU")
+    } else {
+        ("memory_gib", "memory")
+    }
 }
 
 fn resource_word(resource: &str) -> &'static str {

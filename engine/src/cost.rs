@@ -220,10 +220,12 @@ impl State {
     pub fn apply(&mut self, ctx: &Ctx, service: usize, to: usize) {
         let s = &ctx.estate.services[service];
         let from = self.placement[service];
-        self.load[from].cpu_in -= s.cpu;
-        self.load[from].memory_in -= s.memory_gib;
-        self.load[to].cpu_in += s.cpu;
-        self.load[to].memory_in += s.memory_gib;
+        // An unknown request moves no known load (`Service::cpu_in_load`);
+        // its fits are *can't tell* instead.
+        self.load[from].cpu_in -= s.cpu_in_load();
+        self.load[from].memory_in -= s.memory_in_load();
+        self.load[to].cpu_in += s.cpu_in_load();
+        self.load[to].memory_in += s.memory_in_load();
         self.placement[service] = to;
     }
 
@@ -264,8 +266,8 @@ impl State {
         let c = self.placement[service];
         let l = self.load[c];
         let without = Load {
-            cpu_in: l.cpu_in - s.cpu,
-            memory_in: l.memory_in - s.memory_gib,
+            cpu_in: l.cpu_in - s.cpu_in_load(),
+            memory_in: l.memory_in - s.memory_in_load(),
         };
         ctx.headroom(c, l) - ctx.headroom(c, without)
     }
@@ -287,19 +289,19 @@ impl State {
         }
         let (lf, lt) = (self.load[from], self.load[to]);
         let from_after = Load {
-            cpu_in: lf.cpu_in - s.cpu,
-            memory_in: lf.memory_in - s.memory_gib,
+            cpu_in: lf.cpu_in - s.cpu_in_load(),
+            memory_in: lf.memory_in - s.memory_in_load(),
         };
         let to_after = Load {
-            cpu_in: lt.cpu_in + s.cpu,
-            memory_in: lt.memory_in + s.memory_gib,
+            cpu_in: lt.cpu_in + s.cpu_in_load(),
+            memory_in: lt.memory_in + s.memory_in_load(),
         };
         (ctx.headroom(from, from_after) - ctx.headroom(from, lf))
             + (ctx.headroom(to, to_after) - ctx.headroom(to, lt))
     }
 
     /// The three-valued fit without building any message: the hot path.
-    /// Same expressions as `constraints::fit`, which adds the words.
+    /// Same expressions as `constraints::fit_request`, which adds the words.
     pub fn fit_verdict(&self, ctx: &Ctx, service: usize, to: usize) -> Verdict {
         let s = &ctx.estate.services[service];
         let c = &ctx.estate.clusters[to];
@@ -309,7 +311,7 @@ impl State {
             (&c.cpu_free, s.cpu, l.cpu_in),
             (&c.memory_free_gib, s.memory_gib, l.memory_in),
         ] {
-            let Some(free) = fact.value else {
+            let (Some(need), Some(free)) = (need, fact.value) else {
                 verdict = Verdict::CantTell;
                 continue;
             };
@@ -330,16 +332,7 @@ impl State {
     }
 
     pub fn fit(&self, ctx: &Ctx, service: usize, to: usize) -> Fit {
-        let s = &ctx.estate.services[service];
-        constraints::fit(
-            ctx.estate,
-            ctx.policy,
-            ctx.now,
-            to,
-            self.load[to],
-            s.cpu,
-            s.memory_gib,
-        )
+        constraints::fit_request(ctx.estate, ctx.policy, ctx.now, service, to, self.load[to])
     }
 }
 
@@ -422,8 +415,8 @@ pub fn deciding_facts(ctx: &Ctx, state: &State, service: usize, to: usize) -> Ve
     let s = &ctx.estate.services[service];
     let l = state.load[from];
     let leaving = Load {
-        cpu_in: l.cpu_in - s.cpu,
-        memory_in: l.memory_in - s.memory_gib,
+        cpu_in: l.cpu_in - s.cpu_in_load(),
+        memory_in: l.memory_in - s.memory_in_load(),
     };
     if ctx.headroom(from, l) != ctx.headroom(from, leaving) {
         facts.push(ctx.capacity_fact(from, Capacity::Cpu));

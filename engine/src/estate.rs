@@ -82,10 +82,49 @@ pub struct Service {
     pub owner: String,
     /// Index into `Estate::clusters`.
     pub cluster: usize,
-    pub cpu: f64,
-    pub memory_gib: f64,
+    /// CPU request, cores; `None` = unknown (e.g. a container that
+    /// declares no request). Never read as zero by a fit: every fit that
+    /// involves an unknown request is *can't tell*.
+    pub cpu: Option<f64>,
+    /// Memory request, GiB; `None` = unknown, as for `cpu`.
+    pub memory_gib: Option<f64>,
     pub data_gb: f64,
     pub constraints: Constraints,
+    /// Who or what wrote the entry (e.g. an importer's provenance key);
+    /// `None` = written by hand. Carried, never interpreted by the engine.
+    pub source: Option<String>,
+}
+
+impl Service {
+    /// The CPU request as load accounting counts it when the service moves
+    /// (cores). An unknown request moves no *known* load: it counts 0 in
+    /// loads and headroom points, exactly as an unknown free capacity
+    /// contributes no headroom, and is surfaced instead — every fit that
+    /// involves it is *can't tell* (`constraints::fit_request`), advice
+    /// lists it under `unknown_requests`, and a what-if that moves it warns.
+    #[inline]
+    pub fn cpu_in_load(&self) -> f64 {
+        self.cpu.unwrap_or(0.0)
+    }
+
+    /// The memory request as load accounting counts it (GiB); see
+    /// [`Service::cpu_in_load`].
+    #[inline]
+    pub fn memory_in_load(&self) -> f64 {
+        self.memory_gib.unwrap_or(0.0)
+    }
+
+    /// The estate fields of the requests that are unknown, in field order.
+    pub fn unknown_requests(&self) -> Vec<&'static str> {
+        let mut out = Vec::new();
+        if self.cpu.is_none() {
+            out.push("cpu");
+        }
+        if self.memory_gib.is_none() {
+            out.push("memory_gib");
+        }
+        out
+    }
 }
 
 #[derive(Clone, Debug, PartialEq)]

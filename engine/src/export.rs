@@ -108,6 +108,7 @@ pub fn to_file(e: &Estate) -> Value {
             }
             m.insert("owner".into(), json!(s.owner));
             m.insert("cluster".into(), json!(e.clusters[s.cluster].id));
+            // `null` for an unknown request (the field is required).
             m.insert("cpu".into(), json!(s.cpu));
             m.insert("memory_gib".into(), json!(s.memory_gib));
             m.insert("data_gb".into(), json!(s.data_gb));
@@ -130,6 +131,9 @@ pub fn to_file(e: &Estate) -> Value {
             }
             if !c.is_empty() {
                 m.insert("constraints".into(), Value::Object(c));
+            }
+            if let Some(src) = &s.source {
+                m.insert("source".into(), json!(src));
             }
             Value::Object(m)
         })
@@ -162,6 +166,10 @@ pub fn to_file(e: &Estate) -> Value {
 }
 
 /// Digest of the estate's canonical content (16 hex digits).
+///
+/// A service's `source` (provenance) is not part of it: the version
+/// changes when a fact or a placement input changes, not when the same
+/// content is re-attributed.
 ///
 /// Every field, in the model's sorted order, is encoded unambiguously
 /// (numbers as their IEEE bits, strings length-prefixed) and hashed, rather
@@ -216,8 +224,8 @@ pub fn version(e: &Estate) -> String {
         h.opt_str(s.name.as_deref());
         h.str(&s.owner);
         h.len(s.cluster);
-        h.f64(s.cpu);
-        h.f64(s.memory_gib);
+        h.request(s.cpu);
+        h.request(s.memory_gib);
         h.f64(s.data_gb);
         let k = &s.constraints;
         h.u8(k.local_volumes as u8);
@@ -309,6 +317,17 @@ impl Canon {
                 self.f64(v);
             }
             None => self.u8(0),
+        }
+    }
+    /// A service request: a known one as its bits, exactly as before
+    /// requests could be unknown (so no existing estate changes version);
+    /// an unknown one as a NaN, which no loaded number can be (the loader
+    /// accepts only finite numbers), so the encoding stays unambiguous.
+    fn request(&mut self, v: Option<f64>) {
+        const UNKNOWN: u64 = 0x7FF8_0000_0000_0BE7;
+        match v {
+            Some(v) => self.f64(v),
+            None => self.0.extend_from_slice(&UNKNOWN.to_le_bytes()),
         }
     }
     fn opt_list(&mut self, l: Option<&[String]>) {

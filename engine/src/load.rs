@@ -110,12 +110,24 @@ struct RawService {
     name: Option<String>,
     owner: String,
     cluster: String,
-    cpu: f64,
-    memory_gib: f64,
+    /// Required, but may be `null` (unknown).
+    #[serde(deserialize_with = "nullable_number")]
+    cpu: Option<f64>,
+    #[serde(deserialize_with = "nullable_number")]
+    memory_gib: Option<f64>,
     #[serde(default)]
     data_gb: Option<f64>,
     #[serde(default)]
     constraints: Option<RawConstraints>,
+    #[serde(default)]
+    source: Option<String>,
+}
+
+/// A number or `null`. With `deserialize_with` (and no `default`) serde
+/// still requires the field to be present, which a plain `Option` would
+/// not: an absent request is a typo, an explicit `null` says "unknown".
+fn nullable_number<'de, D: Deserializer<'de>>(d: D) -> Result<Option<f64>, D::Error> {
+    Option::<f64>::deserialize(d)
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -252,6 +264,7 @@ const SERVICE_FIELDS: &[&str] = &[
     "memory_gib",
     "data_gb",
     "constraints",
+    "source",
 ];
 const CONSTRAINT_FIELDS: &[&str] = &[
     "local_volumes",
@@ -431,6 +444,23 @@ impl Walker {
                 self.err(path, format!("expected a number, found {}", kind(v)));
                 None
             }
+        }
+    }
+
+    /// A number or `null` (unknown): `Some(None)` for null.
+    fn nullable_number(&mut self, v: &Value, path: String) -> Option<Option<f64>> {
+        match v {
+            Value::Null => Some(None),
+            _ => match v.as_f64() {
+                Some(x) => Some(Some(x)),
+                None => {
+                    self.err(
+                        path,
+                        format!("expected a number or null, found {}", kind(v)),
+                    );
+                    None
+                }
+            },
         }
     }
 
@@ -617,9 +647,10 @@ impl Walker {
             let name = w.opt(o, &p, "name", Self::string);
             let owner = w.req(o, &p, "owner", Self::string);
             let cluster = w.req(o, &p, "cluster", Self::string);
-            let cpu = w.req(o, &p, "cpu", Self::number);
-            let memory_gib = w.req(o, &p, "memory_gib", Self::number);
+            let cpu = w.req(o, &p, "cpu", Self::nullable_number);
+            let memory_gib = w.req(o, &p, "memory_gib", Self::nullable_number);
             let data_gb = w.opt(o, &p, "data_gb", Self::number);
+            let source = w.opt(o, &p, "source", Self::string);
             let constraints = w.opt(o, &p, "constraints", |w, v, cp| {
                 let c = w.object(v, &cp, CONSTRAINT_FIELDS)?;
                 let local_volumes = w.opt(c, &cp, "local_volumes", Self::boolean);
@@ -644,6 +675,7 @@ impl Walker {
                 memory_gib: memory_gib?,
                 data_gb: data_gb?,
                 constraints: constraints?,
+                source: source?,
             })
         });
         let flows = self.list(m, "flows", false, |w, v, p| {
@@ -1092,8 +1124,16 @@ fn validate(raw: RawEstate, broken: &Broken) -> Result<Estate, Vec<EstateError>>
         if cluster.is_none() && !declared_clusters.contains(&s.cluster) {
             v.err(at("cluster"), format!("unknown cluster {:?}", s.cluster));
         }
-        ok &= v.number(s.cpu, 0.0, false, || at("cpu"));
-        ok &= v.number(s.memory_gib, 0.0, false, || at("memory_gib"));
+        // `null` is an unknown request: allowed, and never read as zero.
+        if let Some(cpu) = s.cpu {
+            ok &= v.number(cpu, 0.0, false, || at("cpu"));
+        }
+        if let Some(memory_gib) = s.memory_gib {
+            ok &= v.number(memory_gib, 0.0, false, || at("memory_gib"));
+        }
+        if let Some(source) = &s.source {
+            ok &= v.text(source, || at("source"));
+        }
         let data_gb = s.data_gb.unwrap_or(0.0);
         ok &= v.number(data_gb, 0.0, false, || at("data_gb"));
         let rc = s.constraints.unwrap_or_default();
@@ -1129,6 +1169,7 @@ fn validate(raw: RawEstate, broken: &Broken) -> Result<Estate, Vec<EstateError>>
             memory_gib: s.memory_gib,
             data_gb,
             constraints,
+            source: s.source,
         });
     }
     services.sort_by(|a, b| a.id.cmp(&b.id));

@@ -27,8 +27,9 @@
 //! service, from the central value of its free-capacity fact and the
 //! state's load: `(total − free + load_in + request) / total` (the request
 //! is not added again on the cluster the service is already on). A
-//! resource whose free capacity is unknown counts no room (no headroom
-//! bonus) and no over-target cost, and is noted as *can't tell*.
+//! resource whose free capacity is unknown — or, away from its current
+//! cluster, whose request is unknown — counts no room (no headroom bonus)
+//! and no over-target cost, and is noted as *can't tell*.
 //!
 //! Candidates are sorted eligible first; among them every cluster where
 //! the service might fit (fits, can't tell, or incumbent) before those
@@ -220,13 +221,14 @@ fn candidate(
     let mut excess = 0.0;
     let mut over = false;
     let mut util = [None, None];
-    for (k, (free, total, moved_in, request, name, word)) in [
+    for (k, (free, total, moved_in, request, name, field, word)) in [
         (
             cl.cpu_free.value,
             cl.cpu_total,
             load.cpu_in,
             s.cpu,
             "cpu_free",
+            "cpu",
             "CPU",
         ),
         (
@@ -235,6 +237,7 @@ fn candidate(
             load.memory_in,
             s.memory_gib,
             "memory_free_gib",
+            "memory_gib",
             "memory",
         ),
     ]
@@ -253,7 +256,25 @@ fn candidate(
             });
             continue;
         };
-        let adding = if incumbent { 0.0 } else { request };
+        // Where it runs now its request is already in the cluster's free
+        // figure, known or not; elsewhere an unknown request is noted like
+        // an unknown free capacity, and counted the same way.
+        let adding = match (incumbent, request) {
+            (true, _) => 0.0,
+            (false, Some(r)) => r,
+            (false, None) => {
+                notes.push(Note {
+                    code: Code::CantTell,
+                    fact: format!("{} {field}", s.id),
+                    message: format!(
+                        "the {word} request of {} is unknown: no headroom bonus and no \
+                         over-target cost are counted for it",
+                        s.id
+                    ),
+                });
+                continue;
+            }
+        };
         let u = (total - free + moved_in + adding) / total;
         util[k] = Some(u);
         room += (1.0 - u).clamp(0.0, 1.0);
@@ -358,8 +379,10 @@ pub struct Placement {
     pub now: String,
     pub service: String,
     pub owner: String,
-    pub cpu: f64,
-    pub memory_gib: f64,
+    /// CPU request, cores; `None` = unknown.
+    pub cpu: Option<f64>,
+    /// Memory request, GiB; `None` = unknown.
+    pub memory_gib: Option<f64>,
     /// The cluster it is on now.
     pub current: String,
     /// The top-ranked eligible cluster; `None` when nothing is eligible.

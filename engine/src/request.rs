@@ -75,8 +75,11 @@ pub struct RequestService {
     pub id: String,
     pub owner: String,
     pub cluster: String,
-    pub cpu: f64,
-    pub memory_gib: f64,
+    /// CPU request, cores; `null` = unknown (its fits are then all
+    /// can't tell, so `candidates` is empty).
+    pub cpu: Option<f64>,
+    /// Memory request, GiB; `null` = unknown.
+    pub memory_gib: Option<f64>,
     pub data_gb: f64,
     /// `movable`, `pinned` or `local_volumes`.
     pub mobility: String,

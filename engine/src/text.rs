@@ -134,6 +134,21 @@ pub fn advice_with_why(a: &Advice, why: &[MoveWhy]) -> String {
             let _ = writeln!(out, "  {}: missing {}", u.cluster, u.missing.join(", "));
         }
     }
+    if !a.unknown_requests.is_empty() {
+        let _ = writeln!(
+            out,
+            "\nServices with an unknown request (never moved: whether they fit can't be told):"
+        );
+        for u in &a.unknown_requests {
+            let _ = writeln!(
+                out,
+                "  {} on {}: missing {}",
+                u.service,
+                u.cluster,
+                u.missing.join(", ")
+            );
+        }
+    }
     out
 }
 
@@ -344,10 +359,15 @@ pub fn placement(p: &crate::place::Placement) -> String {
         ("move", Some(b)) => format!("best placed on {b}"),
         _ => "no eligible cluster, not even its own".to_string(),
     };
+    let request = |v: Option<f64>| v.map_or_else(|| "unknown".to_string(), |v| v.to_string());
     let _ = writeln!(
         out,
         "Placing {} (owner {}; {} CPU, {} GiB), now on {}: {verdict}\n",
-        p.service, p.owner, p.cpu, p.memory_gib, p.current
+        p.service,
+        p.owner,
+        request(p.cpu),
+        request(p.memory_gib),
+        p.current
     );
     out.push_str(&candidates(&p.candidates));
     out
@@ -465,7 +485,12 @@ pub fn projection(p: &crate::whatif::Projection) -> String {
     let changed: Vec<_> = p
         .clusters
         .iter()
-        .filter(|c| c.cpu.change != 0.0 || c.memory.change != 0.0)
+        .filter(|c| {
+            c.cpu.change != 0.0
+                || c.memory.change != 0.0
+                || !c.cpu.unknown.is_empty()
+                || !c.memory.unknown.is_empty()
+        })
         .collect();
     if !changed.is_empty() {
         let _ = writeln!(out, "\nClusters whose load changes:");
@@ -486,6 +511,15 @@ pub fn projection(p: &crate::whatif::Projection) -> String {
                 }
             );
             let _ = writeln!(out, "{}", line.trim_end());
+            for (word, r) in [("CPU", &c.cpu), ("memory", &c.memory)] {
+                if !r.unknown.is_empty() {
+                    let _ = writeln!(
+                        out,
+                        "               {word} change leaves out the unknown request of {}",
+                        r.unknown.join(", ")
+                    );
+                }
+            }
         }
     }
     if !p.warnings.is_empty() {

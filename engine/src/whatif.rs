@@ -19,7 +19,8 @@
 //!
 //! Capacity is judged on where the scenario **ends**: for each cluster that
 //! receives services, the net CPU and memory it gains against its free
-//! capacity fact, three-valued as in [`crate::constraints::fit`]. The
+//! capacity fact, three-valued as in [`crate::constraints::fit`] (an
+//! arriving service whose request is unknown makes it *can't tell*). The
 //! order of steps therefore never changes a capacity verdict. For every
 //! such verdict the projection says how far (in % of the figure) the
 //! free-capacity figure could be wrong before the verdict flips.
@@ -402,8 +403,9 @@ pub enum WarningCode {
     /// A cluster receives more than it has free even at the optimistic
     /// end of its free-capacity fact: that capacity does not exist.
     OverCapacity,
-    /// A cluster's fit can't be told: free capacity unknown, or the need
-    /// lies within the fact's margin of error.
+    /// A cluster's fit can't be told: free capacity unknown, the need
+    /// lies within the fact's margin of error, or an arriving service's
+    /// request is unknown.
     CantTell,
     /// A cluster ends over the utilisation target (it fits, but with less
     /// room than the policy wants).
@@ -514,6 +516,12 @@ pub struct ResourceLoad {
     pub load_after: Option<f64>,
     pub utilisation_before: Option<f64>,
     pub utilisation_after: Option<f64>,
+    /// Services that moved in or out whose request for this resource is
+    /// unknown, in id order: `change` (and so the load after) leaves them
+    /// out, and a receiving cluster's verdict is *can't tell*. Omitted
+    /// when empty.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub unknown: Vec<String>,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -731,11 +739,14 @@ impl Run<'_, '_> {
             m
         });
         let mut order: Vec<usize> = members[c].iter().copied().collect();
+        // Largest known request first; an unknown request sorts after
+        // every known one (its size can't be weighed against theirs).
+        let size = |r: Option<f64>| r.unwrap_or(f64::NEG_INFINITY);
         order.sort_by(|&a, &b| {
             let (sa, sb) = (&e.services[a], &e.services[b]);
-            sb.cpu
-                .total_cmp(&sa.cpu)
-                .then(sb.memory_gib.total_cmp(&sa.memory_gib))
+            size(sb.cpu)
+                .total_cmp(&size(sa.cpu))
+                .then(size(sb.memory_gib).total_cmp(&size(sa.memory_gib)))
                 .then(a.cmp(&b))
         });
         let owners = self.owners.take().unwrap_or_else(|| {
@@ -914,13 +925,31 @@ pub fn project_with_version(
         capacity_verdicts(&mut run, c, arrived, &mut sensitivity);
     }
 
+    // Per cluster and resource: moved services whose request is unknown.
+    let mut unknown = vec![[BTreeSet::new(), BTreeSet::new()]; estate.clusters.len()];
+    for &s in run.moved.keys() {
+        let svc = &estate.services[s];
+        let (home, at) = (svc.cluster, run.state.placement[s]);
+        if home == at {
+            continue;
+        }
+        for (k, r) in [svc.cpu, svc.memory_gib].into_iter().enumerate() {
+            if r.is_none() {
+                unknown[home][k].insert(s);
+                unknown[at][k].insert(s);
+            }
+        }
+    }
+    let ids = |set: &BTreeSet<usize>| -> Vec<String> {
+        set.iter().map(|&s| estate.services[s].id.clone()).collect()
+    };
     let clusters = estate
         .clusters
         .iter()
         .enumerate()
         .map(|(c, cl)| {
             let l = run.state.load[c];
-            let res = |free: Option<f64>, total: f64, change: f64| {
+            let res = |free: Option<f64>, total: f64, change: f64, unknown: Vec<String>| {
                 let before = free.map(|f| total - f);
                 let after = before.map(|b| b + change);
                 ResourceLoad {
@@ -930,6 +959,7 @@ pub fn project_with_version(
                     load_after: after,
                     utilisation_before: before.map(|b| b / total),
                     utilisation_after: after.map(|a| a / total),
+                    unknown,
                 }
             };
             ClusterLoad {
@@ -937,8 +967,18 @@ pub fn project_with_version(
                 health: cl.health,
                 evacuated: run.evacuated_at[c].is_some(),
                 capacity_known: cl.cpu_free.value.is_some() && cl.memory_free_gib.value.is_some(),
-                cpu: res(cl.cpu_free.value, cl.cpu_total, l.cpu_in),
-                memory: res(cl.memory_free_gib.value, cl.memory_total_gib, l.memory_in),
+                cpu: res(
+                    cl.cpu_free.value,
+                    cl.cpu_total,
+                    l.cpu_in,
+                    ids(&unknown[c][0]),
+                ),
+                memory: res(
+                    cl.memory_free_gib.value,
+                    cl.memory_total_gib,
+                    l.memory_in,
+                    ids(&unknown[c][1]),
+                ),
             }
         })
         .collect();
@@ -989,6 +1029,39 @@ fn capacity_verdicts(run: &mut Run, c: usize, arrived: &[usize], out: &mut Vec<S
             "memory",
         ),
     ] {
+        // An arrival whose request is unknown brings an unknown amount:
+        // the verdict can't be told whatever the figure, so there is no
+        // sensitivity to report either. (A departure with an unknown
+        // request only frees room; leaving it out of `need` errs on the
+        // cautious side.)
+        let unknown: Vec<&str> = arrived
+            .iter()
+            .map(|&s| &e.services[s])
+            .filter(|s| match resource {
+                "cpu" => s.cpu.is_none(),
+                _ => s.memory_gib.is_none(),
+            })
+            .map(|s| s.id.as_str())
+            .collect();
+        if !unknown.is_empty() {
+            run.warn(
+                WarningCode::CantTell,
+                None,
+                None,
+                Some(c),
+                format!(
+                    "{} would take {} whose {word} {}, so whether it fits can't be told",
+                    cl.id,
+                    unknown.join(", "),
+                    if unknown.len() == 1 {
+                        "request is unknown"
+                    } else {
+                        "requests are unknown"
+                    },
+                ),
+            );
+            continue;
+        }
         // Net of what left: a cluster that ends with as much room or more
         // has no verdict resting on its figure (the tolerance allows for
         // the rounding of requests that moved in and out again).

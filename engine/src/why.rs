@@ -568,6 +568,14 @@ fn explain_move(
     let Some(b) = cands.iter().position(|&c| c == to) else {
         return unexplained(m, "the destination is not allowed for this service");
     };
+    // Advice never moves a service whose request is unknown (its fits are
+    // all can't tell), so such a move does not match the estate.
+    let (Some(cpu), Some(memory_gib)) = (svc.cpu, svc.memory_gib) else {
+        return unexplained(
+            m,
+            "the service's request is unknown, so advice cannot have moved it",
+        );
+    };
 
     // The engine's numbers at the current values, by the same expressions
     // as `advise` (so comparisons here agree with it bit for bit).
@@ -575,8 +583,8 @@ fn explain_move(
     let here = rt0 + xs0;
     let l = state.load[from];
     let without = Load {
-        cpu_in: l.cpu_in - svc.cpu,
-        memory_in: l.memory_in - svc.memory_gib,
+        cpu_in: l.cpu_in - cpu,
+        memory_in: l.memory_in - memory_gib,
     };
     let h_from = ctx.headroom(from, l);
     let h_from_after = ctx.headroom(from, without);
@@ -608,12 +616,11 @@ fn explain_move(
         sc.xs.push(xs0 - xs1);
         let lc = state.load[c];
         let after = Load {
-            cpu_in: lc.cpu_in + svc.cpu,
-            memory_in: lc.memory_in + svc.memory_gib,
+            cpu_in: lc.cpu_in + cpu,
+            memory_in: lc.memory_in + memory_gib,
         };
         sc.arrive.push(ctx.headroom(c, after) - ctx.headroom(c, lc));
-        sc.fit
-            .push(fits_with(ctx, c, lc, svc.cpu, svc.memory_gib, None));
+        sc.fit.push(fits_with(ctx, c, lc, cpu, memory_gib, None));
     }
     let depart = h_from_after - h_from;
     for k in 0..n {
@@ -1015,9 +1022,12 @@ fn analyse_capacity(sc: &Scene, id: FactId, k: usize) -> (Found, Found) {
     if k != sc.from && dest.is_none() {
         return (None, None);
     }
+    // The requests are known: `explain_move` refuses a service whose
+    // request is not, so `*_in_load` is the request itself here.
+    let (cpu, memory_gib) = (svc.cpu_in_load(), svc.memory_in_load());
     let (size, need, res) = match id {
-        FactId::Cpu(_) => (c.cpu_total, svc.cpu, Capacity::Cpu),
-        _ => (c.memory_total_gib, svc.memory_gib, Capacity::Memory),
+        FactId::Cpu(_) => (c.cpu_total, cpu, Capacity::Cpu),
+        _ => (c.memory_total_gib, memory_gib, Capacity::Memory),
     };
     let in_of = |l: Load| match res {
         Capacity::Cpu => l.cpu_in,
@@ -1071,8 +1081,8 @@ fn analyse_capacity(sc: &Scene, id: FactId, k: usize) -> (Found, Found) {
         if k == sc.from {
             let lf = sc.state.load[k];
             let without = Load {
-                cpu_in: lf.cpu_in - svc.cpu,
-                memory_in: lf.memory_in - svc.memory_gib,
+                cpu_in: lf.cpu_in - cpu,
+                memory_in: lf.memory_in - memory_gib,
             };
             let (h, h_after) = (headroom_at(lf, refx), headroom_at(without, refx));
             let leave = h - h_after;
@@ -1094,8 +1104,8 @@ fn analyse_capacity(sc: &Scene, id: FactId, k: usize) -> (Found, Found) {
             }
         } else if let Some(kk) = dest {
             let after = Load {
-                cpu_in: load.cpu_in + svc.cpu,
-                memory_in: load.memory_in + svc.memory_gib,
+                cpu_in: load.cpu_in + cpu,
+                memory_in: load.memory_in + memory_gib,
             };
             let arrive = headroom_at(after, refx) - headroom_at(load, refx);
             let depart = sc.h_from_after - sc.h_from;
@@ -1105,7 +1115,7 @@ fn analyse_capacity(sc: &Scene, id: FactId, k: usize) -> (Found, Found) {
                 d: -(s_hi - s_lo),
                 m: s_hi.abs() + s_lo.abs(),
             };
-            fit[kk] = fits_with(ctx, k, load, svc.cpu, svc.memory_gib, Some((res, mid)));
+            fit[kk] = fits_with(ctx, k, load, cpu, memory_gib, Some((res, mid)));
         }
         Piece {
             refx,

@@ -255,6 +255,15 @@ fn show(a: &Advice) -> String {
             u.missing.join(", ")
         );
     }
+    for u in &a.unknown_requests {
+        let _ = writeln!(
+            out,
+            "unknown request {} on {}: {}",
+            u.service,
+            u.cluster,
+            u.missing.join(", ")
+        );
+    }
     out
 }
 
@@ -949,6 +958,71 @@ fn constraint_cant_tell_unknown_capacity() {
         cant_tell x c-fra→c-lon gain if it fits +62.8 (c-lon cpu_free): free CPU of c-lon is unknown
         unknown capacity c-lon: c-lon cpu_free
         request x: candidates [] cant_tell ["c-lon"]
+    "#]],
+    );
+}
+
+/// Can't tell, unknown request: x declares no CPU request (`cpu: null`,
+/// as an importer writes for a container without one). Its fit is can't
+/// tell on every cluster, with the request named as the fact; the move is
+/// listed under can't tell, never made, and x under unknown requests. The
+/// gain it would have counts no headroom for the unknown CPU (0 points, as
+/// for an unknown free capacity). The decider request says the same:
+/// `cpu: null`, no candidates, c-lon can't tell.
+#[test]
+fn constraint_cant_tell_unknown_request() {
+    let mut out = constraint_case("cpu=null", "");
+    let e = constrained("cpu=null", "");
+    let r = request::build(&e, &Policy::default(), NOW);
+    let x = r.services.iter().find(|s| s.id == "x").unwrap();
+    let _ = writeln!(
+        out,
+        "request x: cpu {:?} memory_gib {:?} candidates {:?} cant_tell {:?}",
+        x.cpu, x.memory_gib, x.candidates, x.cant_tell
+    );
+    check(
+        out,
+        expect![[r#"
+            x c-fra→c-lon: gain +62.8 = rtt +58.8 + xsite +4.0 + headroom +0.0 + copy +0.0; current cost 64.00, bar 9.60 (15 % → 9.60, points → 2.00)
+              fit: CantTell { fact: "x cpu", message: "the CPU request of x is unknown" }
+            before: cost 64.00 = rtt 60.00 + xsite 4.00 + headroom 0.00; 0.50 MB/s cross-site
+            after: cost 64.00 = rtt 60.00 + xsite 4.00 + headroom 0.00; 0.50 MB/s cross-site
+            no moves
+            immovable p on c-lon:
+              pinned [] p is pinned to nodes of c-lon
+            cant_tell x c-fra→c-lon gain if it fits +62.8 (x cpu): the CPU request of x is unknown
+            unknown request x on c-fra: cpu
+            request x: cpu None memory_gib Some(1.0) candidates [] cant_tell ["c-lon"]
+        "#]],
+    );
+}
+
+/// An unknown request does not hide a certain refusal: x's memory request
+/// is unknown but it needs 60 cores and c-lon has at most 57.5 free, so it
+/// does not fit whatever its memory. With both requests unknown and c-lon's
+/// free CPU unknown too, the request is the fact named (it is the same on
+/// every destination).
+#[test]
+fn constraint_unknown_request_with_other_verdicts() {
+    let mut out = String::new();
+    for (svc, lon) in [
+        ("cpu=60 memory_gib=null", ""),
+        ("cpu=null memory_gib=null", "cpu_free=null"),
+    ] {
+        let _ = writeln!(out, "{svc} / {lon}:");
+        let e = constrained(svc, lon);
+        let p = Policy::default();
+        out += &candidate(&e, &p, NOW, "x", "c-lon");
+    }
+    check(
+        out,
+        expect![[r#"
+        cpu=60 memory_gib=null / :
+        x c-fra→c-lon: gain +40.3 = rtt +58.8 + xsite +4.0 + headroom -22.5 + copy +0.0; current cost 64.00, bar 9.60 (15 % → 9.60, points → 2.00)
+          fit: DoesNotFit { refusal: Refusal { code: NoRoomCpu, message: "needs 60 cores but c-lon has at most 57.5 cores free (reported CPU ±15%)" } }
+        cpu=null memory_gib=null / cpu_free=null:
+        x c-fra→c-lon: gain +62.8 = rtt +58.8 + xsite +4.0 + headroom +0.0 + copy +0.0; current cost 64.00, bar 9.60 (15 % → 9.60, points → 2.00)
+          fit: CantTell { fact: "x cpu", message: "the CPU request of x is unknown" }
     "#]],
     );
 }

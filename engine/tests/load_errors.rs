@@ -264,7 +264,7 @@ const CASES: &[Case] = &[
         r#""cpu": 2,"#,
         r#""cpu": "2","#,
         &[
-            ("/services/0/cpu", 20, r#"expected a number, found the string "2""#),
+            ("/services/0/cpu", 20, r#"expected a number or null, found the string "2""#),
         ]
     ),
     (
@@ -685,5 +685,65 @@ fn lint_names_constraint_values_that_match_nothing() {
             r#"services/api/constraints/trust_zone: "pci" matches no cluster trust zone in the estate (known: general)"#,
             "services/api: runs on c-par although its own constraints (tiers, trust_zone) rule that cluster out",
         ]
+    );
+}
+
+/// A request may be `null` (unknown) but not absent: `null` says "nobody
+/// knows", an absent field is a typo. Both loader paths (JSON fast path,
+/// YAML walker) agree, the unknown request and a service's `source`
+/// survive export and reload, and neither an unknown request elsewhere nor
+/// a `source` changes the version of the services that have neither.
+#[test]
+fn unknown_requests_are_null_not_absent() {
+    let unknown = edit(
+        r#""cpu": 2, "memory_gib": 4}"#,
+        r#""cpu": null, "memory_gib": null, "source": "kubernetes:c-fra//Deployment/web"}"#,
+    );
+    let e = load(&unknown, Format::Json).unwrap();
+    let web = &e.services[e.service_index("web").unwrap()];
+    assert_eq!((web.cpu, web.memory_gib), (None, None));
+    assert_eq!(
+        web.source.as_deref(),
+        Some("kubernetes:c-fra//Deployment/web")
+    );
+    let yaml = serde_yaml::to_string(&serde_json::from_str::<serde_json::Value>(&unknown).unwrap())
+        .unwrap();
+    assert_eq!(load(&yaml, Format::Yaml).unwrap(), e);
+    let back = berth_engine::export::to_file(&e);
+    assert_eq!(back["services"][1]["cpu"], serde_json::Value::Null);
+    let reloaded = load(&back.to_string(), Format::Json).unwrap();
+    assert_eq!(reloaded, e);
+
+    // The version sees the unknown request, not the provenance.
+    let base = load(BASE, Format::Json).unwrap();
+    let v = berth_engine::export::version;
+    assert_ne!(v(&e), v(&base));
+    let sourced = edit(
+        r#""cpu": 2, "memory_gib": 4}"#,
+        r#""cpu": 2, "memory_gib": 4, "source": "kubernetes:c-fra//Deployment/web"}"#,
+    );
+    assert_eq!(v(&load(&sourced, Format::Json).unwrap()), v(&base));
+
+    assert_eq!(
+        errors(&edit(
+            r#""cpu": 2, "memory_gib": 4}"#,
+            r#""memory_gib": 4}"#
+        )),
+        vec![(
+            "/services/0".to_string(),
+            Some(20),
+            "missing required field \"cpu\"".to_string()
+        )]
+    );
+    assert_eq!(
+        errors(&edit(
+            r#""cpu": 2, "memory_gib": 4}"#,
+            r#""cpu": -1, "memory_gib": null}"#
+        )),
+        vec![(
+            "/services/0/cpu".to_string(),
+            Some(20),
+            "expected a number ≥ 0 (at most 1e12), found -1".to_string()
+        )]
     );
 }

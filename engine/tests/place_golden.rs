@@ -301,6 +301,34 @@ fn refusals_and_cant_tell_notes() {
     );
 }
 
+/// A service whose CPU request is unknown (`cpu: null`): away from its
+/// cluster its CPU utilisation can't be computed (`?`), so it earns no CPU
+/// headroom bonus and no over-target cost there, and the fit is can't tell
+/// with the request named. On its own cluster nothing is added, so both
+/// utilisations are known. Memory (8 GiB) is counted as usual.
+#[test]
+fn unknown_request_notes() {
+    let e = estate(
+        vec![
+            cluster("c-a", "fra", 100.0, 50.0),
+            cluster("c-b", "fra", 100.0, 20.0),
+        ],
+        vec![json!({"id": "db", "owner": "team", "cluster": "c-a", "cpu": null, "memory_gib": 8})],
+        vec![],
+    );
+    check(
+        &e,
+        &Policy::default(),
+        "db",
+        expect![[r#"
+            rank  cluster    score = headroom over_target incumbency  network blast_radius  youth     cpu    mem  fit
+               1  c-a        +10.0 =     +5.0           0       +5.0        0            0      0   50.0%  50.0%  incumbent
+               2  c-b      -1001.1 =     +0.9     -1002.0          0        0            0      0       ?  82.0%  cant_tell
+                            note cant_tell: the CPU request of db is unknown: no headroom bonus and no over-target cost are counted for it
+        "#]],
+    );
+}
+
 /// The JSON a client gets for `berth place`.
 #[test]
 fn placement_json() {

@@ -127,17 +127,27 @@ fn independently_legal(
     let (mut cpu_in, mut mem_in) = (0.0, 0.0);
     for (i, other) in e.services.iter().enumerate() {
         let (was, is) = (other.cluster, state.placement[i]);
+        // Every moved service was certified, so its requests are known.
+        let known = |r: Option<f64>| r.expect("a moved service has known requests");
         if was != to && is == to {
-            cpu_in += other.cpu;
-            mem_in += other.memory_gib;
+            cpu_in += known(other.cpu);
+            mem_in += known(other.memory_gib);
         } else if was == to && is != to {
-            cpu_in -= other.cpu;
-            mem_in -= other.memory_gib;
+            cpu_in -= known(other.cpu);
+            mem_in -= known(other.memory_gib);
         }
     }
     for (fact, need, moved_in) in [
-        (&dest.cpu_free, svc.cpu, cpu_in),
-        (&dest.memory_free_gib, svc.memory_gib, mem_in),
+        (
+            &dest.cpu_free,
+            svc.cpu.expect("a certified fit has known requests"),
+            cpu_in,
+        ),
+        (
+            &dest.memory_free_gib,
+            svc.memory_gib.expect("a certified fit has known requests"),
+            mem_in,
+        ),
     ] {
         let free = fact
             .value

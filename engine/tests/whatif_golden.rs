@@ -285,6 +285,92 @@ fn sample_retire_c_par_2() {
     .assert_eq(&text::projection(&p));
 }
 
+/// A service whose CPU request is unknown moved by hand: the move is
+/// applied as written (a what-if is not advice), the known memory request
+/// moves, the unknown CPU moves no known load, and the CPU verdict on the
+/// receiving cluster is can't tell, with the service named and no CPU
+/// sensitivity row (there is no figure it could rest on). Memory keeps its
+/// verdict. Evacuating c-a places known requests first: `big` (2 cores)
+/// before `db` (unknown).
+#[test]
+fn unknown_request_moves_are_cant_tell() {
+    let e = estate(
+        vec![
+            cluster("c-a", "fra", 100.0, 50.0),
+            cluster("c-b", "fra", 100.0, 50.0),
+            cluster("c-c", "fra", 100.0, 50.0),
+        ],
+        vec![
+            json!({"id": "db", "owner": "team", "cluster": "c-a", "cpu": null, "memory_gib": 8}),
+            service("big", "team", "c-a", 2.0),
+        ],
+        vec![],
+    );
+    let s = scenario(
+        "unknown request",
+        json!([{"move": {"service": "db", "to": "c-b"}}]),
+    );
+    let mut out = text::projection(&run(&e, &s));
+    let s2 = scenario("evacuate", json!([{"evacuate": "c-a"}]));
+    out += &text::projection(&run(&e, &s2));
+    expect![[r#"
+        What-if "unknown request" on test (version 0ff8e8c03c37648d), policy 795cfe0c62069052, evaluated at 2026-11-30T04:05:00Z
+
+                               before      after     change
+        cost (points)             0.0        0.0       +0.0
+          round trip              0.0        0.0       +0.0
+          cross-site              0.0        0.0       +0.0
+          headroom                0.0        0.0       +0.0
+        cross-site MB/s           0.0        0.0       +0.0
+
+        Moves, in order:
+          step 1   move     db c-a→c-b
+
+        Clusters whose load changes:
+          c-a          CPU    +0.0 cores   50.0% → 50.0%   memory     -8.0 GiB   50.0% → 48.0%
+                       CPU change leaves out the unknown request of db
+          c-b          CPU    +0.0 cores   50.0% → 50.0%   memory     +8.0 GiB   50.0% → 52.0%
+                       CPU change leaves out the unknown request of db
+
+        Warnings:
+          [cant_tell] c-b would take db whose CPU request is unknown, so whether it fits can't be told
+
+        Capacity sensitivity (how far each free-capacity figure may be wrong before its verdict flips):
+          c-b memory_free_gib = 200 GiB, scenario adds 8: fits unless the figure is more than 96.0% too high (certain: beyond the ±5% margin of a measured figure)
+        What-if "evacuate" on test (version 0ff8e8c03c37648d), policy 795cfe0c62069052, evaluated at 2026-11-30T04:05:00Z
+
+                               before      after     change
+        cost (points)             0.0        0.0       +0.0
+          round trip              0.0        0.0       +0.0
+          cross-site              0.0        0.0       +0.0
+          headroom                0.0        0.0       +0.0
+        cross-site MB/s           0.0        0.0       +0.0
+
+        Moves, in order:
+          step 1   evacuate big c-a→c-b
+          step 1   evacuate db c-a→c-c
+
+        Evacuating c-a (step 1): 2 placed, 0 cannot leave
+          big → c-b score +4.8 [headroom +4.8]
+          db → c-c score +2.4 [headroom +2.4]
+
+        Clusters whose load changes:
+          c-a          CPU    -2.0 cores   50.0% → 48.0%   memory    -16.0 GiB   50.0% → 46.0%   (evacuated; what remains is load not modelled as services)
+                       CPU change leaves out the unknown request of db
+          c-b          CPU    +2.0 cores   50.0% → 52.0%   memory     +8.0 GiB   50.0% → 52.0%
+          c-c          CPU    +0.0 cores   50.0% → 50.0%   memory     +8.0 GiB   50.0% → 52.0%
+                       CPU change leaves out the unknown request of db
+
+        Warnings:
+          [cant_tell] c-c would take db whose CPU request is unknown, so whether it fits can't be told
+
+        Capacity sensitivity (how far each free-capacity figure may be wrong before its verdict flips):
+          c-b cpu_free = 50 cores, scenario adds 2: fits unless the figure is more than 96.0% too high (certain: beyond the ±5% margin of a measured figure)
+          c-b memory_free_gib = 200 GiB, scenario adds 8: fits unless the figure is more than 96.0% too high (certain: beyond the ±5% margin of a measured figure)
+          c-c memory_free_gib = 200 GiB, scenario adds 8: fits unless the figure is more than 96.0% too high (certain: beyond the ±5% margin of a measured figure)
+    "#]].assert_eq(&out);
+}
+
 /// Evacuating the sample's busiest cluster: the databases on local
 /// volumes cannot leave; everything else is placed one by one, each
 /// placement seeing the ones before it.
@@ -777,8 +863,8 @@ fn projection_invariants_on_generated_estates() {
             );
             assert_eq!(at[s], from);
             at[s] = to;
-            cpu[from] -= e.services[s].cpu;
-            cpu[to] += e.services[s].cpu;
+            cpu[from] -= e.services[s].cpu_in_load();
+            cpu[to] += e.services[s].cpu_in_load();
         }
         for (c, cl) in p.clusters.iter().enumerate() {
             assert!((cl.cpu.change - cpu[c]).abs() < 1e-9, "{}", cl.id);

@@ -9,7 +9,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use axum::body::{Body, Bytes};
-use axum::extract::{MatchedPath, Path, Query, Request, State};
+use axum::extract::{MatchedPath, Path, Request, State};
 use axum::http::{header, HeaderMap, HeaderValue, Method, StatusCode};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
@@ -106,6 +106,18 @@ pub const ROUTES: &[RouteSpec] = &[
         "/api/estates/{id}/facts",
         OPERATOR,
         "update individual facts",
+    ),
+    r(
+        Method::POST,
+        "/api/estates/{id}/observations",
+        Access::Observe,
+        "post a batch of measured facts (agents)",
+    ),
+    r(
+        Method::POST,
+        "/api/estates/{id}/import/kubernetes",
+        OPERATOR,
+        "import Kubernetes manifests into one cluster of the estate",
     ),
     r(
         Method::GET,
@@ -215,6 +227,8 @@ fn handler_for(method: &Method, path: &str) -> MethodRouter<AppState> {
         ("GET", "/api/estates/{id}/file") => get(export_file),
         ("PUT", "/api/estates/{id}/file") => put(import_file),
         ("POST", "/api/estates/{id}/facts") => post(update_facts),
+        ("POST", "/api/estates/{id}/observations") => post(observe),
+        ("POST", "/api/estates/{id}/import/kubernetes") => post(import_kubernetes),
         ("GET", "/api/estates/{id}/policy") => get(get_policy),
         ("PUT", "/api/estates/{id}/policy") => put(put_policy),
         ("GET", "/api/estates/{id}/snapshot") => get(snapshot),
@@ -250,11 +264,22 @@ pub fn app(state: AppState) -> Router {
     router
         .route_layer(middleware::from_fn_with_state(state.clone(), track))
         .fallback(not_found)
+        .method_not_allowed_fallback(method_not_allowed)
         .layer(middleware::from_fn_with_state(
             state.clone(),
             auth::authenticate,
         ))
-        .layer(tower_http::trace::TraceLayer::new_for_http())
+        // One INFO line per request (method, URI, status, latency). Headers
+        // are never recorded: they carry tokens and cookies.
+        .layer(
+            tower_http::trace::TraceLayer::new_for_http()
+                .make_span_with(
+                    tower_http::trace::DefaultMakeSpan::new().level(tracing::Level::INFO),
+                )
+                .on_response(
+                    tower_http::trace::DefaultOnResponse::new().level(tracing::Level::INFO),
+                ),
+        )
         .with_state(state)
 }
 
@@ -264,6 +289,20 @@ async fn not_found(req: Request) -> ApiError {
         req.method(),
         req.uri().path()
     ))
+}
+
+async fn method_not_allowed(req: Request) -> Response {
+    let mut r = ApiError::BadRequest {
+        message: format!(
+            "{} is not allowed on {}; docs/api.openapi.yaml lists the methods of every route",
+            req.method(),
+            req.uri().path()
+        ),
+        details: Value::Null,
+    }
+    .into_response();
+    *r.status_mut() = StatusCode::METHOD_NOT_ALLOWED;
+    r
 }
 
 /// Count and time every routed request by its route template.
@@ -286,6 +325,24 @@ async fn track(State(state): State<AppState>, req: Request, next: Next) -> Respo
 }
 
 // ---- helpers ---------------------------------------------------------
+
+/// Query parameters, refused as JSON errors like everything else (axum's
+/// own `Query` answers in plain text).
+struct Query<T>(T);
+
+impl<T: serde::de::DeserializeOwned, S: Send + Sync> axum::extract::FromRequestParts<S>
+    for Query<T>
+{
+    type Rejection = ApiError;
+    async fn from_request_parts(
+        parts: &mut axum::http::request::Parts,
+        _: &S,
+    ) -> Result<Query<T>, ApiError> {
+        axum::extract::Query::<T>::try_from_uri(&parts.uri)
+            .map(|q| Query(q.0))
+            .map_err(|e| ApiError::bad_request(format!("query string: {}", e.body_text())))
+    }
+}
 
 /// Read a body up to `limit` bytes; over it is a 413 naming the limit.
 async fn read_body(body: Body, limit: usize) -> ApiResult<Bytes> {
@@ -312,7 +369,8 @@ fn utf8(bytes: &Bytes) -> ApiResult<&str> {
 /// Parse a JSON body into `T`, saying where it went wrong.
 fn json_body<T: serde::de::DeserializeOwned>(bytes: &Bytes, what: &str) -> ApiResult<T> {
     serde_json::from_slice(bytes).map_err(|e| ApiError::BadRequest {
-        message: format!("{what}: {e} (line {}, column {})", e.line(), e.column()),
+        // serde_json's message already ends "at line L column C".
+        message: format!("{what}: {e}"),
         details: json!({"line": e.line(), "column": e.column()}),
     })
 }
@@ -346,8 +404,9 @@ fn check_id(what: &str, id: &str) -> ApiResult<()> {
     }
 }
 
-/// An estate's meta, if the caller may see it (a scoped token sees its
-/// own estate only; others are reported missing rather than forbidden).
+/// An estate's meta, if the caller may see it. (A token scoped to another
+/// estate never gets here: `auth::require` refuses it with 403 first; the
+/// check below is the second line of defence.)
 async fn visible_estate(
     state: &AppState,
     caller: &Caller,
@@ -452,13 +511,19 @@ async fn loaded_estate(
 struct EvalQuery {
     /// RFC 3339 evaluation time; default: now, to the minute.
     now: Option<String>,
-    /// Advice only: add the Why (facts, terms, flip conditions).
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct AdviceQuery {
+    now: Option<String>,
+    /// Add the Why (facts, terms, flip conditions) to every move.
     #[serde(default)]
     why: bool,
 }
 
-fn eval_now(q: &EvalQuery) -> ApiResult<i64> {
-    match &q.now {
+fn eval_now(now: &Option<String>) -> ApiResult<i64> {
+    match now {
         Some(s) => estate::parse_time(s).ok_or_else(|| {
             ApiError::bad_request(format!(
                 "now={s:?}: expected an RFC 3339 time like 2026-11-30T04:05:00Z"
@@ -550,7 +615,7 @@ async fn readyz(State(state): State<AppState>) -> Response {
             tracing::warn!(%why, "not ready");
             (
                 StatusCode::SERVICE_UNAVAILABLE,
-                Json(json!({"error": "not_ready", "message": "the database is unreachable or not migrated", "details": null})),
+                Json(json!({"error": "unavailable", "message": "not ready: the database is unreachable or not migrated", "details": null})),
             )
                 .into_response()
         }
@@ -608,7 +673,7 @@ async fn login(
     let bytes = read_body(body, SMALL_BODY_LIMIT).await?;
     let b: LoginBody = json_body(&bytes, "sign-in")?;
     let wrong = || ApiError::Forbidden("wrong user name, password or token".into());
-    let (subject, role, estate) = match (b.username, b.password, b.token) {
+    let (subject, role, estate, token_id) = match (b.username, b.password, b.token) {
         (Some(user), Some(password), None) => {
             let found = store::user_credentials(&state.db, &user).await?;
             let (role, hash) = match &found {
@@ -619,7 +684,7 @@ async fn login(
                 .await
                 .map_err(|e| ApiError::Internal(format!("password task: {e}")))?;
             match (ok, role) {
-                (true, Some(role)) => (user, role, None),
+                (true, Some(role)) => (user, role, None, None),
                 _ => return Err(wrong()),
             }
         }
@@ -627,7 +692,12 @@ async fn login(
             let t = store::token_by_hash(&state.db, &auth::sha256_hex(&token))
                 .await?
                 .ok_or_else(wrong)?;
-            (format!("token:{}", t.id), t.role, t.estate_id)
+            if t.role == Role::Agent {
+                return Err(ApiError::Forbidden(
+                    "an agent token is used as a bearer token by its agent; it cannot open a browser session".into(),
+                ));
+            }
+            (format!("token:{}", t.id), t.role, t.estate_id, Some(t.id))
         }
         _ => {
             return Err(ApiError::bad_request(
@@ -646,6 +716,7 @@ async fn login(
         &subject,
         role,
         estate.as_deref(),
+        token_id.as_deref(),
         &csrf,
         now,
         state.config.session_ttl_s,
@@ -978,6 +1049,229 @@ async fn update_facts(
     })))
 }
 
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ObservationBatch {
+    batch_id: String,
+    observations: Vec<crate::facts::FactUpdate>,
+}
+
+/// Longest batch id: room for "<estate>/<cluster>/<RFC 3339 time>" and
+/// more, short enough to index.
+const MAX_BATCH_ID_CHARS: usize = 128;
+
+/// Agents' observations (SPEC §12): a batch of measured facts, applied
+/// whole or not at all, exactly once per batch id.
+async fn observe(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(id): Path<String>,
+    body: Body,
+) -> ApiResult<Json<Value>> {
+    let p = caller.principal()?.clone();
+    // Per token (or user): one misbehaving agent cannot crowd out others.
+    state.observe_limiter.check_key(&p.subject)?;
+    visible_estate(&state, &caller, &id).await?;
+    let bytes = read_body(body, ESTATE_BODY_LIMIT).await?;
+    let batch: ObservationBatch = json_body(&bytes, "observations")?;
+    if batch.batch_id.is_empty()
+        || batch.batch_id.chars().count() > MAX_BATCH_ID_CHARS
+        || batch.batch_id.chars().any(char::is_control)
+    {
+        return Err(ApiError::Invalid {
+            message: "invalid batch_id; nothing was applied".into(),
+            details: json!({"errors": [{"path": "/batch_id", "line": null,
+                "message": format!("1 to {MAX_BATCH_ID_CHARS} characters, no control characters")}]}),
+        });
+    }
+    let digest = hex::encode(<sha2::Sha256 as sha2::Digest>::digest(&bytes));
+    let mut lock = store::lock_estate(&state.db, &id)
+        .await?
+        .ok_or_else(|| ApiError::NotFound(format!("no estate {id:?}")))?;
+    // A retry (the agent never saw our answer) is answered from the
+    // record; the same id with other content is a bug to surface.
+    if let Some(seen) = lock.batch(&batch.batch_id).await? {
+        if seen.body_digest != digest {
+            return Err(ApiError::Conflict(format!(
+                "batch_id {:?} was already used for a different batch; give every batch its own id",
+                batch.batch_id
+            )));
+        }
+        return Ok(Json(json!({
+            "estate": id,
+            "batch_id": batch.batch_id,
+            "version": seen.version,
+            "applied": seen.applied,
+            "duplicate": true,
+        })));
+    }
+    let doc: Value = serde_json::from_str(&lock.row.document)
+        .map_err(|e| ApiError::Internal(format!("stored document of {id}: {e}")))?;
+    let mode = crate::facts::Mode {
+        list: "observations",
+        default_class: Some(berth_engine::fact::Class::Measured),
+        require_observed_at: true,
+        default_source: format!("agent:{}", p.label),
+        received_at: auth::now_s(),
+    };
+    let new_doc = crate::facts::apply_with(&doc, &batch.observations, &mode).map_err(|errors| {
+        ApiError::Invalid {
+            message: format!(
+                "{} observation{} refused; nothing was applied",
+                errors.len(),
+                if errors.len() == 1 { "" } else { "s" }
+            ),
+            details: json!({ "errors": errors }),
+        }
+    })?;
+    let c = canonicalise(
+        serde_json::to_string(&new_doc).expect("serialises"),
+        Format::Json,
+    )
+    .await?;
+    let applied = batch.observations.len() as i64;
+    let meta = lock
+        .replace_recording(
+            &c.estate.name,
+            &c.document,
+            &c.content_digest,
+            auth::now_s(),
+            Some(store::NewBatch {
+                batch_id: &batch.batch_id,
+                body_digest: &digest,
+                applied,
+            }),
+        )
+        .await?;
+    state
+        .cache
+        .put_estate(&id, meta.version, &meta.content_digest, Arc::new(c.estate));
+    tracing::info!(estate = %id, batch_id = %batch.batch_id, by = %p.subject, applied, version = meta.version, "observations applied");
+    Ok(Json(json!({
+        "estate": id,
+        "batch_id": batch.batch_id,
+        "version": meta.version,
+        "applied": applied,
+        "duplicate": false,
+    })))
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct KubernetesImportBody {
+    /// The estate cluster the manifests describe.
+    cluster: String,
+    /// Manifest files, each with the name errors are reported under.
+    files: Vec<ManifestFile>,
+    #[serde(default)]
+    skip_invalid: bool,
+    /// Report what would change, and change nothing.
+    #[serde(default)]
+    dry_run: bool,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ManifestFile {
+    name: String,
+    text: String,
+}
+
+/// Kubernetes manifests into an estate (docs/kubernetes-import.md): the
+/// same parser and merge as `berth import kubernetes --into`, applied under
+/// the estate lock so it lands on the estate as it is, as one new version
+/// — or, when it changes nothing, as none.
+async fn import_kubernetes(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(id): Path<String>,
+    body: Body,
+) -> ApiResult<Json<Value>> {
+    use crate::import::{self, kubernetes};
+    visible_estate(&state, &caller, &id).await?;
+    let bytes = read_body(body, ESTATE_BODY_LIMIT).await?;
+    let b: KubernetesImportBody = json_body(&bytes, "kubernetes import")?;
+    if b.files.is_empty() {
+        return Err(ApiError::bad_request(
+            "files: give at least one manifest file",
+        ));
+    }
+    let inputs: Vec<import::Input> = b
+        .files
+        .iter()
+        .map(|f| import::Input {
+            name: &f.name,
+            text: &f.text,
+        })
+        .collect();
+    let imported = kubernetes::parse(
+        &inputs,
+        kubernetes::Options {
+            skip_invalid: b.skip_invalid,
+        },
+    )
+    .map_err(|errors| ApiError::Invalid {
+        message: format!(
+            "nothing imported: {} error{} in the manifests (skip_invalid leaves such objects out)",
+            errors.len(),
+            if errors.len() == 1 { "" } else { "s" }
+        ),
+        details: json!({"errors": errors.iter().map(|e| json!({
+                "path": if e.path.is_empty() { "/" } else { &e.path },
+                "line": e.line,
+                "message": e.message,
+                "file": e.file,
+                "document": e.document,
+                "object": e.object,
+            })).collect::<Vec<_>>()}),
+    })?;
+    let lock = store::lock_estate(&state.db, &id)
+        .await?
+        .ok_or_else(|| ApiError::NotFound(format!("no estate {id:?}")))?;
+    let doc: Value = serde_json::from_str(&lock.row.document)
+        .map_err(|e| ApiError::Internal(format!("stored document of {id}: {e}")))?;
+    let (merged, report) = import::merge(&doc, &b.cluster, &imported).map_err(|e| match e {
+        import::MergeError::UnknownCluster { .. } => ApiError::Invalid {
+            message: e.to_string(),
+            details: json!({"errors": [{"path": "/cluster", "line": null, "message": e.to_string()}]}),
+        },
+        other => ApiError::Invalid {
+            message: other.to_string(),
+            details: json!({"errors": []}),
+        },
+    })?;
+    let noop = report.is_noop();
+    let version = if b.dry_run || noop {
+        // Dropping the lock rolls back: nothing was written.
+        lock.row.meta.version
+    } else {
+        let c = canonicalise(
+            serde_json::to_string(&merged).expect("serialises"),
+            Format::Json,
+        )
+        .await?;
+        let meta = lock
+            .replace(
+                &c.estate.name,
+                &c.document,
+                &c.content_digest,
+                auth::now_s(),
+            )
+            .await?;
+        state
+            .cache
+            .put_estate(&id, meta.version, &meta.content_digest, Arc::new(c.estate));
+        tracing::info!(estate = %id, cluster = %b.cluster, version = meta.version, added = report.added.len(), changed = report.changed.len(), removed = report.removed.len(), "kubernetes import");
+        meta.version
+    };
+    Ok(Json(json!({
+        "estate": id,
+        "version": version,
+        "written": !b.dry_run && !noop,
+        "report": report,
+    })))
+}
+
 // ---- policy ----------------------------------------------------------
 
 async fn get_policy(
@@ -999,6 +1293,25 @@ async fn get_policy(
     ))
 }
 
+/// A policy error as a 422 item `{path, line, message}`: a field's error
+/// points at the field (`placement.rtt_weight` → `/placement/rtt_weight`);
+/// a parse error (unknown field, wrong type) carries its line.
+fn policy_error_item(e: &berth_engine::policy::PolicyError) -> Value {
+    let at_line = e
+        .field
+        .strip_prefix("line ")
+        .and_then(|rest| rest.split(' ').next())
+        .and_then(|l| l.parse::<usize>().ok());
+    match at_line {
+        Some(line) => json!({"path": "/", "line": line, "message": e.message}),
+        None => json!({
+            "path": format!("/{}", e.field.replace('.', "/")),
+            "line": null,
+            "message": e.message,
+        }),
+    }
+}
+
 async fn put_policy(
     State(state): State<AppState>,
     caller: Caller,
@@ -1008,13 +1321,16 @@ async fn put_policy(
     visible_estate(&state, &caller, &id).await?;
     let bytes = read_body(body, SMALL_BODY_LIMIT).await?;
     let text = utf8(&bytes)?;
+    // Not JSON at all is a malformed request (400), like on every route;
+    // JSON that is no valid policy is invalid content (422).
+    let _: Value = json_body(&bytes, "policy")?;
     let policy = Policy::from_json(text).map_err(|errors| ApiError::Invalid {
         message: format!(
             "invalid policy: {} error{}; the policy was not changed",
             errors.len(),
             if errors.len() == 1 { "" } else { "s" }
         ),
-        details: json!({ "errors": errors }),
+        details: json!({ "errors": errors.iter().map(policy_error_item).collect::<Vec<_>>() }),
     })?;
     let digest = policy.digest();
     let meta = store::replace_policy(&state.db, &id, &to_json(&policy), &digest, auth::now_s())
@@ -1061,9 +1377,9 @@ async fn advice(
     State(state): State<AppState>,
     caller: Caller,
     Path(id): Path<String>,
-    Query(q): Query<EvalQuery>,
+    Query(q): Query<AdviceQuery>,
 ) -> ApiResult<Response> {
-    let now = eval_now(&q)?;
+    let now = eval_now(&q.now)?;
     let why = q.why;
     engine_result(
         &state,
@@ -1093,7 +1409,7 @@ async fn preview(
     Path(id): Path<String>,
     Query(q): Query<EvalQuery>,
 ) -> ApiResult<Response> {
-    let now = eval_now(&q)?;
+    let now = eval_now(&q.now)?;
     engine_result(&state, &caller, &id, "preview", now, "", |e, p, now| {
         Ok(to_json(&berth_engine::request::build(e, p, now)))
     })
@@ -1106,7 +1422,7 @@ async fn place(
     Path((id, service)): Path<(String, String)>,
     Query(q): Query<EvalQuery>,
 ) -> ApiResult<Response> {
-    let now = eval_now(&q)?;
+    let now = eval_now(&q.now)?;
     let svc = service.clone();
     engine_result(
         &state,
@@ -1146,7 +1462,7 @@ async fn what_if(
     Query(q): Query<EvalQuery>,
     body: Body,
 ) -> ApiResult<Response> {
-    let now = eval_now(&q)?;
+    let now = eval_now(&q.now)?;
     let bytes = read_body(body, SMALL_BODY_LIMIT).await?;
     let text = utf8(&bytes)?.to_string();
     let digest = body_digest(text.as_bytes());
@@ -1185,7 +1501,7 @@ async fn compare(
     Query(q): Query<EvalQuery>,
     body: Body,
 ) -> ApiResult<Response> {
-    let now = eval_now(&q)?;
+    let now = eval_now(&q.now)?;
     let bytes = read_body(body, COMPARE_BODY_LIMIT).await?;
     let b: CompareBody = if bytes.iter().all(u8::is_ascii_whitespace) {
         CompareBody::default()
@@ -1336,10 +1652,15 @@ async fn create_token(
     let b: NewTokenBody = json_body(&bytes, "new token")?;
     let role = Role::parse(&b.role).ok_or_else(|| {
         ApiError::bad_request(format!(
-            "role {:?}: expected viewer, operator or admin",
+            "role {:?}: expected agent, viewer, operator or admin",
             b.role
         ))
     })?;
+    if role == Role::Agent && b.estate.is_none() {
+        return Err(ApiError::bad_request(
+            "an agent token must be scoped to one estate: give \"estate\"",
+        ));
+    }
     if b.name.trim().is_empty() || b.name.chars().count() > 100 {
         return Err(ApiError::bad_request(
             "name: 1 to 100 characters, not blank",
@@ -1428,12 +1749,14 @@ async fn create_user(
     let bytes = read_body(body, SMALL_BODY_LIMIT).await?;
     let b: NewUserBody = json_body(&bytes, "new user")?;
     check_id("user name", &b.name)?;
-    let role = Role::parse(&b.role).ok_or_else(|| {
-        ApiError::bad_request(format!(
-            "role {:?}: expected viewer, operator or admin",
-            b.role
-        ))
-    })?;
+    let role = Role::parse(&b.role)
+        .filter(|r| *r != Role::Agent)
+        .ok_or_else(|| {
+            ApiError::bad_request(format!(
+                "role {:?}: expected viewer, operator or admin (agents use agent tokens, not accounts)",
+                b.role
+            ))
+        })?;
     if b.password.chars().count() < MIN_PASSWORD_CHARS {
         return Err(ApiError::bad_request(format!(
             "password: at least {MIN_PASSWORD_CHARS} characters"

@@ -21,10 +21,15 @@ use subtle::ConstantTimeEq;
 use crate::error::ApiError;
 use crate::AppState;
 
-/// Roles, weakest first: each includes the rights of those before it.
+/// Roles, weakest first: from viewer on, each includes the rights of
+/// those before it. `Agent` is apart: a measuring agent's token may post
+/// observations to its one estate and do nothing else, not even read
+/// (an agent runs inside a cluster; its token should be worth little to
+/// whoever steals it).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Role {
+    Agent,
     Viewer,
     Operator,
     Admin,
@@ -33,6 +38,7 @@ pub enum Role {
 impl Role {
     pub fn as_str(self) -> &'static str {
         match self {
+            Role::Agent => "agent",
             Role::Viewer => "viewer",
             Role::Operator => "operator",
             Role::Admin => "admin",
@@ -40,6 +46,7 @@ impl Role {
     }
     pub fn parse(s: &str) -> Option<Role> {
         match s {
+            "agent" => Some(Role::Agent),
             "viewer" => Some(Role::Viewer),
             "operator" => Some(Role::Operator),
             "admin" => Some(Role::Admin),
@@ -55,13 +62,45 @@ pub enum Access {
     Public,
     /// At least this role.
     Role(Role),
+    /// Posting observations: an agent token, or an operator or above.
+    Observe,
+}
+
+impl Access {
+    /// Whether a caller with `role` may use a route with this access.
+    pub fn granted_to(self, role: Role) -> bool {
+        match self {
+            Access::Public => true,
+            Access::Role(need) => role >= need,
+            Access::Observe => role == Role::Agent || role >= Role::Operator,
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Access::Public => "public",
+            Access::Role(r) => r.as_str(),
+            Access::Observe => "observe",
+        }
+    }
 }
 
 /// How the caller proved who they are.
-#[derive(Clone, Debug)]
+#[derive(Clone)]
 pub enum Via {
     Bearer { token_id: String },
     Session { id_hash: String, csrf: String },
+}
+
+/// Written by hand so a session's CSRF token can never reach a log line
+/// through `{:?}`.
+impl std::fmt::Debug for Via {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Via::Bearer { token_id } => write!(f, "Bearer(token {token_id})"),
+            Via::Session { .. } => write!(f, "Session(…)"),
+        }
+    }
 }
 
 /// The authenticated caller.
@@ -69,6 +108,8 @@ pub enum Via {
 pub struct Principal {
     /// A user name, or `token:<id>` for an API token.
     pub subject: String,
+    /// For people: the user name, or the token's name.
+    pub label: String,
     pub role: Role,
     /// A token scoped to one estate may touch that estate only.
     pub estate: Option<String>,
@@ -164,11 +205,29 @@ fn is_safe(method: &Method) -> bool {
 pub async fn authenticate(State(state): State<AppState>, mut req: Request, next: Next) -> Response {
     let principal = match principal_of(&state, req.headers()).await {
         Ok(p) => p,
+        Err(ApiError::InvalidToken) => {
+            // Wrong tokens spend the same per-address budget as failed
+            // sign-ins, so guessing tokens is throttled too.
+            let peer = Peer(
+                req.extensions()
+                    .get::<ConnectInfo<SocketAddr>>()
+                    .map(|c| c.0),
+            );
+            let addr = client_addr(req.headers(), &peer, state.config.trust_forwarded_for);
+            return match state.limiter.check(addr) {
+                Ok(()) => ApiError::InvalidToken.into_response(),
+                Err(limited) => limited.into_response(),
+            };
+        }
         Err(e) => return e.into_response(),
     };
     if let Some(p) = &principal {
         if let Via::Session { csrf, .. } = &p.via {
-            if !is_safe(req.method()) {
+            // Signing in is exempt: it needs no ambient authority (it
+            // requires JSON, which a cross-site form cannot send), and a
+            // browser holding an old session must be able to sign in anew.
+            let signing_in = req.method() == Method::POST && req.uri().path() == "/api/session";
+            if !is_safe(req.method()) && !signing_in {
                 let sent = req
                     .headers()
                     .get(CSRF_HEADER)
@@ -230,19 +289,21 @@ async fn principal_of(
         return match found {
             Some(t) => Ok(Some(Principal {
                 subject: format!("token:{}", t.id),
+                label: t.name,
                 role: t.role,
                 estate: t.estate_id,
                 via: Via::Bearer { token_id: t.id },
             })),
             // A wrong or revoked token is an error, not anonymity: the
             // client meant to authenticate and should hear that it failed.
-            None => Err(ApiError::Unauthenticated),
+            None => Err(ApiError::InvalidToken),
         };
     }
     if let Some(id) = session_cookie_of(headers) {
         let id_hash = sha256_hex(&id);
         if let Some(s) = crate::store::session_by_hash(&state.db, &id_hash, now_s()).await? {
             return Ok(Some(Principal {
+                label: s.subject.clone(),
                 subject: s.subject,
                 role: s.role,
                 estate: s.estate_id,
@@ -267,16 +328,19 @@ pub async fn require(
     req: Request,
     next: Next,
 ) -> Response {
-    let Access::Role(needed) = access else {
+    if access == Access::Public {
         return next.run(req).await;
-    };
+    }
     let Some(p) = &caller.0 else {
         return ApiError::Unauthenticated.into_response();
     };
-    if p.role < needed {
+    if !access.granted_to(p.role) {
+        let needs = match access {
+            Access::Observe => "an agent token or the operator role".to_string(),
+            other => format!("the {} role", other.as_str()),
+        };
         return ApiError::Forbidden(format!(
-            "this needs the {} role; you are signed in as {} ({})",
-            needed.as_str(),
+            "this needs {needs}; you are signed in as {} ({})",
             p.subject,
             p.role.as_str()
         ))
@@ -351,7 +415,7 @@ impl<S: Send + Sync> axum::extract::FromRequestParts<S> for Peer {
 /// or Argon2-hashed passwords from hopeless into more hopeless.
 #[derive(Clone)]
 pub struct RateLimiter {
-    inner: Arc<Mutex<HashMap<IpAddr, Bucket>>>,
+    inner: Arc<Mutex<HashMap<String, Bucket>>>,
     /// Attempts allowed in a burst.
     burst: f64,
     /// Seconds to earn back one attempt.
@@ -374,8 +438,24 @@ impl RateLimiter {
         }
     }
 
+    /// Posting observations: 30 batches at once (an agent catching up
+    /// after an outage), then one every 2 s — thirty times what an agent
+    /// on a one-minute interval needs.
+    pub fn for_observations() -> RateLimiter {
+        RateLimiter {
+            inner: Arc::new(Mutex::new(HashMap::new())),
+            burst: 30.0,
+            refill_s: 2.0,
+        }
+    }
+
     /// Take one attempt for `addr`, or say how long to wait.
     pub fn check(&self, addr: IpAddr) -> Result<(), ApiError> {
+        self.check_key(&addr.to_string())
+    }
+
+    /// Take one attempt for any key (an address, a token id).
+    pub fn check_key(&self, key: &str) -> Result<(), ApiError> {
         let now = Instant::now();
         let mut map = self.inner.lock().expect("rate limiter lock");
         // Forget addresses whose bucket has long been full again, so the
@@ -384,7 +464,7 @@ impl RateLimiter {
             let full_after = Duration::from_secs_f64(self.burst * self.refill_s);
             map.retain(|_, b| now.duration_since(b.at) < full_after);
         }
-        let b = map.entry(addr).or_insert(Bucket {
+        let b = map.entry(key.to_string()).or_insert(Bucket {
             tokens: self.burst,
             at: now,
         });
@@ -410,10 +490,15 @@ mod tests {
     #[test]
     fn roles_are_ordered() {
         assert!(Role::Viewer < Role::Operator && Role::Operator < Role::Admin);
-        for r in [Role::Viewer, Role::Operator, Role::Admin] {
+        for r in [Role::Agent, Role::Viewer, Role::Operator, Role::Admin] {
             assert_eq!(Role::parse(r.as_str()), Some(r));
         }
         assert_eq!(Role::parse("root"), None);
+        // An agent may observe and nothing else; a viewer may not observe.
+        assert!(Access::Observe.granted_to(Role::Agent));
+        assert!(!Access::Observe.granted_to(Role::Viewer));
+        assert!(Access::Observe.granted_to(Role::Operator));
+        assert!(!Access::Role(Role::Viewer).granted_to(Role::Agent));
     }
 
     #[test]

@@ -22,6 +22,9 @@ pub enum ApiError {
     Invalid { message: String, details: Value },
     #[error("not signed in: send a bearer token or sign in")]
     Unauthenticated,
+    /// A bearer token was sent, and it is wrong or revoked.
+    #[error("the bearer token is unknown or revoked")]
+    InvalidToken,
     #[error("{0}")]
     Forbidden(String),
     #[error("{0}")]
@@ -57,7 +60,7 @@ impl ApiError {
         match self {
             ApiError::BadRequest { .. } => StatusCode::BAD_REQUEST,
             ApiError::Invalid { .. } => StatusCode::UNPROCESSABLE_ENTITY,
-            ApiError::Unauthenticated => StatusCode::UNAUTHORIZED,
+            ApiError::Unauthenticated | ApiError::InvalidToken => StatusCode::UNAUTHORIZED,
             ApiError::Forbidden(_) => StatusCode::FORBIDDEN,
             ApiError::NotFound(_) => StatusCode::NOT_FOUND,
             ApiError::Conflict(_) => StatusCode::CONFLICT,
@@ -73,7 +76,7 @@ impl ApiError {
         match self {
             ApiError::BadRequest { .. } => "bad_request",
             ApiError::Invalid { .. } => "invalid",
-            ApiError::Unauthenticated => "unauthenticated",
+            ApiError::Unauthenticated | ApiError::InvalidToken => "unauthenticated",
             ApiError::Forbidden(_) => "forbidden",
             ApiError::NotFound(_) => "not_found",
             ApiError::Conflict(_) => "conflict",

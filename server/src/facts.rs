@@ -32,14 +32,24 @@ pub struct FactUpdate {
     pub from: Option<String>,
     #[serde(default)]
     pub to: Option<String>,
-    /// The new value; `null` makes the fact unknown.
-    pub value: Option<f64>,
-    pub class: String,
+    /// The new value; `null` makes the fact unknown. Required: a
+    /// forgotten field must not silently erase what was known.
+    #[serde(default, deserialize_with = "present")]
+    pub value: Option<Option<f64>>,
+    /// Required in a fact batch; defaults to `measured` for observations.
+    #[serde(default)]
+    pub class: Option<String>,
     #[serde(default)]
     pub source: Option<String>,
     /// RFC 3339; default: when the server received the batch.
     #[serde(default)]
     pub observed_at: Option<String>,
+}
+
+/// `Some(v)` when the field is there (`v` may be `None`: `null`), `None`
+/// when it is absent.
+fn present<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Option<f64>>, D::Error> {
+    Option::<f64>::deserialize(d).map(Some)
 }
 
 /// A batch of updates as sent to `POST /api/estates/{id}/facts`.
@@ -59,12 +69,16 @@ pub const MAX_UPDATES: usize = 50_000;
 pub struct UpdateError {
     /// JSON pointer into the batch, e.g. `/updates/3/cluster`.
     pub path: String,
+    /// Always `null`: kept so every 422 item has one shape,
+    /// `{path, line, message}`.
+    pub line: Option<usize>,
     pub message: String,
 }
 
 fn err(i: usize, field: &str, message: String) -> UpdateError {
     UpdateError {
         path: format!("/updates/{i}/{field}"),
+        line: None,
         message,
     }
 }
@@ -85,17 +99,79 @@ fn ids(doc: &Value, key: &str) -> Vec<String> {
         .unwrap_or_default()
 }
 
+/// How a list of updates is read: fact batches (operators, by hand or
+/// script) and observation batches (agents) differ only in defaults.
+pub struct Mode {
+    /// The list's name in the body, for error paths: `updates` or
+    /// `observations`.
+    pub list: &'static str,
+    /// The class when an item gives none; `None`: the class is required.
+    pub default_class: Option<Class>,
+    /// Agents must say when they measured: an observation without a time
+    /// could not age, and staleness is half of confidence.
+    pub require_observed_at: bool,
+    /// The source when an item gives none.
+    pub default_source: String,
+    /// When the batch arrived: the time of items that may omit it.
+    pub received_at: i64,
+}
+
+impl Mode {
+    pub fn facts(received_at: i64) -> Mode {
+        Mode {
+            list: "updates",
+            default_class: None,
+            require_observed_at: false,
+            default_source: "api".into(),
+            received_at,
+        }
+    }
+}
+
 /// Check the batch against the document; then apply it. `received_at` is
 /// the default observation time. Returns every error, or the new
 /// document.
 pub fn apply(doc: &Value, batch: &FactBatch, received_at: i64) -> Result<Value, Vec<UpdateError>> {
+    apply_with(doc, &batch.updates, &Mode::facts(received_at))
+}
+
+/// [`apply`] for any list of updates, read as `mode` says.
+pub fn apply_with(
+    doc: &Value,
+    updates: &[FactUpdate],
+    mode: &Mode,
+) -> Result<Value, Vec<UpdateError>> {
+    apply_inner(doc, updates, mode).map_err(|mut errors| {
+        if mode.list != "updates" {
+            for e in &mut errors {
+                e.path = format!("/{}{}", mode.list, &e.path["/updates".len()..]);
+            }
+        }
+        errors
+    })
+}
+
+fn apply_inner(
+    doc: &Value,
+    updates: &[FactUpdate],
+    mode: &Mode,
+) -> Result<Value, Vec<UpdateError>> {
+    let received_at = mode.received_at;
     let mut errors = Vec::new();
-    if batch.updates.len() > MAX_UPDATES {
+    if updates.is_empty() {
         return Err(vec![UpdateError {
             path: "/updates".into(),
+            line: None,
+            message: "no updates: send at least one".into(),
+        }]);
+    }
+    if updates.len() > MAX_UPDATES {
+        return Err(vec![UpdateError {
+            path: "/updates".into(),
+            line: None,
             message: format!(
                 "{} updates in one batch; the limit is {MAX_UPDATES}: split it",
-                batch.updates.len()
+                updates.len()
             ),
         }]);
     }
@@ -108,20 +184,48 @@ pub fn apply(doc: &Value, batch: &FactBatch, received_at: i64) -> Result<Value, 
         .and_then(Value::as_array)
         .unwrap_or(&empty);
     let mut out = doc.clone();
-    for (i, u) in batch.updates.iter().enumerate() {
+    for (i, u) in updates.iter().enumerate() {
         let before = errors.len();
-        let Some(class) = Class::parse(&u.class) else {
+        let Some(value) = u.value else {
+            errors.push(err(
+                i,
+                "value",
+                "required: a number, or null to mark the fact unknown".into(),
+            ));
+            continue;
+        };
+        let class = match (&u.class, mode.default_class) {
+            (Some(c), _) => Class::parse(c),
+            (None, Some(default)) => Some(default),
+            (None, None) => {
+                errors.push(err(
+                    i,
+                    "class",
+                    "required: measured, reported, inferred or guessed".into(),
+                ));
+                continue;
+            }
+        };
+        let Some(class) = class else {
             errors.push(err(
                 i,
                 "class",
                 format!(
                     "expected one of \"measured\", \"reported\", \"inferred\", \"guessed\", found {:?}",
-                    u.class
+                    u.class.as_deref().unwrap_or("")
                 ),
             ));
             continue;
         };
         let observed_at = match &u.observed_at {
+            None if mode.require_observed_at => {
+                errors.push(err(
+                    i,
+                    "observed_at",
+                    "required: when this was measured (RFC 3339), so the fact can age".into(),
+                ));
+                continue;
+            }
             None => received_at,
             Some(s) => match parse_time(s) {
                 Some(t) => t,
@@ -135,7 +239,7 @@ pub fn apply(doc: &Value, batch: &FactBatch, received_at: i64) -> Result<Value, 
                 }
             },
         };
-        if let Some(v) = u.value {
+        if let Some(v) = value {
             // Sizes and rates are never negative; above 1e12 is a typo
             // (the estate format's own bound).
             if !v.is_finite() || !(0.0..=1e12).contains(&v) {
@@ -166,9 +270,9 @@ pub fn apply(doc: &Value, batch: &FactBatch, received_at: i64) -> Result<Value, 
         let source = u.source.clone();
         let fact_value = |default_source: &str| -> Value {
             let mut m = Map::new();
-            m.insert("value".into(), u.value.map_or(Value::Null, |v| json!(v)));
+            m.insert("value".into(), value.map_or(Value::Null, |v| json!(v)));
             // An unknown value is a guess whatever the sender says.
-            let class = if u.value.is_none() {
+            let class = if value.is_none() {
                 Class::Guessed
             } else {
                 class
@@ -190,7 +294,7 @@ pub fn apply(doc: &Value, batch: &FactBatch, received_at: i64) -> Result<Value, 
                     continue;
                 };
                 let total_key = if u.fact == "cpu_free" { "cpu_total" } else { "memory_total_gib" };
-                if let (Some(v), Some(total)) = (u.value, cluster.get(total_key).and_then(Value::as_f64)) {
+                if let (Some(v), Some(total)) = (value, cluster.get(total_key).and_then(Value::as_f64)) {
                     if v > total {
                         errors.push(err(
                             i,
@@ -202,7 +306,7 @@ pub fn apply(doc: &Value, batch: &FactBatch, received_at: i64) -> Result<Value, 
                 if errors.len() > before {
                     continue;
                 }
-                let fact = fact_value("api");
+                let fact = fact_value(&mode.default_source);
                 if let Some(arr) = out.get_mut("clusters").and_then(Value::as_array_mut) {
                     if let Some(cl) = arr
                         .iter_mut()
@@ -236,7 +340,7 @@ pub fn apply(doc: &Value, batch: &FactBatch, received_at: i64) -> Result<Value, 
                 if errors.len() > before {
                     continue;
                 }
-                let fact = fact_value("api");
+                let fact = fact_value(&mode.default_source);
                 let arr = out
                     .as_object_mut()
                     .expect("an estate document is an object")
@@ -272,7 +376,7 @@ pub fn apply(doc: &Value, batch: &FactBatch, received_at: i64) -> Result<Value, 
                     continue;
                 }
                 let field = if u.fact == "flow_weight" { "weight" } else { "mb_s" };
-                let fact = fact_value("api");
+                let fact = fact_value(&mode.default_source);
                 let arr = out
                     .as_object_mut()
                     .expect("an estate document is an object")

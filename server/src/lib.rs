@@ -8,16 +8,24 @@
 //! [`db`] connects and migrates; [`facts`] applies fact updates to an
 //! estate document; [`cache`] keeps parsed estates and finished results;
 //! [`metrics`] renders `/metrics`.
+//!
+//! Clients of a Berth server: [`prom_client`] queries Prometheus,
+//! [`submit`] posts observation batches (retries, backoff), [`agent`] is
+//! the long-running `berth agent` loop.
 
+pub mod agent;
 pub mod api;
 pub mod auth;
 pub mod cache;
 pub mod db;
 pub mod error;
 pub mod facts;
+pub mod import;
 pub mod metrics;
+pub mod prom_client;
 pub mod serve;
 pub mod store;
+pub mod submit;
 
 use std::sync::Arc;
 
@@ -53,6 +61,8 @@ pub struct AppState {
     pub db: db::Db,
     pub metrics: metrics::Metrics,
     pub limiter: auth::RateLimiter,
+    /// Per token, for observation batches.
+    pub observe_limiter: auth::RateLimiter,
     pub cache: cache::Cache,
     pub config: Arc<Config>,
 }
@@ -63,6 +73,7 @@ impl AppState {
             db,
             metrics: metrics::Metrics::default(),
             limiter: auth::RateLimiter::for_credentials(),
+            observe_limiter: auth::RateLimiter::for_observations(),
             cache: cache::Cache::default(),
             config: Arc::new(config),
         }

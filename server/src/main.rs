@@ -1,6 +1,8 @@
 //! `berth`: the command line. The offline commands that run the engine on
-//! files (SPEC §15: validate, advise, preview, compare, whatif, place), and
-//! `serve`, the server (`berth::serve`).
+//! files (SPEC §15: validate, advise, preview, compare, whatif, place), the
+//! importers (`import kubernetes`, `import prometheus`), `serve`, the
+//! server (`berth::serve`), and `agent`, which feeds a server
+//! (`berth::agent`).
 //!
 //! This crate is the only one that touches the filesystem and the clock:
 //! it reads files, resolves `now`, times deciders, and hands text to the
@@ -125,6 +127,182 @@ enum Command {
         #[arg(long, value_enum, default_value_t = OutputFormat::Json)]
         format: OutputFormat,
     },
+    /// Import services into an estate file from another description of
+    /// them. The merged estate goes to --output (default: stdout), the
+    /// report to stderr.
+    Import {
+        #[command(subcommand)]
+        from: ImportFrom,
+    },
+    /// Feed a Berth server: every interval, post the mesh metrics
+    /// (Prometheus) and a cluster's free capacity (a file or a command) as
+    /// one observations batch, retrying with backoff. Runs until SIGTERM
+    /// or Ctrl-C (docs/observations.md).
+    Agent {
+        #[command(flatten)]
+        target: Target,
+        /// Prometheus to query for the mesh metrics, e.g.
+        /// http://prometheus.istio-system:9090.
+        #[arg(long, value_name = "URL")]
+        prometheus: Option<String>,
+        /// Time between batches: 60s, 5m, 1h (1s to 24h).
+        #[arg(long, default_value = "60s")]
+        interval: String,
+        /// The estate cluster whose free capacity is reported.
+        #[arg(long)]
+        cluster: Option<String>,
+        /// A file holding {"cpu_free": x, "memory_free_gib": y}, re-read at
+        /// every tick (undated contents are dated by the file's mtime).
+        #[arg(
+            long,
+            value_name = "FILE",
+            requires = "cluster",
+            conflicts_with = "capacity_command"
+        )]
+        capacity_file: Option<PathBuf>,
+        /// A shell command printing {"cpu_free": x, "memory_free_gib": y},
+        /// run at every tick.
+        #[arg(long, value_name = "CMD", requires = "cluster")]
+        capacity_command: Option<String>,
+        #[command(flatten)]
+        mesh: MeshArgs,
+    },
+}
+
+/// The Berth server, token and estate observations go to.
+#[derive(clap::Args)]
+struct Target {
+    /// The Berth server, e.g. http://127.0.0.1:3000.
+    #[arg(long, env = "BERTH_SERVER", value_name = "URL")]
+    server: String,
+    /// An API token: an agent token scoped to the estate, or an operator's.
+    /// Prefer the environment variable: a flag shows in the process list.
+    #[arg(long, env = "BERTH_TOKEN", hide_env_values = true)]
+    token: String,
+    /// The estate id.
+    #[arg(long)]
+    estate: String,
+}
+
+/// Which queries to run and how workloads become services.
+#[derive(clap::Args)]
+struct MeshArgs {
+    /// PromQL giving requests/s per workload edge (default: Istio's
+    /// istio_requests_total; see docs/observations.md).
+    #[arg(long, value_name = "PROMQL")]
+    query_rate: Option<String>,
+    /// PromQL giving the mean request duration in ms per workload edge
+    /// (default: from istio_request_duration_milliseconds).
+    #[arg(long, value_name = "PROMQL")]
+    query_duration: Option<String>,
+    /// PromQL giving bytes/s per workload edge (default: Istio's request
+    /// and response byte counters); an empty string skips MB/s.
+    #[arg(long, value_name = "PROMQL")]
+    query_bytes: Option<String>,
+    /// Map a workload (NAME or NAMESPACE/NAME) to an estate service id;
+    /// repeatable. Unmapped workloads stand for the service of their name.
+    #[arg(long = "map", value_name = "WORKLOAD=SERVICE")]
+    map: Vec<String>,
+    /// A JSON or YAML object of workload → service id.
+    #[arg(long, value_name = "FILE")]
+    map_file: Option<PathBuf>,
+}
+
+#[derive(Subcommand)]
+enum ImportFrom {
+    /// Kubernetes manifests or `kubectl get … -o yaml|json` output
+    /// (docs/kubernetes-import.md), into an estate file (--into) or into
+    /// an estate on a server (--server, --estate).
+    Kubernetes {
+        /// The estate cluster the manifests describe.
+        #[arg(long)]
+        cluster: String,
+        /// The estate file to merge into (JSON or YAML).
+        #[arg(long, conflicts_with_all = ["server", "estate"], required_unless_present = "server")]
+        into: Option<PathBuf>,
+        /// Where to write the merged estate (JSON); default: stdout.
+        #[arg(long, requires = "into")]
+        output: Option<PathBuf>,
+        #[command(flatten)]
+        remote: Remote,
+        /// Leave out objects that cannot be understood (reported as
+        /// skipped) instead of refusing the whole import.
+        #[arg(long)]
+        skip_invalid: bool,
+        /// With --server: report what would change, write nothing.
+        #[arg(long, requires = "server")]
+        dry_run: bool,
+        /// Manifest files; `-` reads standard input.
+        #[arg(required = true)]
+        files: Vec<PathBuf>,
+    },
+    /// Service-mesh metrics from Prometheus (Istio by default): derive each
+    /// flow's weight (Little's law) and MB/s and send them to a Berth
+    /// server as measured observations (docs/observations.md).
+    Prometheus {
+        /// The Berth server, e.g. http://127.0.0.1:3000 (optional with
+        /// --dry-run).
+        #[arg(
+            long,
+            env = "BERTH_SERVER",
+            value_name = "URL",
+            required_unless_present = "dry_run"
+        )]
+        server: Option<String>,
+        /// An API token: an agent token scoped to the estate, or an
+        /// operator's. Prefer the environment variable.
+        #[arg(
+            long,
+            env = "BERTH_TOKEN",
+            hide_env_values = true,
+            required_unless_present = "dry_run"
+        )]
+        token: Option<String>,
+        /// The estate id.
+        #[arg(long)]
+        estate: String,
+        /// Prometheus to query, e.g. http://127.0.0.1:9090.
+        #[arg(
+            long,
+            value_name = "PROM_URL",
+            required_unless_present = "file",
+            conflicts_with = "file"
+        )]
+        url: Option<String>,
+        /// Saved query results instead: {"rate": …, "duration": …, "bytes": …}.
+        #[arg(long, value_name = "RESULTS_JSON")]
+        file: Option<PathBuf>,
+        #[command(flatten)]
+        mesh: MeshArgs,
+        /// Print what would be sent, and the batch, without sending it.
+        #[arg(long)]
+        dry_run: bool,
+    },
+    /// An estate file (JSON or YAML) into an estate on a server,
+    /// replacing it (or creating it with --create).
+    Estate {
+        #[command(flatten)]
+        remote: Remote,
+        /// Create the estate instead of replacing an existing one.
+        #[arg(long)]
+        create: bool,
+        file: PathBuf,
+    },
+}
+
+/// Where a server-side import goes.
+#[derive(clap::Args)]
+struct Remote {
+    /// The Berth server, e.g. http://127.0.0.1:3000.
+    #[arg(long, env = "BERTH_SERVER")]
+    server: Option<String>,
+    /// The estate id on the server.
+    #[arg(long, requires = "server")]
+    estate: Option<String>,
+    /// An API token (operator or admin). Prefer the environment variable:
+    /// a command-line argument is visible to other users of the machine.
+    #[arg(long, env = "BERTH_TOKEN", hide_env_values = true)]
+    token: Option<String>,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -158,6 +336,9 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     if let Command::Serve { .. } = cli.command {
         return serve(cli.command);
+    }
+    if let Command::Agent { .. } = cli.command {
+        return agent(cli.command);
     }
     match run(cli.command) {
         Ok(out) => {
@@ -231,7 +412,7 @@ fn serve(command: Command) -> ExitCode {
 
 fn run(command: Command) -> Result<String, Failure> {
     match command {
-        Command::Serve { .. } => unreachable!("handled in main"),
+        Command::Serve { .. } | Command::Agent { .. } => unreachable!("handled in main"),
         Command::Validate { estate } => {
             let e = read_estate(&estate)?;
             // Likely mistakes go to stderr: the file is valid, so exit 0.
@@ -356,6 +537,51 @@ fn run(command: Command) -> Result<String, Failure> {
                 OutputFormat::Text => berth_engine::text::projection(&projection),
             })
         }
+        Command::Import {
+            from:
+                ImportFrom::Kubernetes {
+                    cluster,
+                    into,
+                    output,
+                    remote,
+                    skip_invalid,
+                    dry_run,
+                    files,
+                },
+        } => match into {
+            Some(into) => {
+                import_kubernetes(&cluster, &into, output.as_deref(), skip_invalid, &files)
+            }
+            None => import_kubernetes_remote(&remote, &cluster, skip_invalid, dry_run, &files),
+        },
+        Command::Import {
+            from:
+                ImportFrom::Prometheus {
+                    server,
+                    token,
+                    estate,
+                    url,
+                    file,
+                    mesh,
+                    dry_run,
+                },
+        } => import_prometheus(ImportPrometheus {
+            server,
+            token,
+            estate,
+            url,
+            file,
+            mesh,
+            dry_run,
+        }),
+        Command::Import {
+            from:
+                ImportFrom::Estate {
+                    remote,
+                    create,
+                    file,
+                },
+        } => import_estate_remote(&remote, create, &file),
         Command::Place {
             estate,
             service,
@@ -373,6 +599,539 @@ fn run(command: Command) -> Result<String, Failure> {
                 OutputFormat::Json => json(&placement),
                 OutputFormat::Text => berth_engine::text::placement(&placement),
             })
+        }
+    }
+}
+
+/// The server, estate and token of a remote import, each required.
+fn remote_parts(r: &Remote) -> Result<(String, String, String), Failure> {
+    let server = r
+        .server
+        .clone()
+        .ok_or_else(|| Failure::usage("--server URL is required (or BERTH_SERVER)".into()))?;
+    let estate = r
+        .estate
+        .clone()
+        .ok_or_else(|| Failure::usage("--estate ID is required with --server".into()))?;
+    let token = r.token.clone().ok_or_else(|| {
+        Failure::usage(
+            "a token is required: set BERTH_TOKEN (or --token) to an operator token".into(),
+        )
+    })?;
+    Ok((server.trim_end_matches('/').to_string(), estate, token))
+}
+
+/// Send one request to a Berth server; a refusal becomes a failure that
+/// prints the server's message and every detail it gave.
+fn server_request(
+    method: reqwest::Method,
+    url: &str,
+    token: &str,
+    content_type: &str,
+    body: Vec<u8>,
+) -> Result<serde_json::Value, Failure> {
+    let client = reqwest::blocking::Client::builder()
+        // Estate imports are large; the server itself bounds its work.
+        .timeout(std::time::Duration::from_secs(300))
+        .build()
+        .map_err(|e| Failure::usage(format!("HTTP client: {e}")))?;
+    let resp = client
+        .request(method, url)
+        .bearer_auth(token)
+        .header("content-type", content_type)
+        .body(body)
+        .send()
+        .map_err(|e| Failure::usage(format!("cannot reach {url}: {e}")))?;
+    let status = resp.status();
+    let text = resp
+        .text()
+        .map_err(|e| Failure::usage(format!("{url}: reading the answer: {e}")))?;
+    let v: serde_json::Value = serde_json::from_str(&text).unwrap_or(serde_json::Value::Null);
+    if status.is_success() {
+        return Ok(v);
+    }
+    let mut lines = vec![format!(
+        "{url}: {status}: {}",
+        v["message"].as_str().unwrap_or(text.trim())
+    )];
+    if let Some(errors) = v["details"]["errors"].as_array() {
+        for e in errors {
+            let mut at = String::new();
+            for k in ["file", "document", "object"] {
+                if let Some(x) = e.get(k).filter(|x| !x.is_null()) {
+                    at.push_str(&format!(
+                        "{}: ",
+                        x.as_str().map_or(x.to_string(), String::from)
+                    ));
+                }
+            }
+            if let Some(l) = e["line"].as_u64() {
+                at.push_str(&format!("line {l}: "));
+            }
+            lines.push(format!(
+                "  {at}{}: {}",
+                e["path"].as_str().unwrap_or("/"),
+                e["message"].as_str().unwrap_or("")
+            ));
+        }
+    }
+    // 4xx: the input (or the request) is wrong; 5xx: the server is.
+    Err(Failure {
+        code: if status.is_client_error() { 1 } else { 2 },
+        lines,
+    })
+}
+
+fn read_inputs(files: &[PathBuf]) -> Result<Vec<(String, String)>, Failure> {
+    let mut texts = Vec::with_capacity(files.len());
+    for f in files {
+        let text = if f.as_os_str() == "-" {
+            let mut s = String::new();
+            std::io::stdin()
+                .read_to_string(&mut s)
+                .map_err(|e| Failure::usage(format!("cannot read standard input: {e}")))?;
+            s
+        } else {
+            read_text(f)?
+        };
+        texts.push((f.display().to_string(), text));
+    }
+    Ok(texts)
+}
+
+/// `berth import kubernetes --server`: the manifests go to the server,
+/// which parses and merges them under the estate lock.
+fn import_kubernetes_remote(
+    remote: &Remote,
+    cluster: &str,
+    skip_invalid: bool,
+    dry_run: bool,
+    files: &[PathBuf],
+) -> Result<String, Failure> {
+    let (server, estate, token) = remote_parts(remote)?;
+    let texts = read_inputs(files)?;
+    let body = serde_json::json!({
+        "cluster": cluster,
+        "skip_invalid": skip_invalid,
+        "dry_run": dry_run,
+        "files": texts.iter().map(|(name, text)| serde_json::json!({"name": name, "text": text})).collect::<Vec<_>>(),
+    });
+    let url = format!("{server}/api/estates/{estate}/import/kubernetes");
+    let v = server_request(
+        reqwest::Method::POST,
+        &url,
+        &token,
+        "application/json",
+        body.to_string().into_bytes(),
+    )?;
+    let r = &v["report"];
+    let count = |k: &str| r[k].as_array().map_or(0, Vec::len);
+    Ok(format!(
+        "{estate}, cluster {cluster}: {} added, {} changed, {} removed, {} unchanged; flows {} added, {} removed; {} notes, {} skipped; {}\n",
+        count("added"),
+        count("changed"),
+        count("removed"),
+        r["unchanged"].as_u64().unwrap_or(0),
+        count("flows_added"),
+        count("flows_removed"),
+        count("notes"),
+        count("skipped"),
+        if v["written"] == true {
+            format!("version {}", v["version"])
+        } else if dry_run {
+            "dry run, nothing written".to_string()
+        } else {
+            format!("nothing changed (version {})", v["version"])
+        }
+    ))
+}
+
+/// `berth import estate --server`: replace (or create) an estate.
+fn import_estate_remote(remote: &Remote, create: bool, file: &Path) -> Result<String, Failure> {
+    let (server, estate, token) = remote_parts(remote)?;
+    let text = read_text(file)?;
+    let ct = match file.extension().and_then(|e| e.to_str()) {
+        Some("yaml" | "yml") => "application/yaml",
+        _ if Format::sniff(&text) == Format::Yaml => "application/yaml",
+        _ => "application/json",
+    };
+    let (method, url) = if create {
+        (
+            reqwest::Method::POST,
+            format!("{server}/api/estates?id={estate}"),
+        )
+    } else {
+        (
+            reqwest::Method::PUT,
+            format!("{server}/api/estates/{estate}/file"),
+        )
+    };
+    let v = server_request(method, &url, &token, ct, text.into_bytes()).map_err(|mut f| {
+        f.lines[0] = format!("{}: {}", file.display(), f.lines[0]);
+        f
+    })?;
+    Ok(format!(
+        "{}: estate {} is now version {} ({} services, content {})\n",
+        file.display(),
+        v["id"].as_str().unwrap_or(&estate),
+        v["version"],
+        v["counts"]["services"],
+        v["content_digest"].as_str().unwrap_or("?")
+    ))
+}
+
+/// `berth import kubernetes`: read, parse, merge (all in the library),
+/// report on stderr, write the estate.
+fn import_kubernetes(
+    cluster: &str,
+    into: &Path,
+    output: Option<&Path>,
+    skip_invalid: bool,
+    files: &[PathBuf],
+) -> Result<String, Failure> {
+    use berth::import::{self, kubernetes};
+    let estate_text = read_text(into)?;
+    let estate: serde_json::Value = match into.extension().and_then(|e| e.to_str()) {
+        Some("yaml" | "yml") => serde_yaml::from_str(&estate_text).map_err(|e| e.to_string()),
+        _ if Format::sniff(&estate_text) == Format::Yaml => {
+            serde_yaml::from_str(&estate_text).map_err(|e| e.to_string())
+        }
+        _ => serde_json::from_str(&estate_text).map_err(|e| e.to_string()),
+    }
+    .map_err(|e| Failure {
+        code: 1,
+        lines: vec![format!(
+            "{}: not a readable estate file: {e}",
+            into.display()
+        )],
+    })?;
+    let texts = read_inputs(files)?;
+    let inputs: Vec<import::Input> = texts
+        .iter()
+        .map(|(name, text)| import::Input { name, text })
+        .collect();
+    let imported =
+        kubernetes::parse(&inputs, kubernetes::Options { skip_invalid }).map_err(|errors| {
+            let mut lines = vec![format!(
+                "nothing imported: {} error{} (--skip-invalid leaves such objects out):",
+                errors.len(),
+                if errors.len() == 1 { "" } else { "s" }
+            )];
+            lines.extend(errors.iter().map(|e| e.to_string()));
+            Failure { code: 1, lines }
+        })?;
+    let (merged, report) = import::merge(&estate, cluster, &imported).map_err(|e| Failure {
+        code: 1,
+        lines: vec![format!("{}: {e}", into.display())],
+    })?;
+    eprint!("{}", report.text());
+    let text = json(&merged);
+    match output {
+        Some(path) => {
+            std::fs::write(path, &text)
+                .map_err(|e| Failure::usage(format!("cannot write {}: {e}", path.display())))?;
+            Ok(String::new())
+        }
+        None => Ok(text),
+    }
+}
+
+/// The queries and the mapping, from the flags (a bad flag is a usage
+/// error, 2; a mapping file that cannot be understood is invalid input, 1).
+fn mesh_setup(
+    mesh: MeshArgs,
+) -> Result<
+    (
+        berth::prom_client::Queries,
+        berth::import::prometheus::Mapping,
+    ),
+    Failure,
+> {
+    let mut queries = berth::prom_client::Queries::default();
+    if let Some(q) = mesh.query_rate {
+        queries.rate = q;
+    }
+    if let Some(q) = mesh.query_duration {
+        queries.duration = q;
+    }
+    if let Some(q) = mesh.query_bytes {
+        queries.bytes = (!q.trim().is_empty()).then_some(q);
+    }
+    let mut mapping = berth::import::prometheus::Mapping::default();
+    if let Some(path) = &mesh.map_file {
+        let text = read_text(path)?;
+        let v: serde_json::Value = serde_yaml::from_str(&text).map_err(|e| Failure {
+            code: 1,
+            lines: vec![format!("{}: not JSON or YAML: {e}", path.display())],
+        })?;
+        mapping.add_file(&v).map_err(|e| Failure {
+            code: 1,
+            lines: vec![format!("{}: {e}", path.display())],
+        })?;
+    }
+    for m in &mesh.map {
+        mapping.add_arg(m).map_err(Failure::usage)?;
+    }
+    Ok((queries, mapping))
+}
+
+fn runtime() -> Result<tokio::runtime::Runtime, Failure> {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| Failure::usage(format!("cannot start the async runtime: {e}")))
+}
+
+struct ImportPrometheus {
+    server: Option<String>,
+    token: Option<String>,
+    estate: String,
+    url: Option<String>,
+    file: Option<PathBuf>,
+    mesh: MeshArgs,
+    dry_run: bool,
+}
+
+/// How long `import prometheus` keeps retrying a server that answers 429
+/// or 5xx: long enough to ride out a rate limit (one batch per 2 s) or a
+/// restart; a person is waiting, so not longer.
+const IMPORT_RETRY_WINDOW: std::time::Duration = std::time::Duration::from_secs(30);
+
+/// `berth import prometheus`: read the query results (Prometheus or a
+/// file), derive the flows, print them, and send them as one batch.
+fn import_prometheus(args: ImportPrometheus) -> Result<String, Failure> {
+    use berth::import::prometheus;
+    use berth::submit::{self, BerthClient, Secret, SubmitError};
+    let (queries, mapping) = mesh_setup(args.mesh)?;
+    let client = match (&args.server, &args.token) {
+        (Some(server), Some(token)) => Some(
+            BerthClient::new(server, Secret::new(token.clone()), &args.estate)
+                .map_err(Failure::usage)?,
+        ),
+        _ => None,
+    };
+    let prom = match &args.url {
+        Some(url) => Some(berth::prom_client::PromClient::new(url).map_err(Failure::usage)?),
+        None => None,
+    };
+    let rt = runtime()?;
+    let (results, origin) = match (&prom, &args.file) {
+        (Some(prom), _) => {
+            let time = chrono::Utc::now().timestamp();
+            let results = rt
+                .block_on(prom.fetch(&queries, time))
+                .map_err(|e| Failure {
+                    code: if e.is_transient() { 2 } else { 1 },
+                    lines: vec![format!("Prometheus: {e}")],
+                })?;
+            let origin = format!(
+                "Prometheus {}, evaluated at {}",
+                args.url.as_deref().unwrap_or_default(),
+                berth_engine::estate::format_time(time)
+            );
+            (results, origin)
+        }
+        (None, Some(file)) => {
+            let text = read_text(file)?;
+            let v: serde_json::Value = serde_json::from_str(&text).map_err(|e| Failure {
+                code: 1,
+                lines: vec![format!("{}:{}: not JSON: {e}", file.display(), e.line())],
+            })?;
+            let results = prometheus::parse_file(&v).map_err(|e| Failure {
+                code: 1,
+                lines: vec![format!("{}: {e}", file.display())],
+            })?;
+            (results, format!("saved results {}", file.display()))
+        }
+        (None, None) => unreachable!("clap requires --url or --file"),
+    };
+    // An operator's token may read the estate: workloads that are not
+    // among its services are then reported before anything is sent. An
+    // agent token may not; the server's refusal tells the same, later.
+    let known = match &client {
+        Some(c) => rt.block_on(c.estate_services()).map_err(|e| Failure {
+            code: 2,
+            lines: vec![format!(
+                "{}: reading the estate {:?}: {e}",
+                args.server.as_deref().unwrap_or_default(),
+                args.estate
+            )],
+        })?,
+        None => None,
+    };
+    let derived = prometheus::derive(&results, &mapping, known.as_ref());
+    // A named source, not the server's default (the token's name): the
+    // figures come from the mesh, whoever runs the import.
+    let observations = prometheus::observations(&derived.flows, Some("import:prometheus"));
+    print!(
+        "{origin}: {} flow{} for estate {:?}{}\n{}",
+        derived.flows.len(),
+        if derived.flows.len() == 1 { "" } else { "s" },
+        args.estate,
+        match (&client, &known) {
+            (None, _) => " (services not checked: no --server to ask)",
+            (Some(_), None) => {
+                " (services not checked: the token may not read the estate; the server checks them)"
+            }
+            (Some(_), Some(_)) => "",
+        },
+        prometheus::report(&derived)
+    );
+    let body = serde_json::to_string(&observations).expect("serialises");
+    let batch_id = submit::batch_id("prometheus", &[&args.estate, &body]);
+    if args.dry_run {
+        return Ok(format!(
+            "dry run: {} observation{} not sent; the batch would be:\n{}",
+            observations.len(),
+            if observations.len() == 1 { "" } else { "s" },
+            json(&serde_json::json!({"batch_id": batch_id, "observations": observations}))
+        ));
+    }
+    let client = client.expect("--server and --token are required without --dry-run");
+    if observations.is_empty() {
+        return Ok("nothing to send\n".into());
+    }
+    let policy = submit::RetryPolicy {
+        base: submit::BACKOFF_BASE,
+        ceiling: submit::BACKOFF_CEILING,
+        give_up_after: IMPORT_RETRY_WINDOW,
+        retry_unreachable: false,
+    };
+    let (_stop_tx, mut stop) = tokio::sync::watch::channel(false);
+    let delivered = rt.block_on(submit::deliver(
+        &client,
+        &batch_id,
+        observations,
+        policy,
+        &mut stop,
+        |e, delay| eprintln!("{e}; retrying in {:.1} s", delay.as_secs_f64()),
+    ));
+    let pruned_lines = |pruned: &[submit::Pruned]| -> Vec<String> {
+        let mut lines = vec![];
+        if !pruned.is_empty() {
+            lines.push(format!(
+                "refused by the server and left out ({}):",
+                pruned.len()
+            ));
+            lines.extend(
+                pruned
+                    .iter()
+                    .map(|p| format!("  {} {} → {}: {}", p.fact, p.from, p.to, p.message)),
+            );
+        }
+        lines
+    };
+    match delivered {
+        Ok(d) => {
+            let mut out = pruned_lines(&d.pruned).join("\n");
+            if !out.is_empty() {
+                out.push('\n');
+            }
+            out.push_str(&match d.answer {
+                None => "nothing left to send\n".to_string(),
+                Some(a) if a.duplicate => format!(
+                    "batch {} was already applied (duplicate): nothing changed; estate {:?} is at version {}\n",
+                    a.batch_id, a.estate, a.version
+                ),
+                Some(a) => format!(
+                    "sent batch {} ({} observation{}): estate {:?} now at version {}, {} applied\n",
+                    a.batch_id,
+                    d.sent,
+                    if d.sent == 1 { "" } else { "s" },
+                    a.estate,
+                    a.version,
+                    a.applied
+                ),
+            });
+            Ok(out)
+        }
+        Err((e, pruned)) => {
+            let mut lines = pruned_lines(&pruned);
+            lines.push(format!(
+                "{}: {e}",
+                args.server.as_deref().unwrap_or_default()
+            ));
+            Err(Failure {
+                code: match e {
+                    SubmitError::Invalid { .. } | SubmitError::Conflict(_) => 1,
+                    _ => 2,
+                },
+                lines,
+            })
+        }
+    }
+}
+
+/// `berth agent`: check the options, then run until SIGTERM or Ctrl-C.
+fn agent(command: Command) -> ExitCode {
+    let Command::Agent {
+        target,
+        prometheus,
+        interval,
+        cluster,
+        capacity_file,
+        capacity_command,
+        mesh,
+    } = command
+    else {
+        unreachable!("agent() is called with Command::Agent")
+    };
+    let setup = || -> Result<berth::agent::AgentOptions, Failure> {
+        use berth::agent::CapacitySource;
+        let interval = berth::agent::parse_interval(&interval).map_err(Failure::usage)?;
+        let capacity = match (capacity_file, capacity_command) {
+            (Some(f), _) => Some(CapacitySource::File(f)),
+            (None, Some(c)) => Some(CapacitySource::Command(c)),
+            (None, None) => None,
+        };
+        if prometheus.is_none() && capacity.is_none() {
+            return Err(Failure::usage(
+                "nothing to report: give --prometheus URL, or --cluster C with --capacity-file F or --capacity-command CMD".into(),
+            ));
+        }
+        let (queries, mapping) = mesh_setup(mesh)?;
+        Ok(berth::agent::AgentOptions {
+            client: berth::submit::BerthClient::new(
+                &target.server,
+                berth::submit::Secret::new(target.token),
+                &target.estate,
+            )
+            .map_err(Failure::usage)?,
+            prometheus: match &prometheus {
+                Some(url) => {
+                    Some(berth::prom_client::PromClient::new(url).map_err(Failure::usage)?)
+                }
+                None => None,
+            },
+            queries,
+            mapping,
+            interval,
+            cluster,
+            capacity,
+        })
+    };
+    let run = || -> Result<(), Failure> {
+        let opts = setup()?;
+        berth::serve::init_logging();
+        let rt = runtime()?;
+        rt.block_on(async {
+            let (tx, rx) = tokio::sync::watch::channel(false);
+            tokio::spawn(async move {
+                berth::serve::stop_requested().await;
+                tracing::info!("stop requested");
+                let _ = tx.send(true);
+            });
+            berth::agent::run(opts, rx).await;
+        });
+        Ok(())
+    };
+    match run() {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(f) => {
+            for line in f.lines {
+                eprintln!("{line}");
+            }
+            ExitCode::from(f.code)
         }
     }
 }

@@ -108,6 +108,12 @@ pub async fn run(opts: ServeOptions) -> Result<(), String> {
 }
 
 async fn shutdown_signal() {
+    stop_requested().await;
+    tracing::info!("shutting down: finishing in-flight requests");
+}
+
+/// Resolves at the first SIGTERM or Ctrl-C (the server and the agent).
+pub async fn stop_requested() {
     let ctrl_c = async {
         let _ = tokio::signal::ctrl_c().await;
     };
@@ -126,7 +132,6 @@ async fn shutdown_signal() {
         _ = ctrl_c => {},
         _ = term => {},
     }
-    tracing::info!("shutting down: finishing in-flight requests");
 }
 
 /// Logs to stderr: human-readable by default (coloured at a terminal),

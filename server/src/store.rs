@@ -201,14 +201,60 @@ pub async fn lock_estate<'a>(db: &'a Db, id: &str) -> Result<Option<EstateLock<'
     Ok(Some(EstateLock { tx, _w: w, row }))
 }
 
+/// An observation batch already applied to an estate.
+pub struct BatchRecord {
+    pub body_digest: String,
+    pub version: i64,
+    pub applied: i64,
+}
+
+/// A batch to record with the change it makes, in the same transaction.
+pub struct NewBatch<'a> {
+    pub batch_id: &'a str,
+    pub body_digest: &'a str,
+    pub applied: i64,
+}
+
 impl EstateLock<'_> {
+    /// The batch recorded under this id, if any (read under the lock, so a
+    /// retry racing its original sees either nothing or the whole of it).
+    pub async fn batch(&mut self, batch_id: &str) -> Result<Option<BatchRecord>, ApiError> {
+        let row = sqlx::query(
+            "SELECT body_digest, version, applied FROM observation_batches WHERE estate_id = $1 AND batch_id = $2",
+        )
+        .bind(&self.row.meta.id)
+        .bind(batch_id)
+        .fetch_optional(&mut *self.tx)
+        .await?;
+        let Some(r) = row else { return Ok(None) };
+        Ok(Some(BatchRecord {
+            body_digest: r.try_get("body_digest")?,
+            version: r.try_get("version")?,
+            applied: r.try_get("applied")?,
+        }))
+    }
+
     /// Store the new document, bump the version, commit.
     pub async fn replace(
+        self,
+        name: &str,
+        document: &str,
+        content_digest: &str,
+        now: i64,
+    ) -> Result<EstateMeta, ApiError> {
+        self.replace_recording(name, document, content_digest, now, None)
+            .await
+    }
+
+    /// [`EstateLock::replace`], recording an observation batch in the same
+    /// transaction: the batch is applied and remembered, or neither.
+    pub async fn replace_recording(
         mut self,
         name: &str,
         document: &str,
         content_digest: &str,
         now: i64,
+        batch: Option<NewBatch<'_>>,
     ) -> Result<EstateMeta, ApiError> {
         sqlx::query(
             "UPDATE estates SET name = $1, document = $2, content_digest = $3, version = version + 1, updated_at = $4 \
@@ -226,6 +272,20 @@ impl EstateLock<'_> {
             .fetch_one(&mut *self.tx)
             .await?;
         let meta = meta_of(&row)?;
+        if let Some(b) = batch {
+            sqlx::query(
+                "INSERT INTO observation_batches (estate_id, batch_id, body_digest, version, applied, received_at) \
+                 VALUES ($1, $2, $3, $4, $5, $6)",
+            )
+            .bind(&meta.id)
+            .bind(b.batch_id)
+            .bind(b.body_digest)
+            .bind(meta.version)
+            .bind(b.applied)
+            .bind(now)
+            .execute(&mut *self.tx)
+            .await?;
+        }
         self.tx.commit().await?;
         Ok(meta)
     }
@@ -366,6 +426,8 @@ pub struct TokenRow {
     pub id: String,
     pub name: String,
     pub role: Role,
+    /// Named `estate` in the API, as in the body that creates a token.
+    #[serde(rename = "estate")]
     pub estate_id: Option<String>,
     #[serde(serialize_with = "rfc3339")]
     pub created_at: i64,
@@ -588,8 +650,11 @@ pub async fn session_by_hash(
     id_hash: &str,
     now: i64,
 ) -> Result<Option<SessionRow>, ApiError> {
+    // A session opened with a token lives only as long as the token.
     let row = sqlx::query(
-        "SELECT subject, role, estate_id, csrf FROM sessions WHERE id_hash = $1 AND expires_at > $2",
+        "SELECT subject, role, estate_id, csrf FROM sessions s WHERE id_hash = $1 AND expires_at > $2 \
+         AND (s.token_id IS NULL OR EXISTS \
+              (SELECT 1 FROM tokens t WHERE t.id = s.token_id AND t.revoked_at IS NULL))",
     )
     .bind(id_hash)
     .bind(now)
@@ -616,6 +681,7 @@ pub async fn start_session(
     subject: &str,
     role: Role,
     estate_id: Option<&str>,
+    token_id: Option<&str>,
     csrf: &str,
     now: i64,
     ttl_s: i64,
@@ -633,13 +699,14 @@ pub async fn start_session(
         .execute(&mut *tx)
         .await?;
     sqlx::query(
-        "INSERT INTO sessions (id_hash, subject, role, estate_id, csrf, created_at, expires_at) \
-         VALUES ($1, $2, $3, $4, $5, $6, $7)",
+        "INSERT INTO sessions (id_hash, subject, role, estate_id, token_id, csrf, created_at, expires_at) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
     )
     .bind(id_hash)
     .bind(subject)
     .bind(role.as_str())
     .bind(estate_id)
+    .bind(token_id)
     .bind(csrf)
     .bind(now)
     .bind(now + ttl_s)

@@ -113,11 +113,15 @@ pub fn feasible(ctx: &Ctx, placement: &[usize]) -> bool {
         if !constraints::statically_allowed(estate, s, c) {
             return false;
         }
+        // A move is certified only with both requests known.
+        let (Some(cpu), Some(memory_gib)) = (svc.cpu, svc.memory_gib) else {
+            return false;
+        };
         receives[c] = true;
-        arrive[c].cpu_in += svc.cpu;
-        arrive[c].memory_in += svc.memory_gib;
-        leave[svc.cluster].cpu_in += svc.cpu;
-        leave[svc.cluster].memory_in += svc.memory_gib;
+        arrive[c].cpu_in += cpu;
+        arrive[c].memory_in += memory_gib;
+        leave[svc.cluster].cpu_in += cpu;
+        leave[svc.cluster].memory_in += memory_gib;
     }
     (0..n).filter(|&c| receives[c]).all(|c| {
         let load = Load {
@@ -271,7 +275,11 @@ impl Search<'_> {
         let v = depth;
         let s = self.var[v];
         let svc = &self.ctx.estate.services[s];
-        let (cpu, mem) = (svc.cpu, svc.memory_gib);
+        let (cpu, mem) = (
+            svc.cpu.expect("generated estates have known requests"),
+            svc.memory_gib
+                .expect("generated estates have known requests"),
+        );
         let origin = self.dom[v][0];
         // Cheapest choice first, so a good incumbent comes early.
         let mut order: Vec<usize> = (0..self.dom[v].len()).collect();
@@ -491,8 +499,10 @@ pub fn solve(estate: &Estate, policy: &Policy, now: i64, budget: u64) -> Optimum
     let mut undecided_on = vec![Load::default(); estate.clusters.len()];
     for &s in &var {
         let svc = &estate.services[s];
-        undecided_on[svc.cluster].cpu_in += svc.cpu;
-        undecided_on[svc.cluster].memory_in += svc.memory_gib;
+        undecided_on[svc.cluster].cpu_in += svc.cpu.expect("generated estates have known requests");
+        undecided_on[svc.cluster].memory_in += svc
+            .memory_gib
+            .expect("generated estates have known requests");
     }
     let space = dom.iter().map(|d| d.len() as f64).product();
     let nvars = var.len();

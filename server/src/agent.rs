@@ -1,0 +1,416 @@
+//! `berth agent`: every interval, read the mesh metrics (Prometheus) and a
+//! cluster's free capacity (a file or a command), and post them to Berth
+//! as one observations batch; retry with backoff; log what was sent and
+//! what came of it; stop cleanly when asked.
+//!
+//! A batch's id is derived from (estate, cluster, tick time), so every
+//! retry of one tick is the same batch and the server applies it once.
+
+use std::collections::BTreeSet;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use serde_json::{json, Value};
+use tokio::sync::watch;
+use tokio::time::Instant;
+
+use berth_engine::estate::{format_time, parse_time};
+
+use crate::import::prometheus::{self, Mapping};
+use crate::prom_client::{PromClient, Queries};
+use crate::submit::{self, BerthClient, RetryPolicy, SubmitError};
+
+/// Where a cluster's free capacity comes from.
+#[derive(Clone, Debug)]
+pub enum CapacitySource {
+    /// A file holding `{"cpu_free": …, "memory_free_gib": …}`, rewritten
+    /// by something else; read at every tick.
+    File(PathBuf),
+    /// A shell command printing that JSON, run at every tick.
+    Command(String),
+}
+
+#[derive(Clone, Debug)]
+pub struct AgentOptions {
+    pub client: BerthClient,
+    pub prometheus: Option<PromClient>,
+    pub queries: Queries,
+    pub mapping: Mapping,
+    pub interval: Duration,
+    /// The cluster the capacity is for; also part of the batch id.
+    pub cluster: Option<String>,
+    pub capacity: Option<CapacitySource>,
+}
+
+/// How long a capacity command may run. It is expected to print a few
+/// numbers (a `kubectl` query, a script); one that has not answered in
+/// 30 s is stuck, and waiting longer would stall every later tick.
+pub const COMMAND_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// How long the agent remembers services the server said the estate does
+/// not have, leaving their flows out without asking again. An hour: a
+/// service added to the estate is picked up within the hour, and a mesh
+/// with workloads Berth does not track costs one refused request an hour
+/// instead of one a tick.
+pub const FORGET_UNKNOWN_AFTER: Duration = Duration::from_secs(3600);
+
+/// The shortest time a batch is retried before it is given up for the
+/// next tick's fresher one: a minute of backoff is at least five attempts
+/// (1 + 2 + 4 + 8 + 16 s, jittered), and a measured fact stays fresh for
+/// 15 minutes (`docs/advice.md` §2) so nothing is lost by waiting that
+/// long. With a longer interval, the batch is retried for the interval.
+pub const MIN_RETRY_WINDOW: Duration = Duration::from_secs(60);
+
+/// Free capacity as read.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Capacity {
+    /// `Some(None)`: reported as unknown (null); `None`: not reported.
+    pub cpu_free: Option<Option<f64>>,
+    pub memory_free_gib: Option<Option<f64>>,
+    pub observed_at: i64,
+}
+
+/// Parse a capacity document. `default_at` dates it when it carries no
+/// `observed_at` of its own.
+pub fn parse_capacity(text: &str, default_at: i64) -> Result<Capacity, String> {
+    let v: Value = serde_json::from_str(text.trim()).map_err(|e| format!("not JSON: {e}"))?;
+    let Some(obj) = v.as_object() else {
+        return Err("expected an object {\"cpu_free\": …, \"memory_free_gib\": …}".into());
+    };
+    for k in obj.keys() {
+        if !matches!(k.as_str(), "cpu_free" | "memory_free_gib" | "observed_at") {
+            return Err(format!(
+                "/{k}: unknown field; expected cpu_free, memory_free_gib and optionally observed_at"
+            ));
+        }
+    }
+    let number = |k: &str| -> Result<Option<Option<f64>>, String> {
+        match obj.get(k) {
+            None => Ok(None),
+            Some(Value::Null) => Ok(Some(None)),
+            Some(Value::Number(n)) => match n.as_f64() {
+                Some(x) if x.is_finite() && x >= 0.0 => Ok(Some(Some(x))),
+                _ => Err(format!("/{k}: expected a number ≥ 0, found {n}")),
+            },
+            Some(other) => Err(format!(
+                "/{k}: expected a number ≥ 0 or null, found {other}"
+            )),
+        }
+    };
+    let cpu_free = number("cpu_free")?;
+    let memory_free_gib = number("memory_free_gib")?;
+    if cpu_free.is_none() && memory_free_gib.is_none() {
+        return Err("neither cpu_free nor memory_free_gib is given".into());
+    }
+    let observed_at = match obj.get("observed_at") {
+        None => default_at,
+        Some(Value::String(s)) => parse_time(s).ok_or_else(|| {
+            format!(
+                "/observed_at: expected an RFC 3339 time like 2026-11-30T04:05:00Z, found {s:?}"
+            )
+        })?,
+        Some(other) => return Err(format!("/observed_at: expected a string, found {other}")),
+    };
+    Ok(Capacity {
+        cpu_free,
+        memory_free_gib,
+        observed_at,
+    })
+}
+
+/// The capacity observations for `cluster`.
+pub fn capacity_observations(cluster: &str, c: &Capacity) -> Vec<Value> {
+    [
+        ("cpu_free", c.cpu_free),
+        ("memory_free_gib", c.memory_free_gib),
+    ]
+    .into_iter()
+    .filter_map(|(fact, v)| {
+        v.map(|v| {
+            json!({
+                "fact": fact,
+                "cluster": cluster,
+                "value": v,
+                "class": "measured",
+                "observed_at": format_time(c.observed_at),
+            })
+        })
+    })
+    .collect()
+}
+
+async fn read_capacity(source: &CapacitySource, tick: i64) -> Result<Capacity, String> {
+    match source {
+        CapacitySource::File(path) => {
+            let text = tokio::fs::read_to_string(path)
+                .await
+                .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+            // Undated contents are as old as the file: a writer that died
+            // must not make old numbers look fresh.
+            let modified = tokio::fs::metadata(path)
+                .await
+                .and_then(|m| m.modified())
+                .ok()
+                .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+                .map_or(tick, |d| d.as_secs() as i64);
+            parse_capacity(&text, modified).map_err(|e| format!("{}: {e}", path.display()))
+        }
+        CapacitySource::Command(cmd) => {
+            let child = tokio::process::Command::new("sh")
+                .arg("-c")
+                .arg(cmd)
+                .stdin(std::process::Stdio::null())
+                .stdout(std::process::Stdio::piped())
+                .stderr(std::process::Stdio::piped())
+                .kill_on_drop(true)
+                .spawn()
+                .map_err(|e| format!("cannot run the capacity command: {e}"))?;
+            let out = tokio::time::timeout(COMMAND_TIMEOUT, child.wait_with_output())
+                .await
+                .map_err(|_| {
+                    format!(
+                        "the capacity command did not finish within {} s; killed",
+                        COMMAND_TIMEOUT.as_secs()
+                    )
+                })?
+                .map_err(|e| format!("the capacity command: {e}"))?;
+            if !out.status.success() {
+                let stderr: String = String::from_utf8_lossy(&out.stderr)
+                    .chars()
+                    .take(300)
+                    .collect();
+                return Err(format!(
+                    "the capacity command failed ({}): {}",
+                    out.status,
+                    stderr.trim()
+                ));
+            }
+            parse_capacity(&String::from_utf8_lossy(&out.stdout), tick)
+                .map_err(|e| format!("the capacity command's output: {e}"))
+        }
+    }
+}
+
+/// Run until `stop` turns true. Errors of one tick are logged and the next
+/// tick tries again; only a stop ends the loop.
+pub async fn run(opts: AgentOptions, mut stop: watch::Receiver<bool>) {
+    let cluster_part = opts.cluster.clone().unwrap_or_else(|| "-".into());
+    let policy = RetryPolicy {
+        base: submit::BACKOFF_BASE,
+        ceiling: submit::BACKOFF_CEILING,
+        give_up_after: opts.interval.max(MIN_RETRY_WINDOW),
+        retry_unreachable: true,
+    };
+    let mut unknown_services: BTreeSet<String> = BTreeSet::new();
+    let mut forget_at = Instant::now() + FORGET_UNKNOWN_AFTER;
+    let mut next = Instant::now();
+    tracing::info!(
+        estate = %opts.client.estate,
+        cluster = %cluster_part,
+        interval_s = opts.interval.as_secs_f64(),
+        prometheus = opts.prometheus.is_some(),
+        capacity = opts.capacity.is_some(),
+        "agent started"
+    );
+    loop {
+        if *stop.borrow() {
+            break;
+        }
+        if Instant::now() >= forget_at {
+            unknown_services.clear();
+            forget_at = Instant::now() + FORGET_UNKNOWN_AFTER;
+        }
+        let tick = chrono::Utc::now().timestamp();
+        let tick_text = format_time(tick);
+        let mut observations = Vec::new();
+
+        if let Some(prom) = &opts.prometheus {
+            match prom.fetch(&opts.queries, tick).await {
+                Ok(results) => {
+                    let derived = prometheus::derive(&results, &opts.mapping, None);
+                    for n in &derived.notes {
+                        tracing::info!(tick = %tick_text, code = n.code.as_str(), "mesh: {}", n.message);
+                    }
+                    let before = derived.flows.len();
+                    let flows: Vec<_> = derived
+                        .flows
+                        .into_iter()
+                        .filter(|f| {
+                            !unknown_services.contains(&f.from) && !unknown_services.contains(&f.to)
+                        })
+                        .collect();
+                    if flows.len() < before {
+                        tracing::info!(
+                            tick = %tick_text,
+                            left_out = before - flows.len(),
+                            "mesh: flows with services the estate lacks left out (as the server said earlier)"
+                        );
+                    }
+                    for f in &flows {
+                        tracing::debug!(
+                            from = %f.from, to = %f.to,
+                            weight = ?f.weight.map(|o| o.value),
+                            mb_s = ?f.mb_s.map(|o| o.value),
+                            "mesh flow"
+                        );
+                    }
+                    observations.extend(prometheus::observations(&flows, None));
+                }
+                Err(e) => tracing::warn!(tick = %tick_text, "mesh metrics not read this tick: {e}"),
+            }
+        }
+        if let (Some(source), Some(cluster)) = (&opts.capacity, &opts.cluster) {
+            match read_capacity(source, tick).await {
+                Ok(c) => {
+                    tracing::info!(
+                        tick = %tick_text,
+                        cluster = %cluster,
+                        cpu_free = ?c.cpu_free.flatten(),
+                        memory_free_gib = ?c.memory_free_gib.flatten(),
+                        observed_at = %format_time(c.observed_at),
+                        "capacity read"
+                    );
+                    observations.extend(capacity_observations(cluster, &c));
+                }
+                Err(e) => tracing::warn!(tick = %tick_text, "capacity not read this tick: {e}"),
+            }
+        }
+
+        if observations.is_empty() {
+            tracing::info!(tick = %tick_text, "nothing to send this tick");
+        } else {
+            let id = submit::batch_id("agent", &[&opts.client.estate, &cluster_part, &tick_text]);
+            let flows = observations
+                .iter()
+                .filter(|o| o["fact"].as_str().is_some_and(|f| f.starts_with("flow_")))
+                .count();
+            tracing::info!(
+                tick = %tick_text,
+                batch_id = %id,
+                observations = observations.len(),
+                flow_observations = flows,
+                capacity_observations = observations.len() - flows,
+                "sending"
+            );
+            let result = submit::deliver(&opts.client, &id, observations, policy, &mut stop, |e, delay| {
+                tracing::warn!(batch_id = %id, retry_in_s = delay.as_secs_f64(), "not delivered, retrying: {e}");
+            })
+            .await;
+            match result {
+                Ok(d) => {
+                    for p in &d.pruned {
+                        unknown_services.extend(p.refused.iter().cloned());
+                        tracing::info!(batch_id = %id, from = %p.from, to = %p.to, fact = %p.fact, "left out: {}", p.message);
+                    }
+                    match d.answer {
+                        Some(a) => tracing::info!(
+                            batch_id = %a.batch_id,
+                            version = a.version,
+                            applied = a.applied,
+                            duplicate = a.duplicate,
+                            attempts = d.attempts,
+                            "delivered"
+                        ),
+                        None => {
+                            tracing::info!(batch_id = %id, "nothing left to send once unknown services were left out")
+                        }
+                    }
+                }
+                Err((SubmitError::Stopped, _)) => {
+                    tracing::info!(batch_id = %id, "stopping before the batch landed");
+                    break;
+                }
+                Err((e, _)) => tracing::error!(batch_id = %id, "batch not delivered: {e}"),
+            }
+        }
+
+        // The next tick on the schedule; ticks missed while retrying are
+        // skipped, not made up: the next batch is read fresh.
+        next += opts.interval;
+        let now = Instant::now();
+        if next < now {
+            let behind = now - next;
+            let missed = (behind.as_secs_f64() / opts.interval.as_secs_f64()).ceil() as u32;
+            next += opts.interval * missed;
+        }
+        if submit::sleep_or_stop(next.saturating_duration_since(Instant::now()), &mut stop).await {
+            break;
+        }
+    }
+    tracing::info!("agent stopped");
+}
+
+/// Parse an interval: `60s`, `5m`, `1h`, `500ms`, or plain seconds.
+pub fn parse_interval(s: &str) -> Result<Duration, String> {
+    let t = s.trim();
+    let (num, unit) = match t.find(|c: char| !(c.is_ascii_digit() || c == '.')) {
+        Some(i) => t.split_at(i),
+        None => (t, "s"),
+    };
+    let n: f64 = num
+        .parse()
+        .map_err(|_| format!("--interval {s:?}: expected e.g. 60s, 5m, 1h"))?;
+    let secs = match unit {
+        "ms" => n / 1000.0,
+        "s" => n,
+        "m" => n * 60.0,
+        "h" => n * 3600.0,
+        _ => {
+            return Err(format!(
+                "--interval {s:?}: unknown unit {unit:?}; use ms, s, m or h"
+            ))
+        }
+    };
+    // At least a second: the server allows one batch per 2 s per token
+    // after a burst, so faster ticks only meet 429s; at most a day:
+    // measured facts go stale in 15 minutes, a longer interval is a typo.
+    if !(1.0..=86_400.0).contains(&secs) {
+        return Err(format!("--interval {s:?}: between 1s and 24h, please"));
+    }
+    Ok(Duration::from_secs_f64(secs))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn capacity_documents() {
+        let c = parse_capacity(r#"{"cpu_free": 5.5, "memory_free_gib": null}"#, 100).unwrap();
+        assert_eq!(c.cpu_free, Some(Some(5.5)));
+        assert_eq!(c.memory_free_gib, Some(None));
+        assert_eq!(c.observed_at, 100);
+        let c = parse_capacity(
+            r#"{"cpu_free": 1, "observed_at": "2026-11-30T04:05:00Z"}"#,
+            100,
+        )
+        .unwrap();
+        assert_eq!(c.observed_at, 1796011500);
+        assert_eq!(c.memory_free_gib, None);
+        let obs = capacity_observations("c1", &c);
+        assert_eq!(obs.len(), 1);
+        assert_eq!(obs[0]["observed_at"], "2026-11-30T04:05:00Z");
+        assert!(parse_capacity(r#"{"cpu": 1}"#, 0)
+            .unwrap_err()
+            .contains("/cpu: unknown field"));
+        assert!(parse_capacity(r#"{"cpu_free": -1}"#, 0)
+            .unwrap_err()
+            .contains("≥ 0"));
+        assert!(parse_capacity(r#"{"observed_at": "2026-11-30T04:05:00Z"}"#, 0).is_err());
+        assert!(parse_capacity("cpu=1", 0)
+            .unwrap_err()
+            .starts_with("not JSON"));
+    }
+
+    #[test]
+    fn intervals() {
+        assert_eq!(parse_interval("60s"), Ok(Duration::from_secs(60)));
+        assert_eq!(parse_interval("5m"), Ok(Duration::from_secs(300)));
+        assert_eq!(parse_interval("1h"), Ok(Duration::from_secs(3600)));
+        assert_eq!(parse_interval("90"), Ok(Duration::from_secs(90)));
+        assert_eq!(parse_interval("1500ms"), Ok(Duration::from_millis(1500)));
+        assert!(parse_interval("500ms").is_err());
+        assert!(parse_interval("2d").is_err());
+        assert!(parse_interval("soon").is_err());
+    }
+}

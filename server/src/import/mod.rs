@@ -1,0 +1,934 @@
+//! Importers: descriptions of running services kept elsewhere (Kubernetes
+//! manifests today) turned into estate entries, and merged into an estate
+//! file. Pure functions of text and values — no I/O, no clock — so the
+//! CLI, the server and tests share them.
+//!
+//! An importer produces an [`Imported`]: services keyed by a stable
+//! provenance key, flows between those keys, and notes. [`merge`] then
+//! writes them into an estate file (the JSON form of
+//! `berth_engine::export::to_file`) for one target cluster, touching only
+//! the entries an earlier import of that cluster wrote — told by their
+//! `source` — and reports what changed. `docs/kubernetes-import.md` has
+//! the rules.
+
+pub mod kubernetes;
+pub mod prometheus;
+pub mod quantity;
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt::{self, Write};
+
+use berth_engine::{EstateError, Format};
+use serde::Serialize;
+use serde_json::{json, Map, Value};
+
+/// One input text and the name it is reported under (usually its file
+/// name).
+#[derive(Clone, Copy, Debug)]
+pub struct Input<'a> {
+    pub name: &'a str,
+    pub text: &'a str,
+}
+
+/// Something in the input that could not be understood: the file, the
+/// document in it, the object and the field, and what is wrong.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct ImportError {
+    pub file: String,
+    /// 1-based document in a multi-document YAML file (a JSON file is
+    /// one document). `None` for an error about the whole file.
+    pub document: Option<usize>,
+    /// 1-based line, where known (YAML and JSON syntax errors).
+    pub line: Option<usize>,
+    /// The object, e.g. `Deployment shop/cart`, once its kind is known.
+    pub object: Option<String>,
+    /// JSON pointer within the document, e.g.
+    /// `/spec/template/spec/containers/0/resources/requests/cpu`.
+    pub path: String,
+    pub message: String,
+}
+
+impl fmt::Display for ImportError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.file)?;
+        if let Some(l) = self.line {
+            write!(f, ":{l}")?;
+        }
+        if let Some(d) = self.document {
+            write!(f, ": document {d}")?;
+        }
+        if let Some(o) = &self.object {
+            write!(f, ": {o}")?;
+        }
+        if !self.path.is_empty() {
+            write!(f, ": {}", self.path)?;
+        }
+        write!(f, ": {}", self.message)
+    }
+}
+
+/// Stable note codes: a public contract (reports, API); add new ones,
+/// never rename.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum NoteCode {
+    /// A request is unknown: some container declares none.
+    UnknownRequest,
+    /// A request was taken from the container's limit (Kubernetes
+    /// defaults a missing request to the limit).
+    RequestFromLimit,
+    /// An init container without a request was left out of the effective
+    /// request.
+    InitContainerWithoutRequest,
+    /// A DaemonSet: one pod per node, node count unknown, cannot move.
+    DaemonSet,
+    /// Pinned to specific nodes (the reason is in the message).
+    Pinned,
+    /// Data on node-local storage (the reason is in the message).
+    LocalVolumes,
+    /// Persistent data whose size is unknown (claim not in the input, or
+    /// without a storage request): not counted in `data_gb`.
+    UnknownData,
+    /// A node selector or required node affinity that does not pin but
+    /// needs matching nodes wherever the service goes.
+    NodeSelector,
+    /// An address in an environment variable that names nothing in the
+    /// input: no flow.
+    UnresolvedAddress,
+    /// A kind that is not imported (batch workloads, unknown kinds).
+    IgnoredKind,
+    /// The service's id is qualified because its plain name is taken.
+    QualifiedId,
+    /// Part of the input could not be read: the merge removed nothing.
+    IncompleteInput,
+}
+
+impl NoteCode {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            NoteCode::UnknownRequest => "unknown_request",
+            NoteCode::RequestFromLimit => "request_from_limit",
+            NoteCode::InitContainerWithoutRequest => "init_container_without_request",
+            NoteCode::DaemonSet => "daemon_set",
+            NoteCode::Pinned => "pinned",
+            NoteCode::LocalVolumes => "local_volumes",
+            NoteCode::UnknownData => "unknown_data",
+            NoteCode::NodeSelector => "node_selector",
+            NoteCode::UnresolvedAddress => "unresolved_address",
+            NoteCode::IgnoredKind => "ignored_kind",
+            NoteCode::QualifiedId => "qualified_id",
+            NoteCode::IncompleteInput => "incomplete_input",
+        }
+    }
+}
+
+/// Something a person should know about the import.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Note {
+    pub code: NoteCode,
+    /// The service concerned (its id), if any.
+    pub service: Option<String>,
+    pub message: String,
+}
+
+/// One service as an importer saw it.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct ImportedService {
+    /// Unique within the import and stable across imports of the same
+    /// source, e.g. `shop/Deployment/cart`; with the cluster it forms the
+    /// entry's `source`.
+    pub key: String,
+    /// The id it gets unless that id is taken in the estate (see
+    /// [`merge`]).
+    pub id: String,
+    /// From a label or the namespace; `None` = unknown.
+    pub owner: Option<String>,
+    /// Cores; `None` = unknown.
+    pub cpu: Option<f64>,
+    /// GiB; `None` = unknown.
+    pub memory_gib: Option<f64>,
+    /// GB of persistent data that is known (see the notes for data whose
+    /// size is not).
+    pub data_gb: f64,
+    pub local_volumes: bool,
+    pub pinned: bool,
+}
+
+impl ImportedService {
+    /// Neither pinned nor bound to local volumes.
+    pub fn can_move(&self) -> bool {
+        !self.pinned && !self.local_volumes
+    }
+}
+
+/// A call edge between two imported services, by key.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+pub struct ImportedFlow {
+    pub from: String,
+    pub to: String,
+    /// The fact source written on the flow, e.g. `kubernetes:env/CART_ADDR`.
+    pub source: String,
+}
+
+/// What an importer produced: services in key order, flows in (from, to)
+/// order, notes, and what it skipped or left aside.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct Imported {
+    /// Importer name: the `source` prefix of the entries it writes.
+    pub importer: &'static str,
+    pub services: Vec<ImportedService>,
+    pub flows: Vec<ImportedFlow>,
+    pub notes: Vec<Note>,
+    /// Objects left out because they could not be understood (only with
+    /// `skip_invalid`; otherwise these are errors).
+    pub skipped: Vec<ImportError>,
+    /// Keys of skipped services: they still exist, so a merge leaves
+    /// their entries as they are rather than removing them.
+    pub kept: Vec<String>,
+    /// False when part of the input could not be read at all (a syntax
+    /// error ends a file; an object without a kind or name): what is
+    /// missing is unknown, so a merge removes nothing.
+    pub complete: bool,
+    /// Objects recognised and not imported, by kind.
+    pub ignored: BTreeMap<String, usize>,
+}
+
+impl Imported {
+    pub fn service(&self, id: &str) -> Option<&ImportedService> {
+        self.services.iter().find(|s| s.id == id)
+    }
+}
+
+/// What a merge did.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct Report {
+    pub importer: &'static str,
+    pub cluster: String,
+    /// Every service in the import, by final id, with what was imported.
+    pub services: Vec<ServiceSummary>,
+    pub added: Vec<String>,
+    pub changed: Vec<Changed>,
+    pub removed: Vec<String>,
+    pub unchanged: usize,
+    /// Entries left as they were: skipped in this import, or (input
+    /// incomplete) not seen in it.
+    pub kept: Vec<String>,
+    pub flows_added: Vec<FlowRef>,
+    /// Flows an earlier import wrote whose source variable changed.
+    pub flows_updated: Vec<FlowRef>,
+    pub flows_removed: Vec<FlowRef>,
+    pub notes: Vec<Note>,
+    pub skipped: Vec<ImportError>,
+    pub ignored: BTreeMap<String, usize>,
+}
+
+/// One imported service as written to the estate.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct ServiceSummary {
+    pub id: String,
+    pub cpu: Option<f64>,
+    pub memory_gib: Option<f64>,
+    pub data_gb: f64,
+    pub pinned: bool,
+    pub local_volumes: bool,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Changed {
+    pub id: String,
+    /// Estate fields that changed, e.g. `cpu`, `constraints.pinned`.
+    pub fields: Vec<String>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+pub struct FlowRef {
+    pub from: String,
+    pub to: String,
+}
+
+impl Report {
+    /// True when the merge changed nothing.
+    pub fn is_noop(&self) -> bool {
+        self.added.is_empty()
+            && self.changed.is_empty()
+            && self.removed.is_empty()
+            && self.flows_added.is_empty()
+            && self.flows_updated.is_empty()
+            && self.flows_removed.is_empty()
+    }
+
+    /// The report for people, one fact per line.
+    pub fn text(&self) -> String {
+        let mut out = String::new();
+        let _ = writeln!(
+            out,
+            "{} import into cluster {}: {} services — {} added, {} changed, {} removed, {} unchanged; flows: {} added, {} updated, {} removed",
+            self.importer,
+            self.cluster,
+            self.services.len(),
+            self.added.len(),
+            self.changed.len(),
+            self.removed.len(),
+            self.unchanged,
+            self.flows_added.len(),
+            self.flows_updated.len(),
+            self.flows_removed.len()
+        );
+        let list = |out: &mut String, title: &str, items: Vec<String>| {
+            if !items.is_empty() {
+                let _ = writeln!(out, "{title}:");
+                for i in items {
+                    let _ = writeln!(out, "  {i}");
+                }
+            }
+        };
+        if !self.services.is_empty() {
+            let known = |f: fn(&ServiceSummary) -> Option<f64>| -> f64 {
+                self.services.iter().filter_map(f).sum()
+            };
+            let unknown = self
+                .services
+                .iter()
+                .filter(|s| s.cpu.is_none() || s.memory_gib.is_none())
+                .count();
+            let _ = writeln!(
+                out,
+                "Known requests: {} cores, {} GiB; {unknown} service{} with an unknown request",
+                num(Some(known(|s| s.cpu))),
+                num(Some(known(|s| s.memory_gib))),
+                if unknown == 1 { "" } else { "s" }
+            );
+            let width = self.services.iter().map(|s| s.id.len()).max().unwrap_or(0);
+            let _ = writeln!(
+                out,
+                "  {:<width$}  {:>8}  {:>10}  {:>8}",
+                "service", "cores", "GiB", "data GB"
+            );
+            for s in &self.services {
+                let mut flags = Vec::new();
+                if s.pinned {
+                    flags.push("pinned");
+                }
+                if s.local_volumes {
+                    flags.push("local volumes");
+                }
+                let line = format!(
+                    "  {:<width$}  {:>8}  {:>10}  {:>8}  {}",
+                    s.id,
+                    num(s.cpu),
+                    num(s.memory_gib),
+                    num(Some(s.data_gb)),
+                    flags.join(", ")
+                );
+                let _ = writeln!(out, "{}", line.trim_end());
+            }
+        }
+        list(&mut out, "Added", self.added.clone());
+        list(
+            &mut out,
+            "Changed",
+            self.changed
+                .iter()
+                .map(|c| format!("{} ({})", c.id, c.fields.join(", ")))
+                .collect(),
+        );
+        list(&mut out, "Removed", self.removed.clone());
+        list(
+            &mut out,
+            "Kept as they were (skipped, or the input is incomplete)",
+            self.kept.clone(),
+        );
+        let flows = |v: &[FlowRef]| -> Vec<String> {
+            v.iter().map(|f| format!("{} → {}", f.from, f.to)).collect()
+        };
+        list(&mut out, "Flows added", flows(&self.flows_added));
+        list(&mut out, "Flows updated", flows(&self.flows_updated));
+        list(&mut out, "Flows removed", flows(&self.flows_removed));
+        list(
+            &mut out,
+            "Notes",
+            self.notes
+                .iter()
+                .map(|n| match &n.service {
+                    Some(s) => format!("[{}] {s}: {}", n.code.as_str(), n.message),
+                    None => format!("[{}] {}", n.code.as_str(), n.message),
+                })
+                .collect(),
+        );
+        list(
+            &mut out,
+            "Skipped (could not be understood)",
+            self.skipped.iter().map(|e| e.to_string()).collect(),
+        );
+        if !self.ignored.is_empty() {
+            let kinds: Vec<String> = self
+                .ignored
+                .iter()
+                .map(|(k, n)| format!("{k} {n}"))
+                .collect();
+            let _ = writeln!(out, "Not imported, by kind: {}", kinds.join(", "));
+        }
+        out
+    }
+}
+
+/// A number for the report: at most four decimals (64 MiB is 0.0625 GiB),
+/// no trailing zeros;
+/// `?` for unknown.
+fn num(v: Option<f64>) -> String {
+    let Some(v) = v else {
+        return "?".to_string();
+    };
+    let s = format!("{v:.4}");
+    let s = s.trim_end_matches('0').trim_end_matches('.');
+    if s == "-0" {
+        "0".to_string()
+    } else {
+        s.to_string()
+    }
+}
+
+/// Why a merge could not be done.
+#[derive(Clone, Debug, PartialEq)]
+pub enum MergeError {
+    /// The estate given does not load.
+    InvalidEstate(Vec<EstateError>),
+    /// The target cluster is not in the estate.
+    UnknownCluster { cluster: String, known: Vec<String> },
+    /// No free id could be found for a service (all candidates taken or
+    /// invalid).
+    NoFreeId { key: String, tried: Vec<String> },
+    /// The merged estate does not load (a conflict the merge could not
+    /// resolve, e.g. a provenance key too long for a `source`).
+    Conflict(Vec<EstateError>),
+}
+
+impl fmt::Display for MergeError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            MergeError::InvalidEstate(errors) => {
+                write!(f, "the estate is not valid:")?;
+                for e in errors {
+                    write!(f, "\n  {e}")?;
+                }
+                Ok(())
+            }
+            MergeError::UnknownCluster { cluster, known } => write!(
+                f,
+                "cluster {cluster:?} is not in the estate; add it first (clusters: {})",
+                known.join(", ")
+            ),
+            MergeError::NoFreeId { key, tried } => write!(
+                f,
+                "no free service id for {key}: tried {} (taken or invalid)",
+                tried.join(", ")
+            ),
+            MergeError::Conflict(errors) => {
+                write!(f, "the merged estate would not be valid:")?;
+                for e in errors {
+                    write!(f, "\n  {e}")?;
+                }
+                Ok(())
+            }
+        }
+    }
+}
+
+/// The `source` an importer writes on a service it imported into
+/// `cluster`: `<importer>:<cluster>/<key>`.
+pub fn source_of(importer: &str, cluster: &str, key: &str) -> String {
+    format!("{importer}:{cluster}/{key}")
+}
+
+/// The key of a service entry that `importer` wrote for `cluster`, read
+/// back from its `source`; `None` for anything else. Keys have a fixed
+/// number of `/`-separated parts that never contain `/` themselves
+/// (Kubernetes namespaces, kinds and names cannot), so the cluster is
+/// everything before them, whatever it contains.
+fn owned_key<'a>(
+    source: &'a str,
+    importer: &str,
+    cluster: &str,
+    key_parts: usize,
+) -> Option<&'a str> {
+    let rest = source.strip_prefix(importer)?.strip_prefix(':')?;
+    let mut cut = rest.len();
+    for _ in 0..key_parts {
+        cut = rest[..cut].rfind('/')?;
+    }
+    (&rest[..cut] == cluster).then(|| &rest[cut + 1..])
+}
+
+/// Parts of a key (`namespace/Kind/name`).
+const KEY_PARTS: usize = 3;
+
+/// Is this flow fact one an importer wrote (so a re-import may replace or
+/// remove it)? Only while no one has put a value on it: a measured or
+/// declared weight is evidence and stays.
+fn import_owned_fact(fact: Option<&Value>, importer: &str) -> bool {
+    match fact {
+        Some(Value::Object(m)) => {
+            m.get("value").is_none_or(Value::is_null)
+                && m.get("source")
+                    .and_then(Value::as_str)
+                    .is_some_and(|s| s.starts_with(&format!("{importer}:")))
+        }
+        _ => false,
+    }
+}
+
+/// An unknown flow fact with its source, as an importer writes it.
+fn unknown_fact(source: &str) -> Value {
+    json!({"value": null, "class": "guessed", "source": source})
+}
+
+fn same_number(v: Option<&Value>, want: Option<f64>) -> bool {
+    match (v, want) {
+        (None | Some(Value::Null), None) => true,
+        (Some(v), Some(w)) => v.as_f64() == Some(w),
+        _ => false,
+    }
+}
+
+fn number(v: Option<f64>) -> Value {
+    v.map_or(Value::Null, |x| json!(x))
+}
+
+/// Merge `imported` into `estate` (an estate file as a JSON value) for
+/// `cluster`:
+///
+/// - services whose `source` says an earlier import of this cluster wrote
+///   them are updated in place (owner, requests, data, `local_volumes`,
+///   `pinned`; hand-made fields such as `name`, `jurisdictions`, `tiers`,
+///   `trust_zone` are kept), new ones are added, and ones no longer in the
+///   import are removed with every flow that touches them;
+/// - flows an earlier import wrote (unknown weight and MB/s whose source
+///   is the importer's) between this cluster's imported services are
+///   replaced by the import's; other flows are kept;
+/// - services of other clusters, and hand-written ones, are untouched.
+///
+/// Re-importing identical input changes nothing (the value returned is
+/// equal to the one given). The result loads with
+/// `berth_engine::estate::load`; the report's notes name services by the
+/// ids they end up with.
+pub fn merge(
+    estate: &Value,
+    cluster: &str,
+    imported: &Imported,
+) -> Result<(Value, Report), MergeError> {
+    let model = berth_engine::load(&estate.to_string(), Format::Json)
+        .map_err(|e| MergeError::InvalidEstate(without_lines(e)))?;
+    if model.cluster_index(cluster).is_none() {
+        return Err(MergeError::UnknownCluster {
+            cluster: cluster.to_string(),
+            known: model.clusters.iter().map(|c| c.id.clone()).collect(),
+        });
+    }
+    let importer = imported.importer;
+    let mut out = estate.clone();
+    let top = out.as_object_mut().expect("a loaded estate is an object");
+    let services: Vec<Value> = top
+        .get("services")
+        .and_then(Value::as_array)
+        .cloned()
+        .unwrap_or_default();
+    let flows: Vec<Value> = top
+        .get("flows")
+        .and_then(Value::as_array)
+        .cloned()
+        .unwrap_or_default();
+    let id_of = |v: &Value| {
+        v.get("id")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_string()
+    };
+
+    // Entries an earlier import of this cluster wrote, by key.
+    let mut owned: BTreeMap<String, usize> = BTreeMap::new();
+    for (i, s) in services.iter().enumerate() {
+        if let Some(key) = s
+            .get("source")
+            .and_then(Value::as_str)
+            .and_then(|src| owned_key(src, importer, cluster, KEY_PARTS))
+        {
+            owned.insert(key.to_string(), i);
+        }
+    }
+    let incoming: BTreeSet<&str> = imported.services.iter().map(|s| s.key.as_str()).collect();
+    let skipped: BTreeSet<&str> = imported.kept.iter().map(String::as_str).collect();
+    // Not in the import: removed — unless skipped (it exists, unread) or
+    // the input is incomplete (it may exist).
+    let mut removed_idx: BTreeSet<usize> = BTreeSet::new();
+    let mut kept_idx: BTreeSet<usize> = BTreeSet::new();
+    for (k, &i) in owned.iter().filter(|(k, _)| !incoming.contains(k.as_str())) {
+        if imported.complete && !skipped.contains(k.as_str()) {
+            removed_idx.insert(i);
+        } else {
+            kept_idx.insert(i);
+        }
+    }
+    // Ids in use once the removals are done.
+    let mut taken: BTreeSet<String> = services
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| !removed_idx.contains(i))
+        .map(|(_, s)| id_of(s))
+        .collect();
+
+    let mut report = Report {
+        importer,
+        cluster: cluster.to_string(),
+        skipped: imported.skipped.clone(),
+        ignored: imported.ignored.clone(),
+        ..Report::default()
+    };
+    let mut new_services = services.clone();
+    let mut appended: Vec<Value> = Vec::new();
+    // Import key → final id; proposed id → final id (for the notes).
+    let mut final_id: BTreeMap<&str, String> = BTreeMap::new();
+    let mut renamed: BTreeMap<&str, String> = BTreeMap::new();
+    let mut notes = Vec::new();
+    for s in &imported.services {
+        if let Some(&i) = owned.get(&s.key) {
+            let entry = new_services[i]
+                .as_object_mut()
+                .expect("services are objects");
+            let id = entry
+                .get("id")
+                .and_then(Value::as_str)
+                .unwrap_or("")
+                .to_string();
+            let fields = update_entry(entry, s, cluster);
+            if fields.is_empty() {
+                report.unchanged += 1;
+            } else {
+                report.changed.push(Changed {
+                    id: id.clone(),
+                    fields,
+                });
+            }
+            final_id.insert(&s.key, id.clone());
+            renamed.insert(&s.id, id);
+            continue;
+        }
+        let (ns, kind, name) = split_key(&s.key);
+        let candidates = [
+            s.id.clone(),
+            format!("{cluster}/{}", s.id),
+            format!("{cluster}/{ns}/{}/{name}", kind.to_ascii_lowercase()),
+        ];
+        let Some(id) = candidates
+            .iter()
+            .find(|c| valid_id(c) && !taken.contains(c.as_str()))
+            .cloned()
+        else {
+            return Err(MergeError::NoFreeId {
+                key: s.key.clone(),
+                tried: candidates.to_vec(),
+            });
+        };
+        if id != s.id {
+            notes.push(Note {
+                code: NoteCode::QualifiedId,
+                service: Some(id.clone()),
+                message: format!(
+                    "imported as {id}: the id {:?} is taken by a service this import did not write",
+                    s.id
+                ),
+            });
+        }
+        taken.insert(id.clone());
+        let mut entry = Map::new();
+        entry.insert("id".into(), json!(id));
+        entry.insert(
+            "owner".into(),
+            json!(s.owner.as_deref().unwrap_or(UNKNOWN_OWNER)),
+        );
+        entry.insert("cluster".into(), json!(cluster));
+        entry.insert("cpu".into(), number(s.cpu));
+        entry.insert("memory_gib".into(), number(s.memory_gib));
+        entry.insert("data_gb".into(), json!(s.data_gb));
+        let mut c = Map::new();
+        if s.local_volumes {
+            c.insert("local_volumes".into(), json!(true));
+        }
+        if s.pinned {
+            c.insert("pinned".into(), json!(true));
+        }
+        if !c.is_empty() {
+            entry.insert("constraints".into(), Value::Object(c));
+        }
+        entry.insert("source".into(), json!(source_of(importer, cluster, &s.key)));
+        appended.push(Value::Object(entry));
+        report.added.push(id.clone());
+        final_id.insert(&s.key, id.clone());
+        renamed.insert(&s.id, id);
+    }
+    let removed_ids: BTreeSet<String> = removed_idx.iter().map(|&i| id_of(&services[i])).collect();
+    report.removed = removed_ids.iter().cloned().collect();
+    let kept_ids: BTreeSet<String> = kept_idx.iter().map(|&i| id_of(&services[i])).collect();
+    report.kept = kept_ids.iter().cloned().collect();
+    if !imported.complete {
+        notes.push(Note {
+            code: NoteCode::IncompleteInput,
+            service: None,
+            message: "part of the input could not be read: nothing was removed".to_string(),
+        });
+    }
+    let mut kept: Vec<Value> = new_services
+        .into_iter()
+        .enumerate()
+        .filter(|(i, _)| !removed_idx.contains(i))
+        .map(|(_, v)| v)
+        .collect();
+    kept.extend(appended);
+
+    // Flows. Ours: both ends imported from this cluster (before or now)
+    // and the weight still the importer's unknown.
+    let ours_ids: BTreeSet<String> = owned
+        .values()
+        .map(|&i| id_of(&services[i]))
+        .chain(final_id.values().cloned())
+        .collect();
+    let wanted: BTreeMap<(String, String), &str> = imported
+        .flows
+        .iter()
+        .filter_map(|f| {
+            Some((
+                (
+                    final_id.get(f.from.as_str())?.clone(),
+                    final_id.get(f.to.as_str())?.clone(),
+                ),
+                f.source.as_str(),
+            ))
+        })
+        .collect();
+    let end = |f: &Value, k: &str| f.get(k).and_then(Value::as_str).unwrap_or("").to_string();
+    let mut present: BTreeSet<(String, String)> = BTreeSet::new();
+    let mut new_flows = Vec::with_capacity(flows.len());
+    for f in flows {
+        let pair = (end(&f, "from"), end(&f, "to"));
+        if removed_ids.contains(&pair.0) || removed_ids.contains(&pair.1) {
+            report.flows_removed.push(FlowRef {
+                from: pair.0,
+                to: pair.1,
+            });
+            continue;
+        }
+        // A flow of a kept service is kept too: its edges (and the edges
+        // to it) were not read.
+        let ours = imported.complete
+            && !kept_ids.contains(&pair.0)
+            && !kept_ids.contains(&pair.1)
+            && ours_ids.contains(&pair.0)
+            && ours_ids.contains(&pair.1)
+            && import_owned_fact(f.get("weight"), importer)
+            && import_owned_fact(f.get("mb_s"), importer);
+        if ours {
+            match wanted.get(&pair) {
+                None => {
+                    report.flows_removed.push(FlowRef {
+                        from: pair.0,
+                        to: pair.1,
+                    });
+                    continue;
+                }
+                Some(&src) => {
+                    let current = f
+                        .get("weight")
+                        .and_then(|w| w.get("source"))
+                        .and_then(Value::as_str);
+                    if current != Some(src) {
+                        let mut f = f;
+                        f["weight"] = unknown_fact(src);
+                        f["mb_s"] = unknown_fact(src);
+                        report.flows_updated.push(FlowRef {
+                            from: pair.0.clone(),
+                            to: pair.1.clone(),
+                        });
+                        present.insert(pair);
+                        new_flows.push(f);
+                        continue;
+                    }
+                }
+            }
+        }
+        present.insert(pair);
+        new_flows.push(f);
+    }
+    for ((from, to), src) in &wanted {
+        if present.contains(&(from.clone(), to.clone())) {
+            continue;
+        }
+        new_flows.push(json!({
+            "from": from,
+            "to": to,
+            "weight": unknown_fact(src),
+            "mb_s": unknown_fact(src),
+        }));
+        report.flows_added.push(FlowRef {
+            from: from.clone(),
+            to: to.clone(),
+        });
+    }
+    report.services = imported
+        .services
+        .iter()
+        .map(|s| ServiceSummary {
+            id: final_id[s.key.as_str()].clone(),
+            cpu: s.cpu,
+            memory_gib: s.memory_gib,
+            data_gb: s.data_gb,
+            pinned: s.pinned,
+            local_volumes: s.local_volumes,
+        })
+        .collect();
+    report.services.sort_by(|a, b| a.id.cmp(&b.id));
+    report.flows_removed.sort();
+    report.flows_updated.sort();
+    report.added.sort();
+    report.changed.sort_by(|a, b| a.id.cmp(&b.id));
+
+    // Notes name services by their final ids.
+    report.notes = imported
+        .notes
+        .iter()
+        .map(|n| Note {
+            service: n.service.as_ref().map(|s| {
+                renamed
+                    .get(s.as_str())
+                    .cloned()
+                    .unwrap_or_else(|| s.clone())
+            }),
+            ..n.clone()
+        })
+        .chain(notes)
+        .collect();
+    // By service (input-wide notes last), each service's in import order.
+    report
+        .notes
+        .sort_by(|a, b| (a.service.is_none(), &a.service).cmp(&(b.service.is_none(), &b.service)));
+
+    if report.is_noop() {
+        return Ok((estate.clone(), report));
+    }
+    top.insert("services".into(), Value::Array(kept));
+    top.insert("flows".into(), Value::Array(new_flows));
+    berth_engine::load(&out.to_string(), Format::Json)
+        .map_err(|e| MergeError::Conflict(without_lines(e)))?;
+    Ok((out, report))
+}
+
+/// Loader errors on a value serialised for the occasion: its line numbers
+/// point into that one-line text, not into any file, so they are dropped
+/// (the JSON pointer says where).
+fn without_lines(errors: Vec<EstateError>) -> Vec<EstateError> {
+    errors
+        .into_iter()
+        .map(|e| EstateError { line: None, ..e })
+        .collect()
+}
+
+/// What an unknown owner is written as (the estate requires an owner).
+pub const UNKNOWN_OWNER: &str = "unknown";
+
+fn split_key(key: &str) -> (&str, &str, &str) {
+    let mut parts = key.splitn(3, '/');
+    let ns = parts.next().unwrap_or("");
+    let kind = parts.next().unwrap_or("");
+    let name = parts.next().unwrap_or("");
+    (ns, kind, name)
+}
+
+/// The estate's id rule: 1–128 characters, no whitespace or control
+/// characters (`docs/estate-format.md`).
+fn valid_id(s: &str) -> bool {
+    !s.is_empty()
+        && s.chars().count() <= 128
+        && !s.chars().any(|c| c.is_whitespace() || c.is_control())
+}
+
+/// Bring an existing entry in line with the import; the estate fields
+/// that changed, in a fixed order.
+fn update_entry(entry: &mut Map<String, Value>, s: &ImportedService, cluster: &str) -> Vec<String> {
+    let mut fields = Vec::new();
+    if entry.get("cluster").and_then(Value::as_str) != Some(cluster) {
+        entry.insert("cluster".into(), json!(cluster));
+        fields.push("cluster".to_string());
+    }
+    // An owner the import cannot tell never overwrites one a person set.
+    if let Some(owner) = &s.owner {
+        if entry.get("owner").and_then(Value::as_str) != Some(owner) {
+            entry.insert("owner".into(), json!(owner));
+            fields.push("owner".to_string());
+        }
+    }
+    for (key, want) in [("cpu", s.cpu), ("memory_gib", s.memory_gib)] {
+        if !same_number(entry.get(key), want) {
+            entry.insert(key.into(), number(want));
+            fields.push(key.to_string());
+        }
+    }
+    let data = entry.get("data_gb").and_then(Value::as_f64).unwrap_or(0.0);
+    if data != s.data_gb {
+        entry.insert("data_gb".into(), json!(s.data_gb));
+        fields.push("data_gb".to_string());
+    }
+    for (key, want) in [("local_volumes", s.local_volumes), ("pinned", s.pinned)] {
+        let has = entry
+            .get("constraints")
+            .and_then(|c| c.get(key))
+            .and_then(Value::as_bool)
+            .unwrap_or(false);
+        if has == want {
+            continue;
+        }
+        fields.push(format!("constraints.{key}"));
+        let c = entry
+            .entry("constraints")
+            .or_insert_with(|| json!({}))
+            .as_object_mut();
+        if let Some(c) = c {
+            if want {
+                c.insert(key.into(), json!(true));
+            } else {
+                c.remove(key);
+            }
+        }
+        if entry
+            .get("constraints")
+            .and_then(Value::as_object)
+            .is_some_and(Map::is_empty)
+        {
+            entry.remove("constraints");
+        }
+    }
+    fields
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn owned_keys_are_read_from_the_right() {
+        fn k<'a>(s: &'a str, c: &str) -> Option<&'a str> {
+            owned_key(s, "kubernetes", c, KEY_PARTS)
+        }
+        assert_eq!(
+            k("kubernetes:c-1/shop/Deployment/cart", "c-1"),
+            Some("shop/Deployment/cart")
+        );
+        // A cluster id with slashes in it.
+        assert_eq!(
+            k("kubernetes:eu/c-1/shop/Deployment/cart", "eu/c-1"),
+            Some("shop/Deployment/cart")
+        );
+        assert_eq!(k("kubernetes:eu/c-1/shop/Deployment/cart", "c-1"), None);
+        assert_eq!(k("kubernetes:c-1/shop/Deployment/cart", "c-2"), None);
+        assert_eq!(k("file", "c-1"), None);
+        assert_eq!(k("kubernetes:c-1/cart", "c-1"), None);
+        assert_eq!(k("mesh:c-1/shop/Deployment/cart", "c-1"), None);
+    }
+}

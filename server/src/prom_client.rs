@@ -1,0 +1,184 @@
+//! Querying Prometheus's HTTP API (`GET /api/v1/query`) for the mesh
+//! importer and the agent. Only transport lives here; what a response
+//! means is `import::prometheus`, which is pure.
+
+use std::time::Duration;
+
+use serde_json::Value;
+
+use crate::import::prometheus::{self, QueryError, QueryResult, Results};
+
+/// The three queries (`docs/observations.md`). `bytes: None` skips MB/s.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Queries {
+    pub rate: String,
+    pub duration: String,
+    pub bytes: Option<String>,
+}
+
+impl Default for Queries {
+    fn default() -> Queries {
+        Queries {
+            rate: prometheus::DEFAULT_RATE_QUERY.to_string(),
+            duration: prometheus::DEFAULT_DURATION_QUERY.to_string(),
+            bytes: Some(prometheus::DEFAULT_BYTES_QUERY.to_string()),
+        }
+    }
+}
+
+/// How long one query may take, connection included. Prometheus's own
+/// default query timeout is 2 minutes, but these are small aggregations
+/// that answer in well under a second on a healthy server; 30 s leaves
+/// room for a loaded one without stalling an agent tick for minutes.
+pub const QUERY_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// The largest response body read. A mesh of 10,000 workload edges
+/// answers in about 3 MB; 64 MiB is also the most one observations batch
+/// may carry, so anything bigger could not be sent anyway.
+pub const MAX_RESPONSE_BYTES: usize = 64 * 1024 * 1024;
+
+/// Why a query gave nothing usable.
+#[derive(Debug)]
+pub enum FetchError {
+    /// Prometheus could not be reached, or answered with something that is
+    /// not a query response (a proxy's error page, a timeout).
+    Unreachable { query: String, message: String },
+    /// A response that cannot be used, Prometheus's own errors included.
+    Query(QueryError),
+}
+
+impl FetchError {
+    /// Worth trying again later (the next tick of an agent).
+    pub fn is_transient(&self) -> bool {
+        match self {
+            FetchError::Unreachable { .. } => true,
+            FetchError::Query(q) => q.is_transient(),
+        }
+    }
+}
+
+impl std::fmt::Display for FetchError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            FetchError::Unreachable { query, message } => write!(f, "{query} query: {message}"),
+            FetchError::Query(q) => write!(f, "{q}"),
+        }
+    }
+}
+
+/// A Prometheus server to query.
+#[derive(Clone, Debug)]
+pub struct PromClient {
+    http: reqwest::Client,
+    /// Base URL without a trailing slash, e.g. `http://prometheus:9090`.
+    base: String,
+}
+
+/// Check a server URL: `http://` or `https://` (TLS through rustls, with
+/// the Mozilla root certificates built in), trailing slash dropped.
+pub fn check_url(what: &str, url: &str) -> Result<String, String> {
+    let trimmed = url.trim_end_matches('/');
+    let rest = trimmed
+        .strip_prefix("http://")
+        .or_else(|| trimmed.strip_prefix("https://"));
+    match rest {
+        Some("") => Err(format!("{what} {url:?}: no host")),
+        Some(_) => Ok(trimmed.to_string()),
+        None => Err(format!(
+            "{what} {url:?}: expected an http:// or https:// URL, e.g. http://127.0.0.1:9090"
+        )),
+    }
+}
+
+impl PromClient {
+    pub fn new(url: &str) -> Result<PromClient, String> {
+        let base = check_url("Prometheus URL", url)?;
+        let http = reqwest::Client::builder()
+            .timeout(QUERY_TIMEOUT)
+            .build()
+            .map_err(|e| format!("cannot build an HTTP client: {e}"))?;
+        Ok(PromClient { http, base })
+    }
+
+    /// Run one instant query evaluated at `time` (seconds since 1970), so
+    /// that all queries of one import describe the same moment.
+    pub async fn query(
+        &self,
+        name: &str,
+        query: &str,
+        time: i64,
+    ) -> Result<QueryResult, FetchError> {
+        let unreachable = |message: String| FetchError::Unreachable {
+            query: name.to_string(),
+            message,
+        };
+        let url = format!("{}/api/v1/query", self.base);
+        let mut resp = self
+            .http
+            .get(&url)
+            .query(&[("query", query), ("time", &time.to_string())])
+            .send()
+            .await
+            // Without the URL: it is long (the query) and said already.
+            .map_err(|e| {
+                unreachable(format!(
+                    "cannot reach {}: {}",
+                    self.base,
+                    error_chain(&e.without_url())
+                ))
+            })?;
+        let status = resp.status();
+        let mut body = Vec::new();
+        while let Some(chunk) = resp
+            .chunk()
+            .await
+            .map_err(|e| unreachable(format!("reading the answer: {}", error_chain(&e))))?
+        {
+            if body.len() + chunk.len() > MAX_RESPONSE_BYTES {
+                return Err(unreachable(format!(
+                    "the answer is larger than {} MiB: narrow the query",
+                    MAX_RESPONSE_BYTES / (1024 * 1024)
+                )));
+            }
+            body.extend_from_slice(&chunk);
+        }
+        // Prometheus answers its own errors (bad query: 400, timeout: 503,
+        // …) with a JSON body saying what; anything else is not from it.
+        let v: Value = serde_json::from_slice(&body).map_err(|_| {
+            let text = String::from_utf8_lossy(&body);
+            let snippet: String = text.chars().take(200).collect();
+            unreachable(format!(
+                "HTTP {status} from {url} is not a Prometheus query response: {snippet:?}"
+            ))
+        })?;
+        prometheus::parse_response(name, "", &v).map_err(FetchError::Query)
+    }
+
+    /// Run the three queries at `time`.
+    pub async fn fetch(&self, queries: &Queries, time: i64) -> Result<Results, FetchError> {
+        Ok(Results {
+            rate: self.query("rate", &queries.rate, time).await?,
+            duration: self.query("duration", &queries.duration, time).await?,
+            bytes: match &queries.bytes {
+                Some(q) => Some(self.query("bytes", q, time).await?),
+                None => None,
+            },
+        })
+    }
+}
+
+/// An error and its causes, on one line: reqwest's top-level message
+/// ("error sending request") hides the useful part (connection refused).
+pub fn error_chain(e: &dyn std::error::Error) -> String {
+    let mut s = e.to_string();
+    let mut cur = e.source();
+    while let Some(c) = cur {
+        let t = c.to_string();
+        if !s.contains(&t) {
+            s.push_str(": ");
+            s.push_str(&t);
+        }
+        cur = c.source();
+    }
+    s
+}

@@ -1,0 +1,1618 @@
+//! The API test suite, run twice: on SQLite and on PostgreSQL (a fresh
+//! database per test either way). Requests go through the real router —
+//! the same `berth::api::app` that `berth serve` runs — with `oneshot`.
+
+mod support;
+
+use axum::body::Body;
+use axum::http::{header, HeaderMap, Method, Request, StatusCode};
+use axum::Router;
+use serde_json::{json, Value};
+use tower::ServiceExt;
+
+use berth::api::ROUTES;
+use berth::auth::Access;
+use support::{Backend, TestDb};
+
+const ADMIN: &str = "admin-token-for-tests-0123456789abcdef";
+const NOW: &str = "2026-11-30T04:05:00Z";
+const SAMPLE_SCENARIO: &str = include_str!("../../examples/scenarios/retire-c-par-2.json");
+const SAMPLE_RESPONSE: &str = include_str!("../../examples/responses/sample-ops-team.json");
+
+struct TestApp {
+    app: Router,
+    state: berth::AppState,
+    _db: TestDb,
+}
+
+struct Reply {
+    status: StatusCode,
+    headers: HeaderMap,
+    body: Vec<u8>,
+}
+
+impl Reply {
+    fn json(&self) -> Value {
+        serde_json::from_slice(&self.body).unwrap_or_else(|e| {
+            panic!(
+                "not JSON ({e}): {}",
+                String::from_utf8_lossy(&self.body[..self.body.len().min(500)])
+            )
+        })
+    }
+    fn text(&self) -> String {
+        String::from_utf8_lossy(&self.body).into_owned()
+    }
+    #[track_caller]
+    fn expect(self, status: StatusCode) -> Reply {
+        assert_eq!(self.status, status, "body: {}", self.text());
+        self
+    }
+}
+
+/// Who sends a request.
+#[derive(Clone)]
+enum As {
+    Nobody,
+    Bearer(String),
+    /// Session cookie, and the CSRF token to send (if any).
+    Cookie(String, Option<String>),
+    /// A raw Authorization header value.
+    Authorization(String),
+}
+
+impl TestApp {
+    async fn new(backend: Backend) -> TestApp {
+        let db = TestDb::new(backend).await;
+        let opts = berth::serve::ServeOptions {
+            listen: "127.0.0.1:0".parse().unwrap(),
+            database_url: Some(db.url.clone()),
+            data_dir: std::env::temp_dir(),
+            admin_token: Some(ADMIN.into()),
+            seed: true,
+            max_connections: 4,
+            config: berth::Config::default(),
+        };
+        let (state, printed) = berth::serve::prepare(&opts).await.expect("server prepares");
+        assert!(
+            printed.is_none(),
+            "an environment token means none is generated"
+        );
+        TestApp {
+            app: berth::api::app(state.clone()),
+            state,
+            _db: db,
+        }
+    }
+
+    async fn call(
+        &self,
+        who: &As,
+        method: Method,
+        path: &str,
+        ct: Option<&str>,
+        body: impl Into<Body>,
+    ) -> Reply {
+        let mut req = Request::builder().method(method).uri(path);
+        match who {
+            As::Nobody => {}
+            As::Bearer(t) => req = req.header(header::AUTHORIZATION, format!("Bearer {t}")),
+            As::Authorization(v) => req = req.header(header::AUTHORIZATION, v),
+            As::Cookie(c, csrf) => {
+                req = req.header(header::COOKIE, format!("berth_session={c}"));
+                if let Some(t) = csrf {
+                    req = req.header("x-csrf-token", t);
+                }
+            }
+        }
+        if let Some(ct) = ct {
+            req = req.header(header::CONTENT_TYPE, ct);
+        }
+        let resp = self
+            .app
+            .clone()
+            .oneshot(req.body(body.into()).unwrap())
+            .await
+            .unwrap();
+        let status = resp.status();
+        let headers = resp.headers().clone();
+        let body = axum::body::to_bytes(resp.into_body(), usize::MAX)
+            .await
+            .unwrap()
+            .to_vec();
+        Reply {
+            status,
+            headers,
+            body,
+        }
+    }
+
+    async fn get(&self, who: &As, path: &str) -> Reply {
+        self.call(who, Method::GET, path, None, Body::empty()).await
+    }
+
+    async fn send(&self, who: &As, method: Method, path: &str, body: &Value) -> Reply {
+        self.call(
+            who,
+            method,
+            path,
+            Some("application/json"),
+            body.to_string(),
+        )
+        .await
+    }
+
+    fn admin() -> As {
+        As::Bearer(ADMIN.into())
+    }
+
+    async fn token(&self, role: &str, estate: Option<&str>) -> String {
+        let r = self
+            .send(
+                &Self::admin(),
+                Method::POST,
+                "/api/tokens",
+                &json!({"name": format!("{role} for tests"), "role": role, "estate": estate}),
+            )
+            .await
+            .expect(StatusCode::CREATED);
+        r.json()["token"].as_str().unwrap().to_string()
+    }
+
+    async fn meta(&self, id: &str) -> Value {
+        self.get(&Self::admin(), &format!("/api/estates/{id}"))
+            .await
+            .expect(StatusCode::OK)
+            .json()
+    }
+}
+
+/// Run one async test body on both backends, as `NAME::sqlite` and
+/// `NAME::postgres`.
+macro_rules! both {
+    ($name:ident) => {
+        mod $name {
+            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn sqlite() {
+                super::$name(super::Backend::Sqlite).await
+            }
+            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn postgres() {
+                super::$name(super::Backend::Postgres).await
+            }
+        }
+    };
+}
+
+/// A path with its parameters filled in.
+fn concrete(path: &str, estate: &str) -> String {
+    path.replace("{id}", estate)
+        .replace("{service}", "shop-gateway")
+        .replace("{name}", "nobody-by-this-name")
+        .replace("{token_id}", "nosuchtoken")
+}
+
+both!(every_route_enforces_its_declared_access);
+async fn every_route_enforces_its_declared_access(b: Backend) {
+    let t = TestApp::new(b).await;
+    let viewer = As::Bearer(t.token("viewer", None).await);
+    let operator = As::Bearer(t.token("operator", None).await);
+    let callers = [
+        ("nobody", As::Nobody, None),
+        ("viewer", viewer, Some(berth::auth::Role::Viewer)),
+        ("operator", operator, Some(berth::auth::Role::Operator)),
+        ("admin", TestApp::admin(), Some(berth::auth::Role::Admin)),
+    ];
+    for (who, caller, role) in &callers {
+        for spec in ROUTES {
+            // Destructive routes aim at something that does not exist, so
+            // the walk itself changes nothing; the access check comes first
+            // either way.
+            let estate = if spec.method == Method::DELETE && spec.path == "/api/estates/{id}" {
+                "no-such-estate"
+            } else {
+                "sample"
+            };
+            let path = concrete(spec.path, estate);
+            let r = t
+                .call(
+                    caller,
+                    spec.method.clone(),
+                    &path,
+                    Some("application/json"),
+                    "{}",
+                )
+                .await;
+            let allowed = match role {
+                None => spec.access == Access::Public,
+                Some(have) => spec.access.granted_to(*have),
+            };
+            let what = format!("{who} {} {path} → {} {}", spec.method, r.status, r.text());
+            if allowed {
+                assert!(
+                    r.status != StatusCode::UNAUTHORIZED && r.status != StatusCode::FORBIDDEN
+                        || spec.path == "/api/session" && spec.method == Method::POST,
+                    "should be allowed: {what}"
+                );
+            } else if role.is_none() {
+                assert_eq!(r.status, StatusCode::UNAUTHORIZED, "{what}");
+                assert_eq!(r.json()["error"], "unauthenticated", "{what}");
+            } else {
+                assert_eq!(r.status, StatusCode::FORBIDDEN, "{what}");
+                assert_eq!(r.json()["error"], "forbidden", "{what}");
+            }
+        }
+    }
+    // The sample survived the walk.
+    assert_eq!(t.meta("sample").await["version"], 1);
+}
+
+both!(a_token_scoped_to_one_estate_sees_only_that_estate);
+async fn a_token_scoped_to_one_estate_sees_only_that_estate(b: Backend) {
+    let t = TestApp::new(b).await;
+    t.call(
+        &TestApp::admin(),
+        Method::POST,
+        "/api/estates?id=other",
+        Some("application/json"),
+        berth::serve::SAMPLE_ESTATE,
+    )
+    .await
+    .expect(StatusCode::CREATED);
+    let scoped = As::Bearer(t.token("operator", Some("other")).await);
+    let list = t
+        .get(&scoped, "/api/estates")
+        .await
+        .expect(StatusCode::OK)
+        .json();
+    let ids: Vec<&str> = list["estates"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(ids, ["other"]);
+    t.get(&scoped, &format!("/api/estates/other/advice?now={NOW}"))
+        .await
+        .expect(StatusCode::OK);
+    let r = t
+        .get(&scoped, &format!("/api/estates/sample/advice?now={NOW}"))
+        .await
+        .expect(StatusCode::FORBIDDEN);
+    assert!(r.text().contains("scoped to estate"), "{}", r.text());
+    // Estate-wide actions are refused too.
+    t.call(
+        &scoped,
+        Method::POST,
+        "/api/estates?id=x",
+        Some("application/json"),
+        berth::serve::SAMPLE_ESTATE,
+    )
+    .await
+    .expect(StatusCode::FORBIDDEN);
+    // And an admin token cannot be scoped.
+    let r = t
+        .send(
+            &TestApp::admin(),
+            Method::POST,
+            "/api/tokens",
+            &json!({"name": "x", "role": "admin", "estate": "other"}),
+        )
+        .await
+        .expect(StatusCode::BAD_REQUEST);
+    assert!(r.text().contains("cannot be scoped"));
+}
+
+both!(import_errors_are_422_with_every_path_and_line_and_write_nothing);
+async fn import_errors_are_422_with_every_path_and_line_and_write_nothing(b: Backend) {
+    let t = TestApp::new(b).await;
+    let before = t.meta("sample").await;
+    let bad = berth::serve::SAMPLE_ESTATE
+        .replacen("\"class\": \"measured\"", "\"class\": \"mesured\"", 1)
+        .replacen("\"cpu_total\": 128", "\"cpu_total\": \"128\"", 1);
+    let r = t
+        .call(
+            &TestApp::admin(),
+            Method::PUT,
+            "/api/estates/sample/file",
+            Some("application/json"),
+            bad,
+        )
+        .await
+        .expect(StatusCode::UNPROCESSABLE_ENTITY);
+    let v = r.json();
+    assert_eq!(v["error"], "invalid");
+    assert!(v["message"]
+        .as_str()
+        .unwrap()
+        .contains("nothing was written"));
+    let errors = v["details"]["errors"].as_array().unwrap();
+    assert_eq!(errors.len(), 2, "{v:#}");
+    assert_eq!(errors[0]["path"], "/clusters/0/cpu_free/class");
+    assert!(errors[0]["line"].as_u64().unwrap() > 1);
+    assert_eq!(errors[1]["path"], "/clusters/1/cpu_total");
+    assert!(errors[1]["message"]
+        .as_str()
+        .unwrap()
+        .contains("expected a number"));
+    // Nothing written.
+    let after = t.meta("sample").await;
+    assert_eq!(after["version"], before["version"]);
+    assert_eq!(after["content_digest"], before["content_digest"]);
+}
+
+both!(estates_create_export_reimport_round_trip);
+async fn estates_create_export_reimport_round_trip(b: Backend) {
+    let t = TestApp::new(b).await;
+    let admin = TestApp::admin();
+    // Create from YAML; the id defaults to a slug of the name.
+    let sample: Value = serde_json::from_str(berth::serve::SAMPLE_ESTATE).unwrap();
+    let yaml = serde_yaml::to_string(&sample).unwrap();
+    let created = t
+        .call(
+            &admin,
+            Method::POST,
+            "/api/estates",
+            Some("application/yaml"),
+            yaml,
+        )
+        .await
+        .expect(StatusCode::CREATED)
+        .json();
+    assert_eq!(created["id"], "acme-retail-sample-estate");
+    assert_eq!(created["version"], 1);
+    assert_eq!(
+        created["counts"]["services"],
+        sample["services"].as_array().unwrap().len()
+    );
+    let sample_meta = t.meta("sample").await;
+    assert_eq!(
+        created["content_digest"], sample_meta["content_digest"],
+        "same content, same digest"
+    );
+    // Creating it again conflicts.
+    t.call(
+        &admin,
+        Method::POST,
+        "/api/estates?id=sample",
+        Some("application/json"),
+        berth::serve::SAMPLE_ESTATE,
+    )
+    .await
+    .expect(StatusCode::CONFLICT);
+    // Export as JSON and as YAML; both load to the same estate.
+    let json_file = t
+        .get(&admin, "/api/estates/sample/file")
+        .await
+        .expect(StatusCode::OK);
+    assert!(json_file.headers[header::ETAG]
+        .to_str()
+        .unwrap()
+        .contains(sample_meta["content_digest"].as_str().unwrap()));
+    let yaml_file = t
+        .get(&admin, "/api/estates/sample/file?format=yaml")
+        .await
+        .expect(StatusCode::OK);
+    for text in [json_file.text(), yaml_file.text()] {
+        let e = berth_engine::load(&text, berth_engine::Format::sniff(&text)).unwrap();
+        assert_eq!(
+            berth_engine::export::version(&e),
+            sample_meta["content_digest"].as_str().unwrap()
+        );
+    }
+    // Re-import the YAML export: the version bumps, the content stays.
+    let re = t
+        .call(
+            &admin,
+            Method::PUT,
+            "/api/estates/sample/file",
+            Some("application/yaml"),
+            yaml_file.text(),
+        )
+        .await
+        .expect(StatusCode::OK)
+        .json();
+    assert_eq!(re["version"], 2);
+    assert_eq!(re["content_digest"], sample_meta["content_digest"]);
+    // Delete: gone, and its scenarios with it.
+    t.call(
+        &admin,
+        Method::PUT,
+        "/api/estates/acme-retail-sample-estate/scenarios/retire",
+        Some("application/json"),
+        SAMPLE_SCENARIO,
+    )
+    .await
+    .expect(StatusCode::NO_CONTENT);
+    t.call(
+        &admin,
+        Method::DELETE,
+        "/api/estates/acme-retail-sample-estate",
+        None,
+        Body::empty(),
+    )
+    .await
+    .expect(StatusCode::NO_CONTENT);
+    t.get(&admin, "/api/estates/acme-retail-sample-estate")
+        .await
+        .expect(StatusCode::NOT_FOUND);
+    t.get(
+        &admin,
+        "/api/estates/acme-retail-sample-estate/scenarios/retire",
+    )
+    .await
+    .expect(StatusCode::NOT_FOUND);
+}
+
+async fn advice(t: &TestApp, who: &As) -> Value {
+    t.get(who, &format!("/api/estates/sample/advice?now={NOW}"))
+        .await
+        .expect(StatusCode::OK)
+        .json()
+}
+
+both!(fact_updates_bump_the_version_and_change_the_advice);
+async fn fact_updates_bump_the_version_and_change_the_advice(b: Backend) {
+    let t = TestApp::new(b).await;
+    let admin = TestApp::admin();
+    let a1 = advice(&t, &admin).await;
+    assert_eq!(a1["version"], 1);
+    // c-fra-2 reports it is full: advice must stop sending work there.
+    let r = t
+        .send(&admin, Method::POST, "/api/estates/sample/facts", &json!({"updates": [
+            {"fact": "cpu_free", "cluster": "c-fra-2", "value": 0, "class": "measured", "source": "agent:c-fra-2", "observed_at": "2026-11-30T04:04:30Z"},
+            {"fact": "memory_free_gib", "cluster": "c-fra-2", "value": 0, "class": "measured", "source": "agent:c-fra-2", "observed_at": "2026-11-30T04:04:30Z"},
+            {"fact": "rtt_ms", "a": "fra", "b": "par", "value": 9.0, "class": "measured", "source": "probe:x"},
+            {"fact": "flow_mb_s", "from": "shop-gateway", "to": "shop-frontend", "value": 40, "class": "measured", "source": "mesh"}
+        ]}))
+        .await
+        .expect(StatusCode::OK)
+        .json();
+    assert_eq!(r["version"], 2);
+    assert_eq!(r["applied"], 4);
+    let a2 = advice(&t, &admin).await;
+    assert_eq!(a2["version"], 2);
+    assert_ne!(a2["content_digest"], a1["content_digest"]);
+    let dest = |a: &Value| -> Vec<String> {
+        a["result"]["moves"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|m| m["to"].as_str().unwrap().to_string())
+            .collect()
+    };
+    assert!(
+        dest(&a1).iter().any(|d| d == "c-fra-2"),
+        "the sample sends work to c-fra-2: {:?}",
+        dest(&a1)
+    );
+    assert!(
+        !dest(&a2).iter().any(|d| d == "c-fra-2"),
+        "a full cluster receives nothing: {:?}",
+        dest(&a2)
+    );
+    // The stored fact carries its class, source and time.
+    let file = t
+        .get(&admin, "/api/estates/sample/file")
+        .await
+        .expect(StatusCode::OK)
+        .json();
+    let c = file["clusters"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["id"] == "c-fra-2")
+        .unwrap();
+    assert_eq!(
+        c["cpu_free"],
+        json!({"value": 0.0, "class": "measured", "source": "agent:c-fra-2", "observed_at": "2026-11-30T04:04:30Z"})
+    );
+    // A bad batch: every error by index, nothing applied.
+    let r = t
+        .send(&admin, Method::POST, "/api/estates/sample/facts", &json!({"updates": [
+            {"fact": "cpu_free", "cluster": "c-fra-1", "value": 1, "class": "measured"},
+            {"fact": "cpu_free", "cluster": "c-nowhere", "value": 1, "class": "measured"},
+            {"fact": "flow_weight", "from": "shop-gateway", "to": "ghost", "value": 1, "class": "measured"}
+        ]}))
+        .await
+        .expect(StatusCode::UNPROCESSABLE_ENTITY)
+        .json();
+    let paths: Vec<&str> = r["details"]["errors"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["path"].as_str().unwrap())
+        .collect();
+    assert_eq!(paths, ["/updates/1/cluster", "/updates/2/to"]);
+    assert_eq!(t.meta("sample").await["version"], 2, "nothing applied");
+}
+
+both!(policy_is_validated_and_every_result_names_its_digest);
+async fn policy_is_validated_and_every_result_names_its_digest(b: Backend) {
+    let t = TestApp::new(b).await;
+    let admin = TestApp::admin();
+    let p0 = t
+        .get(&admin, "/api/estates/sample/policy")
+        .await
+        .expect(StatusCode::OK)
+        .json();
+    assert_eq!(p0["policy"]["cross_site_weight"], 8.0);
+    let a0 = t
+        .get(&admin, &format!("/api/estates/sample/advice?now={NOW}"))
+        .await
+        .json();
+    assert_eq!(a0["policy_digest"], p0["policy_digest"]);
+    assert_eq!(
+        a0["result"]["policy_digest"], p0["policy_digest"],
+        "the engine and the server agree"
+    );
+    // Unknown keys and out-of-range values are refused with reasons.
+    let r = t
+        .send(
+            &admin,
+            Method::PUT,
+            "/api/estates/sample/policy",
+            &json!({"cross_site_wieght": 1}),
+        )
+        .await
+        .expect(StatusCode::UNPROCESSABLE_ENTITY);
+    assert!(r.text().contains("cross_site_wieght"), "{}", r.text());
+    let r = t
+        .send(
+            &admin,
+            Method::PUT,
+            "/api/estates/sample/policy",
+            &json!({"headroom_threshold": 1.5, "min_gain_points": -1}),
+        )
+        .await
+        .expect(StatusCode::UNPROCESSABLE_ENTITY);
+    let errs = r.json()["details"]["errors"].as_array().unwrap().len();
+    assert_eq!(errs, 2, "{}", r.text());
+    let unchanged = t.get(&admin, "/api/estates/sample/policy").await.json();
+    assert_eq!(unchanged["policy_digest"], p0["policy_digest"]);
+    // A real change: new digest, and the advice follows it.
+    let p1 = t
+        .send(
+            &admin,
+            Method::PUT,
+            "/api/estates/sample/policy",
+            &json!({"cross_site_weight": 0, "round_trip_weight": 0}),
+        )
+        .await
+        .expect(StatusCode::OK)
+        .json();
+    assert_ne!(p1["policy_digest"], p0["policy_digest"]);
+    let a1 = t
+        .get(&admin, &format!("/api/estates/sample/advice?now={NOW}"))
+        .await
+        .json();
+    assert_eq!(a1["policy_digest"], p1["policy_digest"]);
+    assert_ne!(
+        a1["result"]["moves"], a0["result"]["moves"],
+        "with no network weight there is nothing to gain"
+    );
+}
+
+both!(engine_results_are_served_and_cached_by_version_and_digest);
+async fn engine_results_are_served_and_cached_by_version_and_digest(b: Backend) {
+    let t = TestApp::new(b).await;
+    let admin = TestApp::admin();
+    let url = format!("/api/estates/sample/advice?now={NOW}");
+    let a = t.get(&admin, &url).await.expect(StatusCode::OK);
+    let b2 = t.get(&admin, &url).await.expect(StatusCode::OK);
+    assert_eq!(a.body, b2.body, "identical inputs, identical bytes");
+    let m = t.state.metrics.render(0, 0, 0);
+    assert!(
+        m.contains("berth_result_cache_total{op=\"advice\",outcome=\"hit\"} 1"),
+        "{m}"
+    );
+    assert!(
+        m.contains("berth_result_cache_total{op=\"advice\",outcome=\"miss\"} 1"),
+        "{m}"
+    );
+    // The served advice is the engine's, byte for byte.
+    let e = berth_engine::load(berth::serve::SAMPLE_ESTATE, berth_engine::Format::Json).unwrap();
+    let now = berth_engine::estate::parse_time(NOW).unwrap();
+    // (Compared as bytes: serde_json's default float parsing may be one
+    // unit in the last place off, so a parsed comparison could lie.)
+    let direct = serde_json::to_string(&berth_engine::advise(
+        &e,
+        &berth_engine::Policy::default(),
+        now,
+    ))
+    .unwrap();
+    assert!(
+        a.text().ends_with(&format!(",\"result\":{direct}}}")),
+        "served advice is not the engine's"
+    );
+    // Why.
+    let w = t
+        .get(&admin, &format!("{url}&why=true"))
+        .await
+        .expect(StatusCode::OK)
+        .json();
+    assert_eq!(
+        w["result"]["why"].as_array().unwrap().len(),
+        w["result"]["moves"].as_array().unwrap().len()
+    );
+    // Preview, place, snapshot.
+    let p = t
+        .get(&admin, &format!("/api/estates/sample/preview?now={NOW}"))
+        .await
+        .expect(StatusCode::OK)
+        .json();
+    assert_eq!(p["result"]["schema"], 1);
+    let pl = t
+        .get(
+            &admin,
+            &format!("/api/estates/sample/place/shop-gateway?now={NOW}"),
+        )
+        .await
+        .expect(StatusCode::OK)
+        .json();
+    assert!(!pl["result"]["candidates"].as_array().unwrap().is_empty());
+    let r = t
+        .get(
+            &admin,
+            &format!("/api/estates/sample/place/ghost?now={NOW}"),
+        )
+        .await
+        .expect(StatusCode::NOT_FOUND);
+    assert!(r.text().contains("ghost"));
+    let s = t
+        .get(&admin, "/api/estates/sample/snapshot")
+        .await
+        .expect(StatusCode::OK)
+        .json();
+    let doc = serde_json::to_string(&s["document"]).unwrap();
+    let e2 = berth_engine::load(&doc, berth_engine::Format::Json).unwrap();
+    assert_eq!(
+        berth_engine::export::version(&e2),
+        s["content_digest"].as_str().unwrap()
+    );
+    let policy: berth_engine::Policy = serde_json::from_value(s["policy"].clone()).unwrap();
+    assert_eq!(policy.digest(), s["policy_digest"].as_str().unwrap());
+    // A bad `now` is a 400 naming it.
+    let r = t
+        .get(&admin, "/api/estates/sample/advice?now=yesterday")
+        .await
+        .expect(StatusCode::BAD_REQUEST);
+    assert!(r.text().contains("now=\\\"yesterday\\\""), "{}", r.text());
+}
+
+both!(what_if_compare_and_scenarios);
+async fn what_if_compare_and_scenarios(b: Backend) {
+    let t = TestApp::new(b).await;
+    let admin = TestApp::admin();
+    let w = t
+        .call(
+            &admin,
+            Method::POST,
+            &format!("/api/estates/sample/whatif?now={NOW}"),
+            Some("application/json"),
+            SAMPLE_SCENARIO,
+        )
+        .await
+        .expect(StatusCode::OK)
+        .json();
+    let codes: Vec<&str> = w["result"]["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x["code"].as_str().unwrap())
+        .collect();
+    assert!(
+        codes.contains(&"pinned"),
+        "moving the pinned payments service warns: {codes:?}"
+    );
+    let bad =
+        r#"{"schema": 1, "name": "x", "steps": [{"move": {"service": "ghost", "to": "c-fra-2"}}]}"#;
+    let r = t
+        .call(
+            &admin,
+            Method::POST,
+            "/api/estates/sample/whatif",
+            Some("application/json"),
+            bad,
+        )
+        .await
+        .expect(StatusCode::UNPROCESSABLE_ENTITY)
+        .json();
+    assert_eq!(r["details"]["errors"][0]["path"], "/steps/0/move/service");
+    assert_eq!(r["details"]["errors"][0]["line"], 1);
+    // Compare: the built-ins and an uploaded reply, with refusals.
+    let reply: Value = serde_json::from_str(SAMPLE_RESPONSE).unwrap();
+    let c = t
+        .send(
+            &admin,
+            Method::POST,
+            &format!("/api/estates/sample/compare?now={NOW}"),
+            &json!({"responses": {"ops-team": reply}}),
+        )
+        .await
+        .expect(StatusCode::OK)
+        .json();
+    let names: Vec<&str> = c["result"]["deciders"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| d["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["baseline", "heaviest-talker", "ops-team"]);
+    let ops = &c["result"]["deciders"][2];
+    assert!(
+        ops["refused_count"].as_u64().unwrap() > 0
+            && !ops["refused"].as_array().unwrap().is_empty(),
+        "{ops:#}"
+    );
+    let r = t
+        .send(
+            &admin,
+            Method::POST,
+            "/api/estates/sample/compare",
+            &json!({"responses": {"baseline": reply}}),
+        )
+        .await
+        .expect(StatusCode::BAD_REQUEST);
+    assert!(r.text().contains("built-in"));
+    // Scenarios: save (validated), list, load, delete.
+    t.call(
+        &admin,
+        Method::PUT,
+        "/api/estates/sample/scenarios/retire-par",
+        Some("application/json"),
+        SAMPLE_SCENARIO,
+    )
+    .await
+    .expect(StatusCode::NO_CONTENT);
+    t.call(
+        &admin,
+        Method::PUT,
+        "/api/estates/sample/scenarios/broken",
+        Some("application/json"),
+        bad,
+    )
+    .await
+    .expect(StatusCode::UNPROCESSABLE_ENTITY);
+    let list = t
+        .get(&admin, "/api/estates/sample/scenarios")
+        .await
+        .expect(StatusCode::OK)
+        .json();
+    assert_eq!(list["scenarios"].as_array().unwrap().len(), 1);
+    assert_eq!(list["scenarios"][0]["name"], "retire-par");
+    let saved = t
+        .get(&admin, "/api/estates/sample/scenarios/retire-par")
+        .await
+        .expect(StatusCode::OK)
+        .json();
+    assert_eq!(saved["steps"].as_array().unwrap().len(), 3);
+    t.call(
+        &admin,
+        Method::DELETE,
+        "/api/estates/sample/scenarios/retire-par",
+        None,
+        Body::empty(),
+    )
+    .await
+    .expect(StatusCode::NO_CONTENT);
+    t.get(&admin, "/api/estates/sample/scenarios/retire-par")
+        .await
+        .expect(StatusCode::NOT_FOUND);
+}
+
+fn cookie_of(r: &Reply) -> String {
+    let c = r.headers[header::SET_COOKIE].to_str().unwrap().to_string();
+    assert!(
+        c.contains("HttpOnly") && c.contains("SameSite=Lax") && c.contains("Path=/"),
+        "{c}"
+    );
+    c.split(';')
+        .next()
+        .unwrap()
+        .strip_prefix("berth_session=")
+        .unwrap()
+        .to_string()
+}
+
+both!(browser_sessions_with_csrf_rotation_and_logout);
+async fn browser_sessions_with_csrf_rotation_and_logout(b: Backend) {
+    let t = TestApp::new(b).await;
+    let admin = TestApp::admin();
+    t.send(
+        &admin,
+        Method::POST,
+        "/api/users",
+        &json!({"name": "olga", "role": "operator", "password": "short"}),
+    )
+    .await
+    .expect(StatusCode::BAD_REQUEST);
+    t.send(
+        &admin,
+        Method::POST,
+        "/api/users",
+        &json!({"name": "olga", "role": "operator", "password": "a long enough password"}),
+    )
+    .await
+    .expect(StatusCode::CREATED);
+    let login = |pw: &'static str| json!({"username": "olga", "password": pw});
+    let r = t
+        .send(
+            &As::Nobody,
+            Method::POST,
+            "/api/session",
+            &login("wrong password!!"),
+        )
+        .await
+        .expect(StatusCode::FORBIDDEN);
+    assert_eq!(r.json()["error"], "forbidden");
+    let r = t
+        .send(
+            &As::Nobody,
+            Method::POST,
+            "/api/session",
+            &json!({"username": "nobody", "password": "whatever it is"}),
+        )
+        .await
+        .expect(StatusCode::FORBIDDEN);
+    assert!(
+        r.text().contains("wrong user name, password or token"),
+        "same words for an unknown user"
+    );
+    // A form post is not accepted (login CSRF).
+    t.call(
+        &As::Nobody,
+        Method::POST,
+        "/api/session",
+        Some("application/x-www-form-urlencoded"),
+        "username=olga",
+    )
+    .await
+    .expect(StatusCode::BAD_REQUEST);
+    let r = t
+        .send(
+            &As::Nobody,
+            Method::POST,
+            "/api/session",
+            &login("a long enough password"),
+        )
+        .await
+        .expect(StatusCode::OK);
+    let s1 = cookie_of(&r);
+    let csrf = r.json()["csrf_token"].as_str().unwrap().to_string();
+    assert_eq!(r.json()["role"], "operator");
+    let me = t
+        .get(&As::Cookie(s1.clone(), None), "/api/session")
+        .await
+        .expect(StatusCode::OK)
+        .json();
+    assert_eq!(me["subject"], "olga");
+    assert_eq!(me["csrf_token"], csrf.as_str());
+    // State change without / with a wrong / with the right CSRF token.
+    let policy = json!({"cross_site_weight": 9});
+    let r = t
+        .send(
+            &As::Cookie(s1.clone(), None),
+            Method::PUT,
+            "/api/estates/sample/policy",
+            &policy,
+        )
+        .await
+        .expect(StatusCode::FORBIDDEN);
+    assert!(r.text().contains("x-csrf-token"));
+    t.send(
+        &As::Cookie(s1.clone(), Some("0".repeat(64))),
+        Method::PUT,
+        "/api/estates/sample/policy",
+        &policy,
+    )
+    .await
+    .expect(StatusCode::FORBIDDEN);
+    t.send(
+        &As::Cookie(s1.clone(), Some(csrf.clone())),
+        Method::PUT,
+        "/api/estates/sample/policy",
+        &policy,
+    )
+    .await
+    .expect(StatusCode::OK);
+    // Admin routes stay closed to an operator's session.
+    t.get(&As::Cookie(s1.clone(), None), "/api/tokens")
+        .await
+        .expect(StatusCode::FORBIDDEN);
+    // Signing in again from the same browser: a new id, the old one dead.
+    let r = t
+        .call(
+            &As::Cookie(s1.clone(), None),
+            Method::POST,
+            "/api/session",
+            Some("application/json"),
+            login("a long enough password").to_string(),
+        )
+        .await
+        .expect(StatusCode::OK);
+    let s2 = cookie_of(&r);
+    assert_ne!(s1, s2);
+    t.get(&As::Cookie(s1.clone(), None), "/api/session")
+        .await
+        .expect(StatusCode::UNAUTHORIZED);
+    let csrf2 = r.json()["csrf_token"].as_str().unwrap().to_string();
+    // Sign out: the cookie is cleared and the session gone.
+    let r = t
+        .call(
+            &As::Cookie(s2.clone(), Some(csrf2)),
+            Method::DELETE,
+            "/api/session",
+            None,
+            Body::empty(),
+        )
+        .await
+        .expect(StatusCode::NO_CONTENT);
+    assert!(r.headers[header::SET_COOKIE]
+        .to_str()
+        .unwrap()
+        .contains("Max-Age=0"));
+    t.get(&As::Cookie(s2, None), "/api/session")
+        .await
+        .expect(StatusCode::UNAUTHORIZED);
+    // A token signs in too, keeping its role.
+    let viewer = t.token("viewer", None).await;
+    let r = t
+        .send(
+            &As::Nobody,
+            Method::POST,
+            "/api/session",
+            &json!({"token": viewer}),
+        )
+        .await
+        .expect(StatusCode::OK);
+    assert_eq!(r.json()["role"], "viewer");
+    // Deleting a user ends their sessions.
+    let r = t
+        .send(
+            &As::Nobody,
+            Method::POST,
+            "/api/session",
+            &login("a long enough password"),
+        )
+        .await
+        .expect(StatusCode::OK);
+    let s3 = cookie_of(&r);
+    t.call(
+        &admin,
+        Method::DELETE,
+        "/api/users/olga",
+        None,
+        Body::empty(),
+    )
+    .await
+    .expect(StatusCode::NO_CONTENT);
+    t.get(&As::Cookie(s3, None), "/api/session")
+        .await
+        .expect(StatusCode::UNAUTHORIZED);
+}
+
+both!(sign_in_is_rate_limited_per_address);
+async fn sign_in_is_rate_limited_per_address(b: Backend) {
+    let t = TestApp::new(b).await;
+    let body = json!({"token": "berth_not_a_real_token"});
+    for i in 0..10 {
+        let r = t
+            .send(&As::Nobody, Method::POST, "/api/session", &body)
+            .await;
+        assert_eq!(r.status, StatusCode::FORBIDDEN, "attempt {i}: {}", r.text());
+    }
+    let r = t
+        .send(&As::Nobody, Method::POST, "/api/session", &body)
+        .await
+        .expect(StatusCode::TOO_MANY_REQUESTS);
+    assert_eq!(r.json()["error"], "rate_limited");
+    let retry: u64 = r.headers[header::RETRY_AFTER]
+        .to_str()
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!((1..=6).contains(&retry), "{retry}");
+}
+
+both!(tokens_are_shown_once_hashed_at_rest_and_revocable);
+async fn tokens_are_shown_once_hashed_at_rest_and_revocable(b: Backend) {
+    let t = TestApp::new(b).await;
+    let admin = TestApp::admin();
+    let r = t
+        .send(
+            &admin,
+            Method::POST,
+            "/api/tokens",
+            &json!({"name": "ci", "role": "viewer"}),
+        )
+        .await
+        .expect(StatusCode::CREATED)
+        .json();
+    let token = r["token"].as_str().unwrap().to_string();
+    let id = r["id"].as_str().unwrap().to_string();
+    assert!(token.starts_with("berth_") && token.len() == 6 + 64);
+    let v = As::Bearer(token.clone());
+    t.get(&v, "/api/estates").await.expect(StatusCode::OK);
+    let list = t.get(&admin, "/api/tokens").await.expect(StatusCode::OK);
+    assert!(
+        !list.text().contains(&token[6..]),
+        "the secret is never listed"
+    );
+    // Not in the database either.
+    let stored: Vec<String> = sqlx::query_scalar("SELECT hash FROM tokens")
+        .fetch_all(&t.state.db.pool)
+        .await
+        .unwrap();
+    assert!(stored.iter().all(|h| !h.contains(&token[6..])));
+    assert!(stored.contains(&berth::auth::sha256_hex(&token)));
+    t.call(
+        &admin,
+        Method::DELETE,
+        &format!("/api/tokens/{id}"),
+        None,
+        Body::empty(),
+    )
+    .await
+    .expect(StatusCode::NO_CONTENT);
+    let r = t
+        .get(&v, "/api/estates")
+        .await
+        .expect(StatusCode::UNAUTHORIZED);
+    assert_eq!(r.json()["error"], "unauthenticated");
+    t.call(
+        &admin,
+        Method::DELETE,
+        &format!("/api/tokens/{id}"),
+        None,
+        Body::empty(),
+    )
+    .await
+    .expect(StatusCode::NOT_FOUND);
+    // A malformed Authorization header is a 400, not a silent anonymity.
+    let r = t
+        .get(
+            &As::Authorization("Basic b2xnYTpwdw==".into()),
+            "/api/estates",
+        )
+        .await
+        .expect(StatusCode::BAD_REQUEST);
+    assert!(r.text().contains("Bearer"), "{}", r.text());
+}
+
+both!(bad_input_is_a_clear_4xx_and_writes_nothing);
+async fn bad_input_is_a_clear_4xx_and_writes_nothing(b: Backend) {
+    let t = TestApp::new(b).await;
+    let admin = TestApp::admin();
+    let before = t.meta("sample").await;
+    let facts = "/api/estates/sample/facts";
+    // Malformed JSON: line and column.
+    let r = t
+        .call(
+            &admin,
+            Method::POST,
+            facts,
+            Some("application/json"),
+            "{\"updates\": [",
+        )
+        .await
+        .expect(StatusCode::BAD_REQUEST);
+    let v = r.json();
+    assert_eq!(v["error"], "bad_request");
+    assert!(v["details"]["line"].is_number(), "{v}");
+    // Wrong types.
+    let r = t.send(&admin, Method::POST, facts, &json!({"updates": [{"fact": "cpu_free", "cluster": 7, "value": "x", "class": "measured"}]})).await.expect(StatusCode::BAD_REQUEST);
+    assert!(r.text().contains("invalid type"), "{}", r.text());
+    // Unknown fields.
+    t.send(
+        &admin,
+        Method::POST,
+        facts,
+        &json!({"updates": [], "extra": 1}),
+    )
+    .await
+    .expect(StatusCode::BAD_REQUEST);
+    // 10 MB of garbage into an import: refused as text that is no estate.
+    let garbage: Vec<u8> = (0..10 * 1024 * 1024u32)
+        .map(|i| (i.wrapping_mul(2654435761) >> 24) as u8)
+        .collect();
+    let r = t
+        .call(
+            &admin,
+            Method::PUT,
+            "/api/estates/sample/file",
+            Some("application/json"),
+            garbage,
+        )
+        .await;
+    assert!(
+        r.status == StatusCode::BAD_REQUEST || r.status == StatusCode::UNPROCESSABLE_ENTITY,
+        "{} {}",
+        r.status,
+        r.text()
+    );
+    assert!(r.json()["message"].is_string());
+    // 10 MB of printable garbage too.
+    let printable: String = (0..10 * 1024 * 1024u32)
+        .map(|i| (b'a' + (i % 26) as u8) as char)
+        .collect();
+    t.call(
+        &admin,
+        Method::PUT,
+        "/api/estates/sample/file",
+        Some("application/json"),
+        printable,
+    )
+    .await
+    .expect(StatusCode::UNPROCESSABLE_ENTITY);
+    // Over the body limit: 413 naming the limit.
+    let huge = vec![b' '; berth::api::SMALL_BODY_LIMIT + 1];
+    let r = t
+        .call(
+            &admin,
+            Method::PUT,
+            "/api/estates/sample/policy",
+            Some("application/json"),
+            huge,
+        )
+        .await
+        .expect(StatusCode::PAYLOAD_TOO_LARGE);
+    assert!(r.text().contains(&berth::api::SMALL_BODY_LIMIT.to_string()));
+    // Deeply nested arrays, everywhere a body is parsed.
+    let deep = format!("{}{}", "[".repeat(100_000), "]".repeat(100_000));
+    for (method, path) in [
+        (Method::PUT, "/api/estates/sample/file"),
+        (Method::POST, facts),
+        (Method::PUT, "/api/estates/sample/policy"),
+        (Method::POST, "/api/estates/sample/whatif"),
+        (Method::POST, "/api/estates/sample/compare"),
+    ] {
+        let r = t
+            .call(
+                &admin,
+                method.clone(),
+                path,
+                Some("application/json"),
+                deep.clone(),
+            )
+            .await;
+        assert!(
+            r.status.is_client_error(),
+            "{method} {path}: {} {}",
+            r.status,
+            r.text()
+        );
+        assert!(r.json()["message"].is_string());
+    }
+    // Unknown ids.
+    t.get(&admin, "/api/estates/ghost/advice")
+        .await
+        .expect(StatusCode::NOT_FOUND);
+    t.call(
+        &admin,
+        Method::POST,
+        "/api/estates?id=Bad%20Id",
+        Some("application/json"),
+        berth::serve::SAMPLE_ESTATE,
+    )
+    .await
+    .expect(StatusCode::BAD_REQUEST);
+    // Nothing was written by any of it.
+    let after = t.meta("sample").await;
+    assert_eq!(after["version"], before["version"]);
+    assert_eq!(after["content_digest"], before["content_digest"]);
+    assert_eq!(after["policy_digest"], before["policy_digest"]);
+    // Unknown routes answer JSON too.
+    let r = t
+        .get(&admin, "/api/nowhere")
+        .await
+        .expect(StatusCode::NOT_FOUND);
+    assert_eq!(r.json()["error"], "not_found");
+}
+
+both!(operations_endpoints);
+async fn operations_endpoints(b: Backend) {
+    let t = TestApp::new(b).await;
+    let h = t
+        .get(&As::Nobody, "/healthz")
+        .await
+        .expect(StatusCode::OK)
+        .json();
+    assert_eq!(h["status"], "ok");
+    let r = t
+        .get(&As::Nobody, "/readyz")
+        .await
+        .expect(StatusCode::OK)
+        .json();
+    assert_eq!(r["status"], "ready");
+    t.get(
+        &TestApp::admin(),
+        &format!("/api/estates/sample/advice?now={NOW}"),
+    )
+    .await
+    .expect(StatusCode::OK);
+    let m = t.get(&As::Nobody, "/metrics").await.expect(StatusCode::OK);
+    assert!(m.headers[header::CONTENT_TYPE]
+        .to_str()
+        .unwrap()
+        .starts_with("text/plain; version=0.0.4"));
+    let text = m.text();
+    assert!(text.contains("berth_http_requests_total{route=\"/api/estates/{id}/advice\",method=\"GET\",status=\"200\"} 1"), "{text}");
+    assert!(
+        text.contains("berth_engine_run_seconds_count{op=\"advice\"} 1"),
+        "{text}"
+    );
+    assert!(text.contains("berth_db_pool_max_connections 4"), "{text}");
+    // Readiness fails, in words, when the database is gone.
+    t.state.db.pool.close().await;
+    let r = t
+        .get(&As::Nobody, "/readyz")
+        .await
+        .expect(StatusCode::SERVICE_UNAVAILABLE);
+    assert_eq!(r.json()["error"], "unavailable");
+}
+
+both!(loose_ends_are_tied);
+/// Review findings, each pinned: a session opened with a token dies with
+/// the token; agent tokens are scoped and bearer-only; every refusal is the
+/// JSON envelope; a fact batch must say what it sets.
+async fn loose_ends_are_tied(b: Backend) {
+    let t = TestApp::new(b).await;
+    let admin = TestApp::admin();
+    // A session opened with a token ends when the token is revoked.
+    let r = t
+        .send(
+            &admin,
+            Method::POST,
+            "/api/tokens",
+            &json!({"name": "s", "role": "viewer"}),
+        )
+        .await
+        .expect(StatusCode::CREATED)
+        .json();
+    let (token, id) = (
+        r["token"].as_str().unwrap().to_string(),
+        r["id"].as_str().unwrap().to_string(),
+    );
+    let r = t
+        .send(
+            &As::Nobody,
+            Method::POST,
+            "/api/session",
+            &json!({"token": token}),
+        )
+        .await
+        .expect(StatusCode::OK);
+    let cookie = cookie_of(&r);
+    t.get(&As::Cookie(cookie.clone(), None), "/api/estates")
+        .await
+        .expect(StatusCode::OK);
+    t.call(
+        &admin,
+        Method::DELETE,
+        &format!("/api/tokens/{id}"),
+        None,
+        Body::empty(),
+    )
+    .await
+    .expect(StatusCode::NO_CONTENT);
+    t.get(&As::Cookie(cookie, None), "/api/estates")
+        .await
+        .expect(StatusCode::UNAUTHORIZED);
+    // Agent tokens: scoped, bearer only, no accounts.
+    let r = t
+        .send(
+            &admin,
+            Method::POST,
+            "/api/tokens",
+            &json!({"name": "a", "role": "agent"}),
+        )
+        .await
+        .expect(StatusCode::BAD_REQUEST);
+    assert!(r.text().contains("scoped"), "{}", r.text());
+    let agent = t.token("agent", Some("sample")).await;
+    let r = t
+        .send(
+            &As::Nobody,
+            Method::POST,
+            "/api/session",
+            &json!({"token": agent}),
+        )
+        .await
+        .expect(StatusCode::FORBIDDEN);
+    assert!(r.text().contains("bearer"), "{}", r.text());
+    t.get(&As::Bearer(agent.clone()), "/api/estates/sample")
+        .await
+        .expect(StatusCode::FORBIDDEN);
+    t.send(
+        &admin,
+        Method::POST,
+        "/api/users",
+        &json!({"name": "bot", "role": "agent", "password": "a long enough password"}),
+    )
+    .await
+    .expect(StatusCode::BAD_REQUEST);
+    // A wrong token says so.
+    let r = t
+        .get(&As::Bearer("berth_nope".into()), "/api/estates")
+        .await
+        .expect(StatusCode::UNAUTHORIZED);
+    assert!(r.text().contains("unknown or revoked"), "{}", r.text());
+    // Query and method errors are JSON.
+    let r = t
+        .get(&admin, "/api/estates/sample/preview?why=true")
+        .await
+        .expect(StatusCode::BAD_REQUEST);
+    assert_eq!(r.json()["error"], "bad_request");
+    let r = t
+        .call(
+            &admin,
+            Method::PATCH,
+            "/api/estates/sample",
+            None,
+            Body::empty(),
+        )
+        .await
+        .expect(StatusCode::METHOD_NOT_ALLOWED);
+    assert!(r.json()["message"].as_str().unwrap().contains("PATCH"));
+    // A fact batch must be non-empty and give every value, even if null.
+    let r = t
+        .send(
+            &admin,
+            Method::POST,
+            "/api/estates/sample/facts",
+            &json!({"updates": []}),
+        )
+        .await
+        .expect(StatusCode::UNPROCESSABLE_ENTITY);
+    assert_eq!(r.json()["details"]["errors"][0]["path"], "/updates");
+    let r = t
+        .send(
+            &admin,
+            Method::POST,
+            "/api/estates/sample/facts",
+            &json!({"updates": [{"fact": "cpu_free", "cluster": "c-fra-1", "class": "measured"}]}),
+        )
+        .await
+        .expect(StatusCode::UNPROCESSABLE_ENTITY);
+    assert_eq!(r.json()["details"]["errors"][0]["path"], "/updates/0/value");
+    assert_eq!(t.meta("sample").await["version"], 1, "nothing applied");
+    // Policy errors have the one item shape.
+    let r = t
+        .send(
+            &admin,
+            Method::PUT,
+            "/api/estates/sample/policy",
+            &json!({"placement": {"target_utilisation": 7}}),
+        )
+        .await
+        .expect(StatusCode::UNPROCESSABLE_ENTITY);
+    let item = &r.json()["details"]["errors"][0];
+    assert_eq!(item["path"], "/placement/target_utilisation", "{item}");
+    assert!(item["line"].is_null());
+}
+
+both!(observations_are_idempotent_atomic_scoped_and_rate_limited);
+async fn observations_are_idempotent_atomic_scoped_and_rate_limited(b: Backend) {
+    let t = TestApp::new(b).await;
+    let agent = As::Bearer(t.token("agent", Some("sample")).await);
+    let url = "/api/estates/sample/observations";
+    let batch = json!({"batch_id": "c-fra-1/2026-11-30T04:06:00Z", "observations": [
+        {"fact": "cpu_free", "cluster": "c-fra-1", "value": 7.5, "observed_at": "2026-11-30T04:06:00Z"},
+        {"fact": "flow_weight", "from": "shop-gateway", "to": "shop-frontend", "value": 15.5, "observed_at": "2026-11-30T04:05:30Z"}
+    ]});
+    let r = t
+        .send(&agent, Method::POST, url, &batch)
+        .await
+        .expect(StatusCode::OK)
+        .json();
+    assert_eq!(r["version"], 2);
+    assert_eq!(r["applied"], 2);
+    assert_eq!(r["duplicate"], false);
+    // The facts keep their time, class and the agent as source.
+    let file = t
+        .get(&TestApp::admin(), "/api/estates/sample/file")
+        .await
+        .json();
+    let c = file["clusters"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["id"] == "c-fra-1")
+        .unwrap();
+    assert_eq!(
+        c["cpu_free"],
+        json!({"value": 7.5, "class": "measured", "source": "agent:agent for tests", "observed_at": "2026-11-30T04:06:00Z"})
+    );
+    // A retry is answered from the record and changes nothing.
+    let r = t
+        .send(&agent, Method::POST, url, &batch)
+        .await
+        .expect(StatusCode::OK)
+        .json();
+    assert_eq!(r["duplicate"], true);
+    assert_eq!(r["version"], 2);
+    assert_eq!(t.meta("sample").await["version"], 2);
+    // The same id with another body is refused.
+    let mut other = batch.clone();
+    other["observations"][0]["value"] = json!(1);
+    let r = t
+        .send(&agent, Method::POST, url, &other)
+        .await
+        .expect(StatusCode::CONFLICT);
+    assert!(r.text().contains("already used"));
+    // Atomic: one bad observation, nothing applied; errors by index.
+    let bad = json!({"batch_id": "b2", "observations": [
+        {"fact": "cpu_free", "cluster": "c-fra-1", "value": 1, "observed_at": "2026-11-30T04:07:00Z"},
+        {"fact": "flow_mb_s", "from": "shop-gateway", "to": "nowhere", "value": 1, "observed_at": "2026-11-30T04:07:00Z"},
+        {"fact": "rtt_ms", "a": "c-fra-1", "b": "c-par-1", "value": 9}
+    ]});
+    let r = t
+        .send(&agent, Method::POST, url, &bad)
+        .await
+        .expect(StatusCode::UNPROCESSABLE_ENTITY)
+        .json();
+    let paths: Vec<&str> = r["details"]["errors"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["path"].as_str().unwrap())
+        .collect();
+    assert_eq!(paths, ["/observations/1/to", "/observations/2/observed_at"]);
+    assert_eq!(t.meta("sample").await["version"], 2, "nothing applied");
+    // The batch id was not used up by the refused batch.
+    let mut fixed = bad.clone();
+    fixed["observations"] = json!([bad["observations"][0]]);
+    t.send(&agent, Method::POST, url, &fixed)
+        .await
+        .expect(StatusCode::OK);
+    // Scoped: another estate is out of reach; reading is not allowed.
+    t.call(
+        &TestApp::admin(),
+        Method::POST,
+        "/api/estates?id=other",
+        Some("application/json"),
+        berth::serve::SAMPLE_ESTATE,
+    )
+    .await
+    .expect(StatusCode::CREATED);
+    t.send(
+        &agent,
+        Method::POST,
+        "/api/estates/other/observations",
+        &batch,
+    )
+    .await
+    .expect(StatusCode::FORBIDDEN);
+    t.get(&agent, "/api/estates/sample/advice")
+        .await
+        .expect(StatusCode::FORBIDDEN);
+    // A viewer may not post observations; an operator may.
+    let viewer = As::Bearer(t.token("viewer", None).await);
+    t.send(&viewer, Method::POST, url, &batch)
+        .await
+        .expect(StatusCode::FORBIDDEN);
+    // Rate limit per token: the agent has spent 5 of its 30; another 26 fail.
+    let mut limited = None;
+    for i in 0..40 {
+        let r = t.send(&agent, Method::POST, url, &json!({"batch_id": format!("burst-{i}"), "observations": [
+            {"fact": "cpu_free", "cluster": "c-fra-1", "value": 2, "observed_at": "2026-11-30T04:08:00Z"}]})).await;
+        if r.status == StatusCode::TOO_MANY_REQUESTS {
+            limited = Some(i);
+            assert!(r.headers.contains_key(header::RETRY_AFTER));
+            break;
+        }
+        assert_eq!(r.status, StatusCode::OK, "{}", r.text());
+    }
+    let limited = limited.expect("the agent was rate-limited");
+    assert!(
+        (20..=30).contains(&limited),
+        "limited after {limited} more batches"
+    );
+    // Another token has its own budget.
+    let agent2 = As::Bearer(t.token("agent", Some("sample")).await);
+    t.send(&agent2, Method::POST, url, &json!({"batch_id": "other-agent", "observations": [
+        {"fact": "cpu_free", "cluster": "c-fra-1", "value": 2, "observed_at": "2026-11-30T04:08:00Z"}]})).await.expect(StatusCode::OK);
+}
+
+/// `../shared/fixtures/kubernetes/<name>` relative to the project root
+/// (found by walking up: worktrees sit deeper than the main checkout).
+fn k8s_fixture(name: &str) -> String {
+    let start = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    for dir in start.ancestors() {
+        let path = dir.join("shared/fixtures/kubernetes").join(name);
+        if path.is_file() {
+            return std::fs::read_to_string(path).unwrap();
+        }
+    }
+    panic!(
+        "shared/fixtures/kubernetes/{name} not found above {}",
+        start.display()
+    );
+}
+
+both!(kubernetes_manifests_import_through_the_api);
+async fn kubernetes_manifests_import_through_the_api(b: Backend) {
+    let t = TestApp::new(b).await;
+    let admin = TestApp::admin();
+    let url = "/api/estates/sample/import/kubernetes";
+    let body = json!({"cluster": "c-fra-3", "files": [{"name": "online-boutique.yaml", "text": k8s_fixture("online-boutique.yaml")}]});
+    // A dry run reports and writes nothing.
+    let mut dry = body.clone();
+    dry["dry_run"] = json!(true);
+    let r = t
+        .send(&admin, Method::POST, url, &dry)
+        .await
+        .expect(StatusCode::OK)
+        .json();
+    assert_eq!(r["written"], false);
+    assert_eq!(r["report"]["added"].as_array().unwrap().len(), 12);
+    assert_eq!(t.meta("sample").await["version"], 1);
+    // The import: 12 services and 16 edges, one new version.
+    let r = t
+        .send(&admin, Method::POST, url, &body)
+        .await
+        .expect(StatusCode::OK)
+        .json();
+    assert_eq!(r["written"], true);
+    assert_eq!(r["version"], 2);
+    assert_eq!(r["report"]["flows_added"].as_array().unwrap().len(), 16);
+    let file = t.get(&admin, "/api/estates/sample/file").await.json();
+    let frontend = file["services"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["id"] == "frontend")
+        .expect("frontend imported");
+    assert_eq!(frontend["cluster"], "c-fra-3");
+    assert_eq!(frontend["cpu"], 0.1);
+    // The imported estate gives advice.
+    t.get(&admin, &format!("/api/estates/sample/advice?now={NOW}"))
+        .await
+        .expect(StatusCode::OK);
+    // Re-importing the same manifests changes nothing, not even the version.
+    let r = t
+        .send(&admin, Method::POST, url, &body)
+        .await
+        .expect(StatusCode::OK)
+        .json();
+    assert_eq!(r["written"], false);
+    assert_eq!(t.meta("sample").await["version"], 2);
+    // Bad input names the file, document and object; nothing written.
+    let broken = k8s_fixture("online-boutique.yaml").replacen("cpu: 100m", "cpu: lots", 1);
+    let r = t
+        .send(
+            &admin,
+            Method::POST,
+            url,
+            &json!({"cluster": "c-fra-3", "files": [{"name": "ob.yaml", "text": broken}]}),
+        )
+        .await
+        .expect(StatusCode::UNPROCESSABLE_ENTITY)
+        .json();
+    let e = &r["details"]["errors"][0];
+    assert_eq!(e["file"], "ob.yaml");
+    assert!(
+        e["document"].as_u64().is_some() && e["object"].as_str().unwrap().starts_with("Deployment"),
+        "{e}"
+    );
+    assert!(
+        e["path"]
+            .as_str()
+            .unwrap()
+            .ends_with("/resources/requests/cpu"),
+        "{e}"
+    );
+    // An unknown cluster is refused with the clusters there are.
+    let r = t
+        .send(&admin, Method::POST, url, &json!({"cluster": "c-mars", "files": [{"name": "x.yaml", "text": k8s_fixture("sock-shop.yaml")}]}))
+        .await
+        .expect(StatusCode::UNPROCESSABLE_ENTITY);
+    assert!(r.text().contains("c-fra-1"), "{}", r.text());
+    assert_eq!(t.meta("sample").await["version"], 2);
+    // Viewers may not import.
+    let viewer = As::Bearer(t.token("viewer", None).await);
+    t.send(&viewer, Method::POST, url, &body)
+        .await
+        .expect(StatusCode::FORBIDDEN);
+}
