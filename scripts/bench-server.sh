@@ -121,7 +121,14 @@ ADVICE="$BASE/api/estates/bench/advice?now=$NOW"
 expect 200 "$(request GET "$ADVICE")" "the first (warming) advice request"
 ADVICE_BYTES="$(wc -c <"$WORK/response")"
 echo "cached advice: wrk -t$THREADS -c$CONNECTIONS -d$DURATION --latency …"
+# On a virtual machine the host may take CPU time away ("steal"); the tail
+# latency depends on it more than on anything in the server, so it is
+# reported beside the figures.
+cpu_times() { awk '/^cpu / {t = 0; for (i = 2; i <= NF; i++) t += $i; print t, $9}' /proc/stat; }
+read -r total0 steal0 < <(cpu_times)
 wrk -t"$THREADS" -c"$CONNECTIONS" -d"$DURATION" --latency -H "$AUTH" "$ADVICE" >"$WORK/wrk.txt"
+read -r total1 steal1 < <(cpu_times)
+STEAL="$(awk -v t=$((total1 - total0)) -v s=$((steal1 - steal0)) 'BEGIN { printf "%.0f", (t > 0 ? 100 * s / t : 0) }')"
 if grep -q 'Non-2xx' "$WORK/wrk.txt"; then
   echo "bench-server: wrk saw error responses:" >&2
   cat "$WORK/wrk.txt" >&2
@@ -175,6 +182,7 @@ CPU="$(awk -F': ' '/^model name/ {print $2; exit}' /proc/cpuinfo)"
 echo
 echo "Berth server benchmark, $(date -u +%Y-%m-%dT%H:%MZ)"
 echo "machine: $(nproc) cores ($CPU), $(awk '/MemTotal/ {printf "%.0f GiB", $2 / 1048576}' /proc/meminfo), load average $(cut -d' ' -f1-3 /proc/loadavg) at the end"
+echo "CPU time taken by the host (steal) during the wrk run: $STEAL %"
 echo "estate: $SERVICES services, $CLUSTERS clusters, $FLOWS flows; advice body $ADVICE_BYTES bytes; SQLite"
 echo
 printf '%-52s %12s %10s  %s\n' "measure" "figure" "target" ""
