@@ -462,8 +462,17 @@ struct Canonical {
 
 async fn canonicalise(text: String, format: Format) -> ApiResult<Canonical> {
     tokio::task::spawn_blocking(move || {
-        let e = estate::load(&text, format).map_err(|errs| invalid_estate(&errs))?;
-        let document = serde_json::to_string(&export::to_file(&e)).expect("export serialises");
+        let first = estate::load(&text, format).map_err(|errs| invalid_estate(&errs))?;
+        let document = serde_json::to_string(&export::to_file(&first)).expect("export serialises");
+        // The estate is what the stored document loads to, not what the
+        // upload did: serde_json's float parsing may land one unit in the
+        // last place away from a number's shortest printed form, so the two
+        // can differ in the last bit. Every later load (another replica, a
+        // browser with the snapshot) reads the document, so the digest and
+        // the cached estate must come from it too.
+        let e = estate::load(&document, Format::Json).map_err(|errs| {
+            ApiError::Internal(format!("canonical document does not load: {errs:?}"))
+        })?;
         let content_digest = export::version(&e);
         Ok(Canonical {
             estate: e,
@@ -922,17 +931,18 @@ async fn export_file(
         .await?
         .ok_or_else(|| ApiError::NotFound(format!("no estate {id:?}")))?;
     let etag = format!("\"{}-{}\"", row.meta.version, row.meta.content_digest);
-    let doc: Value = serde_json::from_str(&row.document)
-        .map_err(|e| ApiError::Internal(format!("stored document of {id}: {e}")))?;
     let (ct, body) = match q.format.as_deref() {
-        None | Some("json") => (
-            "application/json",
-            serde_json::to_string_pretty(&doc).expect("serialises"),
-        ),
-        Some("yaml") => (
-            "application/yaml",
-            serde_yaml::to_string(&doc).map_err(|e| ApiError::Internal(e.to_string()))?,
-        ),
+        // The stored document exactly: re-printing it through a parsed
+        // value could move a number by one unit in the last place.
+        None | Some("json") => ("application/json", row.document),
+        Some("yaml") => {
+            let doc: Value = serde_json::from_str(&row.document)
+                .map_err(|e| ApiError::Internal(format!("stored document of {id}: {e}")))?;
+            (
+                "application/yaml",
+                serde_yaml::to_string(&doc).map_err(|e| ApiError::Internal(e.to_string()))?,
+            )
+        }
         Some(other) => {
             return Err(ApiError::bad_request(format!(
                 "format={other:?}: expected json or yaml"

@@ -61,6 +61,8 @@ async fn seed(db: &Db, now: i64) -> Result<(), crate::error::ApiError> {
     }
     let e = estate::load(SAMPLE_ESTATE, Format::Json).expect("the shipped sample estate is valid");
     let document = serde_json::to_string(&export::to_file(&e)).expect("serialises");
+    // Digest what the stored document loads to (see api::canonicalise).
+    let e = estate::load(&document, Format::Json).expect("the canonical sample loads");
     let policy = Policy::default();
     store::create_estate(
         db,
