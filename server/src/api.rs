@@ -429,12 +429,23 @@ fn invalid_estate(errors: &[berth_engine::EstateError]) -> ApiError {
             errors.len(),
             if errors.len() == 1 { "" } else { "s" }
         ),
-        details: json!({"errors": errors.iter().map(|e| json!({
-            "path": if e.path.is_empty() { "/" } else { &e.path },
-            "line": e.line,
-            "message": e.message,
-        })).collect::<Vec<_>>()}),
+        details: json!({ "errors": error_items(errors) }),
     }
+}
+
+/// Estate (and scenario: the same type) errors as 422 items
+/// `{path, line, message}`.
+fn error_items(errors: &[berth_engine::EstateError]) -> Vec<Value> {
+    errors
+        .iter()
+        .map(|e| {
+            json!({
+                "path": if e.path.is_empty() { "/" } else { &e.path },
+                "line": e.line,
+                "message": e.message,
+            })
+        })
+        .collect()
 }
 
 /// The estate file format of a body: the Content-Type if it says, else a
@@ -482,6 +493,39 @@ async fn canonicalise(text: String, format: Format) -> ApiResult<Canonical> {
     })
     .await
     .map_err(|e| ApiError::Internal(format!("estate parse task: {e}")))?
+}
+
+/// Store a changed estate document under the lock the change was computed
+/// under: canonicalise it, write it as the next version (with an
+/// observation batch, if any, in the same transaction), and cache the
+/// parsed estate. Facts, observations and Kubernetes imports all end here.
+async fn write_locked(
+    state: &AppState,
+    lock: store::EstateLock<'_>,
+    doc: &Value,
+    batch: Option<store::NewBatch<'_>>,
+) -> ApiResult<store::EstateMeta> {
+    let c = canonicalise(
+        serde_json::to_string(doc).expect("serialises"),
+        Format::Json,
+    )
+    .await?;
+    let meta = lock
+        .replace_recording(
+            &c.estate.name,
+            &c.document,
+            &c.content_digest,
+            auth::now_s(),
+            batch,
+        )
+        .await?;
+    state.cache.put_estate(
+        &meta.id,
+        meta.version,
+        &meta.content_digest,
+        Arc::new(c.estate),
+    );
+    Ok(meta)
 }
 
 /// The parsed estate at a version, from the cache or the database.
@@ -1035,22 +1079,7 @@ async fn update_facts(
             ),
             details: json!({ "errors": errors }),
         })?;
-    let c = canonicalise(
-        serde_json::to_string(&new_doc).expect("serialises"),
-        Format::Json,
-    )
-    .await?;
-    let meta = lock
-        .replace(
-            &c.estate.name,
-            &c.document,
-            &c.content_digest,
-            auth::now_s(),
-        )
-        .await?;
-    state
-        .cache
-        .put_estate(&id, meta.version, &meta.content_digest, Arc::new(c.estate));
+    let meta = write_locked(&state, lock, &new_doc, None).await?;
     Ok(Json(json!({
         "estate": id,
         "version": meta.version,
@@ -1134,28 +1163,13 @@ async fn observe(
             details: json!({ "errors": errors }),
         }
     })?;
-    let c = canonicalise(
-        serde_json::to_string(&new_doc).expect("serialises"),
-        Format::Json,
-    )
-    .await?;
     let applied = batch.observations.len() as i64;
-    let meta = lock
-        .replace_recording(
-            &c.estate.name,
-            &c.document,
-            &c.content_digest,
-            auth::now_s(),
-            Some(store::NewBatch {
-                batch_id: &batch.batch_id,
-                body_digest: &digest,
-                applied,
-            }),
-        )
-        .await?;
-    state
-        .cache
-        .put_estate(&id, meta.version, &meta.content_digest, Arc::new(c.estate));
+    let record = store::NewBatch {
+        batch_id: &batch.batch_id,
+        body_digest: &digest,
+        applied,
+    };
+    let meta = write_locked(&state, lock, &new_doc, Some(record)).await?;
     tracing::info!(estate = %id, batch_id = %batch.batch_id, by = %p.subject, applied, version = meta.version, "observations applied");
     Ok(Json(json!({
         "estate": id,
@@ -1255,22 +1269,7 @@ async fn import_kubernetes(
         // Dropping the lock rolls back: nothing was written.
         lock.row.meta.version
     } else {
-        let c = canonicalise(
-            serde_json::to_string(&merged).expect("serialises"),
-            Format::Json,
-        )
-        .await?;
-        let meta = lock
-            .replace(
-                &c.estate.name,
-                &c.document,
-                &c.content_digest,
-                auth::now_s(),
-            )
-            .await?;
-        state
-            .cache
-            .put_estate(&id, meta.version, &meta.content_digest, Arc::new(c.estate));
+        let meta = write_locked(&state, lock, &merged, None).await?;
         tracing::info!(estate = %id, cluster = %b.cluster, version = meta.version, added = report.added.len(), changed = report.changed.len(), removed = report.removed.len(), "kubernetes import");
         meta.version
     };
@@ -1457,11 +1456,7 @@ fn invalid_scenario(errors: &[whatif::ScenarioError]) -> ApiError {
             errors.len(),
             if errors.len() == 1 { "" } else { "s" }
         ),
-        details: json!({"errors": errors.iter().map(|e| json!({
-            "path": if e.path.is_empty() { "/" } else { &e.path },
-            "line": e.line,
-            "message": e.message,
-        })).collect::<Vec<_>>()}),
+        details: json!({ "errors": error_items(errors) }),
     }
 }
 

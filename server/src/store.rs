@@ -164,7 +164,7 @@ pub async fn replace_document(
 }
 
 /// An estate row read for a change that depends on it. Until
-/// [`EstateLock::replace`] commits (or the lock is dropped, which rolls
+/// [`EstateLock::replace_recording`] commits (or the lock is dropped, which rolls
 /// back), no other writer — in this process or in another replica — can
 /// change the estate, so the change is applied to the document as it
 /// really is, and never has to be retried or refused.
@@ -234,20 +234,9 @@ impl EstateLock<'_> {
         }))
     }
 
-    /// Store the new document, bump the version, commit.
-    pub async fn replace(
-        self,
-        name: &str,
-        document: &str,
-        content_digest: &str,
-        now: i64,
-    ) -> Result<EstateMeta, ApiError> {
-        self.replace_recording(name, document, content_digest, now, None)
-            .await
-    }
-
-    /// [`EstateLock::replace`], recording an observation batch in the same
-    /// transaction: the batch is applied and remembered, or neither.
+    /// Store the new document, bump the version, commit; with `batch`,
+    /// record that observation batch in the same transaction, so the batch
+    /// is applied and remembered, or neither.
     pub async fn replace_recording(
         mut self,
         name: &str,
