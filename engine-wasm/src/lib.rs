@@ -400,6 +400,7 @@ pub mod berth_parity {
                 name: name.clone(),
                 response: decider::parse_response(text.as_bytes())
                     .map_err(decider::DeciderError::from),
+                run_time_ms: None,
             });
         }
         if errors.is_empty() {

@@ -992,6 +992,9 @@ pub enum DeciderKind {
 pub struct External {
     pub name: String,
     pub response: Result<Vec<RawProposal>, DeciderError>,
+    /// How long the caller waited for the reply (e.g. the HTTP call), in
+    /// milliseconds; `None` when the reply was not fetched live (a file).
+    pub run_time_ms: Option<f64>,
 }
 
 /// One decider in a comparison: its result, or why it has none.
@@ -1063,7 +1066,7 @@ pub fn compare_timed(
         deciders.push(DeciderEntry {
             name: e.name.clone(),
             kind: DeciderKind::External,
-            run_time_ms: None,
+            run_time_ms: e.run_time_ms,
             error,
             result,
         });

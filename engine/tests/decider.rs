@@ -120,6 +120,7 @@ fn hand() -> External {
     External {
         name: "hand".into(),
         response: parse_response(HAND.as_bytes()).map_err(DeciderError::from),
+        run_time_ms: None,
     }
 }
 
@@ -396,6 +397,7 @@ fn sample_estate_with_the_example_response() {
     let ext = External {
         name: "ops-team".into(),
         response: parse_response(&bytes).map_err(DeciderError::from),
+        run_time_ms: None,
     };
     let e = sample();
     let p = Policy::default();
@@ -444,6 +446,7 @@ fn external_error_entries_stand_in_for_the_result() {
     let bad = External {
         name: "broken".into(),
         response: parse_response(b"{\"proposals\": [").map_err(DeciderError::from),
+        run_time_ms: None,
     };
     let c = compare(&e, &p, now(), &[bad]);
     let entry = serde_json::to_string_pretty(&c.deciders[2]).unwrap();

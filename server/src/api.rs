@@ -191,6 +191,72 @@ pub const ROUTES: &[RouteSpec] = &[
         OPERATOR,
         "delete a scenario",
     ),
+    r(
+        Method::GET,
+        "/api/estates/{id}/deciders/{name}/runs",
+        VIEWER,
+        "history of an external decider's runs on the estate",
+    ),
+    r(
+        Method::POST,
+        "/api/estates/{id}/deciders/{name}/runs",
+        OPERATOR,
+        "run an external decider on the estate now",
+    ),
+    r(
+        Method::GET,
+        "/api/estates/{id}/advice-snapshots",
+        VIEWER,
+        "the advice driver's snapshots of the estate's advice",
+    ),
+    r(
+        Method::GET,
+        "/api/deciders",
+        VIEWER,
+        "list registered external deciders",
+    ),
+    r(
+        Method::POST,
+        "/api/deciders",
+        ADMIN,
+        "register an external decider",
+    ),
+    r(
+        Method::GET,
+        "/api/deciders/{name}",
+        VIEWER,
+        "a registered external decider",
+    ),
+    r(
+        Method::PUT,
+        "/api/deciders/{name}",
+        ADMIN,
+        "change a decider's URL, timeout, interval or enabled flag",
+    ),
+    r(
+        Method::DELETE,
+        "/api/deciders/{name}",
+        ADMIN,
+        "delete a decider",
+    ),
+    r(
+        Method::POST,
+        "/api/deciders/{name}/secret",
+        ADMIN,
+        "generate or rotate a decider's secret (shown once)",
+    ),
+    r(
+        Method::DELETE,
+        "/api/deciders/{name}/secret",
+        ADMIN,
+        "remove a decider's secret",
+    ),
+    r(
+        Method::GET,
+        "/api/driver",
+        VIEWER,
+        "the advice driver's health",
+    ),
     r(Method::GET, "/api/tokens", ADMIN, "list API tokens"),
     r(Method::POST, "/api/tokens", ADMIN, "create an API token"),
     r(
@@ -241,6 +307,17 @@ fn handler_for(method: &Method, path: &str) -> MethodRouter<AppState> {
         ("GET", "/api/estates/{id}/scenarios/{name}") => get(get_scenario),
         ("PUT", "/api/estates/{id}/scenarios/{name}") => put(put_scenario),
         ("DELETE", "/api/estates/{id}/scenarios/{name}") => delete(delete_scenario),
+        ("GET", "/api/estates/{id}/deciders/{name}/runs") => get(crate::api_deciders::runs),
+        ("POST", "/api/estates/{id}/deciders/{name}/runs") => post(crate::api_deciders::run_one),
+        ("GET", "/api/estates/{id}/advice-snapshots") => get(crate::api_deciders::snapshots),
+        ("GET", "/api/deciders") => get(crate::api_deciders::list),
+        ("POST", "/api/deciders") => post(crate::api_deciders::create),
+        ("GET", "/api/deciders/{name}") => get(crate::api_deciders::get),
+        ("PUT", "/api/deciders/{name}") => put(crate::api_deciders::update),
+        ("DELETE", "/api/deciders/{name}") => delete(crate::api_deciders::delete),
+        ("POST", "/api/deciders/{name}/secret") => post(crate::api_deciders::rotate),
+        ("DELETE", "/api/deciders/{name}/secret") => delete(crate::api_deciders::remove_secret),
+        ("GET", "/api/driver") => get(crate::api_deciders::driver_health),
         ("GET", "/api/tokens") => get(list_tokens),
         ("POST", "/api/tokens") => post(create_token),
         ("DELETE", "/api/tokens/{token_id}") => delete(revoke_token),
@@ -328,7 +405,7 @@ async fn track(State(state): State<AppState>, req: Request, next: Next) -> Respo
 
 /// Query parameters, refused as JSON errors like everything else (axum's
 /// own `Query` answers in plain text).
-struct Query<T>(T);
+pub(crate) struct Query<T>(pub T);
 
 impl<T: serde::de::DeserializeOwned, S: Send + Sync> axum::extract::FromRequestParts<S>
     for Query<T>
@@ -345,7 +422,7 @@ impl<T: serde::de::DeserializeOwned, S: Send + Sync> axum::extract::FromRequestP
 }
 
 /// Read a body up to `limit` bytes; over it is a 413 naming the limit.
-async fn read_body(body: Body, limit: usize) -> ApiResult<Bytes> {
+pub(crate) async fn read_body(body: Body, limit: usize) -> ApiResult<Bytes> {
     axum::body::to_bytes(body, limit).await.map_err(|e| {
         let too_large = std::error::Error::source(&e)
             .is_some_and(|s| s.is::<http_body_util::LengthLimitError>());
@@ -367,7 +444,7 @@ fn utf8(bytes: &Bytes) -> ApiResult<&str> {
 }
 
 /// Parse a JSON body into `T`, saying where it went wrong.
-fn json_body<T: serde::de::DeserializeOwned>(bytes: &Bytes, what: &str) -> ApiResult<T> {
+pub(crate) fn json_body<T: serde::de::DeserializeOwned>(bytes: &Bytes, what: &str) -> ApiResult<T> {
     serde_json::from_slice(bytes).map_err(|e| ApiError::BadRequest {
         // serde_json's message already ends "at line L column C".
         message: format!("{what}: {e}"),
@@ -407,7 +484,7 @@ fn check_id(what: &str, id: &str) -> ApiResult<()> {
 /// An estate's meta, if the caller may see it. (A token scoped to another
 /// estate never gets here: `auth::require` refuses it with 403 first; the
 /// check below is the second line of defence.)
-async fn visible_estate(
+pub(crate) async fn visible_estate(
     state: &AppState,
     caller: &Caller,
     id: &str,
@@ -529,7 +606,7 @@ async fn write_locked(
 }
 
 /// The parsed estate at a version, from the cache or the database.
-async fn loaded_estate(
+pub(crate) async fn loaded_estate(
     state: &AppState,
     id: &str,
 ) -> ApiResult<(store::EstateMeta, Arc<Estate>, Policy)> {
@@ -561,9 +638,9 @@ async fn loaded_estate(
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
-struct EvalQuery {
+pub(crate) struct EvalQuery {
     /// RFC 3339 evaluation time; default: now, to the minute.
-    now: Option<String>,
+    pub(crate) now: Option<String>,
 }
 
 #[derive(Deserialize)]
@@ -575,7 +652,7 @@ struct AdviceQuery {
     why: bool,
 }
 
-fn eval_now(now: &Option<String>) -> ApiResult<i64> {
+pub(crate) fn eval_now(now: &Option<String>) -> ApiResult<i64> {
     match now {
         Some(s) => estate::parse_time(s).ok_or_else(|| {
             ApiError::bad_request(format!(
@@ -620,7 +697,16 @@ where
         .await
         .map_err(|e| ApiError::Internal(format!("engine task: {e}")))??;
     state.metrics.engine_run(op, start.elapsed().as_secs_f64());
-    let body = format!(
+    let body = envelope(&meta, &policy_digest, now, &result);
+    let key = result_key(op, &meta, now, extra);
+    let body = Bytes::from(body);
+    state.cache.put_result(key, body.clone());
+    Ok(raw_json(StatusCode::OK, body))
+}
+
+/// The envelope every engine result travels in: what it was computed from.
+pub(crate) fn envelope(meta: &store::EstateMeta, policy_digest: &str, now: i64, result: &str) -> String {
+    format!(
         "{{\"estate\":{},\"version\":{},\"content_digest\":{},\"policy_digest\":{},\"now\":{},\"result\":{}}}",
         json!(meta.id),
         meta.version,
@@ -628,11 +714,7 @@ where
         json!(policy_digest),
         json!(estate::format_time(now)),
         result
-    );
-    let key = result_key(op, &meta, now, extra);
-    let body = Bytes::from(body);
-    state.cache.put_result(key, body.clone());
-    Ok(raw_json(StatusCode::OK, body))
+    )
 }
 
 /// Everything a cached result depends on. The content digest beside the
@@ -1497,6 +1579,9 @@ struct CompareBody {
     /// External replies to score, by decider name.
     #[serde(default)]
     responses: std::collections::BTreeMap<String, Value>,
+    /// Registered external deciders to call now, in this order.
+    #[serde(default)]
+    external: Vec<String>,
 }
 
 async fn compare(
@@ -1535,9 +1620,13 @@ async fn compare(
             decider::External {
                 name,
                 response: decider::parse_response(&bytes).map_err(decider::DeciderError::from),
+                run_time_ms: None,
             }
         })
         .collect();
+    if !b.external.is_empty() {
+        return compare_live(&state, &caller, &id, now, b.external, externals).await;
+    }
     engine_result(
         &state,
         &caller,
@@ -1555,6 +1644,64 @@ async fn compare(
         },
     )
     .await
+}
+
+/// A comparison that calls registered deciders: never cached (a live
+/// decider may answer differently each time), and each call is stored as a
+/// run. Uploaded replies are scored after the live ones.
+async fn compare_live(
+    state: &AppState,
+    caller: &Caller,
+    id: &str,
+    now: i64,
+    names: Vec<String>,
+    uploaded: Vec<decider::External>,
+) -> ApiResult<Response> {
+    visible_estate(state, caller, id).await?;
+    let mut seen = std::collections::BTreeSet::new();
+    for n in &names {
+        if !seen.insert(n) {
+            return Err(ApiError::bad_request(format!(
+                "external/{n}: named twice"
+            )));
+        }
+        if uploaded.iter().any(|u| u.name == *n) {
+            return Err(ApiError::bad_request(format!(
+                "external/{n}: also given under responses; give one or the other"
+            )));
+        }
+    }
+    // 16: more live deciders in one comparison than fit on a page is a
+    // script, and it should use the runs route one by one.
+    if names.len() > 16 {
+        return Err(ApiError::bad_request(
+            "external: at most 16 registered deciders in one comparison",
+        ));
+    }
+    let (mut externals, meta) = crate::api_deciders::run_named(state, caller, id, &names, now).await?;
+    externals.extend(uploaded);
+    let (meta2, estate, policy) = loaded_estate(state, id).await?;
+    if meta2.version != meta.version || meta2.policy_digest != meta.policy_digest {
+        return Err(ApiError::Conflict(format!(
+            "estate {id:?} changed while the deciders ran; compare again"
+        )));
+    }
+    let start = Instant::now();
+    let result = tokio::task::spawn_blocking(move || {
+        let c = decider::compare_timed(&estate, &policy, now, &externals, &mut |run| {
+            let start = Instant::now();
+            run();
+            Some(start.elapsed().as_secs_f64() * 1000.0)
+        });
+        to_json(&c)
+    })
+    .await
+    .map_err(|e| ApiError::Internal(format!("engine task: {e}")))?;
+    state.metrics.engine_run("compare", start.elapsed().as_secs_f64());
+    Ok(raw_json(
+        StatusCode::OK,
+        envelope(&meta2, &meta2.policy_digest, now, &result),
+    ))
 }
 
 // ---- scenarios -------------------------------------------------------

@@ -15,10 +15,12 @@
 
 pub mod agent;
 pub mod api;
+pub mod api_deciders;
 pub mod auth;
 pub mod cache;
 pub mod db;
 pub mod error;
+pub mod external;
 pub mod facts;
 pub mod import;
 pub mod metrics;
@@ -65,6 +67,13 @@ pub struct AppState {
     pub observe_limiter: auth::RateLimiter,
     pub cache: cache::Cache,
     pub config: Arc<Config>,
+    /// Calls to external deciders: the forwarder and the at-rest key.
+    pub outbound: Arc<external::Outbound>,
+    /// The advice driver's settings when this server runs it.
+    pub driver: Option<Arc<external::driver::DriverConfig>>,
+    /// One driver pass at a time in this process (SQLite; PostgreSQL uses
+    /// an advisory lock across replicas).
+    pub pass_lock: Arc<tokio::sync::Mutex<()>>,
 }
 
 impl AppState {
@@ -76,6 +85,26 @@ impl AppState {
             observe_limiter: auth::RateLimiter::for_observations(),
             cache: cache::Cache::default(),
             config: Arc::new(config),
+            outbound: Arc::new(external::Outbound {
+                forwarder: external::forward::Forwarder::new(
+                    external::forward::ForwardPolicy::default(),
+                ),
+                vault: None,
+            }),
+            driver: None,
+            pass_lock: Arc::new(tokio::sync::Mutex::new(())),
         }
+    }
+
+    /// Replace the outbound machinery (forwarding policy, at-rest key).
+    pub fn with_outbound(mut self, outbound: external::Outbound) -> AppState {
+        self.outbound = Arc::new(outbound);
+        self
+    }
+
+    /// Record that this server runs the advice driver with `cfg`.
+    pub fn with_driver(mut self, cfg: external::driver::DriverConfig) -> AppState {
+        self.driver = Some(Arc::new(cfg));
+        self
     }
 }

@@ -57,6 +57,22 @@ enum Command {
         /// Database connections in the pool.
         #[arg(long, default_value_t = 16)]
         max_connections: u32,
+        /// File holding the key that seals decider secrets at rest (32
+        /// bytes, base64). BERTH_SECRET_KEY gives the key itself instead.
+        /// Default with SQLite: DATA_DIR/secret.key, created at first start.
+        #[arg(long, env = "BERTH_SECRET_KEY_FILE")]
+        secret_key_file: Option<PathBuf>,
+        /// Loopback or private networks external deciders may be reached
+        /// on (CIDR, repeatable or comma-separated), e.g. 10.0.0.0/8.
+        /// Without it only public addresses are reachable.
+        #[arg(long, env = "BERTH_DECIDER_ALLOW", value_delimiter = ',')]
+        decider_allow: Vec<String>,
+        /// Seconds between advice driver passes.
+        #[arg(long, env = "BERTH_DRIVER_EVERY", default_value_t = 60)]
+        driver_every_s: u64,
+        /// Do not run the advice driver in this process.
+        #[arg(long, env = "BERTH_NO_DRIVER")]
+        no_driver: bool,
     },
     /// Check an estate file; prints a one-line summary or every error.
     Validate { estate: PathBuf },
@@ -367,6 +383,10 @@ fn serve(command: Command) -> ExitCode {
         secure_cookies,
         trust_forwarded_for,
         max_connections,
+        secret_key_file,
+        decider_allow,
+        driver_every_s,
+        no_driver,
     } = command
     else {
         unreachable!("serve() is called with Command::Serve")
@@ -388,6 +408,11 @@ fn serve(command: Command) -> ExitCode {
         admin_token,
         seed: !no_seed,
         max_connections,
+        // Read here, passed on, and never printed.
+        secret_key: std::env::var("BERTH_SECRET_KEY").ok().filter(|k| !k.is_empty()),
+        secret_key_file,
+        decider_allow,
+        driver_every_s: if no_driver { None } else { Some(driver_every_s.max(1)) },
         config: berth::Config {
             secure_cookies,
             trust_forwarded_for,
@@ -504,7 +529,11 @@ fn run(command: Command) -> Result<String, Failure> {
                             err.code
                         );
                     }
-                    decider::External { name, response }
+                    decider::External {
+                        name,
+                        response,
+                        run_time_ms: None,
+                    }
                 })
                 .collect();
             let comparison = decider::compare_timed(&e, &policy, now, &externals, &mut |run| {

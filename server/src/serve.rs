@@ -7,6 +7,10 @@ use std::path::PathBuf;
 use berth_engine::{estate, export, Format, Policy};
 
 use crate::db::{self, Db};
+use crate::external::driver::{self, DriverConfig};
+use crate::external::forward::{AllowList, ForwardPolicy, Forwarder};
+use crate::external::vault::Vault;
+use crate::external::Outbound;
 use crate::{api, auth, store, AppState, Config};
 
 /// The sample estate shipped with Berth, seeded at first start so the
@@ -22,7 +26,56 @@ pub struct ServeOptions {
     pub admin_token: Option<String>,
     pub seed: bool,
     pub max_connections: u32,
+    /// The at-rest key for decider secrets, as base64 text.
+    pub secret_key: Option<String>,
+    pub secret_key_file: Option<PathBuf>,
+    /// CIDRs of loopback/private networks deciders may be reached on.
+    pub decider_allow: Vec<String>,
+    /// Seconds between advice driver passes; `None`: no driver here.
+    pub driver_every_s: Option<u64>,
     pub config: Config,
+}
+
+impl ServeOptions {
+    /// Defaults for tests and embedding: like `berth serve` with no flags,
+    /// but on the given database and address, without the driver.
+    pub fn new(listen: SocketAddr, database_url: Option<String>, data_dir: PathBuf) -> ServeOptions {
+        ServeOptions {
+            listen,
+            database_url,
+            data_dir,
+            admin_token: None,
+            seed: true,
+            max_connections: 16,
+            secret_key: None,
+            secret_key_file: None,
+            decider_allow: Vec::new(),
+            driver_every_s: None,
+            config: Config::default(),
+        }
+    }
+}
+
+/// The at-rest key: given, from a file, or (SQLite default) a file in the
+/// data directory created at first start. PostgreSQL with neither: none,
+/// so decider secrets are refused with a message saying what to set.
+fn vault(opts: &ServeOptions) -> Result<Option<Vault>, String> {
+    if let Some(k) = &opts.secret_key {
+        return Vault::from_key_text(k, "BERTH_SECRET_KEY")
+            .map(Some)
+            .map_err(|e| e.to_string());
+    }
+    if let Some(path) = &opts.secret_key_file {
+        return Vault::from_file(path, false)
+            .map(Some)
+            .map_err(|e| e.to_string());
+    }
+    if opts.database_url.is_none() {
+        return Vault::from_file(&opts.data_dir.join("secret.key"), true)
+            .map(Some)
+            .map_err(|e| e.to_string());
+    }
+    Ok(None)
 }
 
 /// Open the database, seed it on first start, and make sure an
@@ -46,7 +99,27 @@ pub async fn prepare(opts: &ServeOptions) -> Result<(AppState, Option<String>), 
     let token = store::ensure_bootstrap(&db, opts.admin_token.as_deref(), now)
         .await
         .map_err(|e| format!("creating the bootstrap administrator: {e}"))?;
-    Ok((AppState::new(db, opts.config.clone()), token))
+    let vault = vault(opts)?;
+    match &vault {
+        Some(v) => tracing::info!(source = %v.source, "decider secrets sealed with the secret key"),
+        None => tracing::warn!(
+            "no secret key (BERTH_SECRET_KEY or --secret-key-file): deciders cannot have secrets"
+        ),
+    }
+    let allow = AllowList::parse(&opts.decider_allow)
+        .map_err(|e| format!("--decider-allow: {e}"))?;
+    let forwarder = Forwarder::new(ForwardPolicy {
+        allow,
+        ..ForwardPolicy::default()
+    });
+    let mut state = AppState::new(db, opts.config.clone()).with_outbound(Outbound { forwarder, vault });
+    if let Some(every) = opts.driver_every_s {
+        state = state.with_driver(DriverConfig {
+            every: std::time::Duration::from_secs(every),
+            ..DriverConfig::default()
+        });
+    }
+    Ok((state, token))
 }
 
 /// Seed the sample estate once per database: the `seeded` setting records
@@ -97,6 +170,11 @@ pub async fn run(opts: ServeOptions) -> Result<(), String> {
     let local = listener.local_addr().map_err(|e| e.to_string())?;
     tracing::info!(address = %local, "listening on http://{local}");
     let pool = state.db.pool.clone();
+    let (stop_driver, stopped) = tokio::sync::watch::channel(false);
+    let driver = state.driver.clone().map(|cfg| {
+        tracing::info!(every_s = cfg.every.as_secs(), replica = %cfg.replica, "advice driver on");
+        tokio::spawn(driver::run(state.clone(), cfg, stopped))
+    });
     axum::serve(
         listener,
         api::app(state).into_make_service_with_connect_info::<SocketAddr>(),
@@ -104,6 +182,12 @@ pub async fn run(opts: ServeOptions) -> Result<(), String> {
     .with_graceful_shutdown(shutdown_signal())
     .await
     .map_err(|e| format!("server: {e}"))?;
+    // A pass in progress is abandoned at its next await; on PostgreSQL
+    // its transaction rolls back and the advisory lock goes with it.
+    let _ = stop_driver.send(true);
+    if let Some(d) = driver {
+        let _ = tokio::time::timeout(std::time::Duration::from_secs(5), d).await;
+    }
     pool.close().await;
     tracing::info!("stopped");
     Ok(())

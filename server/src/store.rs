@@ -727,3 +727,544 @@ pub async fn set_once(db: &Db, key: &str, value: &str) -> Result<bool, ApiError>
             .await?;
     Ok(done.rows_affected() == 1)
 }
+
+// ---- external deciders -------------------------------------------------
+
+/// A registered decider as stored. The sealed secrets stay in here; the
+/// API shows [`DeciderRow::public`] instead.
+#[derive(Clone)]
+pub struct DeciderRow {
+    pub name: String,
+    pub url: String,
+    pub timeout_ms: i64,
+    pub enabled: bool,
+    pub interval_s: Option<i64>,
+    pub secret_sealed: Option<String>,
+    pub secret_fingerprint: Option<String>,
+    pub previous_sealed: Option<String>,
+    pub previous_fingerprint: Option<String>,
+    pub previous_expires_at: Option<i64>,
+    pub created_at: i64,
+    pub updated_at: i64,
+}
+
+/// `Debug` without the sealed secrets (sealed is not secret without the
+/// key, but nothing about a secret belongs in a log line).
+impl std::fmt::Debug for DeciderRow {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("DeciderRow")
+            .field("name", &self.name)
+            .field("url", &self.url)
+            .field("timeout_ms", &self.timeout_ms)
+            .field("enabled", &self.enabled)
+            .field("interval_s", &self.interval_s)
+            .field("secret_fingerprint", &self.secret_fingerprint)
+            .finish_non_exhaustive()
+    }
+}
+
+/// What the API shows of a decider.
+#[derive(Clone, Debug, Serialize)]
+pub struct DeciderView {
+    pub name: String,
+    pub url: String,
+    pub timeout_ms: i64,
+    pub enabled: bool,
+    pub interval_s: Option<i64>,
+    pub secret_fingerprint: Option<String>,
+    pub previous_secret_fingerprint: Option<String>,
+    #[serde(serialize_with = "rfc3339_opt")]
+    pub previous_secret_expires_at: Option<i64>,
+    #[serde(serialize_with = "rfc3339")]
+    pub created_at: i64,
+    #[serde(serialize_with = "rfc3339")]
+    pub updated_at: i64,
+}
+
+impl DeciderRow {
+    /// The previous secret, if its overlap has not ended at `now`.
+    pub fn live_previous(&self, now: i64) -> Option<&str> {
+        match (&self.previous_sealed, self.previous_expires_at) {
+            (Some(s), Some(until)) if now < until => Some(s),
+            _ => None,
+        }
+    }
+
+    pub fn public(&self, now: i64) -> DeciderView {
+        let live = self.live_previous(now).is_some();
+        DeciderView {
+            name: self.name.clone(),
+            url: self.url.clone(),
+            timeout_ms: self.timeout_ms,
+            enabled: self.enabled,
+            interval_s: self.interval_s,
+            secret_fingerprint: self.secret_fingerprint.clone(),
+            previous_secret_fingerprint: if live {
+                self.previous_fingerprint.clone()
+            } else {
+                None
+            },
+            previous_secret_expires_at: if live {
+                self.previous_expires_at
+            } else {
+                None
+            },
+            created_at: self.created_at,
+            updated_at: self.updated_at,
+        }
+    }
+}
+
+const DECIDER_COLUMNS: &str = "name, url, timeout_ms, enabled, interval_s, secret_ciphertext, secret_fingerprint, \
+     previous_ciphertext, previous_fingerprint, previous_expires_at, created_at, updated_at";
+
+fn decider_of(r: &sqlx::any::AnyRow) -> Result<DeciderRow, sqlx::Error> {
+    let enabled: i64 = r.try_get("enabled")?;
+    Ok(DeciderRow {
+        name: r.try_get("name")?,
+        url: r.try_get("url")?,
+        timeout_ms: r.try_get("timeout_ms")?,
+        enabled: enabled != 0,
+        interval_s: r.try_get("interval_s")?,
+        secret_sealed: r.try_get("secret_ciphertext")?,
+        secret_fingerprint: r.try_get("secret_fingerprint")?,
+        previous_sealed: r.try_get("previous_ciphertext")?,
+        previous_fingerprint: r.try_get("previous_fingerprint")?,
+        previous_expires_at: r.try_get("previous_expires_at")?,
+        created_at: r.try_get("created_at")?,
+        updated_at: r.try_get("updated_at")?,
+    })
+}
+
+pub async fn list_deciders(db: &Db) -> Result<Vec<DeciderRow>, ApiError> {
+    let rows = sqlx::query(&format!(
+        "SELECT {DECIDER_COLUMNS} FROM deciders ORDER BY name"
+    ))
+    .fetch_all(&db.pool)
+    .await?;
+    Ok(rows.iter().map(decider_of).collect::<Result<_, _>>()?)
+}
+
+pub async fn decider(db: &Db, name: &str) -> Result<Option<DeciderRow>, ApiError> {
+    let row = sqlx::query(&format!(
+        "SELECT {DECIDER_COLUMNS} FROM deciders WHERE name = $1"
+    ))
+    .bind(name)
+    .fetch_optional(&db.pool)
+    .await?;
+    Ok(row.as_ref().map(decider_of).transpose()?)
+}
+
+/// Insert a new decider; `Conflict` if the name is taken.
+pub async fn insert_decider(db: &Db, d: &DeciderRow) -> Result<(), ApiError> {
+    let _w = db.write_guard().await;
+    let done = sqlx::query(
+        "INSERT INTO deciders (name, url, timeout_ms, enabled, interval_s, secret_ciphertext, secret_fingerprint, \
+         previous_ciphertext, previous_fingerprint, previous_expires_at, created_at, updated_at) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, NULL, NULL, NULL, $8, $8) ON CONFLICT DO NOTHING",
+    )
+    .bind(&d.name)
+    .bind(&d.url)
+    .bind(d.timeout_ms)
+    .bind(i64::from(d.enabled))
+    .bind(d.interval_s)
+    .bind(&d.secret_sealed)
+    .bind(&d.secret_fingerprint)
+    .bind(d.created_at)
+    .execute(&db.pool)
+    .await?;
+    if done.rows_affected() == 0 {
+        return Err(ApiError::Conflict(format!(
+            "a decider named {:?} is already registered; edit it with PUT /api/deciders/{}",
+            d.name, d.name
+        )));
+    }
+    Ok(())
+}
+
+/// Change a decider's settings (not its secret).
+pub async fn update_decider(
+    db: &Db,
+    name: &str,
+    url: &str,
+    timeout_ms: i64,
+    enabled: bool,
+    interval_s: Option<i64>,
+    now: i64,
+) -> Result<bool, ApiError> {
+    let _w = db.write_guard().await;
+    let done = sqlx::query(
+        "UPDATE deciders SET url = $1, timeout_ms = $2, enabled = $3, interval_s = $4, updated_at = $5 WHERE name = $6",
+    )
+    .bind(url)
+    .bind(timeout_ms)
+    .bind(i64::from(enabled))
+    .bind(interval_s)
+    .bind(now)
+    .bind(name)
+    .execute(&db.pool)
+    .await?;
+    Ok(done.rows_affected() > 0)
+}
+
+/// Install a new secret. The current one (if any) becomes the previous
+/// one until `previous_expires_at`; with no overlap it is dropped at once.
+/// `new` is `None` to remove the secret altogether (calls go unsigned).
+pub async fn set_decider_secret(
+    db: &Db,
+    name: &str,
+    new: Option<(&str, &str)>,
+    previous_expires_at: Option<i64>,
+    now: i64,
+) -> Result<bool, ApiError> {
+    let _w = db.write_guard().await;
+    let keep_previous = previous_expires_at.is_some_and(|t| t > now);
+    let (sealed, fingerprint) = match new {
+        Some((s, f)) => (Some(s), Some(f)),
+        None => (None, None),
+    };
+    let sql = if keep_previous {
+        "UPDATE deciders SET previous_ciphertext = secret_ciphertext, previous_fingerprint = secret_fingerprint, \
+         previous_expires_at = $1, secret_ciphertext = $2, secret_fingerprint = $3, updated_at = $4 WHERE name = $5"
+    } else {
+        "UPDATE deciders SET previous_ciphertext = NULL, previous_fingerprint = NULL, \
+         previous_expires_at = $1, secret_ciphertext = $2, secret_fingerprint = $3, updated_at = $4 WHERE name = $5"
+    };
+    let done = sqlx::query(sql)
+        .bind(if keep_previous {
+            previous_expires_at
+        } else {
+            None
+        })
+        .bind(sealed)
+        .bind(fingerprint)
+        .bind(now)
+        .bind(name)
+        .execute(&db.pool)
+        .await?;
+    Ok(done.rows_affected() > 0)
+}
+
+pub async fn delete_decider(db: &Db, name: &str) -> Result<bool, ApiError> {
+    let _w = db.write_guard().await;
+    let done = sqlx::query("DELETE FROM deciders WHERE name = $1")
+        .bind(name)
+        .execute(&db.pool)
+        .await?;
+    Ok(done.rows_affected() > 0)
+}
+
+// ---- decider runs and advice snapshots ---------------------------------
+
+/// One stored run of an external decider.
+#[derive(Clone, Debug, Serialize)]
+pub struct DeciderRun {
+    pub id: i64,
+    pub estate: String,
+    pub decider: String,
+    pub estate_version: i64,
+    pub content_digest: String,
+    pub policy_digest: String,
+    pub outcome: String,
+    pub started_by: String,
+    #[serde(serialize_with = "rfc3339")]
+    pub started_at: i64,
+    pub run_time_ms: i64,
+    /// The decider's comparison entry, as the engine wrote it.
+    pub entry: serde_json::Value,
+}
+
+pub struct NewRun<'a> {
+    pub estate: &'a str,
+    pub decider: &'a str,
+    pub estate_version: i64,
+    pub content_digest: &'a str,
+    pub policy_digest: &'a str,
+    pub outcome: &'a str,
+    pub started_by: &'a str,
+    pub started_at: i64,
+    pub run_time_ms: i64,
+    pub entry: &'a str,
+}
+
+pub async fn insert_run(db: &Db, r: NewRun<'_>) -> Result<(), ApiError> {
+    let _w = db.write_guard().await;
+    sqlx::query(
+        "INSERT INTO decider_runs (estate_id, decider, estate_version, content_digest, policy_digest, outcome, \
+         started_by, started_at, run_time_ms, entry) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)",
+    )
+    .bind(r.estate)
+    .bind(r.decider)
+    .bind(r.estate_version)
+    .bind(r.content_digest)
+    .bind(r.policy_digest)
+    .bind(r.outcome)
+    .bind(r.started_by)
+    .bind(r.started_at)
+    .bind(r.run_time_ms)
+    .bind(r.entry)
+    .execute(&db.pool)
+    .await?;
+    Ok(())
+}
+
+/// Newest first, at most `limit`, optionally for one decider.
+pub async fn list_runs(
+    db: &Db,
+    estate: &str,
+    decider: Option<&str>,
+    limit: i64,
+) -> Result<Vec<DeciderRun>, ApiError> {
+    let rows = sqlx::query(
+        "SELECT id, estate_id, decider, estate_version, content_digest, policy_digest, outcome, started_by, \
+         started_at, run_time_ms, entry FROM decider_runs \
+         WHERE estate_id = $1 AND ($2 IS NULL OR decider = $2) ORDER BY started_at DESC, id DESC LIMIT $3",
+    )
+    .bind(estate)
+    .bind(decider)
+    .bind(limit)
+    .fetch_all(&db.pool)
+    .await?;
+    let mut out = Vec::with_capacity(rows.len());
+    for r in &rows {
+        let entry: String = r.try_get("entry")?;
+        out.push(DeciderRun {
+            id: r.try_get("id")?,
+            estate: r.try_get("estate_id")?,
+            decider: r.try_get("decider")?,
+            estate_version: r.try_get("estate_version")?,
+            content_digest: r.try_get("content_digest")?,
+            policy_digest: r.try_get("policy_digest")?,
+            outcome: r.try_get("outcome")?,
+            started_by: r.try_get("started_by")?,
+            started_at: r.try_get("started_at")?,
+            run_time_ms: r.try_get("run_time_ms")?,
+            entry: serde_json::from_str(&entry).unwrap_or(serde_json::Value::Null),
+        });
+    }
+    Ok(out)
+}
+
+/// The newest successful run of each (estate, decider), for the driver's
+/// backlog. Only successes count: a deferred or failed run leaves the
+/// subject due, so it stays in the backlog and its backoff holds.
+pub async fn last_runs(db: &Db) -> Result<Vec<(String, String, i64)>, ApiError> {
+    let rows = sqlx::query(
+        "SELECT estate_id, decider, MAX(started_at) AS last FROM decider_runs WHERE outcome = 'ok' \
+         GROUP BY estate_id, decider",
+    )
+    .fetch_all(&db.pool)
+    .await?;
+    let mut out = Vec::with_capacity(rows.len());
+    for r in &rows {
+        out.push((r.try_get("estate_id")?, r.try_get("decider")?, r.try_get("last")?));
+    }
+    Ok(out)
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct AdviceSnapshot {
+    pub id: i64,
+    pub estate: String,
+    pub estate_version: i64,
+    pub content_digest: String,
+    pub policy_digest: String,
+    #[serde(serialize_with = "rfc3339")]
+    pub evaluated_at: i64,
+    pub moves: i64,
+    pub result: serde_json::Value,
+}
+
+pub struct NewSnapshot<'a> {
+    pub estate: &'a str,
+    pub estate_version: i64,
+    pub content_digest: &'a str,
+    pub policy_digest: &'a str,
+    pub evaluated_at: i64,
+    pub moves: i64,
+    pub result: &'a str,
+}
+
+pub async fn insert_snapshot(db: &Db, s: NewSnapshot<'_>) -> Result<(), ApiError> {
+    let _w = db.write_guard().await;
+    sqlx::query(
+        "INSERT INTO advice_snapshots (estate_id, estate_version, content_digest, policy_digest, evaluated_at, moves, result) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7)",
+    )
+    .bind(s.estate)
+    .bind(s.estate_version)
+    .bind(s.content_digest)
+    .bind(s.policy_digest)
+    .bind(s.evaluated_at)
+    .bind(s.moves)
+    .bind(s.result)
+    .execute(&db.pool)
+    .await?;
+    Ok(())
+}
+
+/// Newest first; with `with_result` false the (large) result is left out.
+pub async fn list_snapshots(
+    db: &Db,
+    estate: &str,
+    limit: i64,
+    with_result: bool,
+) -> Result<Vec<AdviceSnapshot>, ApiError> {
+    let result_col = if with_result { "result" } else { "'null' AS result" };
+    let rows = sqlx::query(&format!(
+        "SELECT id, estate_id, estate_version, content_digest, policy_digest, evaluated_at, moves, {result_col} \
+         FROM advice_snapshots WHERE estate_id = $1 ORDER BY evaluated_at DESC, id DESC LIMIT $2"
+    ))
+    .bind(estate)
+    .bind(limit)
+    .fetch_all(&db.pool)
+    .await?;
+    let mut out = Vec::with_capacity(rows.len());
+    for r in &rows {
+        let result: String = r.try_get("result")?;
+        out.push(AdviceSnapshot {
+            id: r.try_get("id")?,
+            estate: r.try_get("estate_id")?,
+            estate_version: r.try_get("estate_version")?,
+            content_digest: r.try_get("content_digest")?,
+            policy_digest: r.try_get("policy_digest")?,
+            evaluated_at: r.try_get("evaluated_at")?,
+            moves: r.try_get("moves")?,
+            result: serde_json::from_str(&result).unwrap_or(serde_json::Value::Null),
+        });
+    }
+    Ok(out)
+}
+
+/// The (version, policy digest) of each estate's newest snapshot.
+pub async fn last_snapshots(db: &Db) -> Result<Vec<(String, i64, String)>, ApiError> {
+    let rows = sqlx::query(
+        "SELECT s.estate_id, s.estate_version, s.policy_digest FROM advice_snapshots s \
+         WHERE s.id = (SELECT MAX(t.id) FROM advice_snapshots t WHERE t.estate_id = s.estate_id)",
+    )
+    .fetch_all(&db.pool)
+    .await?;
+    let mut out = Vec::with_capacity(rows.len());
+    for r in &rows {
+        out.push((
+            r.try_get("estate_id")?,
+            r.try_get("estate_version")?,
+            r.try_get("policy_digest")?,
+        ));
+    }
+    Ok(out)
+}
+
+// ---- the advice driver ---------------------------------------------------
+
+#[derive(Clone, Debug, Serialize, PartialEq, Eq)]
+pub struct Backoff {
+    pub subject: String,
+    /// `deferred` or `failed`.
+    pub kind: String,
+    pub attempts: i64,
+    #[serde(serialize_with = "rfc3339", rename = "until")]
+    pub until_at: i64,
+    pub last_error: String,
+}
+
+pub async fn backoffs(db: &Db) -> Result<Vec<Backoff>, ApiError> {
+    let rows = sqlx::query(
+        "SELECT subject, kind, attempts, until_at, last_error FROM driver_backoff ORDER BY subject",
+    )
+    .fetch_all(&db.pool)
+    .await?;
+    let mut out = Vec::with_capacity(rows.len());
+    for r in &rows {
+        out.push(Backoff {
+            subject: r.try_get("subject")?,
+            kind: r.try_get("kind")?,
+            attempts: r.try_get("attempts")?,
+            until_at: r.try_get("until_at")?,
+            last_error: r.try_get("last_error")?,
+        });
+    }
+    Ok(out)
+}
+
+pub async fn put_backoff(db: &Db, b: &Backoff) -> Result<(), ApiError> {
+    let _w = db.write_guard().await;
+    sqlx::query(
+        "INSERT INTO driver_backoff (subject, kind, attempts, until_at, last_error) VALUES ($1, $2, $3, $4, $5) \
+         ON CONFLICT (subject) DO UPDATE SET kind = excluded.kind, attempts = excluded.attempts, \
+         until_at = excluded.until_at, last_error = excluded.last_error",
+    )
+    .bind(&b.subject)
+    .bind(&b.kind)
+    .bind(b.attempts)
+    .bind(b.until_at)
+    .bind(&b.last_error)
+    .execute(&db.pool)
+    .await?;
+    Ok(())
+}
+
+pub async fn clear_backoff(db: &Db, subject: &str) -> Result<(), ApiError> {
+    let _w = db.write_guard().await;
+    sqlx::query("DELETE FROM driver_backoff WHERE subject = $1")
+        .bind(subject)
+        .execute(&db.pool)
+        .await?;
+    Ok(())
+}
+
+#[derive(Clone, Debug, Serialize, PartialEq, Eq)]
+pub struct Pass {
+    pub replica: String,
+    pub started_ms: i64,
+    pub finished_ms: i64,
+    pub backlog: i64,
+    pub evaluated: i64,
+    pub deferred: i64,
+    pub failed: i64,
+    pub held_back: i64,
+}
+
+pub async fn insert_pass(db: &Db, p: &Pass) -> Result<(), ApiError> {
+    let _w = db.write_guard().await;
+    sqlx::query(
+        "INSERT INTO driver_passes (replica, started_ms, finished_ms, backlog, evaluated, deferred, failed, held_back) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
+    )
+    .bind(&p.replica)
+    .bind(p.started_ms)
+    .bind(p.finished_ms)
+    .bind(p.backlog)
+    .bind(p.evaluated)
+    .bind(p.deferred)
+    .bind(p.failed)
+    .bind(p.held_back)
+    .execute(&db.pool)
+    .await?;
+    Ok(())
+}
+
+/// Newest first.
+pub async fn passes(db: &Db, limit: i64) -> Result<Vec<Pass>, ApiError> {
+    let rows = sqlx::query(
+        "SELECT replica, started_ms, finished_ms, backlog, evaluated, deferred, failed, held_back \
+         FROM driver_passes ORDER BY started_ms DESC, id DESC LIMIT $1",
+    )
+    .bind(limit)
+    .fetch_all(&db.pool)
+    .await?;
+    let mut out = Vec::with_capacity(rows.len());
+    for r in &rows {
+        out.push(Pass {
+            replica: r.try_get("replica")?,
+            started_ms: r.try_get("started_ms")?,
+            finished_ms: r.try_get("finished_ms")?,
+            backlog: r.try_get("backlog")?,
+            evaluated: r.try_get("evaluated")?,
+            deferred: r.try_get("deferred")?,
+            failed: r.try_get("failed")?,
+            held_back: r.try_get("held_back")?,
+        });
+    }
+    Ok(out)
+}

@@ -71,6 +71,10 @@ impl TestApp {
             admin_token: Some(ADMIN.into()),
             seed: true,
             max_connections: 4,
+            secret_key: None,
+            secret_key_file: None,
+            decider_allow: Vec::new(),
+            driver_every_s: None,
             config: berth::Config::default(),
         };
         let (state, printed) = berth::serve::prepare(&opts).await.expect("server prepares");

@@ -604,6 +604,10 @@ async fn router() -> (axum::Router, support::TestDb, tempfile::TempDir) {
         admin_token: Some(ADMIN_TOKEN.into()),
         seed: true,
         max_connections: 4,
+        secret_key: None,
+        secret_key_file: None,
+        decider_allow: Vec::new(),
+        driver_every_s: None,
         config: berth::Config::default(),
     };
     let (state, generated) = berth::serve::prepare(&opts).await.expect("prepare");

@@ -1,0 +1,395 @@
+//! Handlers for external deciders, their runs, and the advice driver's
+//! surface. Routes are declared in [`crate::api::ROUTES`] with the rest.
+
+use axum::body::Body;
+use axum::extract::{Path, State};
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use axum::Json;
+use bytes::Bytes;
+use serde::Deserialize;
+use serde_json::{json, Value};
+
+use berth_engine::request;
+
+use crate::api::{self, json_body, read_body, Query, SMALL_BODY_LIMIT};
+use crate::auth::{self, Caller};
+use crate::error::{ApiError, ApiResult};
+use crate::external::{self, driver, signing};
+use crate::store::{self, DeciderRow};
+use crate::AppState;
+
+/// Field errors of a registration, all at once, as a 422 like every other
+/// content error: `{path, line: null, message}` per field.
+fn invalid(errors: Vec<(&str, String)>) -> ApiError {
+    ApiError::Invalid {
+        message: format!(
+            "invalid decider: {} error{}; nothing was written",
+            errors.len(),
+            if errors.len() == 1 { "" } else { "s" }
+        ),
+        details: json!({"errors": errors
+            .into_iter()
+            .map(|(path, message)| json!({"path": path, "line": null, "message": message}))
+            .collect::<Vec<_>>()}),
+    }
+}
+
+fn not_found(name: &str) -> ApiError {
+    ApiError::NotFound(format!("no decider {name:?} is registered"))
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct DeciderBody {
+    /// Only when registering; the path names it otherwise.
+    #[serde(default)]
+    name: Option<String>,
+    url: String,
+    timeout_ms: i64,
+    #[serde(default = "yes")]
+    enabled: bool,
+    #[serde(default)]
+    interval_s: Option<i64>,
+    /// Registering only: generate a secret (shown once in the answer).
+    #[serde(default)]
+    generate_secret: bool,
+}
+
+fn yes() -> bool {
+    true
+}
+
+fn check_settings(b: &DeciderBody, errors: &mut Vec<(&'static str, String)>) {
+    if let Err(e) = external::check_url(&b.url) {
+        errors.push(("/url", e));
+    }
+    if let Err(e) = external::check_timeout(b.timeout_ms) {
+        errors.push(("/timeout_ms", e));
+    }
+    if let Err(e) = external::check_interval(b.interval_s) {
+        errors.push(("/interval_s", e));
+    }
+}
+
+/// A fresh secret, sealed for `name`: (secret shown once, sealed, fingerprint).
+fn new_secret(state: &AppState, name: &str) -> ApiResult<(String, String, String)> {
+    let vault = state.outbound.vault.as_ref().ok_or_else(|| {
+        ApiError::Conflict(
+            "this server has no secret key, so it cannot keep decider secrets: start it with BERTH_SECRET_KEY or --secret-key-file".into(),
+        )
+    })?;
+    let secret = signing::generate();
+    let sealed = vault.seal(name, secret.expose());
+    Ok((secret.expose().to_string(), sealed, secret.fingerprint()))
+}
+
+pub(crate) async fn list(State(state): State<AppState>) -> ApiResult<Json<Value>> {
+    let now = auth::now_s();
+    let ds: Vec<_> = store::list_deciders(&state.db)
+        .await?
+        .iter()
+        .map(|d| d.public(now))
+        .collect();
+    Ok(Json(json!({ "deciders": ds })))
+}
+
+pub(crate) async fn get(State(state): State<AppState>, Path(name): Path<String>) -> ApiResult<Json<Value>> {
+    let d = store::decider(&state.db, &name)
+        .await?
+        .ok_or_else(|| not_found(&name))?;
+    Ok(Json(json!({ "decider": d.public(auth::now_s()) })))
+}
+
+pub(crate) async fn create(State(state): State<AppState>, body: Body) -> ApiResult<Response> {
+    let bytes = read_body(body, SMALL_BODY_LIMIT).await?;
+    let b: DeciderBody = json_body(&bytes, "decider")?;
+    let mut errors = Vec::new();
+    let name = b.name.clone().unwrap_or_default();
+    if b.name.is_none() {
+        errors.push(("/name", "a decider needs a name".to_string()));
+    } else if let Err(e) = external::check_name(&name) {
+        errors.push(("/name", e));
+    }
+    check_settings(&b, &mut errors);
+    if !errors.is_empty() {
+        return Err(invalid(errors));
+    }
+    let now = auth::now_s();
+    let secret = if b.generate_secret {
+        Some(new_secret(&state, &name)?)
+    } else {
+        None
+    };
+    let row = DeciderRow {
+        name: name.clone(),
+        url: b.url,
+        timeout_ms: b.timeout_ms,
+        enabled: b.enabled,
+        interval_s: b.interval_s,
+        secret_sealed: secret.as_ref().map(|s| s.1.clone()),
+        secret_fingerprint: secret.as_ref().map(|s| s.2.clone()),
+        previous_sealed: None,
+        previous_fingerprint: None,
+        previous_expires_at: None,
+        created_at: now,
+        updated_at: now,
+    };
+    store::insert_decider(&state.db, &row).await?;
+    tracing::info!(decider = %name, signed = secret.is_some(), "decider registered");
+    Ok((
+        StatusCode::CREATED,
+        Json(json!({
+            "decider": row.public(now),
+            // Shown this once; afterwards only its fingerprint.
+            "secret": secret.map(|s| s.0),
+        })),
+    )
+        .into_response())
+}
+
+pub(crate) async fn update(
+    State(state): State<AppState>,
+    Path(name): Path<String>,
+    body: Body,
+) -> ApiResult<Json<Value>> {
+    let bytes = read_body(body, SMALL_BODY_LIMIT).await?;
+    let b: DeciderBody = json_body(&bytes, "decider")?;
+    let mut errors = Vec::new();
+    if b.name.as_ref().is_some_and(|n| *n != name) {
+        errors.push((
+            "/name",
+            "a decider cannot be renamed; register a new one and delete this".to_string(),
+        ));
+    }
+    if b.generate_secret {
+        errors.push((
+            "/generate_secret",
+            format!("secrets are set with POST /api/deciders/{name}/secret"),
+        ));
+    }
+    check_settings(&b, &mut errors);
+    if !errors.is_empty() {
+        return Err(invalid(errors));
+    }
+    let now = auth::now_s();
+    if !store::update_decider(&state.db, &name, &b.url, b.timeout_ms, b.enabled, b.interval_s, now).await? {
+        return Err(not_found(&name));
+    }
+    get(State(state), Path(name)).await
+}
+
+pub(crate) async fn delete(State(state): State<AppState>, Path(name): Path<String>) -> ApiResult<StatusCode> {
+    if store::delete_decider(&state.db, &name).await? {
+        Ok(StatusCode::NO_CONTENT)
+    } else {
+        Err(not_found(&name))
+    }
+}
+
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct RotateBody {
+    /// How long the previous secret keeps being sent beside the new one.
+    #[serde(default)]
+    overlap_s: Option<i64>,
+}
+
+/// Generate a new secret; the current one stays valid for the overlap.
+pub(crate) async fn rotate(
+    State(state): State<AppState>,
+    Path(name): Path<String>,
+    body: Body,
+) -> ApiResult<Json<Value>> {
+    let bytes = read_body(body, SMALL_BODY_LIMIT).await?;
+    let b: RotateBody = if bytes.iter().all(u8::is_ascii_whitespace) {
+        RotateBody::default()
+    } else {
+        json_body(&bytes, "secret rotation")?
+    };
+    let overlap = b.overlap_s.unwrap_or(external::DEFAULT_OVERLAP_S);
+    external::check_overlap(overlap).map_err(|e| invalid(vec![("/overlap_s", e)]))?;
+    let d = store::decider(&state.db, &name)
+        .await?
+        .ok_or_else(|| not_found(&name))?;
+    let (secret, sealed, fingerprint) = new_secret(&state, &name)?;
+    let now = auth::now_s();
+    // No current secret: nothing to overlap with.
+    let until = (d.secret_sealed.is_some() && overlap > 0).then_some(now + overlap);
+    if !store::set_decider_secret(&state.db, &name, Some((&sealed, &fingerprint)), until, now).await? {
+        return Err(not_found(&name));
+    }
+    tracing::info!(decider = %name, overlap_s = overlap, "decider secret rotated");
+    let d = store::decider(&state.db, &name)
+        .await?
+        .ok_or_else(|| not_found(&name))?;
+    Ok(Json(json!({"decider": d.public(now), "secret": secret})))
+}
+
+/// Remove the secret (and any previous one): calls go out unsigned.
+pub(crate) async fn remove_secret(
+    State(state): State<AppState>,
+    Path(name): Path<String>,
+) -> ApiResult<StatusCode> {
+    if store::set_decider_secret(&state.db, &name, None, None, auth::now_s()).await? {
+        tracing::info!(decider = %name, "decider secret removed");
+        Ok(StatusCode::NO_CONTENT)
+    } else {
+        Err(not_found(&name))
+    }
+}
+
+/// Run the deciders named in `names` on estate `id` (already checked
+/// visible), store each run, and return their engine entries in order.
+pub(crate) async fn run_named(
+    state: &AppState,
+    caller: &Caller,
+    id: &str,
+    names: &[String],
+    now: i64,
+) -> ApiResult<(Vec<berth_engine::decider::External>, store::EstateMeta)> {
+    let mut rows = Vec::new();
+    for n in names {
+        let d = store::decider(&state.db, n).await?.ok_or_else(|| {
+            ApiError::bad_request(format!("external/{n}: no decider {n:?} is registered"))
+        })?;
+        rows.push(d);
+    }
+    let (meta, estate, policy) = api::loaded_estate(state, id).await?;
+    let (e, p) = (estate.clone(), policy.clone());
+    let body = tokio::task::spawn_blocking(move || {
+        Bytes::from(serde_json::to_vec(&request::build(&e, &p, now)).expect("serialises"))
+    })
+    .await
+    .map_err(|e| ApiError::Internal(format!("request task: {e}")))?;
+    // Called together: one slow decider does not add to the others' time.
+    let calls = futures_join(state, &rows, body, now).await;
+    let by = caller
+        .principal()
+        .map(|p| p.subject.clone())
+        .unwrap_or_else(|_| "unknown".into());
+    let mut out = Vec::new();
+    for (d, call) in rows.iter().zip(calls) {
+        let entry = driver::entry_json(&estate, &policy, now, &call.external).await?;
+        store::insert_run(
+            &state.db,
+            store::NewRun {
+                estate: id,
+                decider: &d.name,
+                estate_version: meta.version,
+                content_digest: &meta.content_digest,
+                policy_digest: &meta.policy_digest,
+                outcome: call.outcome.as_str(),
+                started_by: &by,
+                started_at: now,
+                run_time_ms: call.run_time_ms.round() as i64,
+                entry: &entry,
+            },
+        )
+        .await?;
+        out.push(call.external);
+    }
+    Ok((out, meta))
+}
+
+async fn futures_join(
+    state: &AppState,
+    rows: &[DeciderRow],
+    body: Bytes,
+    now: i64,
+) -> Vec<external::Call> {
+    let mut set = tokio::task::JoinSet::new();
+    for (i, d) in rows.iter().enumerate() {
+        let (out, d, body) = (state.outbound.clone(), d.clone(), body.clone());
+        set.spawn(async move { (i, external::call(&out, &d, body, now).await) });
+    }
+    let mut calls: Vec<Option<external::Call>> = (0..rows.len()).map(|_| None).collect();
+    while let Some(done) = set.join_next().await {
+        let (i, c) = done.expect("decider call task");
+        calls[i] = Some(c);
+    }
+    calls.into_iter().map(|c| c.expect("every call joined")).collect()
+}
+
+/// `POST /api/estates/{id}/deciders/{name}/runs`: one decider, now; the
+/// answer is its comparison entry, also stored as a run.
+pub(crate) async fn run_one(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path((id, name)): Path<(String, String)>,
+    Query(q): Query<api::EvalQuery>,
+) -> ApiResult<Json<Value>> {
+    api::visible_estate(&state, &caller, &id).await?;
+    if store::decider(&state.db, &name).await?.is_none() {
+        return Err(not_found(&name));
+    }
+    let now = api::eval_now(&q.now)?;
+    let (_, meta) = run_named(&state, &caller, &id, std::slice::from_ref(&name), now).await?;
+    let run = store::list_runs(&state.db, &id, Some(&name), 1)
+        .await?
+        .into_iter()
+        .next()
+        .ok_or_else(|| ApiError::Internal("the run just stored is missing".into()))?;
+    Ok(Json(json!({
+        "estate": id,
+        "version": meta.version,
+        "content_digest": meta.content_digest,
+        "policy_digest": meta.policy_digest,
+        "run": run,
+    })))
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct HistoryQuery {
+    #[serde(default)]
+    limit: Option<i64>,
+}
+
+/// History pages show the newest 20 by default; 200 at most keeps one
+/// answer small even with large entries.
+fn limit_of(l: Option<i64>) -> ApiResult<i64> {
+    match l {
+        None => Ok(20),
+        Some(l) if (1..=200).contains(&l) => Ok(l),
+        Some(l) => Err(ApiError::bad_request(format!(
+            "limit {l}: from 1 to 200"
+        ))),
+    }
+}
+
+/// `GET /api/estates/{id}/deciders/{name}/runs`: newest first.
+pub(crate) async fn runs(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path((id, name)): Path<(String, String)>,
+    Query(q): Query<HistoryQuery>,
+) -> ApiResult<Json<Value>> {
+    api::visible_estate(&state, &caller, &id).await?;
+    let limit = limit_of(q.limit)?;
+    let runs = store::list_runs(&state.db, &id, Some(&name), limit).await?;
+    Ok(Json(json!({ "runs": runs })))
+}
+
+pub(crate) async fn snapshots(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(id): Path<String>,
+    Query(q): Query<HistoryQuery>,
+) -> ApiResult<Json<Value>> {
+    api::visible_estate(&state, &caller, &id).await?;
+    let limit = limit_of(q.limit)?;
+    // Only the newest carries its (large) result; older ones are history.
+    let mut list = store::list_snapshots(&state.db, &id, limit, false).await?;
+    if let Some(first) = list.first_mut() {
+        if let Some(full) = store::list_snapshots(&state.db, &id, 1, true).await?.pop() {
+            *first = full;
+        }
+    }
+    Ok(Json(json!({ "snapshots": list })))
+}
+
+pub(crate) async fn driver_health(State(state): State<AppState>) -> ApiResult<Json<Value>> {
+    let h = driver::health(&state, auth::now_s()).await?;
+    Ok(Json(serde_json::to_value(h).expect("serialises")))
+}

@@ -1,0 +1,283 @@
+//! External deciders (SPEC §9) and the advice driver (SPEC §11): the part
+//! of Berth that reaches out of the box on its own.
+//!
+//! - [`vault`] seals decider secrets at rest under a key kept outside the
+//!   database.
+//! - [`signing`] signs each call (Stripe-convention `Berth-Signature` and
+//!   Standard Webhooks headers) and holds the reference verifier.
+//! - [`forward`] is the only code that opens a connection to a decider:
+//!   one stored URL, checked addresses only, no redirects or proxies,
+//!   size and time limits, a cap on concurrent calls.
+//! - This module ties them together: registration rules, and [`call`],
+//!   which builds nothing itself — it is handed the exact request bytes —
+//!   signs them, sends them, and classifies the answer.
+//! - [`driver`] runs passes over stale estates and deciders in the
+//!   background.
+
+pub mod driver;
+pub mod forward;
+pub mod signing;
+pub mod vault;
+
+use std::time::{Duration, Instant};
+
+use berth_engine::decider::{self, DeciderError};
+use bytes::Bytes;
+use serde::Serialize;
+
+use crate::store::DeciderRow;
+
+/// Timeouts an administrator may set, milliseconds. At least a second: a
+/// decider doing real work over a network needs it. At most 25 s: a person
+/// is waiting on the Deciders page, and proxies in front of Berth commonly
+/// cut requests at 30 s.
+pub const MIN_TIMEOUT_MS: i64 = 1_000;
+pub const MAX_TIMEOUT_MS: i64 = 25_000;
+/// The driver's interval per decider, seconds: not more often than once a
+/// minute (the estate rarely changes faster, and a decider is someone
+/// else's service), not less often than weekly (beyond that, ask by hand).
+pub const MIN_INTERVAL_S: i64 = 60;
+pub const MAX_INTERVAL_S: i64 = 7 * 24 * 3600;
+/// Rotation overlap: how long the previous secret keeps being sent. A day
+/// by default — time for a decider's owner to deploy the new secret during
+/// working hours; at most a week, so an old secret cannot linger.
+pub const DEFAULT_OVERLAP_S: i64 = 24 * 3600;
+pub const MAX_OVERLAP_S: i64 = 7 * 24 * 3600;
+/// Names: what people type and see on the Deciders page and in URLs.
+pub const MAX_NAME_CHARS: usize = 64;
+/// URL length: long enough for any real endpoint with a path and query.
+pub const MAX_URL_CHARS: usize = 2048;
+
+/// Outbound machinery shared by the API and the driver.
+pub struct Outbound {
+    pub forwarder: forward::Forwarder,
+    /// `None`: no at-rest key configured, so secrets can be neither set nor
+    /// used (a decider with a stored secret then fails rather than being
+    /// called unsigned).
+    pub vault: Option<vault::Vault>,
+}
+
+/// A decider name: lower-case letters, digits, `-`, `_`, `.`; not the name
+/// of a built-in (their entries would be indistinguishable).
+pub fn check_name(name: &str) -> Result<(), String> {
+    if name.is_empty() || name.chars().count() > MAX_NAME_CHARS {
+        return Err(format!("a decider name must be 1 to {MAX_NAME_CHARS} characters"));
+    }
+    if !name
+        .chars()
+        .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || "-_.".contains(c))
+    {
+        return Err(format!(
+            "{name:?}: a decider name may hold only lower-case letters, digits, '-', '_' and '.'"
+        ));
+    }
+    if ["baseline", "heaviest-talker"].contains(&name) {
+        return Err(format!(
+            "{name:?} is the name of a built-in decider; choose another"
+        ));
+    }
+    Ok(())
+}
+
+pub fn check_url(url: &str) -> Result<(), String> {
+    if url.chars().count() > MAX_URL_CHARS {
+        return Err(format!("a URL may be at most {MAX_URL_CHARS} characters"));
+    }
+    forward::validate_url(url)
+        .map(|_| ())
+        .map_err(|e| e.to_string())
+}
+
+pub fn check_timeout(ms: i64) -> Result<(), String> {
+    if !(MIN_TIMEOUT_MS..=MAX_TIMEOUT_MS).contains(&ms) {
+        return Err(format!(
+            "{ms} ms: the timeout must be from {MIN_TIMEOUT_MS} to {MAX_TIMEOUT_MS} ms (1 to 25 s)"
+        ));
+    }
+    Ok(())
+}
+
+pub fn check_interval(s: Option<i64>) -> Result<(), String> {
+    match s {
+        Some(s) if !(MIN_INTERVAL_S..=MAX_INTERVAL_S).contains(&s) => Err(format!(
+            "{s} s: the interval must be from {MIN_INTERVAL_S} s to {MAX_INTERVAL_S} s (a week), or null for runs on request only"
+        )),
+        _ => Ok(()),
+    }
+}
+
+pub fn check_overlap(s: i64) -> Result<(), String> {
+    if !(0..=MAX_OVERLAP_S).contains(&s) {
+        return Err(format!(
+            "{s} s: the overlap must be from 0 to {MAX_OVERLAP_S} s (a week)"
+        ));
+    }
+    Ok(())
+}
+
+/// How a call ended, for the driver's bookkeeping and the stored run.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(rename_all = "snake_case", tag = "outcome")]
+pub enum Outcome {
+    /// A 2xx reply that parsed (individual proposals may still be refused).
+    Ok,
+    /// The decider asked to be called later (429 or 503). Usually clears.
+    Deferred {
+        #[serde(skip)]
+        retry_after: Option<Duration>,
+    },
+    /// Anything else: an error status, a redirect, a timeout, a refused
+    /// address, a malformed body. Usually a bug somewhere.
+    Failed,
+}
+
+impl Outcome {
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Outcome::Ok => "ok",
+            Outcome::Deferred { .. } => "deferred",
+            Outcome::Failed => "failed",
+        }
+    }
+}
+
+/// One finished call: the decider's entry for the engine to score, and how
+/// it ended.
+pub struct Call {
+    pub external: decider::External,
+    pub outcome: Outcome,
+    pub run_time_ms: f64,
+}
+
+fn failed(name: &str, code: &str, message: String, ms: f64) -> Call {
+    Call {
+        external: decider::External {
+            name: name.to_string(),
+            response: Err(DeciderError {
+                code: code.to_string(),
+                message,
+            }),
+            run_time_ms: Some(ms),
+        },
+        outcome: Outcome::Failed,
+        run_time_ms: ms,
+    }
+}
+
+/// Call decider `d` with `body` — the exact schema-1 request bytes, the
+/// same the Preview shows — signed with its secrets at `now_unix`.
+pub async fn call(out: &Outbound, d: &DeciderRow, body: Bytes, now_unix: i64) -> Call {
+    let start = Instant::now();
+    let ms = |s: Instant| s.elapsed().as_secs_f64() * 1000.0;
+    if !d.enabled {
+        return failed(
+            &d.name,
+            "disabled",
+            format!(
+                "decider {:?} is disabled; an administrator can enable it on the Deciders page",
+                d.name
+            ),
+            0.0,
+        );
+    }
+    let mut headers: Vec<(&'static str, String)> = vec![
+        ("content-type", "application/json".to_string()),
+        ("user-agent", format!("berth/{}", env!("CARGO_PKG_VERSION"))),
+    ];
+    // Secrets: the current one first, then the previous one inside its
+    // overlap. A decider with a secret is never called unsigned.
+    let mut sealed: Vec<&str> = Vec::new();
+    if let Some(s) = &d.secret_sealed {
+        sealed.push(s);
+        if let Some(p) = d.live_previous(now_unix) {
+            sealed.push(p);
+        }
+    }
+    if !sealed.is_empty() {
+        let Some(vault) = &out.vault else {
+            return failed(
+                &d.name,
+                "no_secret_key",
+                "this decider has a secret but the server has no secret key to open it; start the server with BERTH_SECRET_KEY or --secret-key-file".into(),
+                0.0,
+            );
+        };
+        let mut secrets = Vec::new();
+        for s in sealed {
+            match vault
+                .open(&d.name, s)
+                .map_err(|e| e.to_string())
+                .and_then(|text| signing::Secret::parse(&text).map_err(|e| e.to_string()))
+            {
+                Ok(secret) => secrets.push(secret),
+                Err(e) => {
+                    return failed(&d.name, "secret_unusable", format!("the decider's secret cannot be used: {e}"), 0.0)
+                }
+            }
+        }
+        let refs: Vec<&signing::Secret> = secrets.iter().collect();
+        let sig = signing::sign(&refs, &signing::new_webhook_id(), now_unix, &body);
+        headers.push(("berth-signature", sig.berth_signature));
+        headers.push(("webhook-id", sig.webhook_id));
+        headers.push(("webhook-timestamp", sig.webhook_timestamp));
+        headers.push(("webhook-signature", sig.webhook_signature));
+    }
+    let timeout = Duration::from_millis(d.timeout_ms.clamp(MIN_TIMEOUT_MS, MAX_TIMEOUT_MS) as u64);
+    let reply = match out.forwarder.post(&d.url, &headers, body, timeout).await {
+        Ok(r) => r,
+        Err(e) => {
+            let code = match &e {
+                forward::ForwardError::Timeout => "timeout",
+                forward::ForwardError::Blocked { .. } => "blocked",
+                forward::ForwardError::Redirect { .. } => "redirect",
+                _ => "unreachable",
+            };
+            return failed(&d.name, code, e.to_string(), ms(start));
+        }
+    };
+    let run_time_ms = ms(start);
+    let status = reply.status;
+    if status == 429 || status == 503 {
+        let later = reply
+            .retry_after
+            .map(|d| format!(" (it asked to wait {} s)", d.as_secs()))
+            .unwrap_or_default();
+        return Call {
+            external: decider::External {
+                name: d.name.clone(),
+                response: Err(DeciderError {
+                    code: "deferred".into(),
+                    message: format!("the decider answered {status}: busy, try later{later}"),
+                }),
+                run_time_ms: Some(run_time_ms),
+            },
+            outcome: Outcome::Deferred {
+                retry_after: reply.retry_after,
+            },
+            run_time_ms,
+        };
+    }
+    if !(200..300).contains(&status) {
+        return failed(
+            &d.name,
+            "http_status",
+            format!("the decider answered HTTP {status}; only 2xx carries proposals"),
+            run_time_ms,
+        );
+    }
+    match decider::parse_response(&reply.body) {
+        Ok(raw) => Call {
+            external: decider::External {
+                name: d.name.clone(),
+                response: Ok(raw),
+                run_time_ms: Some(run_time_ms),
+            },
+            outcome: Outcome::Ok,
+            run_time_ms,
+        },
+        Err(e) => {
+            let e = DeciderError::from(e);
+            failed(&d.name, &e.code, format!("the decider's reply: {}", e.message), run_time_ms)
+        }
+    }
+}
