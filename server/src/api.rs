@@ -705,7 +705,12 @@ where
 }
 
 /// The envelope every engine result travels in: what it was computed from.
-pub(crate) fn envelope(meta: &store::EstateMeta, policy_digest: &str, now: i64, result: &str) -> String {
+pub(crate) fn envelope(
+    meta: &store::EstateMeta,
+    policy_digest: &str,
+    now: i64,
+    result: &str,
+) -> String {
     format!(
         "{{\"estate\":{},\"version\":{},\"content_digest\":{},\"policy_digest\":{},\"now\":{},\"result\":{}}}",
         json!(meta.id),
@@ -1661,9 +1666,7 @@ async fn compare_live(
     let mut seen = std::collections::BTreeSet::new();
     for n in &names {
         if !seen.insert(n) {
-            return Err(ApiError::bad_request(format!(
-                "external/{n}: named twice"
-            )));
+            return Err(ApiError::bad_request(format!("external/{n}: named twice")));
         }
         if uploaded.iter().any(|u| u.name == *n) {
             return Err(ApiError::bad_request(format!(
@@ -1678,7 +1681,8 @@ async fn compare_live(
             "external: at most 16 registered deciders in one comparison",
         ));
     }
-    let (mut externals, meta) = crate::api_deciders::run_named(state, caller, id, &names, now).await?;
+    let (mut externals, meta) =
+        crate::api_deciders::run_named(state, caller, id, &names, now).await?;
     externals.extend(uploaded);
     let (meta2, estate, policy) = loaded_estate(state, id).await?;
     if meta2.version != meta.version || meta2.policy_digest != meta.policy_digest {
@@ -1697,7 +1701,9 @@ async fn compare_live(
     })
     .await
     .map_err(|e| ApiError::Internal(format!("engine task: {e}")))?;
-    state.metrics.engine_run("compare", start.elapsed().as_secs_f64());
+    state
+        .metrics
+        .engine_run("compare", start.elapsed().as_secs_f64());
     Ok(raw_json(
         StatusCode::OK,
         envelope(&meta2, &meta2.policy_digest, now, &result),

@@ -94,7 +94,10 @@ pub(crate) async fn list(State(state): State<AppState>) -> ApiResult<Json<Value>
     Ok(Json(json!({ "deciders": ds })))
 }
 
-pub(crate) async fn get(State(state): State<AppState>, Path(name): Path<String>) -> ApiResult<Json<Value>> {
+pub(crate) async fn get(
+    State(state): State<AppState>,
+    Path(name): Path<String>,
+) -> ApiResult<Json<Value>> {
     let d = store::decider(&state.db, &name)
         .await?
         .ok_or_else(|| not_found(&name))?;
@@ -173,13 +176,26 @@ pub(crate) async fn update(
         return Err(invalid(errors));
     }
     let now = auth::now_s();
-    if !store::update_decider(&state.db, &name, &b.url, b.timeout_ms, b.enabled, b.interval_s, now).await? {
+    if !store::update_decider(
+        &state.db,
+        &name,
+        &b.url,
+        b.timeout_ms,
+        b.enabled,
+        b.interval_s,
+        now,
+    )
+    .await?
+    {
         return Err(not_found(&name));
     }
     get(State(state), Path(name)).await
 }
 
-pub(crate) async fn delete(State(state): State<AppState>, Path(name): Path<String>) -> ApiResult<StatusCode> {
+pub(crate) async fn delete(
+    State(state): State<AppState>,
+    Path(name): Path<String>,
+) -> ApiResult<StatusCode> {
     if store::delete_decider(&state.db, &name).await? {
         Ok(StatusCode::NO_CONTENT)
     } else {
@@ -216,7 +232,9 @@ pub(crate) async fn rotate(
     let now = auth::now_s();
     // No current secret: nothing to overlap with.
     let until = (d.secret_sealed.is_some() && overlap > 0).then_some(now + overlap);
-    if !store::set_decider_secret(&state.db, &name, Some((&sealed, &fingerprint)), until, now).await? {
+    if !store::set_decider_secret(&state.db, &name, Some((&sealed, &fingerprint)), until, now)
+        .await?
+    {
         return Err(not_found(&name));
     }
     tracing::info!(decider = %name, overlap_s = overlap, "decider secret rotated");
@@ -308,7 +326,10 @@ async fn futures_join(
         let (i, c) = done.expect("decider call task");
         calls[i] = Some(c);
     }
-    calls.into_iter().map(|c| c.expect("every call joined")).collect()
+    calls
+        .into_iter()
+        .map(|c| c.expect("every call joined"))
+        .collect()
 }
 
 /// `POST /api/estates/{id}/deciders/{name}/runs`: one decider, now; the
@@ -352,9 +373,7 @@ fn limit_of(l: Option<i64>) -> ApiResult<i64> {
     match l {
         None => Ok(20),
         Some(l) if (1..=200).contains(&l) => Ok(l),
-        Some(l) => Err(ApiError::bad_request(format!(
-            "limit {l}: from 1 to 200"
-        ))),
+        Some(l) => Err(ApiError::bad_request(format!("limit {l}: from 1 to 200"))),
     }
 }
 

@@ -409,10 +409,16 @@ fn serve(command: Command) -> ExitCode {
         seed: !no_seed,
         max_connections,
         // Read here, passed on, and never printed.
-        secret_key: std::env::var("BERTH_SECRET_KEY").ok().filter(|k| !k.is_empty()),
+        secret_key: std::env::var("BERTH_SECRET_KEY")
+            .ok()
+            .filter(|k| !k.is_empty()),
         secret_key_file,
         decider_allow,
-        driver_every_s: if no_driver { None } else { Some(driver_every_s.max(1)) },
+        driver_every_s: if no_driver {
+            None
+        } else {
+            Some(driver_every_s.max(1))
+        },
         config: berth::Config {
             secure_cookies,
             trust_forwarded_for,

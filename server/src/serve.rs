@@ -39,7 +39,11 @@ pub struct ServeOptions {
 impl ServeOptions {
     /// Defaults for tests and embedding: like `berth serve` with no flags,
     /// but on the given database and address, without the driver.
-    pub fn new(listen: SocketAddr, database_url: Option<String>, data_dir: PathBuf) -> ServeOptions {
+    pub fn new(
+        listen: SocketAddr,
+        database_url: Option<String>,
+        data_dir: PathBuf,
+    ) -> ServeOptions {
         ServeOptions {
             listen,
             database_url,
@@ -106,13 +110,14 @@ pub async fn prepare(opts: &ServeOptions) -> Result<(AppState, Option<String>), 
             "no secret key (BERTH_SECRET_KEY or --secret-key-file): deciders cannot have secrets"
         ),
     }
-    let allow = AllowList::parse(&opts.decider_allow)
-        .map_err(|e| format!("--decider-allow: {e}"))?;
+    let allow =
+        AllowList::parse(&opts.decider_allow).map_err(|e| format!("--decider-allow: {e}"))?;
     let forwarder = Forwarder::new(ForwardPolicy {
         allow,
         ..ForwardPolicy::default()
     });
-    let mut state = AppState::new(db, opts.config.clone()).with_outbound(Outbound { forwarder, vault });
+    let mut state =
+        AppState::new(db, opts.config.clone()).with_outbound(Outbound { forwarder, vault });
     if let Some(every) = opts.driver_every_s {
         state = state.with_driver(DriverConfig {
             every: std::time::Duration::from_secs(every),

@@ -804,18 +804,15 @@ impl DeciderRow {
             } else {
                 None
             },
-            previous_secret_expires_at: if live {
-                self.previous_expires_at
-            } else {
-                None
-            },
+            previous_secret_expires_at: if live { self.previous_expires_at } else { None },
             created_at: self.created_at,
             updated_at: self.updated_at,
         }
     }
 }
 
-const DECIDER_COLUMNS: &str = "name, url, timeout_ms, enabled, interval_s, secret_ciphertext, secret_fingerprint, \
+const DECIDER_COLUMNS: &str =
+    "name, url, timeout_ms, enabled, interval_s, secret_ciphertext, secret_fingerprint, \
      previous_ciphertext, previous_fingerprint, previous_expires_at, created_at, updated_at";
 
 fn decider_of(r: &sqlx::any::AnyRow) -> Result<DeciderRow, sqlx::Error> {
@@ -1057,7 +1054,11 @@ pub async fn last_runs(db: &Db) -> Result<Vec<(String, String, i64)>, ApiError> 
     .await?;
     let mut out = Vec::with_capacity(rows.len());
     for r in &rows {
-        out.push((r.try_get("estate_id")?, r.try_get("decider")?, r.try_get("last")?));
+        out.push((
+            r.try_get("estate_id")?,
+            r.try_get("decider")?,
+            r.try_get("last")?,
+        ));
     }
     Ok(out)
 }
@@ -1110,7 +1111,11 @@ pub async fn list_snapshots(
     limit: i64,
     with_result: bool,
 ) -> Result<Vec<AdviceSnapshot>, ApiError> {
-    let result_col = if with_result { "result" } else { "'null' AS result" };
+    let result_col = if with_result {
+        "result"
+    } else {
+        "'null' AS result"
+    };
     let rows = sqlx::query(&format!(
         "SELECT id, estate_id, estate_version, content_digest, policy_digest, evaluated_at, moves, {result_col} \
          FROM advice_snapshots WHERE estate_id = $1 ORDER BY evaluated_at DESC, id DESC LIMIT $2"

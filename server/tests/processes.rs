@@ -46,6 +46,8 @@ struct Start<'a> {
     /// `None`: no BERTH_ADMIN_TOKEN at all (first-start bootstrap).
     admin_token: Option<&'a str>,
     seed: bool,
+    /// More `berth serve` arguments.
+    extra: &'a [&'a str],
 }
 
 /// A running `berth serve`. Dropping it kills the process (SIGKILL) and,
@@ -105,6 +107,7 @@ impl Server {
         if !s.seed {
             cmd.arg("--no-seed");
         }
+        cmd.args(s.extra);
         // Nothing from the caller's environment may steer the server.
         for (var, _) in std::env::vars_os() {
             if var.to_string_lossy().starts_with("BERTH_") {
@@ -451,6 +454,7 @@ async fn two_servers_on_one_postgres_share_every_write() {
         data_dir: dir.path(),
         admin_token: Some(TOKEN),
         seed: false,
+        extra: &[],
     };
     // Started together, so both run the migrations at the same moment.
     let (sa, sb) = tokio::join!(Server::start(start("A")), Server::start(start("B")));
@@ -629,6 +633,7 @@ impl Place {
             data_dir: self.dir.path(),
             admin_token: Some(TOKEN),
             seed: false,
+            extra: &[],
         }
     }
 }
@@ -831,6 +836,7 @@ async fn first_start_prints_a_bootstrap_token_once_and_seeds_the_sample_once() {
         data_dir: &data,
         admin_token: None,
         seed: true,
+        extra: &[],
     };
     let first = Server::start(start("first start")).await;
     assert!(
@@ -920,4 +926,132 @@ async fn first_start_prints_a_bootstrap_token_once_and_seeds_the_sample_once() {
         "the second start printed:\n{}",
         exited.stdout
     );
+}
+
+/// A decider that takes its time and records how many calls it serves at
+/// once, and how often it saw each estate version.
+#[derive(Default)]
+struct SlowDecider {
+    in_flight: std::sync::atomic::AtomicUsize,
+    max_in_flight: std::sync::atomic::AtomicUsize,
+    seen: Mutex<std::collections::BTreeMap<String, usize>>,
+}
+
+async fn slow_decider(delay: Duration) -> (Arc<SlowDecider>, String) {
+    use std::sync::atomic::Ordering::SeqCst;
+    let d = Arc::new(SlowDecider::default());
+    let state = d.clone();
+    let app = axum::Router::new().fallback(move |body: axum::body::Bytes| {
+        let d = state.clone();
+        async move {
+            let now = d.in_flight.fetch_add(1, SeqCst) + 1;
+            d.max_in_flight.fetch_max(now, SeqCst);
+            let req: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
+            let version = req["estate_version"].as_str().unwrap_or("?").to_string();
+            *d.seen.lock().unwrap().entry(version).or_default() += 1;
+            tokio::time::sleep(delay).await;
+            d.in_flight.fetch_sub(1, SeqCst);
+            axum::Json(serde_json::json!({"proposals": []}))
+        }
+    });
+    let l = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/decide", l.local_addr().unwrap());
+    tokio::spawn(async move { axum::serve(l, app).await.unwrap() });
+    (d, url)
+}
+
+/// SPEC §11: with several replicas on one database, exactly one runs a
+/// driver pass at a time. Two replicas tick every second; a pass that
+/// calls a slow decider on three estates lasts ~2 s, so without the lock
+/// the other replica would start its own pass inside it and call the
+/// decider a second time for the same estate, at the same time.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn two_replicas_never_run_driver_passes_at_once() {
+    use std::sync::atomic::Ordering::SeqCst;
+    let db = TestDb::new(Backend::Postgres).await;
+    let dir = tempfile::tempdir().unwrap();
+    // An explicit key file, as a PostgreSQL installation would have.
+    let key_file = dir.path().join("secret.key");
+    std::fs::write(&key_file, "AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8=\n").unwrap();
+    let key_file = key_file.display().to_string();
+    let extra = [
+        "--driver-every-s",
+        "1",
+        "--decider-allow",
+        "127.0.0.1/32",
+        "--secret-key-file",
+        &key_file,
+    ];
+    let start = |label| Start {
+        label,
+        database_url: Some(&db.url),
+        data_dir: dir.path(),
+        admin_token: Some(TOKEN),
+        seed: false,
+        extra: &extra,
+    };
+    let (sa, sb) = tokio::join!(Server::start(start("A")), Server::start(start("B")));
+    let (a, b) = (sa.api(), sb.api());
+    let (decider, url) = slow_decider(Duration::from_millis(600)).await;
+    for i in 0..3u64 {
+        a.create(&format!("e{i}"), &fixture(&Shape::sized(10 + i, 30, 4), false).text)
+            .await;
+    }
+    let registered = b
+        .json(
+            Method::POST,
+            "/api/deciders",
+            Some(
+                serde_json::json!({"name": "slow", "url": url, "timeout_ms": 5000, "interval_s": 3600, "generate_secret": true})
+                    .to_string(),
+            ),
+        )
+        .await;
+    let secret = registered["secret"].as_str().unwrap().to_string();
+    assert!(secret.starts_with("whsec_"));
+    // Until every estate has been evaluated and run once, then a little
+    // longer so both replicas keep ticking over an empty backlog.
+    let deadline = std::time::Instant::now() + Duration::from_secs(40);
+    loop {
+        let h = a.json(Method::GET, "/api/driver", None).await;
+        if h["backlog"] == 0 && decider.seen.lock().unwrap().len() == 3 {
+            break;
+        }
+        assert!(std::time::Instant::now() < deadline, "the backlog never emptied: {h}");
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    tokio::time::sleep(Duration::from_secs(3)).await;
+
+    assert_eq!(decider.max_in_flight.load(SeqCst), 1, "two passes called the decider at once");
+    let seen = decider.seen.lock().unwrap().clone();
+    assert!(seen.values().all(|n| *n == 1), "an estate was run twice: {seen:?}");
+
+    let pool = sqlx::PgPool::connect(&db.url).await.unwrap();
+    let passes: Vec<(String, i64, i64)> =
+        sqlx::query_as("SELECT replica, started_ms, finished_ms FROM driver_passes ORDER BY started_ms")
+            .fetch_all(&pool)
+            .await
+            .unwrap();
+    let replicas: std::collections::BTreeSet<&str> = passes.iter().map(|p| p.0.as_str()).collect();
+    assert_eq!(replicas.len(), 2, "both replicas run passes: {passes:?}");
+    for w in passes.windows(2) {
+        assert!(
+            w[0].2 <= w[1].1,
+            "a pass of {} began at {} inside a pass of {} ({}..{})",
+            w[1].0,
+            w[1].1,
+            w[0].0,
+            w[0].1,
+            w[0].2
+        );
+    }
+    let long = passes.iter().filter(|p| p.2 - p.1 >= 600).count();
+    assert!(long >= 1, "no pass called the slow decider: {passes:?}");
+    // Signed calls all along, and the secret never reached a log line.
+    let key = &secret["whsec_".len()..];
+    for s in [&sa, &sb] {
+        for out in [text(&s.stdout), text(&s.stderr)] {
+            assert!(!out.contains(key), "server {} logged the decider secret", s.label);
+        }
+    }
 }

@@ -170,12 +170,24 @@ pub async fn backlog(state: &AppState, now: i64) -> Result<Vec<Pending>, ApiErro
     }
     let mut oldest: BTreeMap<String, i64> = BTreeMap::new();
     for p in &out {
-        let o = oldest.entry(p.subject.estate().to_string()).or_insert(p.since);
+        let o = oldest
+            .entry(p.subject.estate().to_string())
+            .or_insert(p.since);
         *o = (*o).min(p.since);
     }
     out.sort_by(|a, b| {
-        let ka = (oldest[a.subject.estate()], a.subject.estate(), a.since, a.subject.key());
-        let kb = (oldest[b.subject.estate()], b.subject.estate(), b.since, b.subject.key());
+        let ka = (
+            oldest[a.subject.estate()],
+            a.subject.estate(),
+            a.since,
+            a.subject.key(),
+        );
+        let kb = (
+            oldest[b.subject.estate()],
+            b.subject.estate(),
+            b.since,
+            b.subject.key(),
+        );
         ka.cmp(&kb)
     });
     Ok(out)
@@ -239,12 +251,18 @@ pub fn backoff_delay(cfg: &DriverConfig, attempts: i64, retry_after: Option<Dura
     let shift = (attempts - 1).clamp(0, 30) as u32;
     let doubled = cfg.base_backoff_s.saturating_mul(1i64 << shift);
     let delay = doubled.min(cfg.max_backoff_s);
-    let asked = retry_after.map_or(0, |d| d.as_secs() as i64).min(cfg.max_backoff_s);
+    let asked = retry_after
+        .map_or(0, |d| d.as_secs() as i64)
+        .min(cfg.max_backoff_s);
     delay.max(asked)
 }
 
 /// Run passes every `cfg.every` until `stop` fires.
-pub async fn run(state: AppState, cfg: Arc<DriverConfig>, mut stop: tokio::sync::watch::Receiver<bool>) {
+pub async fn run(
+    state: AppState,
+    cfg: Arc<DriverConfig>,
+    mut stop: tokio::sync::watch::Receiver<bool>,
+) {
     let mut tick = tokio::time::interval(cfg.every);
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
@@ -363,7 +381,10 @@ async fn pass_locked(state: &AppState, cfg: &DriverConfig) -> Result<Pass, ApiEr
                     let (e, pol) = (estate.clone(), policy.clone());
                     let advice = tokio::task::spawn_blocking(move || {
                         let a = berth_engine::advise(&e, &pol, now);
-                        (a.moves.len(), serde_json::to_string(&a).expect("serialises"))
+                        (
+                            a.moves.len(),
+                            serde_json::to_string(&a).expect("serialises"),
+                        )
                     })
                     .await
                     .map_err(|e| ApiError::Internal(format!("advice task: {e}")))?;
@@ -432,7 +453,8 @@ async fn pass_locked(state: &AppState, cfg: &DriverConfig) -> Result<Pass, ApiEr
                         }
                         Outcome::Deferred { retry_after } => {
                             pass.deferred += 1;
-                            miss(state, cfg, p, "deferred", &message, retry_after, now, &held).await?;
+                            miss(state, cfg, p, "deferred", &message, retry_after, now, &held)
+                                .await?;
                         }
                         Outcome::Failed => {
                             pass.failed += 1;
@@ -490,13 +512,20 @@ pub async fn entry_json(
             kind: decider::DeciderKind::External,
             run_time_ms: x.run_time_ms,
             error: x.response.as_ref().err().cloned(),
-            result: x.response.as_ref().ok().map(|raw| decider::score(&e, &p, now, raw)),
+            result: x
+                .response
+                .as_ref()
+                .ok()
+                .map(|raw| decider::score(&e, &p, now, raw)),
         };
         serde_json::to_string(&entry).expect("serialises")
     })
     .await
     .map_err(|e| ApiError::Internal(format!("scoring task: {e}")))?;
-    tracing::debug!(ms = started.elapsed().as_millis() as u64, "scored a decider run");
+    tracing::debug!(
+        ms = started.elapsed().as_millis() as u64,
+        "scored a decider run"
+    );
     Ok(json)
 }
 
@@ -516,7 +545,10 @@ mod tests {
         assert_eq!(backoff_delay(&cfg, 1000, None), 3600);
         assert_eq!(backoff_delay(&cfg, 1, Some(Duration::from_secs(300))), 300);
         // A decider cannot push itself beyond the ceiling.
-        assert_eq!(backoff_delay(&cfg, 1, Some(Duration::from_secs(86400))), 3600);
+        assert_eq!(
+            backoff_delay(&cfg, 1, Some(Duration::from_secs(86400))),
+            3600
+        );
     }
 
     #[test]

@@ -88,7 +88,10 @@ impl Forwarder {
             .and_then(|v| v.to_str().ok())
             .and_then(|v| v.parse().ok())
             .map(Duration::from_secs);
-        let body = resp.bytes().await.map_err(|e| ForwardError::Http(e.to_string()))?;
+        let body = resp
+            .bytes()
+            .await
+            .map_err(|e| ForwardError::Http(e.to_string()))?;
         Ok(Reply {
             status,
             body,

@@ -61,7 +61,9 @@ pub struct Outbound {
 /// of a built-in (their entries would be indistinguishable).
 pub fn check_name(name: &str) -> Result<(), String> {
     if name.is_empty() || name.chars().count() > MAX_NAME_CHARS {
-        return Err(format!("a decider name must be 1 to {MAX_NAME_CHARS} characters"));
+        return Err(format!(
+            "a decider name must be 1 to {MAX_NAME_CHARS} characters"
+        ));
     }
     if !name
         .chars()
@@ -211,7 +213,12 @@ pub async fn call(out: &Outbound, d: &DeciderRow, body: Bytes, now_unix: i64) ->
             {
                 Ok(secret) => secrets.push(secret),
                 Err(e) => {
-                    return failed(&d.name, "secret_unusable", format!("the decider's secret cannot be used: {e}"), 0.0)
+                    return failed(
+                        &d.name,
+                        "secret_unusable",
+                        format!("the decider's secret cannot be used: {e}"),
+                        0.0,
+                    )
                 }
             }
         }
@@ -277,7 +284,12 @@ pub async fn call(out: &Outbound, d: &DeciderRow, body: Bytes, now_unix: i64) ->
         },
         Err(e) => {
             let e = DeciderError::from(e);
-            failed(&d.name, &e.code, format!("the decider's reply: {}", e.message), run_time_ms)
+            failed(
+                &d.name,
+                &e.code,
+                format!("the decider's reply: {}", e.message),
+                run_time_ms,
+            )
         }
     }
 }

@@ -206,7 +206,10 @@ mod tests {
         let text = generate_key_text();
         let v = Vault::from_key_text(&text, "env").unwrap();
         let shown = format!("{v:?}");
-        assert!(!shown.contains(&text) && shown.contains("redacted"), "{shown}");
+        assert!(
+            !shown.contains(&text) && shown.contains("redacted"),
+            "{shown}"
+        );
     }
 
     #[test]

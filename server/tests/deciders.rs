@@ -1,0 +1,799 @@
+//! External deciders through the API, on SQLite and PostgreSQL: who may
+//! register them, what is refused, that secrets are write-only and sealed
+//! at rest, that a comparison calls the stored URL with exactly the
+//! Preview's bytes, signed (twice during a rotation), and how replies that
+//! are partly bad, busy or broken end up; and the advice driver's passes,
+//! backoff, pruning and health surface.
+//!
+//! The deciders here are real HTTP servers on 127.0.0.1, which the server
+//! is allowed to reach through `decider_allow` (as an administrator would
+//! set `--decider-allow`).
+
+mod support;
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use axum::body::Body;
+use axum::http::{header, HeaderMap, Method, Request, StatusCode};
+use axum::Router;
+use serde_json::{json, Value};
+use tower::ServiceExt;
+
+use berth::external::driver::{self, DriverConfig};
+use support::{Backend, TestDb};
+
+const ADMIN: &str = "admin-token-for-tests-0123456789abcdef";
+const NOW: &str = "2026-11-30T04:05:00Z";
+/// The at-rest key of these tests (32 bytes of base64).
+const SECRET_KEY: &str = "AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8=";
+
+struct TestApp {
+    app: Router,
+    state: berth::AppState,
+    _db: TestDb,
+}
+
+async fn app(b: Backend, key: bool) -> TestApp {
+    let db = TestDb::new(b).await;
+    let mut opts = berth::serve::ServeOptions::new(
+        "127.0.0.1:0".parse().unwrap(),
+        Some(db.url.clone()),
+        std::env::temp_dir(),
+    );
+    opts.admin_token = Some(ADMIN.into());
+    opts.max_connections = 4;
+    opts.secret_key = key.then(|| SECRET_KEY.to_string());
+    opts.decider_allow = vec!["127.0.0.1/32".into()];
+    let (state, _) = berth::serve::prepare(&opts).await.expect("prepare");
+    TestApp {
+        app: berth::api::app(state.clone()),
+        state,
+        _db: db,
+    }
+}
+
+impl TestApp {
+    async fn call(
+        &self,
+        token: &str,
+        method: Method,
+        path: &str,
+        body: Option<Value>,
+    ) -> (StatusCode, Value) {
+        let mut req = Request::builder()
+            .method(method)
+            .uri(path)
+            .header(header::AUTHORIZATION, format!("Bearer {token}"));
+        if body.is_some() {
+            req = req.header(header::CONTENT_TYPE, "application/json");
+        }
+        let body = body.map_or(Body::empty(), |b| Body::from(b.to_string()));
+        let resp = self
+            .app
+            .clone()
+            .oneshot(req.body(body).unwrap())
+            .await
+            .unwrap();
+        let status = resp.status();
+        let bytes = axum::body::to_bytes(resp.into_body(), usize::MAX)
+            .await
+            .unwrap();
+        let v = if bytes.is_empty() {
+            Value::Null
+        } else {
+            serde_json::from_slice(&bytes)
+                .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&bytes)))
+        };
+        (status, v)
+    }
+
+    async fn token(&self, role: &str) -> String {
+        let (s, v) = self
+            .call(
+                ADMIN,
+                Method::POST,
+                "/api/tokens",
+                Some(json!({"name": role, "role": role})),
+            )
+            .await;
+        assert_eq!(s, StatusCode::CREATED, "{v}");
+        v["token"].as_str().unwrap().to_string()
+    }
+}
+
+/// What a fake decider saw of one call.
+#[derive(Clone, Debug)]
+struct Seen {
+    headers: HeaderMap,
+    body: Vec<u8>,
+}
+
+/// How the fake decider answers.
+#[derive(Clone)]
+struct Script {
+    status: u16,
+    body: String,
+    retry_after: Option<&'static str>,
+}
+
+#[derive(Clone)]
+struct Fake {
+    seen: Arc<Mutex<Vec<Seen>>>,
+    script: Arc<Mutex<Script>>,
+}
+
+impl Fake {
+    async fn start(script: Script) -> (Fake, String) {
+        let fake = Fake {
+            seen: Arc::default(),
+            script: Arc::new(Mutex::new(script)),
+        };
+        let f = fake.clone();
+        let app = Router::new().fallback(move |headers: HeaderMap, body: axum::body::Bytes| {
+            let f = f.clone();
+            async move {
+                f.seen.lock().unwrap().push(Seen {
+                    headers,
+                    body: body.to_vec(),
+                });
+                let s = f.script.lock().unwrap().clone();
+                let mut r = axum::response::Response::builder()
+                    .status(s.status)
+                    .header("content-type", "application/json");
+                if let Some(ra) = s.retry_after {
+                    r = r.header("retry-after", ra);
+                }
+                r.body(Body::from(s.body)).unwrap()
+            }
+        });
+        let l = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = l.local_addr().unwrap();
+        tokio::spawn(async move { axum::serve(l, app).await.unwrap() });
+        (fake, format!("http://{addr}/decide"))
+    }
+    fn set(&self, s: Script) {
+        *self.script.lock().unwrap() = s;
+    }
+    fn calls(&self) -> Vec<Seen> {
+        self.seen.lock().unwrap().clone()
+    }
+}
+
+fn ok(body: Value) -> Script {
+    Script {
+        status: 200,
+        body: body.to_string(),
+        retry_after: None,
+    }
+}
+
+macro_rules! both {
+    ($name:ident) => {
+        mod $name {
+            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn sqlite() {
+                super::$name(super::Backend::Sqlite).await
+            }
+            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn postgres() {
+                super::$name(super::Backend::Postgres).await
+            }
+        }
+    };
+}
+
+both!(registration_is_admin_only_checked_whole_and_secrets_are_write_only);
+async fn registration_is_admin_only_checked_whole_and_secrets_are_write_only(b: Backend) {
+    let t = app(b, true).await;
+    let operator = t.token("operator").await;
+    let viewer = t.token("viewer").await;
+    let good = json!({"name": "ranker", "url": "http://127.0.0.1:9/decide", "timeout_ms": 2000, "generate_secret": true});
+    for who in [&operator, &viewer] {
+        let (s, _) = t
+            .call(who, Method::POST, "/api/deciders", Some(good.clone()))
+            .await;
+        assert_eq!(s, StatusCode::FORBIDDEN);
+    }
+    // Every field error at once, each with its path; nothing written.
+    let (s, v) = t
+        .call(
+            ADMIN,
+            Method::POST,
+            "/api/deciders",
+            Some(json!({"name": "Baseline!", "url": "ftp://x/", "timeout_ms": 26000, "interval_s": 5})),
+        )
+        .await;
+    assert_eq!(s, StatusCode::UNPROCESSABLE_ENTITY, "{v}");
+    let paths: Vec<&str> = v["details"]["errors"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["path"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        paths,
+        ["/name", "/url", "/timeout_ms", "/interval_s"],
+        "{v}"
+    );
+    for (field, value, needle) in [
+        ("url", json!("http://user:pw@127.0.0.1/"), "userinfo"),
+        ("url", json!("file:///etc/passwd"), "http"),
+        ("timeout_ms", json!(999), "1000 to 25000"),
+        ("name", json!("heaviest-talker"), "built-in"),
+    ] {
+        let mut body = good.clone();
+        body[field] = value;
+        let (s, v) = t
+            .call(ADMIN, Method::POST, "/api/deciders", Some(body))
+            .await;
+        assert_eq!(s, StatusCode::UNPROCESSABLE_ENTITY, "{field}: {v}");
+        let msg = v["details"]["errors"][0]["message"]
+            .as_str()
+            .unwrap()
+            .to_lowercase();
+        assert!(msg.contains(needle), "{field}: {msg}");
+    }
+    let (_, v) = t
+        .call(viewer.as_str(), Method::GET, "/api/deciders", None)
+        .await;
+    assert_eq!(v["deciders"], json!([]));
+
+    // Registered: the secret is in this answer only.
+    let (s, v) = t
+        .call(ADMIN, Method::POST, "/api/deciders", Some(good.clone()))
+        .await;
+    assert_eq!(s, StatusCode::CREATED, "{v}");
+    let secret = v["secret"].as_str().unwrap().to_string();
+    assert!(secret.starts_with("whsec_"), "{secret}");
+    let fingerprint = v["decider"]["secret_fingerprint"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(!secret.contains(&fingerprint) && !fingerprint.is_empty());
+    let (s, _) = t
+        .call(ADMIN, Method::POST, "/api/deciders", Some(good.clone()))
+        .await;
+    assert_eq!(s, StatusCode::CONFLICT);
+    for path in ["/api/deciders", "/api/deciders/ranker"] {
+        let (s, v) = t.call(&viewer, Method::GET, path, None).await;
+        assert_eq!(s, StatusCode::OK);
+        let text = v.to_string();
+        assert!(
+            !text.contains(&secret[6..]) && text.contains(&fingerprint),
+            "{text}"
+        );
+    }
+    // Sealed at rest: no column of the row holds the secret or its key.
+    let raw: Vec<(String,)> = sqlx::query_as(
+        "SELECT COALESCE(secret_ciphertext, '') || ' ' || COALESCE(secret_fingerprint, '') || ' ' || url FROM deciders",
+    )
+    .fetch_all(&t.state.db.pool)
+    .await
+    .unwrap();
+    assert_eq!(raw.len(), 1);
+    assert!(
+        raw[0].0.starts_with("v1:") && !raw[0].0.contains(&secret[6..]),
+        "{}",
+        raw[0].0
+    );
+
+    // Edits: settings only; the name is the path's.
+    let (s, v) = t
+        .call(
+            ADMIN,
+            Method::PUT,
+            "/api/deciders/ranker",
+            Some(json!({"url": "https://127.0.0.1:9/v2", "timeout_ms": 25000, "enabled": false, "interval_s": 3600})),
+        )
+        .await;
+    assert_eq!(s, StatusCode::OK, "{v}");
+    assert_eq!(v["decider"]["enabled"], false);
+    assert_eq!(v["decider"]["secret_fingerprint"], fingerprint.as_str());
+    let (s, _) = t
+        .call(
+            &operator,
+            Method::PUT,
+            "/api/deciders/ranker",
+            Some(json!({"url": "http://127.0.0.1/", "timeout_ms": 1000})),
+        )
+        .await;
+    assert_eq!(s, StatusCode::FORBIDDEN);
+
+    // Rotation: a new secret once, the old one listed until its overlap ends.
+    let (s, v) = t
+        .call(
+            ADMIN,
+            Method::POST,
+            "/api/deciders/ranker/secret",
+            Some(json!({"overlap_s": 600})),
+        )
+        .await;
+    assert_eq!(s, StatusCode::OK, "{v}");
+    let second = v["secret"].as_str().unwrap();
+    assert_ne!(second, secret);
+    assert_eq!(
+        v["decider"]["previous_secret_fingerprint"],
+        fingerprint.as_str()
+    );
+    assert!(v["decider"]["previous_secret_expires_at"].is_string());
+    let (s, v) = t
+        .call(
+            ADMIN,
+            Method::POST,
+            "/api/deciders/ranker/secret",
+            Some(json!({"overlap_s": 8 * 86400})),
+        )
+        .await;
+    assert_eq!(s, StatusCode::UNPROCESSABLE_ENTITY, "{v}");
+    let (s, _) = t
+        .call(ADMIN, Method::DELETE, "/api/deciders/ranker/secret", None)
+        .await;
+    assert_eq!(s, StatusCode::NO_CONTENT);
+    let (_, v) = t
+        .call(ADMIN, Method::GET, "/api/deciders/ranker", None)
+        .await;
+    assert_eq!(v["decider"]["secret_fingerprint"], Value::Null);
+    assert_eq!(v["decider"]["previous_secret_fingerprint"], Value::Null);
+    let (s, _) = t
+        .call(ADMIN, Method::DELETE, "/api/deciders/ranker", None)
+        .await;
+    assert_eq!(s, StatusCode::NO_CONTENT);
+    let (s, _) = t
+        .call(ADMIN, Method::DELETE, "/api/deciders/ranker", None)
+        .await;
+    assert_eq!(s, StatusCode::NOT_FOUND);
+}
+
+both!(without_a_secret_key_secrets_are_refused_in_words);
+async fn without_a_secret_key_secrets_are_refused_in_words(b: Backend) {
+    let t = app(b, false).await;
+    let (s, v) = t
+        .call(
+            ADMIN,
+            Method::POST,
+            "/api/deciders",
+            Some(json!({"name": "ranker", "url": "http://127.0.0.1:9/", "timeout_ms": 2000, "generate_secret": true})),
+        )
+        .await;
+    assert_eq!(s, StatusCode::CONFLICT, "{v}");
+    assert!(
+        v["message"].as_str().unwrap().contains("BERTH_SECRET_KEY"),
+        "{v}"
+    );
+    // Nothing half-written: the name is still free.
+    let (_, v) = t.call(ADMIN, Method::GET, "/api/deciders", None).await;
+    assert_eq!(v["deciders"], json!([]));
+}
+
+/// HMAC-SHA256, for checking signatures independently of the signing code.
+fn hmac_hex(key: &[u8], parts: &[&[u8]]) -> String {
+    use hmac::{Hmac, Mac};
+    let mut m = Hmac::<sha2::Sha256>::new_from_slice(key).unwrap();
+    for p in parts {
+        m.update(p);
+    }
+    hex::encode(m.finalize().into_bytes())
+}
+
+both!(comparison_calls_the_stored_url_with_the_preview_bytes_signed);
+async fn comparison_calls_the_stored_url_with_the_preview_bytes_signed(b: Backend) {
+    let t = app(b, true).await;
+    let operator = t.token("operator").await;
+    // Half good, half bad: the good proposal is scored, the others refused
+    // one by one.
+    let reply = json!({"schema": 1, "proposals": [
+        {"serviceId": "cart", "to": "c-fra-2", "reason": "nearer checkout"},
+        {"serviceId": "no-such-service", "to": "c-fra-1", "reason": "typo"},
+        {"serviceId": "shop-gateway", "reason": "no destination"}
+    ]});
+    let (fake, url) = Fake::start(ok(reply)).await;
+    let (_, v) = t
+        .call(
+            ADMIN,
+            Method::POST,
+            "/api/deciders",
+            Some(
+                json!({"name": "ranker", "url": url, "timeout_ms": 3000, "generate_secret": true}),
+            ),
+        )
+        .await;
+    let secret = v["secret"].as_str().unwrap().to_string();
+    let (s, v) = t
+        .call(
+            &operator,
+            Method::POST,
+            &format!("/api/estates/sample/compare?now={NOW}"),
+            Some(json!({"external": ["ranker"]})),
+        )
+        .await;
+    assert_eq!(s, StatusCode::OK, "{v}");
+    let entries = v["result"]["deciders"].as_array().unwrap();
+    let names: Vec<&str> = entries
+        .iter()
+        .map(|e| e["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["baseline", "heaviest-talker", "ranker"]);
+    let ranker = &entries[2];
+    assert_eq!(ranker["kind"], "external");
+    assert!(ranker["run_time_ms"].as_f64().unwrap() >= 0.0, "{ranker}");
+    assert_eq!(ranker["refused"].as_array().unwrap().len(), 2, "{ranker}");
+    assert_eq!(ranker["accepted_count"], 1, "{ranker}");
+    assert_eq!(ranker["proposals"], 3, "{ranker}");
+
+    // Exactly the Preview's bytes, to the stored URL, signed both ways.
+    let calls = fake.calls();
+    assert_eq!(calls.len(), 1);
+    let (_, preview) = t
+        .call(
+            ADMIN,
+            Method::GET,
+            &format!("/api/estates/sample/preview?now={NOW}"),
+            None,
+        )
+        .await;
+    let sent: Value = serde_json::from_slice(&calls[0].body).unwrap();
+    assert_eq!(sent, preview["result"]);
+    assert_eq!(
+        calls[0].body,
+        serde_json::to_vec(&preview["result"]).unwrap()
+    );
+    let h = &calls[0].headers;
+    assert_eq!(h["content-type"], "application/json");
+    let sig = h["berth-signature"].to_str().unwrap();
+    let t_s = sig.strip_prefix("t=").unwrap().split(',').next().unwrap();
+    let v1: Vec<&str> = sig
+        .split(',')
+        .filter_map(|p| p.strip_prefix("v1="))
+        .collect();
+    assert_eq!(
+        v1,
+        [hmac_hex(
+            secret.as_bytes(),
+            &[t_s.as_bytes(), b".", &calls[0].body]
+        )]
+    );
+    assert_eq!(h["webhook-timestamp"].to_str().unwrap(), t_s);
+    assert!(h["webhook-signature"].to_str().unwrap().starts_with("v1,"));
+    assert!(h["webhook-id"].to_str().unwrap().starts_with("msg_"));
+
+    // During a rotation both secrets sign; the old one is still accepted.
+    let (_, v) = t
+        .call(
+            ADMIN,
+            Method::POST,
+            "/api/deciders/ranker/secret",
+            Some(json!({"overlap_s": 600})),
+        )
+        .await;
+    let newer = v["secret"].as_str().unwrap().to_string();
+    let (s, _) = t
+        .call(
+            &operator,
+            Method::POST,
+            &format!("/api/estates/sample/deciders/ranker/runs?now={NOW}"),
+            None,
+        )
+        .await;
+    assert_eq!(s, StatusCode::OK);
+    let calls = fake.calls();
+    let last = calls.last().unwrap();
+    let sig = last.headers["berth-signature"].to_str().unwrap();
+    let t_s = sig.strip_prefix("t=").unwrap().split(',').next().unwrap();
+    let v1: Vec<&str> = sig
+        .split(',')
+        .filter_map(|p| p.strip_prefix("v1="))
+        .collect();
+    let expect = |k: &str| hmac_hex(k.as_bytes(), &[t_s.as_bytes(), b".", &last.body]);
+    assert_eq!(v1, [expect(&newer), expect(&secret)]);
+    assert_eq!(
+        last.headers["webhook-signature"]
+            .to_str()
+            .unwrap()
+            .split(' ')
+            .count(),
+        2
+    );
+    // With no overlap the old secret is dropped at once.
+    t.call(
+        ADMIN,
+        Method::POST,
+        "/api/deciders/ranker/secret",
+        Some(json!({"overlap_s": 0})),
+    )
+    .await;
+    t.call(
+        &operator,
+        Method::POST,
+        "/api/estates/sample/deciders/ranker/runs",
+        None,
+    )
+    .await;
+    let calls = fake.calls();
+    let sig = calls.last().unwrap().headers["berth-signature"]
+        .to_str()
+        .unwrap()
+        .to_string();
+    assert_eq!(sig.matches("v1=").count(), 1, "{sig}");
+
+    // Busy, broken, and gone: each its own entry, nothing else disturbed.
+    fake.set(Script {
+        status: 503,
+        body: "{}".into(),
+        retry_after: Some("120"),
+    });
+    let (_, v) = t
+        .call(
+            &operator,
+            Method::POST,
+            "/api/estates/sample/compare",
+            Some(json!({"external": ["ranker"]})),
+        )
+        .await;
+    let e = &v["result"]["deciders"][2];
+    assert_eq!(e["error"]["code"], "deferred", "{e}");
+    assert!(
+        e["error"]["message"].as_str().unwrap().contains("120 s"),
+        "{e}"
+    );
+    assert!(v["result"]["deciders"][0]["error"].is_null());
+    fake.set(ok(json!({"proposals": "not a list"})));
+    let (_, v) = t
+        .call(
+            &operator,
+            Method::POST,
+            "/api/estates/sample/compare",
+            Some(json!({"external": ["ranker"]})),
+        )
+        .await;
+    assert_eq!(
+        v["result"]["deciders"][2]["error"]["code"], "wrong_shape",
+        "{v}"
+    );
+    fake.set(Script {
+        status: 302,
+        body: String::new(),
+        retry_after: None,
+    });
+    let (_, v) = t
+        .call(
+            &operator,
+            Method::POST,
+            "/api/estates/sample/compare",
+            Some(json!({"external": ["ranker"]})),
+        )
+        .await;
+    assert_eq!(
+        v["result"]["deciders"][2]["error"]["code"], "redirect",
+        "{v}"
+    );
+
+    // Unknown, duplicated, doubled with an upload, or trying to steer the
+    // call elsewhere: refused before any call.
+    let before = fake.calls().len();
+    for body in [
+        json!({"external": ["ranker"], "url": "http://127.0.0.1:1/"}),
+        json!({"external": ["nobody"]}),
+        json!({"external": ["ranker", "ranker"]}),
+        json!({"external": ["ranker"], "responses": {"ranker": {"proposals": []}}}),
+    ] {
+        let (s, v) = t
+            .call(
+                &operator,
+                Method::POST,
+                "/api/estates/sample/compare",
+                Some(body.clone()),
+            )
+            .await;
+        assert_eq!(s, StatusCode::BAD_REQUEST, "{body}: {v}");
+        assert!(
+            v["message"].as_str().unwrap().starts_with("external/"),
+            "{v}"
+        );
+    }
+    assert_eq!(fake.calls().len(), before);
+    // Viewers read the history; only operators run.
+    let viewer = t.token("viewer").await;
+    let (s, _) = t
+        .call(
+            &viewer,
+            Method::POST,
+            "/api/estates/sample/deciders/ranker/runs",
+            None,
+        )
+        .await;
+    assert_eq!(s, StatusCode::FORBIDDEN);
+    let (s, v) = t
+        .call(
+            &viewer,
+            Method::GET,
+            "/api/estates/sample/deciders/ranker/runs?limit=10",
+            None,
+        )
+        .await;
+    assert_eq!(s, StatusCode::OK);
+    let outcomes: Vec<&str> = v["runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["outcome"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        outcomes,
+        ["failed", "failed", "deferred", "ok", "ok", "ok"],
+        "{v}"
+    );
+    assert_eq!(v["runs"][5]["estate_version"], 1);
+    assert_eq!(
+        v["runs"][5]["entry"]["refused"].as_array().unwrap().len(),
+        2
+    );
+}
+
+fn test_driver() -> DriverConfig {
+    DriverConfig {
+        batch: 2,
+        overfetch: 1,
+        ..DriverConfig::default()
+    }
+}
+
+both!(driver_passes_follow_the_backlog_back_off_and_report_health);
+async fn driver_passes_follow_the_backlog_back_off_and_report_health(b: Backend) {
+    let t = app(b, true).await;
+    let viewer = t.token("viewer").await;
+    let (_, h) = t.call(&viewer, Method::GET, "/api/driver", None).await;
+    assert_eq!(h["last_pass_at"], Value::Null, "never ran: {h}");
+    assert_eq!(
+        h["backlog"], 1,
+        "the seeded sample was never evaluated: {h}"
+    );
+    let cfg = test_driver();
+
+    // First pass: the sample's advice snapshot.
+    let p = driver::pass(&t.state, &cfg)
+        .await
+        .unwrap()
+        .expect("no other pass runs");
+    assert_eq!((p.backlog, p.evaluated, p.deferred, p.failed), (1, 1, 0, 0));
+    let (_, v) = t
+        .call(
+            &viewer,
+            Method::GET,
+            "/api/estates/sample/advice-snapshots",
+            None,
+        )
+        .await;
+    assert_eq!(v["snapshots"].as_array().unwrap().len(), 1);
+    assert_eq!(v["snapshots"][0]["estate_version"], 1);
+    assert!(v["snapshots"][0]["result"]["moves"].is_array());
+    // Ran and found nothing: distinguishable from never ran.
+    let p = driver::pass(&t.state, &cfg).await.unwrap().unwrap();
+    assert_eq!((p.backlog, p.evaluated), (0, 0));
+    let (_, h) = t.call(&viewer, Method::GET, "/api/driver", None).await;
+    assert!(h["last_pass_at"].is_string(), "{h}");
+    assert_eq!(h["backlog"], 0);
+    assert_eq!(h["oldest_pending_age_s"], Value::Null);
+
+    // A policy change makes the estate stale again.
+    let (s, v) = t
+        .call(
+            ADMIN,
+            Method::PUT,
+            "/api/estates/sample/policy",
+            Some(json!({"min_gain_points": 7.5})),
+        )
+        .await;
+    assert_eq!(s, StatusCode::OK, "{v}");
+    let (_, h) = t.call(&viewer, Method::GET, "/api/driver", None).await;
+    assert_eq!(h["backlog"], 1, "{h}");
+
+    // Deciders with an interval join the backlog: one busy, one broken.
+    let (busy, busy_url) = Fake::start(Script {
+        status: 429,
+        body: "{}".into(),
+        retry_after: Some("45"),
+    })
+    .await;
+    let (broken, broken_url) = Fake::start(Script {
+        status: 500,
+        body: "{}".into(),
+        retry_after: None,
+    })
+    .await;
+    for (name, url) in [("busy", &busy_url), ("broken", &broken_url)] {
+        let (s, v) = t
+            .call(
+                ADMIN,
+                Method::POST,
+                "/api/deciders",
+                Some(json!({"name": name, "url": url, "timeout_ms": 2000, "interval_s": 3600})),
+            )
+            .await;
+        assert_eq!(s, StatusCode::CREATED, "{v}");
+    }
+    // All three pending since this second: ties go by subject key, so
+    // the batch of 2 takes the two deciders.
+    let p = driver::pass(&t.state, &cfg).await.unwrap().unwrap();
+    assert_eq!((p.backlog, p.evaluated, p.deferred, p.failed, p.held_back), (3, 0, 1, 1, 0), "{p:?}");
+    assert_eq!((busy.calls().len(), broken.calls().len()), (1, 1));
+    let (_, h) = t.call(&viewer, Method::GET, "/api/driver", None).await;
+    let backoffs = h["backoffs"].as_array().unwrap();
+    let kinds: Vec<(&str, &str, i64)> = backoffs
+        .iter()
+        .map(|b| (b["subject"].as_str().unwrap(), b["kind"].as_str().unwrap(), b["attempts"].as_i64().unwrap()))
+        .collect();
+    assert_eq!(kinds, [("decider:broken@sample", "failed", 1), ("decider:busy@sample", "deferred", 1)], "{h}");
+    assert_eq!((h["last_pass"]["deferred"].as_i64(), h["last_pass"]["failed"].as_i64()), (Some(1), Some(1)));
+    // Both held back; the over-fetch of 1 reaches the estate behind them.
+    let p = driver::pass(&t.state, &cfg).await.unwrap().unwrap();
+    assert_eq!((p.backlog, p.evaluated, p.deferred, p.failed, p.held_back), (3, 1, 0, 0, 2), "{p:?}");
+    // Backed off: a third pass calls nobody.
+    let p = driver::pass(&t.state, &cfg).await.unwrap().unwrap();
+    assert_eq!(
+        (p.evaluated, p.deferred, p.failed, p.held_back),
+        (0, 0, 0, 2),
+        "{p:?}"
+    );
+    assert_eq!((busy.calls().len(), broken.calls().len()), (1, 1));
+
+    // Disabling a decider takes it out of the backlog; its backoff is pruned.
+    t.call(
+        ADMIN,
+        Method::PUT,
+        "/api/deciders/broken",
+        Some(json!({"url": broken_url, "timeout_ms": 2000, "enabled": false, "interval_s": 3600})),
+    )
+    .await;
+    driver::pass(&t.state, &cfg).await.unwrap().unwrap();
+    let (_, h) = t.call(&viewer, Method::GET, "/api/driver", None).await;
+    let subjects: Vec<&str> = h["backoffs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|b| b["subject"].as_str().unwrap())
+        .collect();
+    assert_eq!(subjects, ["decider:busy@sample"], "{h}");
+    assert_eq!(h["backlog"], 1);
+    assert!(h["oldest_pending_age_s"].as_i64().unwrap() >= 0);
+
+    // A success clears the backoff and the subject leaves the backlog.
+    busy.set(ok(json!({"proposals": []})));
+    sqlx::query("UPDATE driver_backoff SET until_at = 0")
+        .execute(&t.state.db.pool)
+        .await
+        .unwrap();
+    let p = driver::pass(&t.state, &cfg).await.unwrap().unwrap();
+    assert_eq!((p.evaluated, p.deferred, p.failed), (1, 0, 0), "{p:?}");
+    let (_, h) = t.call(&viewer, Method::GET, "/api/driver", None).await;
+    assert_eq!(
+        (
+            h["backlog"].as_i64(),
+            h["backoffs"].as_array().unwrap().len()
+        ),
+        (Some(0), 0),
+        "{h}"
+    );
+    // The driver's runs are history like anyone's.
+    let (_, v) = t
+        .call(
+            &viewer,
+            Method::GET,
+            "/api/estates/sample/deciders/busy/runs",
+            None,
+        )
+        .await;
+    let by: Vec<(&str, &str)> = v["runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            (
+                r["outcome"].as_str().unwrap(),
+                r["started_by"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(by, [("ok", "driver"), ("deferred", "driver")]);
+    let _ = Duration::ZERO;
+}
