@@ -604,7 +604,7 @@ fn official_stripe_and_standardwebhooks_libraries_verify_berths_signatures() {
     let tampered = body.replacen(':', ": ", 1);
     assert_ne!(tampered, body);
     // (name, body sent, headers, secret the verifier knows, accepted?)
-    let cases = vec![
+    let cases = [
         (
             "sample request",
             body.clone(),
@@ -826,7 +826,9 @@ fn the_example_decider_verifies_signatures_and_proposes_legal_moves() {
     let mut tampered = body.clone();
     tampered[10] ^= 1;
     let v0_only = good.berth_signature.replace("v1=", "v0=");
-    let cases: Vec<(&str, Vec<u8>, Vec<(&str, &str)>, &str)> = vec![
+    // (what, body, headers, expected error code)
+    type Case<'a> = (&'a str, Vec<u8>, Vec<(&'a str, &'a str)>, &'a str);
+    let cases: Vec<Case> = vec![
         ("no signature", body.clone(), vec![], "signature_missing"),
         (
             "another secret",

@@ -1037,7 +1037,7 @@ mod tests {
             format!("v1,{sig} "),
             format!(" v1,{sig}"),
             format!("v1,{sig}  v1,{sig}"),
-            format!("v1,"),
+            "v1,".to_string(),
             format!(",{sig}"),
             format!("v1,{}", &sig[..43]),
             format!("v1,{}", sig.trim_end_matches('=')),
