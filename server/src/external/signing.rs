@@ -58,13 +58,13 @@ pub const SECRET_PREFIX: &str = "whsec_";
 /// Key bytes of a generated secret: 32 bytes = 256 bits, the output size
 /// of SHA-256 (a longer HMAC key adds no strength).
 pub const GENERATED_KEY_BYTES: usize = 32;
-/// Fewest key bytes accepted: 24 (192 bits), the lower bound the Standard
-/// Webhooks specification gives for secrets; shorter keys are guessable in
-/// principle and are refused rather than silently used.
+/// Fewest key bytes accepted: 24 (192 bits), the least the Standard
+/// Webhooks specification allows for a symmetric secret; a shorter key is
+/// refused rather than silently used.
 pub const MIN_KEY_BYTES: usize = 24;
-/// Most key bytes accepted: 64, the upper bound of the same
-/// specification (and SHA-256's block size: a longer key would be hashed
-/// down first, so it adds nothing).
+/// Most key bytes accepted: 64 (512 bits), the most the same
+/// specification allows (and SHA-256's block size: HMAC would hash a
+/// longer key down first, so it would add nothing).
 pub const MAX_KEY_BYTES: usize = 64;
 /// The usual replay window: 5 minutes, the default of the Stripe and
 /// Standard Webhooks libraries. Enough for clock skew between hosts, short
@@ -306,8 +306,9 @@ fn standard_mac(secret: &Secret, id: &str, t: &str, body: &[u8]) -> [u8; 32] {
 
 /// Sign one request. `secrets`: the current secret first, then any
 /// previous one still inside its rotation overlap; each adds one signature
-/// to both headers. `unix_seconds` is the send time (non-negative);
-/// `body` the exact bytes sent.
+/// to both headers. `webhook_id` comes from [`new_webhook_id`] (verifiers
+/// refuse an id containing `.`); `unix_seconds` is the send time
+/// (non-negative); `body` the exact bytes sent.
 ///
 /// With no secret at all the signature headers carry no signature (every
 /// verifier refuses them): a decider without a secret gets no signature
@@ -599,6 +600,12 @@ pub fn verify_standard(
     bounded(WEBHOOK_ID, id, MAX_WEBHOOK_ID_BYTES)?;
     bounded(WEBHOOK_TIMESTAMP, timestamp, MAX_TIMESTAMP_DIGITS)?;
     bounded(WEBHOOK_SIGNATURE, signature_header, MAX_HEADER_BYTES)?;
+    // The id is signed in front of the timestamp, separated by `.`: an id
+    // containing `.` could move that boundary, so it is refused (the
+    // Standard Webhooks specification asks ids never to contain one).
+    if id.contains('.') {
+        return Err(malformed(WEBHOOK_ID, "the id contains `.`"));
+    }
     let t = parse_unix(WEBHOOK_TIMESTAMP, timestamp)?;
     // 2. Split on single spaces into `version,signature` items; an empty
     //    item (two spaces, or one at either end) is malformed.
@@ -1009,6 +1016,7 @@ mod tests {
         assert_eq!(std("", ts, &v1), Err("signature_missing"));
         assert_eq!(std("msg_1", "", &v1), Err("signature_missing"));
         assert_eq!(std("msg_1", ts, ""), Err("signature_missing"));
+        assert_eq!(std("msg.1", ts, &v1), Err("signature_malformed"));
         assert_eq!(std(&"m".repeat(257), ts, &v1), Err("signature_too_long"));
         assert_eq!(
             std("msg_1", "1234567890123", &v1),
