@@ -30,3 +30,10 @@ if ! python3 -c 'import openapi_spec_validator' 2>/dev/null; then
   echo "installing openapi-spec-validator (checks docs/api.openapi.yaml)"
   python3 -m pip install --quiet openapi-spec-validator==0.9.0
 fi
+# The official webhook verifiers that server/tests/webhook_contract.rs runs
+# against Berth's signed decider requests (it fails without them). Pinned,
+# so every machine verifies with the same library code.
+if ! python3 -c 'import stripe, standardwebhooks' 2>/dev/null; then
+  echo "installing stripe and standardwebhooks (verify signed decider requests)"
+  python3 -m pip install --quiet stripe==16.1.0 standardwebhooks==1.1.0
+fi
