@@ -21,6 +21,7 @@ use serde_json::{json, Value};
 use tower::ServiceExt;
 
 use berth::external::driver::{self, DriverConfig};
+use berth::external::signing;
 use support::{Backend, TestDb};
 
 const ADMIN: &str = "admin-token-for-tests-0123456789abcdef";
@@ -456,6 +457,20 @@ async fn comparison_calls_the_stored_url_with_the_preview_bytes_signed(b: Backen
     assert_eq!(h["webhook-timestamp"].to_str().unwrap(), t_s);
     assert!(h["webhook-signature"].to_str().unwrap().starts_with("v1,"));
     assert!(h["webhook-id"].to_str().unwrap().starts_with("msg_"));
+    // And the reference verifier, the one deciders port, accepts both.
+    let key = signing::Secret::parse(&secret).unwrap();
+    let at: i64 = t_s.parse().unwrap();
+    signing::verify_berth(sig, &calls[0].body, &key, at, 300).unwrap();
+    signing::verify_standard(
+        h["webhook-id"].to_str().unwrap(),
+        t_s,
+        h["webhook-signature"].to_str().unwrap(),
+        &calls[0].body,
+        &key,
+        at,
+        300,
+    )
+    .unwrap();
 
     // During a rotation both secrets sign; the old one is still accepted.
     let (_, v) = t
@@ -494,6 +509,18 @@ async fn comparison_calls_the_stored_url_with_the_preview_bytes_signed(b: Backen
             .count(),
         2
     );
+    // A decider that has only the old secret still verifies the call.
+    let old_key = signing::Secret::parse(&secret).unwrap();
+    signing::verify_standard(
+        last.headers["webhook-id"].to_str().unwrap(),
+        t_s,
+        last.headers["webhook-signature"].to_str().unwrap(),
+        &last.body,
+        &old_key,
+        t_s.parse().unwrap(),
+        300,
+    )
+    .unwrap();
     // With no overlap the old secret is dropped at once.
     t.call(
         ADMIN,
@@ -715,19 +742,46 @@ async fn driver_passes_follow_the_backlog_back_off_and_report_health(b: Backend)
     // All three pending since this second: ties go by subject key, so
     // the batch of 2 takes the two deciders.
     let p = driver::pass(&t.state, &cfg).await.unwrap().unwrap();
-    assert_eq!((p.backlog, p.evaluated, p.deferred, p.failed, p.held_back), (3, 0, 1, 1, 0), "{p:?}");
+    assert_eq!(
+        (p.backlog, p.evaluated, p.deferred, p.failed, p.held_back),
+        (3, 0, 1, 1, 0),
+        "{p:?}"
+    );
     assert_eq!((busy.calls().len(), broken.calls().len()), (1, 1));
     let (_, h) = t.call(&viewer, Method::GET, "/api/driver", None).await;
     let backoffs = h["backoffs"].as_array().unwrap();
     let kinds: Vec<(&str, &str, i64)> = backoffs
         .iter()
-        .map(|b| (b["subject"].as_str().unwrap(), b["kind"].as_str().unwrap(), b["attempts"].as_i64().unwrap()))
+        .map(|b| {
+            (
+                b["subject"].as_str().unwrap(),
+                b["kind"].as_str().unwrap(),
+                b["attempts"].as_i64().unwrap(),
+            )
+        })
         .collect();
-    assert_eq!(kinds, [("decider:broken@sample", "failed", 1), ("decider:busy@sample", "deferred", 1)], "{h}");
-    assert_eq!((h["last_pass"]["deferred"].as_i64(), h["last_pass"]["failed"].as_i64()), (Some(1), Some(1)));
+    assert_eq!(
+        kinds,
+        [
+            ("decider:broken@sample", "failed", 1),
+            ("decider:busy@sample", "deferred", 1)
+        ],
+        "{h}"
+    );
+    assert_eq!(
+        (
+            h["last_pass"]["deferred"].as_i64(),
+            h["last_pass"]["failed"].as_i64()
+        ),
+        (Some(1), Some(1))
+    );
     // Both held back; the over-fetch of 1 reaches the estate behind them.
     let p = driver::pass(&t.state, &cfg).await.unwrap().unwrap();
-    assert_eq!((p.backlog, p.evaluated, p.deferred, p.failed, p.held_back), (3, 1, 0, 0, 2), "{p:?}");
+    assert_eq!(
+        (p.backlog, p.evaluated, p.deferred, p.failed, p.held_back),
+        (3, 1, 0, 0, 2),
+        "{p:?}"
+    );
     // Backed off: a third pass calls nobody.
     let p = driver::pass(&t.state, &cfg).await.unwrap().unwrap();
     assert_eq!(

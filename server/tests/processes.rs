@@ -994,8 +994,11 @@ async fn two_replicas_never_run_driver_passes_at_once() {
     let (a, b) = (sa.api(), sb.api());
     let (decider, url) = slow_decider(Duration::from_millis(600)).await;
     for i in 0..3u64 {
-        a.create(&format!("e{i}"), &fixture(&Shape::sized(10 + i, 30, 4), false).text)
-            .await;
+        a.create(
+            &format!("e{i}"),
+            &fixture(&Shape::sized(10 + i, 30, 4), false).text,
+        )
+        .await;
     }
     let registered = b
         .json(
@@ -1017,21 +1020,32 @@ async fn two_replicas_never_run_driver_passes_at_once() {
         if h["backlog"] == 0 && decider.seen.lock().unwrap().len() == 3 {
             break;
         }
-        assert!(std::time::Instant::now() < deadline, "the backlog never emptied: {h}");
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the backlog never emptied: {h}"
+        );
         tokio::time::sleep(Duration::from_millis(200)).await;
     }
     tokio::time::sleep(Duration::from_secs(3)).await;
 
-    assert_eq!(decider.max_in_flight.load(SeqCst), 1, "two passes called the decider at once");
+    assert_eq!(
+        decider.max_in_flight.load(SeqCst),
+        1,
+        "two passes called the decider at once"
+    );
     let seen = decider.seen.lock().unwrap().clone();
-    assert!(seen.values().all(|n| *n == 1), "an estate was run twice: {seen:?}");
+    assert!(
+        seen.values().all(|n| *n == 1),
+        "an estate was run twice: {seen:?}"
+    );
 
     let pool = sqlx::PgPool::connect(&db.url).await.unwrap();
-    let passes: Vec<(String, i64, i64)> =
-        sqlx::query_as("SELECT replica, started_ms, finished_ms FROM driver_passes ORDER BY started_ms")
-            .fetch_all(&pool)
-            .await
-            .unwrap();
+    let passes: Vec<(String, i64, i64)> = sqlx::query_as(
+        "SELECT replica, started_ms, finished_ms FROM driver_passes ORDER BY started_ms",
+    )
+    .fetch_all(&pool)
+    .await
+    .unwrap();
     let replicas: std::collections::BTreeSet<&str> = passes.iter().map(|p| p.0.as_str()).collect();
     assert_eq!(replicas.len(), 2, "both replicas run passes: {passes:?}");
     for w in passes.windows(2) {
@@ -1051,7 +1065,11 @@ async fn two_replicas_never_run_driver_passes_at_once() {
     let key = &secret["whsec_".len()..];
     for s in [&sa, &sb] {
         for out in [text(&s.stdout), text(&s.stderr)] {
-            assert!(!out.contains(key), "server {} logged the decider secret", s.label);
+            assert!(
+                !out.contains(key),
+                "server {} logged the decider secret",
+                s.label
+            );
         }
     }
 }

@@ -923,3 +923,158 @@ fn the_example_decider_refuses_a_malformed_secret_at_start() {
     );
     assert!(out.stdout.is_empty());
 }
+
+// ---------------------------------------------------------------------------
+// What Berth really sends.
+
+mod support;
+
+/// One call a capturing decider received.
+#[derive(Clone)]
+struct Captured {
+    headers: axum::http::HeaderMap,
+    body: Vec<u8>,
+}
+
+/// A decider on 127.0.0.1 that keeps every call and proposes nothing.
+async fn capturing_decider() -> (std::sync::Arc<std::sync::Mutex<Vec<Captured>>>, String) {
+    let seen: std::sync::Arc<std::sync::Mutex<Vec<Captured>>> = Default::default();
+    let keep = seen.clone();
+    let app = axum::Router::new().fallback(
+        move |headers: axum::http::HeaderMap, body: axum::body::Bytes| {
+            let keep = keep.clone();
+            async move {
+                keep.lock().unwrap().push(Captured {
+                    headers,
+                    body: body.to_vec(),
+                });
+                axum::Json(json!({"proposals": []}))
+            }
+        },
+    );
+    let l = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/decide", l.local_addr().unwrap());
+    tokio::spawn(async move { axum::serve(l, app).await.unwrap() });
+    (seen, url)
+}
+
+/// Through the API a person uses: register two deciders with secrets, one
+/// that records what it gets and the example decider, and compare. The
+/// request and headers Berth sent match the contract's schemas (closed:
+/// nothing undocumented), verify with both official libraries, and the
+/// example decider — which refuses anything badly signed — answers with
+/// proposals the engine accepts.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn berth_sends_what_the_contract_describes_and_deciders_can_verify_it() {
+    use tower::ServiceExt;
+    const ADMIN: &str = "admin-token-for-tests-0123456789abcdef";
+    let db = support::TestDb::new(support::Backend::Sqlite).await;
+    let mut opts = berth::serve::ServeOptions::new(
+        "127.0.0.1:0".parse().unwrap(),
+        Some(db.url.clone()),
+        std::env::temp_dir(),
+    );
+    opts.admin_token = Some(ADMIN.into());
+    opts.secret_key = Some("AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8=".into());
+    opts.decider_allow = vec!["127.0.0.1/32".into()];
+    let (state, _) = berth::serve::prepare(&opts).await.unwrap();
+    let app = berth::api::app(state);
+    let call = |method: &str, path: String, body: Value| {
+        let app = app.clone();
+        let method = axum::http::Method::from_bytes(method.as_bytes()).unwrap();
+        async move {
+            let req = axum::http::Request::builder()
+                .method(method)
+                .uri(path)
+                .header("authorization", format!("Bearer {ADMIN}"))
+                .header("content-type", "application/json")
+                .body(axum::body::Body::from(body.to_string()))
+                .unwrap();
+            let resp = app.oneshot(req).await.unwrap();
+            let status = resp.status().as_u16();
+            let bytes = axum::body::to_bytes(resp.into_body(), usize::MAX)
+                .await
+                .unwrap();
+            (
+                status,
+                serde_json::from_slice::<Value>(&bytes).unwrap_or(Value::Null),
+            )
+        }
+    };
+    let (seen, capture_url) = capturing_decider().await;
+    let mut secrets = std::collections::BTreeMap::new();
+    for (name, url) in [
+        ("capture", capture_url.as_str()),
+        ("example", "http://127.0.0.1:9/"),
+    ] {
+        let (status, v) = call(
+            "POST",
+            "/api/deciders".into(),
+            json!({"name": name, "url": url, "timeout_ms": 10000, "generate_secret": true}),
+        )
+        .await;
+        assert_eq!(status, 201, "{v}");
+        secrets.insert(name, v["secret"].as_str().unwrap().to_string());
+    }
+    let example_secret = Secret::parse(&secrets["example"]).unwrap();
+    let example = tokio::task::spawn_blocking(move || start_decider(Some(&example_secret)))
+        .await
+        .unwrap();
+    let (status, v) = call(
+        "PUT",
+        "/api/deciders/example".into(),
+        json!({"url": example.url, "timeout_ms": 10000}),
+    )
+    .await;
+    assert_eq!(status, 200, "{v}");
+
+    let (status, v) = call(
+        "POST",
+        "/api/estates/sample/compare".into(),
+        json!({"external": ["capture", "example"]}),
+    )
+    .await;
+    assert_eq!(status, 200, "{v}");
+    let entries = v["result"]["deciders"].as_array().unwrap();
+    let ex = entries.iter().find(|e| e["name"] == "example").unwrap();
+    assert!(
+        ex["error"].is_null(),
+        "the example decider refused Berth's call: {ex}"
+    );
+    assert!(ex["accepted_count"].as_u64().unwrap() > 0, "{ex}");
+
+    let got = seen.lock().unwrap().clone();
+    assert_eq!(got.len(), 1);
+    let c = &got[0];
+    let body: Value = serde_json::from_slice(&c.body).unwrap();
+    let header = |n: &str| json!(c.headers[n].to_str().unwrap());
+    let checks = [
+        (&body, "DeciderRequest"),
+        (&header("user-agent"), "UserAgentHeader"),
+        (&header("berth-signature"), "BerthSignatureHeader"),
+        (&header("webhook-id"), "WebhookIdHeader"),
+        (&header("webhook-timestamp"), "WebhookTimestampHeader"),
+        (&header("webhook-signature"), "WebhookSignatureHeader"),
+    ];
+    let pairs: Vec<(&Value, &str)> = checks.iter().map(|(v, s)| (*v, *s)).collect();
+    for ((_, schema), r) in checks.iter().zip(validate_many(&pairs, true)) {
+        assert!(r.is_ok(), "{schema}: {r:?}");
+    }
+    assert_eq!(c.headers["content-type"], "application/json");
+    let out = python(
+        "verify_with_libraries.py",
+        &json!([{
+            "name": "a real call",
+            "body": String::from_utf8(c.body.clone()).unwrap(),
+            "headers": {
+                "berth-signature": header("berth-signature"),
+                "webhook-id": header("webhook-id"),
+                "webhook-timestamp": header("webhook-timestamp"),
+                "webhook-signature": header("webhook-signature"),
+            },
+            "secret": secrets["capture"],
+        }]),
+    );
+    assert_eq!(out[0]["stripe"], "ok", "{out}");
+    assert_eq!(out[0]["standardwebhooks"], "ok", "{out}");
+}
