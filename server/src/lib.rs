@@ -19,6 +19,7 @@ pub mod auth;
 pub mod cache;
 pub mod db;
 pub mod error;
+pub mod external;
 pub mod facts;
 pub mod import;
 pub mod metrics;
