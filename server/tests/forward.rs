@@ -243,20 +243,28 @@ async fn every_ipv4_spelling_is_the_address_it_means() {
     let refusing = forwarder(&[], closed.clone());
     for s in spellings {
         let (host, ip, reason) = blocked(post(&refusing, &format!("http://{s}:{port}/")).await);
-        assert_eq!((host.as_str(), ip, reason), ("127.0.0.1", "127.0.0.1".parse().unwrap(), "loopback"), "{s}");
+        assert_eq!(
+            (host.as_str(), ip, reason),
+            ("127.0.0.1", "127.0.0.1".parse().unwrap(), "loopback"),
+            "{s}"
+        );
     }
     assert_eq!(log.accepted(), 0, "refused spellings contacted nothing");
 
     let allowing = forwarder(&["127.0.0.1/32"], closed.clone());
     for s in spellings {
-        let reply = post(&allowing, &format!("http://{s}:{port}/decide")).await.unwrap();
+        let reply = post(&allowing, &format!("http://{s}:{port}/decide"))
+            .await
+            .unwrap();
         assert_eq!(reply.status, 200, "{s}");
         assert_eq!(reply.remote, addr, "{s}");
     }
     assert_eq!(log.accepted(), spellings.len());
     assert_eq!(closed.calls(), 0, "IP literals never go to the resolver");
     let requests = log.requests.lock().unwrap();
-    assert!(requests.iter().all(|(head, _)| head.starts_with("POST /decide HTTP/1.1")));
+    assert!(requests
+        .iter()
+        .all(|(head, _)| head.starts_with("POST /decide HTTP/1.1")));
 }
 
 /// Literal addresses that are never reachable, or reachable only through
@@ -272,16 +280,28 @@ async fn blocked_literals_are_refused_before_any_connect() {
     let cases = [
         ("[::ffff:127.0.0.1]", "::ffff:127.0.0.1", "IPv4-mapped"),
         ("[::ffff:7f00:1]", "::ffff:127.0.0.1", "IPv4-mapped"),
-        ("[::ffff:169.254.169.254]", "::ffff:169.254.169.254", "IPv4-mapped"),
+        (
+            "[::ffff:169.254.169.254]",
+            "::ffff:169.254.169.254",
+            "IPv4-mapped",
+        ),
         ("[::127.0.0.1]", "::127.0.0.1", "IPv4-compatible"),
-        ("[::ffff:0:127.0.0.1]", "::ffff:0:127.0.0.1", "IPv4-translated"),
+        (
+            "[::ffff:0:127.0.0.1]",
+            "::ffff:0:127.0.0.1",
+            "IPv4-translated",
+        ),
         ("[64:ff9b::127.0.0.1]", "64:ff9b::7f00:1", "NAT64"),
         ("[64:ff9b::a9fe:a9fe]", "64:ff9b::a9fe:a9fe", "NAT64"),
         ("[64:ff9b:1::a00:1]", "64:ff9b:1::a00:1", "local-use NAT64"),
         ("[2002:7f00:1::1]", "2002:7f00:1::1", "6to4"),
         ("[2002:a9fe:a9fe::1]", "2002:a9fe:a9fe::1", "6to4"),
         // Teredo, client part = 127.0.0.1 with every bit inverted.
-        ("[2001:0:4136:e378:8000:63bf:80ff:fffe]", "2001:0:4136:e378:8000:63bf:80ff:fffe", "Teredo"),
+        (
+            "[2001:0:4136:e378:8000:63bf:80ff:fffe]",
+            "2001:0:4136:e378:8000:63bf:80ff:fffe",
+            "Teredo",
+        ),
         ("[fd00:ec2::254]", "fd00:ec2::254", "cloud metadata"),
         ("169.254.169.254", "169.254.169.254", "cloud metadata"),
         ("100.100.100.200", "100.100.100.200", "cloud metadata"),
@@ -317,7 +337,9 @@ async fn blocked_literals_are_refused_before_any_connect() {
     assert_eq!(log.accepted(), 0);
     assert_eq!(closed.calls(), 0);
     // The message names host, address and reason.
-    let err = post(&f, "http://169.254.169.254/latest/meta-data/").await.unwrap_err();
+    let err = post(&f, "http://169.254.169.254/latest/meta-data/")
+        .await
+        .unwrap_err();
     assert_eq!(
         err.to_string(),
         "refused to contact `169.254.169.254` at 169.254.169.254 (cloud metadata): deciders may \
@@ -336,32 +358,62 @@ async fn unusable_urls_are_refused_with_clear_messages() {
     let closed = Script::none();
     let f = forwarder(&["127.0.0.1/32"], closed.clone());
     let cases = [
-        (format!("http://a@127.0.0.1:{port}/"), "user name or password"),
-        (format!("http://a:hunter2@127.0.0.1:{port}/"), "user name or password"),
-        (format!("http://:hunter2@127.0.0.1:{port}/"), "user name or password"),
+        (
+            format!("http://a@127.0.0.1:{port}/"),
+            "user name or password",
+        ),
+        (
+            format!("http://a:hunter2@127.0.0.1:{port}/"),
+            "user name or password",
+        ),
+        (
+            format!("http://:hunter2@127.0.0.1:{port}/"),
+            "user name or password",
+        ),
         (format!("ftp://127.0.0.1:{port}/"), "scheme is `ftp`"),
         ("file:///etc/passwd".to_string(), "scheme is `file`"),
         ("gopher://127.0.0.1/".to_string(), "scheme is `gopher`"),
         ("javascript:alert(1)".to_string(), "scheme is `javascript`"),
         ("data:application/json,{}".to_string(), "scheme is `data`"),
         ("http://".to_string(), "not an absolute URL (empty host)"),
-        ("http://:80/".to_string(), "not an absolute URL (empty host)"),
-        ("https://?token=hunter2".to_string(), "not an absolute URL (empty host)"),
-        ("/decide".to_string(), "not an absolute URL (relative URL without a base)"),
+        (
+            "http://:80/".to_string(),
+            "not an absolute URL (empty host)",
+        ),
+        (
+            "https://?token=hunter2".to_string(),
+            "not an absolute URL (empty host)",
+        ),
+        (
+            "/decide".to_string(),
+            "not an absolute URL (relative URL without a base)",
+        ),
         ("127.0.0.1:8080".to_string(), "relative URL without a base"),
         ("localhost:8080".to_string(), "scheme is `localhost`"),
-        (format!("http://[fe80::1%25eth0]:{port}/"), "not an absolute URL (invalid IPv6 address)"),
+        (
+            format!("http://[fe80::1%25eth0]:{port}/"),
+            "not an absolute URL (invalid IPv6 address)",
+        ),
         (format!("http://127.0.0.1:{port}/#frag"), "fragment"),
         ("http://127.0.0.1:0/".to_string(), "port 0"),
-        ("http://127.0.0.1:65536/".to_string(), "not an absolute URL (invalid port number)"),
-        (format!("http://127.0.0.1:{port}/?q={}", "x".repeat(3000)), "at most 2048"),
+        (
+            "http://127.0.0.1:65536/".to_string(),
+            "not an absolute URL (invalid port number)",
+        ),
+        (
+            format!("http://127.0.0.1:{port}/?q={}", "x".repeat(3000)),
+            "at most 2048",
+        ),
         ("http://exa mple.com/".to_string(), "not an absolute URL"),
     ];
     for (url, expect) in &cases {
         let err = post(&f, url).await.unwrap_err();
         assert!(matches!(err, ForwardError::BadUrl(_)), "{url}: {err:?}");
         let text = err.to_string();
-        assert!(text.starts_with("the decider URL cannot be used: "), "{text}");
+        assert!(
+            text.starts_with("the decider URL cannot be used: "),
+            "{text}"
+        );
         assert!(text.contains(expect), "{url}: {text}");
         assert!(!text.contains("hunter2"), "{text}");
     }
@@ -385,7 +437,11 @@ async fn names_resolving_to_blocked_addresses_are_refused() {
         (vec!["10.1.2.3"], "10.1.2.3", "private"),
         (vec!["::ffff:127.0.0.1"], "::ffff:127.0.0.1", "IPv4-mapped"),
         // The allowed address first, then a blocked one: all refused.
-        (vec!["127.0.0.1", "169.254.169.254"], "169.254.169.254", "cloud metadata"),
+        (
+            vec!["127.0.0.1", "169.254.169.254"],
+            "169.254.169.254",
+            "cloud metadata",
+        ),
         (vec!["127.0.0.1", "0.0.0.0"], "0.0.0.0", "unspecified"),
     ];
     for (answer, ip, reason) in cases {
@@ -395,7 +451,10 @@ async fn names_resolving_to_blocked_addresses_are_refused() {
         assert_eq!(host, "decider.example");
         assert_eq!(got_ip, ip.parse::<IpAddr>().unwrap(), "{answer:?}");
         assert!(got_reason.starts_with(reason), "{answer:?}: {got_reason}");
-        assert_eq!(*dns.calls.lock().unwrap(), vec![("decider.example".to_string(), port)]);
+        assert_eq!(
+            *dns.calls.lock().unwrap(),
+            vec![("decider.example".to_string(), port)]
+        );
     }
     // Without the allow-list, a name for 127.0.0.1 is refused too.
     let dns = Script::new(vec![Ok(vec!["127.0.0.1"])]);
@@ -406,10 +465,16 @@ async fn names_resolving_to_blocked_addresses_are_refused() {
     // Resolver failures and empty answers are Resolve errors.
     let failing = Script::new(vec![Err("no such host")]);
     let err = post(&forwarder(&[], failing), &url).await.unwrap_err();
-    assert_eq!(err.to_string(), "could not resolve the decider's host: `decider.example`: no such host");
+    assert_eq!(
+        err.to_string(),
+        "could not resolve the decider's host: `decider.example`: no such host"
+    );
     let empty = Script::new(vec![Ok(vec![])]);
     let err = post(&forwarder(&[], empty), &url).await.unwrap_err();
-    assert!(matches!(err, ForwardError::Resolve(ref m) if m.contains("no addresses")), "{err:?}");
+    assert!(
+        matches!(err, ForwardError::Resolve(ref m) if m.contains("no addresses")),
+        "{err:?}"
+    );
     assert_eq!(log.accepted(), 0);
 }
 
@@ -432,7 +497,10 @@ async fn changing_dns_answers_cannot_bypass_the_check() {
     assert_eq!(log.accepted(), 1);
 
     let (_, ip, reason) = blocked(post(&f, &url).await);
-    assert_eq!((ip, reason), ("169.254.169.254".parse().unwrap(), "cloud metadata"));
+    assert_eq!(
+        (ip, reason),
+        ("169.254.169.254".parse().unwrap(), "cloud metadata")
+    );
     assert_eq!(dns.calls(), 2, "exactly one lookup for the second call");
     assert_eq!(log.accepted(), 1, "the second call contacted nothing");
 
@@ -457,19 +525,31 @@ async fn redirects_are_never_followed() {
         );
         let (addr, log) = fixed(head, Vec::new()).await;
         let f = forwarder(&["127.0.0.1/32"], Script::none());
-        let err = post(&f, &format!("http://127.0.0.1:{}/", addr.port())).await.unwrap_err();
+        let err = post(&f, &format!("http://127.0.0.1:{}/", addr.port()))
+            .await
+            .unwrap_err();
         assert_eq!(err, ForwardError::Redirect { status });
         assert!(err.to_string().contains("redirects are never followed"));
         assert_eq!(log.accepted(), 1);
-        assert_eq!(berth::external::forward::outcome(status, None), Outcome::Redirect { status });
+        assert_eq!(
+            berth::external::forward::outcome(status, None),
+            Outcome::Redirect { status }
+        );
     }
-    assert_eq!(target_log.accepted(), 0, "the Location target was never contacted");
+    assert_eq!(
+        target_log.accepted(),
+        0,
+        "the Location target was never contacted"
+    );
 }
 
 fn assert_on_time(started: Instant, timeout: Duration) -> Duration {
     let took = started.elapsed();
     assert!(took >= timeout, "ended early: {took:?}");
-    assert!(took < timeout + MARGIN, "ended late: {took:?} for a {timeout:?} timeout");
+    assert!(
+        took < timeout + MARGIN,
+        "ended late: {took:?} for a {timeout:?} timeout"
+    );
     took
 }
 
@@ -483,7 +563,12 @@ async fn a_decider_that_never_answers_times_out_on_time() {
     let timeout = Duration::from_millis(800);
     let started = Instant::now();
     let err = f
-        .post(&format!("http://127.0.0.1:{}/", addr.port()), &[], body(), timeout)
+        .post(
+            &format!("http://127.0.0.1:{}/", addr.port()),
+            &[],
+            body(),
+            timeout,
+        )
         .await
         .unwrap_err();
     assert_eq!(err, ForwardError::Timeout);
@@ -491,7 +576,11 @@ async fn a_decider_that_never_answers_times_out_on_time() {
     println!("never answers: timeout {timeout:?}, ended after {took:?}");
     tokio::time::sleep(Duration::from_millis(200)).await;
     assert_eq!(log.accepted(), 1);
-    assert_eq!(log.open.load(Ordering::SeqCst), 0, "the connection was closed at the timeout");
+    assert_eq!(
+        log.open.load(Ordering::SeqCst),
+        0,
+        "the connection was closed at the timeout"
+    );
 }
 
 /// Headers at once, then the body one byte every 100 ms: the timeout is
@@ -502,7 +591,8 @@ async fn a_trickling_body_times_out_on_time() {
         if read_request(&mut s, &log).await.is_none() {
             return;
         }
-        let head = "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: 100\r\n\r\n";
+        let head =
+            "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: 100\r\n\r\n";
         if s.write_all(head.as_bytes()).await.is_err() {
             return;
         }
@@ -519,14 +609,22 @@ async fn a_trickling_body_times_out_on_time() {
     let timeout = Duration::from_secs(1);
     let started = Instant::now();
     let err = f
-        .post(&format!("http://127.0.0.1:{}/", addr.port()), &[], body(), timeout)
+        .post(
+            &format!("http://127.0.0.1:{}/", addr.port()),
+            &[],
+            body(),
+            timeout,
+        )
         .await
         .unwrap_err();
     assert_eq!(err, ForwardError::Timeout);
     let took = assert_on_time(started, timeout);
     let trickled = log.written.load(Ordering::SeqCst);
     println!("trickle: {trickled} body bytes arrived, ended after {took:?}");
-    assert!((5..=11).contains(&trickled), "{trickled} bytes trickled in before the timeout");
+    assert!(
+        (5..=11).contains(&trickled),
+        "{trickled} bytes trickled in before the timeout"
+    );
 }
 
 /// A listener that never accepts: backlog 0 with one queued connection,
@@ -540,7 +638,9 @@ async fn a_listener_that_never_accepts_times_out_on_time() {
     // Fill the accept queue; nobody ever calls accept.
     let mut fillers = Vec::new();
     for _ in 0..3 {
-        if let Ok(Ok(s)) = tokio::time::timeout(Duration::from_millis(200), TcpStream::connect(addr)).await {
+        if let Ok(Ok(s)) =
+            tokio::time::timeout(Duration::from_millis(200), TcpStream::connect(addr)).await
+        {
             fillers.push(s);
         }
     }
@@ -549,7 +649,12 @@ async fn a_listener_that_never_accepts_times_out_on_time() {
     let timeout = Duration::from_millis(800);
     let started = Instant::now();
     let err = f
-        .post(&format!("http://127.0.0.1:{}/", addr.port()), &[], body(), timeout)
+        .post(
+            &format!("http://127.0.0.1:{}/", addr.port()),
+            &[],
+            body(),
+            timeout,
+        )
         .await
         .unwrap_err();
     assert_eq!(err, ForwardError::Timeout);
@@ -587,9 +692,15 @@ async fn a_declared_oversize_reply_is_refused_before_reading() {
         Script::none(),
     );
     let started = Instant::now();
-    let err = post(&f, &format!("http://127.0.0.1:{}/", addr.port())).await.unwrap_err();
+    let err = post(&f, &format!("http://127.0.0.1:{}/", addr.port()))
+        .await
+        .unwrap_err();
     assert_eq!(err, ForwardError::ResponseTooLarge { limit });
-    assert!(started.elapsed() < Duration::from_secs(1), "{:?}", started.elapsed());
+    assert!(
+        started.elapsed() < Duration::from_secs(1),
+        "{:?}",
+        started.elapsed()
+    );
     assert_eq!(
         err.to_string(),
         "the decider's reply is larger than the limit of 65536 bytes; reading stopped there"
@@ -631,7 +742,9 @@ async fn an_endless_stream_is_cut_near_the_limit() {
         Script::none(),
     );
     let started = Instant::now();
-    let err = post(&f, &format!("http://127.0.0.1:{}/", addr.port())).await.unwrap_err();
+    let err = post(&f, &format!("http://127.0.0.1:{}/", addr.port()))
+        .await
+        .unwrap_err();
     let took = started.elapsed();
     assert_eq!(err, ForwardError::ResponseTooLarge { limit });
     assert!(took < Duration::from_secs(2), "{took:?}");
@@ -642,7 +755,11 @@ async fn an_endless_stream_is_cut_near_the_limit() {
         }
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
-    assert_eq!(log.open.load(Ordering::SeqCst), 1, "the server's writes failed: the socket was closed");
+    assert_eq!(
+        log.open.load(Ordering::SeqCst),
+        1,
+        "the server's writes failed: the socket was closed"
+    );
     let written = log.written.load(Ordering::SeqCst);
     println!("endless stream: limit {limit} B, server wrote {written} B before its writes failed, call took {took:?}");
     assert!(written >= limit as u64);
@@ -676,10 +793,22 @@ async fn an_oversize_request_is_refused_before_sending() {
         dns.clone(),
     );
     let url = format!("http://decider.example:{}/", addr.port());
-    let err = f.post(&url, &[], Bytes::from(vec![b' '; 1025]), T).await.unwrap_err();
-    assert_eq!(err, ForwardError::RequestTooLarge { size: 1025, limit: 1024 });
+    let err = f
+        .post(&url, &[], Bytes::from(vec![b' '; 1025]), T)
+        .await
+        .unwrap_err();
+    assert_eq!(
+        err,
+        ForwardError::RequestTooLarge {
+            size: 1025,
+            limit: 1024
+        }
+    );
     assert_eq!((log.accepted(), dns.calls()), (0, 0));
-    let reply = f.post(&url, &[], Bytes::from(vec![b' '; 1024]), T).await.unwrap();
+    let reply = f
+        .post(&url, &[], Bytes::from(vec![b' '; 1024]), T)
+        .await
+        .unwrap();
     assert_eq!(reply.status, 200);
     assert_eq!(log.requests.lock().unwrap()[0].1.len(), 1024);
 }
@@ -727,7 +856,14 @@ async fn a_hanging_decider_cannot_starve_the_server() {
         let mut n = 0;
         while started.elapsed() < Duration::from_millis(1300) {
             let t = Instant::now();
-            let text = client.get(&ping_url).send().await.unwrap().text().await.unwrap();
+            let text = client
+                .get(&ping_url)
+                .send()
+                .await
+                .unwrap()
+                .text()
+                .await
+                .unwrap();
             assert_eq!(text, "pong");
             worst = worst.max(t.elapsed());
             n += 1;
@@ -767,12 +903,18 @@ async fn a_hanging_decider_cannot_starve_the_server() {
         log.accepted()
     );
     assert_eq!(in_flight, CAP);
-    assert_eq!(accepted_before_deadline, CAP, "only the slot holders connected");
+    assert_eq!(
+        accepted_before_deadline, CAP,
+        "only the slot holders connected"
+    );
     assert_eq!(max_open, CAP, "{max_open} connections open at once");
     // The slot holders time out; the calls that waited behind them have
     // (almost) the same deadline, so they fail as Busy without connecting.
     // Two stragglers are tolerated for a loaded machine.
-    assert!(timeouts >= CAP && timeouts <= CAP + 2 && timeouts + busy == 50, "{timeouts} + {busy}");
+    assert!(
+        (CAP..=CAP + 2).contains(&timeouts) && timeouts + busy == 50,
+        "{timeouts} + {busy}"
+    );
     assert!(last_end < timeout + MARGIN, "{last_end:?}");
     assert!(pings >= 5, "{pings}");
     assert!(worst_ping < Duration::from_millis(300), "{worst_ping:?}");
@@ -780,32 +922,98 @@ async fn a_hanging_decider_cannot_starve_the_server() {
     assert!(!ForwardError::Timeout.is_deferral());
     tokio::time::sleep(Duration::from_millis(200)).await;
     assert_eq!(f.in_flight(), 0);
-    assert_eq!(log.open.load(Ordering::SeqCst), 0, "every connection closed");
-    assert_eq!(log.accepted(), timeouts, "only the calls that timed out ever connected");
+    assert_eq!(
+        log.open.load(Ordering::SeqCst),
+        0,
+        "every connection closed"
+    );
+    assert_eq!(
+        log.accepted(),
+        timeouts,
+        "only the calls that timed out ever connected"
+    );
 }
 
 /// Proxy variables in the environment are ignored: the target is
-/// contacted directly, the proxy listener never.
+/// contacted directly (by name through the system resolver or a scripted
+/// one, and by IP literal), the proxy listener never. The system resolver
+/// is exercised here too, and only here: `localhost` comes from the hosts
+/// file, and keeping every `getaddrinfo` call in the test that sets the
+/// environment means none runs while another thread changes it.
 #[tokio::test]
 async fn proxies_from_the_environment_are_never_used() {
+    use berth::external::forward::SystemResolver;
     let (proxy, proxy_log) = recorder().await;
     let (addr, log) = ok_server().await;
+    let port = addr.port();
     let proxy_url = format!("http://{proxy}");
-    let vars = ["HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy"];
+    let vars = [
+        "HTTP_PROXY",
+        "HTTPS_PROXY",
+        "ALL_PROXY",
+        "http_proxy",
+        "https_proxy",
+        "all_proxy",
+    ];
     for v in vars {
         std::env::set_var(v, &proxy_url);
     }
+    let system = |allow: &[&str]| {
+        Forwarder::new(
+            ForwardPolicy {
+                allow: AllowList::parse(allow).unwrap(),
+                ..ForwardPolicy::default()
+            },
+            Arc::new(SystemResolver),
+        )
+    };
+    let refused = post(&system(&[]), &format!("http://localhost:{port}/")).await;
+    // `localhost` may resolve to ::1 first; the listener is on 127.0.0.1.
+    let by_system = post(
+        &system(&["127.0.0.1/32", "::1"]),
+        &format!("http://localhost:{port}/"),
+    )
+    .await;
     let dns = Script::new(vec![Ok(vec!["127.0.0.1"])]);
     let f = forwarder(&["127.0.0.1/32"], dns);
-    let by_name = post(&f, &format!("http://decider.example:{}/", addr.port())).await;
-    let by_ip = post(&f, &format!("http://127.0.0.1:{}/", addr.port())).await;
+    let by_name = post(&f, &format!("http://decider.example:{port}/")).await;
+    let by_ip = post(&f, &format!("http://127.0.0.1:{port}/")).await;
     for v in vars {
         std::env::remove_var(v);
     }
+    let (host, _, reason) = blocked(refused);
+    assert_eq!((host.as_str(), reason), ("localhost", "loopback"));
+    assert_eq!(by_system.unwrap().remote, addr);
     assert_eq!(by_name.unwrap().status, 200);
     assert_eq!(by_ip.unwrap().status, 200);
-    assert_eq!(log.accepted(), 2);
+    assert_eq!(log.accepted(), 3);
     assert_eq!(proxy_log.accepted(), 0, "the proxy was never contacted");
+}
+
+/// Endless response headers are cut by the HTTP parser's own bound on the
+/// head (hyper's read buffer, about 400 KiB) long before the timeout.
+#[tokio::test]
+async fn endless_headers_are_an_error_not_a_hang() {
+    let (addr, _) = server(|mut s, log| async move {
+        if read_request(&mut s, &log).await.is_none() {
+            return;
+        }
+        if s.write_all(b"HTTP/1.1 200 OK\r\n").await.is_err() {
+            return;
+        }
+        let line = format!("x-filler: {}\r\n", "a".repeat(1000));
+        while s.write_all(line.as_bytes()).await.is_ok() {
+            log.written.fetch_add(line.len() as u64, Ordering::SeqCst);
+        }
+    })
+    .await;
+    let f = forwarder(&["127.0.0.1/32"], Script::none());
+    let started = Instant::now();
+    let err = post(&f, &format!("http://{addr}/")).await.unwrap_err();
+    let took = started.elapsed();
+    println!("endless headers: {err} after {took:?}");
+    assert!(matches!(err, ForwardError::Http(_)), "{err:?}");
+    assert!(took < Duration::from_secs(2), "{took:?}");
 }
 
 /// What goes on the wire, and that replies come back byte for byte: no
@@ -815,7 +1023,10 @@ async fn proxies_from_the_environment_are_never_used() {
 async fn the_request_is_exact_and_the_reply_is_never_decoded() {
     // The gzip magic and junk: decoding would fail or change it.
     let gz = vec![0x1f, 0x8b, 0x08, 0x00, 0xde, 0xad, 0xbe, 0xef, 0x00, 0x01];
-    let head = format!("HTTP/1.1 200 OK\r\ncontent-encoding: gzip\r\ncontent-length: {}", gz.len());
+    let head = format!(
+        "HTTP/1.1 200 OK\r\ncontent-encoding: gzip\r\ncontent-length: {}",
+        gz.len()
+    );
     let (addr, log) = fixed(head, gz.clone()).await;
     let dns = Script::new(vec![Ok(vec!["127.0.0.1"])]);
     let f = forwarder(&["127.0.0.1/32"], dns);
@@ -831,12 +1042,21 @@ async fn the_request_is_exact_and_the_reply_is_never_decoded() {
     let lines: Vec<String> = head.lines().map(str::to_ascii_lowercase).collect();
     assert_eq!(lines[0], "post /v1/decide?estate=a http/1.1");
     let has = |l: &str| lines.iter().any(|x| x == l);
-    assert!(has(&format!("host: decider.example:{}", addr.port())), "{lines:?}");
+    assert!(
+        has(&format!("host: decider.example:{}", addr.port())),
+        "{lines:?}"
+    );
     assert!(has("content-type: application/json"), "{lines:?}");
     assert!(has("accept-encoding: identity"), "{lines:?}");
     assert!(has("berth-signature: t=1700000000,v1=abcdef"), "{lines:?}");
     assert!(has("content-length: 12"), "{lines:?}");
-    assert_eq!(lines.iter().filter(|l| l.starts_with("accept-encoding")).count(), 1);
+    assert_eq!(
+        lines
+            .iter()
+            .filter(|l| l.starts_with("accept-encoding"))
+            .count(),
+        1
+    );
 }
 
 /// Statuses classify: 2xx accepted, 429/503 deferred (Retry-After in
@@ -862,19 +1082,36 @@ async fn statuses_classify_with_retry_after() {
             head.push_str(&format!("\r\nretry-after: {r}"));
         }
         let (addr, _) = fixed(head, b"not json".to_vec()).await;
-        let reply = post(&f, &format!("http://127.0.0.1:{}/", addr.port())).await.unwrap();
+        let reply = post(&f, &format!("http://127.0.0.1:{}/", addr.port()))
+            .await
+            .unwrap();
         assert_eq!(reply.body.as_ref(), b"not json");
         outcomes.push(reply.outcome());
     }
-    assert_eq!(outcomes[0], Outcome::Deferred { retry_after: Some(Duration::from_secs(30)) });
+    assert_eq!(
+        outcomes[0],
+        Outcome::Deferred {
+            retry_after: Some(Duration::from_secs(30))
+        }
+    );
     match outcomes[1] {
         // An HTTP date has one-second resolution; allow for the clock moving.
-        Outcome::Deferred { retry_after: Some(d) } => {
-            assert!(d <= Duration::from_secs(120) && d >= Duration::from_secs(115), "{d:?}")
+        Outcome::Deferred {
+            retry_after: Some(d),
+        } => {
+            assert!(
+                d <= Duration::from_secs(120) && d >= Duration::from_secs(115),
+                "{d:?}"
+            )
         }
         other => panic!("{other:?}"),
     }
-    assert_eq!(outcomes[2], Outcome::Deferred { retry_after: Some(Duration::from_secs(5)) });
+    assert_eq!(
+        outcomes[2],
+        Outcome::Deferred {
+            retry_after: Some(Duration::from_secs(5))
+        }
+    );
     assert_eq!(outcomes[3], Outcome::Deferred { retry_after: None });
     assert_eq!(outcomes[4], Outcome::Failed { status: 500 });
     assert_eq!(outcomes[5], Outcome::Failed { status: 404 });
@@ -896,7 +1133,11 @@ async fn broken_replies_are_http_errors() {
     let err = post(&f, &format!("http://{garbage}/")).await.unwrap_err();
     assert!(matches!(err, ForwardError::Http(_)), "{err:?}");
     // A short body (content-length promises more, then close).
-    let (short, _) = fixed("HTTP/1.1 200 OK\r\ncontent-length: 100".into(), b"{}".to_vec()).await;
+    let (short, _) = fixed(
+        "HTTP/1.1 200 OK\r\ncontent-length: 100".into(),
+        b"{}".to_vec(),
+    )
+    .await;
     let err = post(&f, &format!("http://{short}/")).await.unwrap_err();
     assert!(matches!(err, ForwardError::Http(_)), "{err:?}");
     // A closed port is a Connect error naming the address.
@@ -904,8 +1145,13 @@ async fn broken_replies_are_http_errors() {
         let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
         l.local_addr().unwrap().port()
     };
-    let err = post(&f, &format!("http://127.0.0.1:{port}/")).await.unwrap_err();
-    assert!(matches!(err, ForwardError::Connect(ref m) if m.contains(&format!("127.0.0.1:{port}"))), "{err:?}");
+    let err = post(&f, &format!("http://127.0.0.1:{port}/"))
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(err, ForwardError::Connect(ref m) if m.contains(&format!("127.0.0.1:{port}"))),
+        "{err:?}"
+    );
 }
 
 /// https to a server that is not a trusted TLS endpoint fails in the TLS
@@ -916,11 +1162,15 @@ async fn https_requires_a_tls_server() {
     let (addr, log) = server(|mut s, _| async move {
         let mut buf = [0u8; 1024];
         let _ = s.read(&mut buf).await;
-        let _ = s.write_all(b"HTTP/1.1 400 Bad Request\r\ncontent-length: 0\r\n\r\n").await;
+        let _ = s
+            .write_all(b"HTTP/1.1 400 Bad Request\r\ncontent-length: 0\r\n\r\n")
+            .await;
     })
     .await;
     let f = forwarder(&["127.0.0.1/32"], Script::none());
-    let err = post(&f, &format!("https://127.0.0.1:{}/", addr.port())).await.unwrap_err();
+    let err = post(&f, &format!("https://127.0.0.1:{}/", addr.port()))
+        .await
+        .unwrap_err();
     assert!(matches!(err, ForwardError::Tls(_)), "{err:?}");
     assert_eq!(log.accepted(), 1);
 }
@@ -978,7 +1228,9 @@ async fn a_self_signed_certificate_is_rejected() {
     })
     .await;
     let f = forwarder(&["127.0.0.1/32"], Script::none());
-    let err = post(&f, &format!("https://127.0.0.1:{}/", addr.port())).await.unwrap_err();
+    let err = post(&f, &format!("https://127.0.0.1:{}/", addr.port()))
+        .await
+        .unwrap_err();
     match &err {
         ForwardError::Tls(m) => assert!(m.contains("UnknownIssuer"), "{m}"),
         other => panic!("expected a TLS error, got {other:?}"),
@@ -986,8 +1238,17 @@ async fn a_self_signed_certificate_is_rejected() {
     // By name too (SNI and certificate name = the URL host).
     let dns = Script::new(vec![Ok(vec!["127.0.0.1"])]);
     let f = forwarder(&["127.0.0.1/32"], dns);
-    let err = post(&f, &format!("https://localhost:{}/", addr.port())).await.unwrap_err();
-    assert!(matches!(err, ForwardError::Tls(ref m) if m.contains("UnknownIssuer")), "{err:?}");
+    let err = post(&f, &format!("https://localhost:{}/", addr.port()))
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(err, ForwardError::Tls(ref m) if m.contains("UnknownIssuer")),
+        "{err:?}"
+    );
     assert_eq!(log.accepted(), 2);
-    assert_eq!(log.written.load(Ordering::SeqCst), 0, "no handshake completed");
+    assert_eq!(
+        log.written.load(Ordering::SeqCst),
+        0,
+        "no handshake completed"
+    );
 }

@@ -84,9 +84,9 @@ impl FromStr for Cidr {
             Some((a, p)) => (a, Some(p)),
             None => (text, None),
         };
-        let addr: IpAddr = addr_text.parse().map_err(|_| {
-            format!("`{text}`: `{addr_text}` is not an IPv4 or IPv6 address")
-        })?;
+        let addr: IpAddr = addr_text
+            .parse()
+            .map_err(|_| format!("`{text}`: `{addr_text}` is not an IPv4 or IPv6 address"))?;
         let max = if addr.is_ipv4() { 32 } else { 128 };
         let prefix = match prefix_text {
             None => max,
@@ -236,7 +236,11 @@ fn never_v4(ip: Ipv4Addr) -> Option<&'static str> {
     // 168.63.129.16 — Azure's WireServer / host address, which serves the
     //   guest agent its configuration (a public address, so the ranges
     //   below do not catch it).
-    const METADATA: [[u8; 4]; 3] = [[169, 254, 169, 254], [100, 100, 100, 200], [168, 63, 129, 16]];
+    const METADATA: [[u8; 4]; 3] = [
+        [169, 254, 169, 254],
+        [100, 100, 100, 200],
+        [168, 63, 129, 16],
+    ];
     if METADATA.contains(&ip.octets()) {
         return Some("cloud metadata");
     }
@@ -423,7 +427,11 @@ mod tests {
             ("ff02::1", "multicast"),
         ] {
             assert_eq!(check_addr(ip(addr), &all), Err(reason), "{addr}");
-            assert_eq!(check_addr(ip(addr), &AllowList::none()), Err(reason), "{addr}");
+            assert_eq!(
+                check_addr(ip(addr), &AllowList::none()),
+                Err(reason),
+                "{addr}"
+            );
         }
     }
 
@@ -444,9 +452,17 @@ mod tests {
             ("fc00::1", "private", false),
             ("fec0::1", "private (site-local)", false),
         ] {
-            assert_eq!(check_addr(ip(addr), &AllowList::none()), Err(reason), "{addr}");
+            assert_eq!(
+                check_addr(ip(addr), &AllowList::none()),
+                Err(reason),
+                "{addr}"
+            );
             let expect = if allowed { Ok(()) } else { Err(reason) };
-            assert_eq!(check_addr(ip(addr), &allow), expect, "{addr} with allow-list");
+            assert_eq!(
+                check_addr(ip(addr), &allow),
+                expect,
+                "{addr} with allow-list"
+            );
         }
     }
 
@@ -479,8 +495,8 @@ mod tests {
             ("::ffff:0:127.0.0.1", "IPv4-translated"),
             ("64:ff9b::7f00:1", "NAT64"),
             ("64:ff9b::a9fe:a9fe", "NAT64"),
-            ("64:ff9b:1:7f00:1::", "local-use NAT64"),  // /48 position
-            ("64:ff9b:1::a00:1", "local-use NAT64"),    // /96 position
+            ("64:ff9b:1:7f00:1::", "local-use NAT64"), // /48 position
+            ("64:ff9b:1::a00:1", "local-use NAT64"),   // /96 position
             ("2002:7f00:1::1", "6to4"),
             ("2002:a9fe:a9fe::", "6to4"),
             // RFC 4380's example with the client part set to ~127.0.0.1.
@@ -493,18 +509,31 @@ mod tests {
         }
         // The RFC example itself (client 192.0.2.45, public) passes.
         assert_eq!(
-            check_addr(ip("2001:0:4136:e378:8000:63bf:3fff:fdd2"), &AllowList::none()),
+            check_addr(
+                ip("2001:0:4136:e378:8000:63bf:3fff:fdd2"),
+                &AllowList::none()
+            ),
             Ok(())
         );
     }
 
     #[test]
     fn cidr_parsing_errors_are_clear() {
-        assert_eq!("10.0.0.0/8".parse::<Cidr>().unwrap().to_string(), "10.0.0.0/8");
-        assert_eq!("127.0.0.1".parse::<Cidr>().unwrap().to_string(), "127.0.0.1/32");
+        assert_eq!(
+            "10.0.0.0/8".parse::<Cidr>().unwrap().to_string(),
+            "10.0.0.0/8"
+        );
+        assert_eq!(
+            "127.0.0.1".parse::<Cidr>().unwrap().to_string(),
+            "127.0.0.1/32"
+        );
         assert_eq!("::1".parse::<Cidr>().unwrap().to_string(), "::1/128");
         let err = |s: &str| s.parse::<Cidr>().unwrap_err();
-        assert!(err("10.0.0.1/8").contains("write `10.0.0.0/8`"), "{}", err("10.0.0.1/8"));
+        assert!(
+            err("10.0.0.1/8").contains("write `10.0.0.0/8`"),
+            "{}",
+            err("10.0.0.1/8")
+        );
         assert!(err("10.0.0.0/33").contains("longer than the 32 bits"));
         assert!(err("10.0.0.0/x").contains("not a number"));
         assert!(err("localhost").contains("not an IPv4 or IPv6 address"));

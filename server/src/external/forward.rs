@@ -164,7 +164,9 @@ impl fmt::Display for Outcome {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Outcome::Accepted => write!(f, "the decider answered"),
-            Outcome::Deferred { retry_after: Some(d) } => write!(
+            Outcome::Deferred {
+                retry_after: Some(d),
+            } => write!(
                 f,
                 "the decider is busy and asked to be called again in {} s",
                 d.as_secs()
@@ -200,12 +202,21 @@ pub enum ForwardError {
     /// The total timeout passed before the reply was complete.
     Timeout,
     /// The decider answered 3xx.
-    Redirect { status: u16 },
-    RequestTooLarge { size: usize, limit: usize },
-    ResponseTooLarge { limit: usize },
+    Redirect {
+        status: u16,
+    },
+    RequestTooLarge {
+        size: usize,
+        limit: usize,
+    },
+    ResponseTooLarge {
+        limit: usize,
+    },
     /// Every slot for outbound calls stayed taken for the whole timeout;
     /// nothing was contacted.
-    Busy { limit: usize },
+    Busy {
+        limit: usize,
+    },
     /// The HTTP exchange failed (malformed reply, connection closed, a
     /// header the caller passed is unusable).
     Http(String),
@@ -278,8 +289,8 @@ pub fn validate_url(url: &str) -> Result<Url, ForwardError> {
             url.len()
         )));
     }
-    let parsed = Url::parse(url.trim())
-        .map_err(|e| bad(&format!("it is not an absolute URL ({e})")))?;
+    let parsed =
+        Url::parse(url.trim()).map_err(|e| bad(&format!("it is not an absolute URL ({e})")))?;
     match parsed.scheme() {
         "http" | "https" => {}
         other => {
@@ -317,14 +328,16 @@ pub fn parse_retry_after(value: &str, now: SystemTime) -> Option<Duration> {
     if !value.is_empty() && value.bytes().all(|b| b.is_ascii_digit()) {
         // Digits only (RFC 9110 §10.2.3: delay-seconds = 1*DIGIT); an
         // absurdly long number saturates rather than failing.
-        return Some(Duration::from_secs(value.parse::<u64>().unwrap_or(u64::MAX)));
+        return Some(Duration::from_secs(
+            value.parse::<u64>().unwrap_or(u64::MAX),
+        ));
     }
     let at = httpdate::parse_http_date(value).ok()?;
     Some(at.duration_since(now).unwrap_or(Duration::ZERO))
 }
 
-/// A call whose slot frees up with less time than this left does not
-/// start (it fails with `Busy`). 20 ms is below any real decider's
+/// A call that had to wait for a slot and got it with less time than this
+/// left does not start (it fails with `Busy`). 20 ms is below any real decider's
 /// answer time but a connection begun then would only be torn down at
 /// once: when a hanging decider's calls time out together, the calls
 /// that waited behind them (with nearly the same deadline) would
@@ -416,16 +429,21 @@ impl Forwarder {
         }
         let request = build_request(&url, headers, body)?;
 
-        let _slot = match timeout_at(deadline, self.slots.clone().acquire_owned()).await {
-            Ok(Ok(slot)) => slot,
-            // Timed out waiting (or the semaphore was closed, which this
-            // module never does): nothing was contacted.
-            _ => return Err(ForwardError::Busy { limit: self.limit }),
+        let _slot = match self.slots.clone().try_acquire_owned() {
+            Ok(slot) => slot,
+            Err(_) => match timeout_at(deadline, self.slots.clone().acquire_owned()).await {
+                // A slot that frees up too late to do anything useful
+                // with is not used.
+                Ok(Ok(slot))
+                    if deadline.saturating_duration_since(Instant::now()) >= MIN_TIME_LEFT =>
+                {
+                    slot
+                }
+                // Timed out waiting (or the semaphore was closed, which
+                // this module never does): nothing was contacted.
+                _ => return Err(ForwardError::Busy { limit: self.limit }),
+            },
         };
-        if deadline.saturating_duration_since(Instant::now()) < MIN_TIME_LEFT {
-            // The slot came too late to do anything useful with it.
-            return Err(ForwardError::Busy { limit: self.limit });
-        }
         match timeout_at(deadline, self.call(&url, request)).await {
             Ok(result) => result,
             // Dropping the call future closes its socket at once: nothing
@@ -476,8 +494,11 @@ impl Forwarder {
         let limit = self.policy.max_response_bytes;
         let (status, headers, body) = if url.scheme() == "https" {
             let name = match host {
-                Host::Domain(d) => rustls::pki_types::ServerName::try_from(d.to_string())
-                    .map_err(|e| ForwardError::Tls(format!("`{d}` is not a valid TLS name ({e})")))?,
+                Host::Domain(d) => {
+                    rustls::pki_types::ServerName::try_from(d.to_string()).map_err(|e| {
+                        ForwardError::Tls(format!("`{d}` is not a valid TLS name ({e})"))
+                    })?
+                }
                 Host::Ipv4(a) => rustls::pki_types::ServerName::IpAddress(IpAddr::V4(a).into()),
                 Host::Ipv6(a) => rustls::pki_types::ServerName::IpAddress(IpAddr::V6(a).into()),
             };
@@ -506,7 +527,10 @@ impl Forwarder {
 /// Connects to the checked addresses in the resolver's order, the first
 /// that accepts wins. Takes socket addresses only — nothing here can
 /// resolve a name.
-async fn connect_checked(addrs: &[IpAddr], port: u16) -> Result<(TcpStream, SocketAddr), ForwardError> {
+async fn connect_checked(
+    addrs: &[IpAddr],
+    port: u16,
+) -> Result<(TcpStream, SocketAddr), ForwardError> {
     let mut failures = Vec::new();
     for &ip in addrs {
         let to = SocketAddr::new(ip, port);
@@ -561,7 +585,9 @@ fn build_request(
             )));
         }
         let mut value = HeaderValue::from_str(value).map_err(|_| {
-            ForwardError::Http(format!("the value given for header `{name}` is not a valid header value"))
+            ForwardError::Http(format!(
+                "the value given for header `{name}` is not a valid header value"
+            ))
         })?;
         value.set_sensitive(true);
         builder = builder.header(name, value);
@@ -655,7 +681,10 @@ mod tests {
     #[test]
     fn retry_after_seconds_and_dates() {
         let now = httpdate::parse_http_date("Sun, 06 Nov 1994 08:49:37 GMT").unwrap();
-        assert_eq!(parse_retry_after("120", now), Some(Duration::from_secs(120)));
+        assert_eq!(
+            parse_retry_after("120", now),
+            Some(Duration::from_secs(120))
+        );
         assert_eq!(parse_retry_after(" 0 ", now), Some(Duration::ZERO));
         assert_eq!(
             parse_retry_after("Sun, 06 Nov 1994 08:50:07 GMT", now),
@@ -700,7 +729,12 @@ mod tests {
         assert_eq!(ok.headers()[header::HOST], "example.com:8080");
         assert_eq!(ok.headers()["berth-signature"], "t=1,v1=00");
         assert!(ok.headers()["berth-signature"].is_sensitive());
-        let v6 = build_request(&validate_url("https://[2001:db8::1]/").unwrap(), &[], Bytes::new()).unwrap();
+        let v6 = build_request(
+            &validate_url("https://[2001:db8::1]/").unwrap(),
+            &[],
+            Bytes::new(),
+        )
+        .unwrap();
         assert_eq!(v6.headers()[header::HOST], "[2001:db8::1]");
     }
 }
