@@ -88,6 +88,7 @@ impl AppState {
             outbound: Arc::new(external::Outbound {
                 forwarder: external::forward::Forwarder::new(
                     external::forward::ForwardPolicy::default(),
+                    Arc::new(external::forward::SystemResolver),
                 ),
                 vault: None,
             }),

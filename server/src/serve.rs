@@ -8,7 +8,7 @@ use berth_engine::{estate, export, Format, Policy};
 
 use crate::db::{self, Db};
 use crate::external::driver::{self, DriverConfig};
-use crate::external::forward::{AllowList, ForwardPolicy, Forwarder};
+use crate::external::forward::{AllowList, ForwardPolicy, Forwarder, SystemResolver};
 use crate::external::vault::Vault;
 use crate::external::Outbound;
 use crate::{api, auth, store, AppState, Config};
@@ -112,10 +112,13 @@ pub async fn prepare(opts: &ServeOptions) -> Result<(AppState, Option<String>), 
     }
     let allow =
         AllowList::parse(&opts.decider_allow).map_err(|e| format!("--decider-allow: {e}"))?;
-    let forwarder = Forwarder::new(ForwardPolicy {
-        allow,
-        ..ForwardPolicy::default()
-    });
+    let forwarder = Forwarder::new(
+        ForwardPolicy {
+            allow,
+            ..ForwardPolicy::default()
+        },
+        std::sync::Arc::new(SystemResolver),
+    );
     let mut state =
         AppState::new(db, opts.config.clone()).with_outbound(Outbound { forwarder, vault });
     if let Some(every) = opts.driver_every_s {

@@ -5,6 +5,7 @@
 //!   database.
 //! - [`signing`] signs each call (Stripe-convention `Berth-Signature` and
 //!   Standard Webhooks headers) and holds the reference verifier.
+//! - [`address`] decides which IP addresses may ever be reached.
 //! - [`forward`] is the only code that opens a connection to a decider:
 //!   one stored URL, checked addresses only, no redirects or proxies,
 //!   size and time limits, a cap on concurrent calls.
@@ -14,6 +15,7 @@
 //! - [`driver`] runs passes over stale estates and deciders in the
 //!   background.
 
+pub mod address;
 pub mod driver;
 pub mod forward;
 pub mod signing;
@@ -182,10 +184,9 @@ pub async fn call(out: &Outbound, d: &DeciderRow, body: Bytes, now_unix: i64) ->
             0.0,
         );
     }
-    let mut headers: Vec<(&'static str, String)> = vec![
-        ("content-type", "application/json".to_string()),
-        ("user-agent", format!("berth/{}", env!("CARGO_PKG_VERSION"))),
-    ];
+    // The forwarder sets content-type, user-agent, host and the rest;
+    // only the signatures are ours to add.
+    let mut headers: Vec<(&'static str, String)> = Vec::new();
     // Secrets: the current one first, then the previous one inside its
     // overlap. A decider with a secret is never called unsigned.
     let mut sealed: Vec<&str> = Vec::new();
@@ -233,11 +234,32 @@ pub async fn call(out: &Outbound, d: &DeciderRow, body: Bytes, now_unix: i64) ->
     let reply = match out.forwarder.post(&d.url, &headers, body, timeout).await {
         Ok(r) => r,
         Err(e) => {
+            use forward::ForwardError as F;
             let code = match &e {
-                forward::ForwardError::Timeout => "timeout",
-                forward::ForwardError::Blocked { .. } => "blocked",
-                forward::ForwardError::Redirect { .. } => "redirect",
-                _ => "unreachable",
+                // Never contacted: every outbound slot stayed taken. Not
+                // the decider's fault, so a deferral, not a failure.
+                F::Busy { .. } => {
+                    let run_time_ms = ms(start);
+                    return Call {
+                        external: decider::External {
+                            name: d.name.clone(),
+                            response: Err(DeciderError {
+                                code: "busy".into(),
+                                message: e.to_string(),
+                            }),
+                            run_time_ms: Some(run_time_ms),
+                        },
+                        outcome: Outcome::Deferred { retry_after: None },
+                        run_time_ms,
+                    };
+                }
+                F::Timeout => "timeout",
+                F::Blocked { .. } => "blocked",
+                F::Redirect { .. } => "redirect",
+                F::BadUrl(_) => "bad_url",
+                F::RequestTooLarge { .. } => "request_too_large",
+                F::ResponseTooLarge { .. } => "too_large",
+                F::Resolve(_) | F::Connect(_) | F::Tls(_) | F::Http(_) => "unreachable",
             };
             return failed(&d.name, code, e.to_string(), ms(start));
         }
