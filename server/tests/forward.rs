@@ -811,6 +811,14 @@ async fn an_oversize_request_is_refused_before_sending() {
         .unwrap();
     assert_eq!(reply.status, 200);
     assert_eq!(log.requests.lock().unwrap()[0].1.len(), 1024);
+    // Timeouts at the extremes: none left is a Timeout (not Busy, as no
+    // call was waiting); one too large to add to the clock does not panic.
+    let err = f.post(&url, &[], body(), Duration::ZERO).await.unwrap_err();
+    assert_eq!(err, ForwardError::Timeout);
+    assert_eq!(log.accepted(), 1, "a zero timeout contacted nothing");
+    let reply = f.post(&url, &[], body(), Duration::MAX).await.unwrap();
+    assert_eq!(reply.status, 200);
+    assert_eq!(log.accepted(), 2);
 }
 
 /// 50 concurrent calls to a hanging decider with a cap of 4: exactly 4

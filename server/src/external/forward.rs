@@ -417,7 +417,12 @@ impl Forwarder {
         body: Bytes,
         timeout: Duration,
     ) -> Result<Reply, ForwardError> {
-        let deadline = Instant::now() + timeout;
+        // A timeout too large to add (a caller's bug) becomes a day: far
+        // beyond any decider's, and no panic.
+        let start = Instant::now();
+        let deadline = start
+            .checked_add(timeout)
+            .unwrap_or(start + Duration::from_secs(24 * 3600));
         // Everything that needs no network first, so a bad call costs
         // nothing and contacts nothing.
         let url = validate_url(url)?;
@@ -444,6 +449,11 @@ impl Forwarder {
                 _ => return Err(ForwardError::Busy { limit: self.limit }),
             },
         };
+        // The timer fires on its next tick (about 1 ms), so a deadline
+        // already past is checked here: a zero timeout sends nothing.
+        if Instant::now() >= deadline {
+            return Err(ForwardError::Timeout);
+        }
         match timeout_at(deadline, self.call(&url, request)).await {
             Ok(result) => result,
             // Dropping the call future closes its socket at once: nothing
