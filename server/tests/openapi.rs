@@ -30,6 +30,10 @@ const METHODS: [&str; 8] = [
 /// At least 32 characters, like `BERTH_ADMIN_TOKEN`.
 const ADMIN_TOKEN: &str = "berth_openapi_test_admin_token_0123456789abcdef";
 
+/// A secret key (32 bytes, base64, like `BERTH_SECRET_KEY`), so that the
+/// routes generating decider secrets answer as on a configured server.
+const SECRET_KEY: &str = "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=";
+
 fn docs_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs")
 }
@@ -604,7 +608,7 @@ async fn router() -> (axum::Router, support::TestDb, tempfile::TempDir) {
         admin_token: Some(ADMIN_TOKEN.into()),
         seed: true,
         max_connections: 4,
-        secret_key: None,
+        secret_key: Some(SECRET_KEY.into()),
         secret_key_file: None,
         decider_allow: Vec::new(),
         driver_every_s: None,
@@ -743,6 +747,8 @@ const EXPECTED_REFUSALS: &[(&str, &str, u16)] = &[
     ("GET", "/api/estates/{id}/scenarios/{name}", 404),
     // No token has the example id (ids are random).
     ("DELETE", "/api/tokens/{token_id}", 404),
+    // The example decider is registered later, by POST /api/deciders.
+    ("POST", "/api/estates/{id}/deciders/{name}/runs", 404),
 ];
 
 #[tokio::test]
