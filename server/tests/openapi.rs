@@ -599,6 +599,16 @@ fn is_fallback(status: u16, body: &serde_json::Value) -> bool {
 /// [`ADMIN_TOKEN`] as an administrator token. The guards keep the database
 /// alive.
 async fn router() -> (axum::Router, support::TestDb, tempfile::TempDir) {
+    let (state, db, dir) = prepared(None).await;
+    (berth::api::app(state), db, dir)
+}
+
+/// The server state behind [`router`], with the advice driver configured
+/// (passes every `driver_every_s` seconds) or not. Nothing runs passes
+/// here: a test calls `driver::pass` itself.
+async fn prepared(
+    driver_every_s: Option<u64>,
+) -> (berth::AppState, support::TestDb, tempfile::TempDir) {
     let db = support::TestDb::new(support::Backend::Sqlite).await;
     let data_dir = tempfile::tempdir().expect("temp dir");
     let opts = berth::serve::ServeOptions {
@@ -611,7 +621,7 @@ async fn router() -> (axum::Router, support::TestDb, tempfile::TempDir) {
         secret_key: Some(SECRET_KEY.into()),
         secret_key_file: None,
         decider_allow: Vec::new(),
-        driver_every_s: None,
+        driver_every_s,
         config: berth::Config::default(),
     };
     let (state, generated) = berth::serve::prepare(&opts).await.expect("prepare");
@@ -619,7 +629,7 @@ async fn router() -> (axum::Router, support::TestDb, tempfile::TempDir) {
         generated.is_none(),
         "an admin token was given: none is generated"
     );
-    (berth::api::app(state), db, data_dir)
+    (state, db, data_dir)
 }
 
 /// A request body: its media type and bytes.
@@ -1097,6 +1107,144 @@ async fn refusals_are_answered_as_documented() {
             None,
             404,
         ),
+        // External deciders. Every field wrong at once: one 422.
+        (
+            "POST",
+            "/api/deciders",
+            "/api/deciders",
+            json(
+                serde_json::json!({"name": "Bad Name", "url": "ftp://x", "timeout_ms": 30000, "interval_s": 10}),
+            ),
+            422,
+        ),
+        (
+            "POST",
+            "/api/deciders",
+            "/api/deciders",
+            json(serde_json::json!({"name": "x", "timeout_ms": 5000})),
+            400,
+        ),
+        // Disabled: a run makes no call, so nothing leaves the test.
+        (
+            "POST",
+            "/api/deciders",
+            "/api/deciders",
+            json(
+                serde_json::json!({"name": "probe", "url": "https://probe.invalid/", "timeout_ms": 1000, "enabled": false}),
+            ),
+            201,
+        ),
+        (
+            "POST",
+            "/api/deciders",
+            "/api/deciders",
+            json(
+                serde_json::json!({"name": "probe", "url": "https://probe.invalid/", "timeout_ms": 1000}),
+            ),
+            409,
+        ),
+        (
+            "GET",
+            "/api/deciders/{name}",
+            "/api/deciders/nobody",
+            None,
+            404,
+        ),
+        (
+            "PUT",
+            "/api/deciders/{name}",
+            "/api/deciders/probe",
+            json(
+                serde_json::json!({"name": "other", "url": "https://probe.invalid/", "timeout_ms": 1000, "generate_secret": true}),
+            ),
+            422,
+        ),
+        (
+            "POST",
+            "/api/deciders/{name}/secret",
+            "/api/deciders/probe/secret",
+            json(serde_json::json!({"overlap_s": -5})),
+            422,
+        ),
+        (
+            "POST",
+            "/api/deciders/{name}/secret",
+            "/api/deciders/nobody/secret",
+            None,
+            404,
+        ),
+        (
+            "POST",
+            "/api/estates/{id}/deciders/{name}/runs",
+            "/api/estates/sample/deciders/probe/runs",
+            None,
+            200,
+        ),
+        (
+            "GET",
+            "/api/estates/{id}/deciders/{name}/runs",
+            "/api/estates/sample/deciders/probe/runs?limit=1",
+            None,
+            200,
+        ),
+        (
+            "GET",
+            "/api/estates/{id}/deciders/{name}/runs",
+            "/api/estates/sample/deciders/probe/runs?limit=0",
+            None,
+            400,
+        ),
+        (
+            "GET",
+            "/api/estates/{id}/advice-snapshots",
+            "/api/estates/sample/advice-snapshots?limit=201",
+            None,
+            400,
+        ),
+        (
+            "POST",
+            "/api/estates/{id}/compare",
+            "/api/estates/sample/compare",
+            json(serde_json::json!({"external": ["probe"]})),
+            200,
+        ),
+        (
+            "POST",
+            "/api/estates/{id}/compare",
+            "/api/estates/sample/compare",
+            json(serde_json::json!({"external": ["nobody"]})),
+            400,
+        ),
+        (
+            "POST",
+            "/api/estates/{id}/compare",
+            "/api/estates/sample/compare",
+            json(serde_json::json!({"external": ["probe", "probe"]})),
+            400,
+        ),
+        (
+            "POST",
+            "/api/estates/{id}/compare",
+            "/api/estates/sample/compare",
+            json(serde_json::json!({"external": ["probe"], "responses": {"probe": []}})),
+            400,
+        ),
+        (
+            "POST",
+            "/api/estates/{id}/compare",
+            "/api/estates/sample/compare",
+            json(
+                serde_json::json!({"external": (0..17).map(|i| format!("d{i}")).collect::<Vec<_>>()}),
+            ),
+            400,
+        ),
+        (
+            "DELETE",
+            "/api/deciders/{name}",
+            "/api/deciders/probe",
+            None,
+            204,
+        ),
     ];
     for (method, path, uri, body, expected) in probes {
         let op = find_op(&ops, method, path);
@@ -1206,4 +1354,90 @@ async fn cookie_sessions_work_as_documented() {
     // Signed out: the cookie no longer counts.
     let resp = with_cookie("GET", "/api/session", None).await.unwrap();
     assert_eq!(resp.status(), 401);
+}
+
+/// The driver's surfaces before and after passes, as documented: health
+/// with no pass yet (`last_pass_at` null), then two passes over a changed
+/// estate (two snapshots, only the newest with its result) and a backoff.
+#[tokio::test]
+async fn driver_surfaces_answer_as_documented_before_and_after_passes() {
+    let (state, _db, _dir) = prepared(Some(60)).await;
+    let cfg = state.driver.clone().expect("the driver is configured");
+    let app = berth::api::app(state.clone());
+    let spec = spec();
+    let ops = operations(&spec);
+    let mut wrong = Vec::new();
+    let get = |uri: &'static str, path: &'static str| {
+        let (app, spec, ops) = (&app, &spec, &ops);
+        async move {
+            let a = send(app, "GET", uri, Some(ADMIN_TOKEN), None).await;
+            assert_eq!(a.status, 200, "{uri}: {}", a.text());
+            (a.json(), undocumented(spec, find_op(ops, "GET", path), &a))
+        }
+    };
+
+    let (health, errs) = get("/api/driver", "/api/driver").await;
+    wrong.extend(errs);
+    assert_eq!(health["enabled"], true);
+    assert_eq!(health["every_s"], 60);
+    assert!(health["last_pass_at"].is_null(), "{health}");
+    assert!(health["last_pass"].is_null(), "{health}");
+    assert_eq!(
+        health["backlog"], 1,
+        "the seeded estate has no snapshot yet"
+    );
+
+    let pass = |state: &berth::AppState| {
+        let (state, cfg) = (state.clone(), cfg.clone());
+        async move {
+            berth::external::driver::pass(&state, &cfg)
+                .await
+                .expect("a pass")
+                .expect("no other pass runs")
+        }
+    };
+    assert_eq!(pass(&state).await.evaluated, 1);
+    // A new policy makes the estate stale again: a second snapshot.
+    let put_policy = find_op(&ops, "PUT", "/api/estates/{id}/policy");
+    let a = send(
+        &app,
+        "PUT",
+        "/api/estates/sample/policy",
+        Some(ADMIN_TOKEN),
+        example_body(&spec, put_policy),
+    )
+    .await;
+    assert!((200..300).contains(&a.status), "{}", a.text());
+    assert_eq!(pass(&state).await.evaluated, 1);
+    // A subject held back, as a failing decider would leave it.
+    berth::store::put_backoff(
+        &state.db,
+        &berth::store::Backoff {
+            subject: "decider:ranker@sample".into(),
+            kind: "failed".into(),
+            attempts: 2,
+            until_at: berth::auth::now_s() + 60,
+            last_error: "the decider answered HTTP 500; only 2xx carries proposals".into(),
+        },
+    )
+    .await
+    .expect("backoff");
+
+    let (health, errs) = get("/api/driver", "/api/driver").await;
+    wrong.extend(errs);
+    assert!(health["last_pass_at"].is_string(), "{health}");
+    assert_eq!(health["last_pass"]["evaluated"], 1, "{health}");
+    assert_eq!(health["backoffs"].as_array().map(Vec::len), Some(1));
+
+    let (snaps, errs) = get(
+        "/api/estates/sample/advice-snapshots",
+        "/api/estates/{id}/advice-snapshots",
+    )
+    .await;
+    wrong.extend(errs);
+    let snaps = snaps["snapshots"].as_array().cloned().unwrap_or_default();
+    assert_eq!(snaps.len(), 2, "{snaps:?}");
+    assert!(snaps[0]["result"].is_object(), "the newest has its result");
+    assert!(snaps[1]["result"].is_null(), "older ones do not");
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
 }
