@@ -1678,7 +1678,8 @@ async fn compare_live(
             "external: at most 16 registered deciders in one comparison",
         ));
     }
-    let (mut externals, meta) = crate::api_deciders::run_named(state, caller, id, &names, now).await?;
+    let (mut externals, _, meta) =
+        crate::api_deciders::run_named(state, caller, id, &names, now).await?;
     externals.extend(uploaded);
     let (meta2, estate, policy) = loaded_estate(state, id).await?;
     if meta2.version != meta.version || meta2.policy_digest != meta.policy_digest {

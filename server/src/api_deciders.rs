@@ -240,14 +240,19 @@ pub(crate) async fn remove_secret(
 }
 
 /// Run the deciders named in `names` on estate `id` (already checked
-/// visible), store each run, and return their engine entries in order.
+/// visible), store each run, and return their engine entries and stored
+/// run ids in order.
 pub(crate) async fn run_named(
     state: &AppState,
     caller: &Caller,
     id: &str,
     names: &[String],
     now: i64,
-) -> ApiResult<(Vec<berth_engine::decider::External>, store::EstateMeta)> {
+) -> ApiResult<(
+    Vec<berth_engine::decider::External>,
+    Vec<i64>,
+    store::EstateMeta,
+)> {
     let mut rows = Vec::new();
     for n in names {
         let d = store::decider(&state.db, n).await?.ok_or_else(|| {
@@ -269,9 +274,10 @@ pub(crate) async fn run_named(
         .map(|p| p.subject.clone())
         .unwrap_or_else(|_| "unknown".into());
     let mut out = Vec::new();
+    let mut ids = Vec::new();
     for (d, call) in rows.iter().zip(calls) {
         let entry = driver::entry_json(&estate, &policy, now, &call.external).await?;
-        store::insert_run(
+        let run_id = store::insert_run(
             &state.db,
             store::NewRun {
                 estate: id,
@@ -287,9 +293,10 @@ pub(crate) async fn run_named(
             },
         )
         .await?;
+        ids.push(run_id);
         out.push(call.external);
     }
-    Ok((out, meta))
+    Ok((out, ids, meta))
 }
 
 async fn futures_join(
@@ -324,11 +331,11 @@ pub(crate) async fn run_one(
         return Err(not_found(&name));
     }
     let now = api::eval_now(&q.now)?;
-    let (_, meta) = run_named(&state, &caller, &id, std::slice::from_ref(&name), now).await?;
-    let run = store::list_runs(&state.db, &id, Some(&name), 1)
+    let (_, ids, meta) = run_named(&state, &caller, &id, std::slice::from_ref(&name), now).await?;
+    // By id: the newest by `started_at` is another run when `now` is
+    // earlier than a stored run's.
+    let run = store::run_by_id(&state.db, ids[0])
         .await?
-        .into_iter()
-        .next()
         .ok_or_else(|| ApiError::Internal("the run just stored is missing".into()))?;
     Ok(Json(json!({
         "estate": id,

@@ -599,7 +599,14 @@ fn is_fallback(status: u16, body: &serde_json::Value) -> bool {
 /// [`ADMIN_TOKEN`] as an administrator token. The guards keep the database
 /// alive.
 async fn router() -> (axum::Router, support::TestDb, tempfile::TempDir) {
-    let (state, db, dir) = prepared(None).await;
+    router_on(support::Backend::Sqlite).await
+}
+
+/// [`router`] on the given database backend.
+async fn router_on(
+    backend: support::Backend,
+) -> (axum::Router, support::TestDb, tempfile::TempDir) {
+    let (state, db, dir) = prepared(backend, None).await;
     (berth::api::app(state), db, dir)
 }
 
@@ -607,9 +614,10 @@ async fn router() -> (axum::Router, support::TestDb, tempfile::TempDir) {
 /// (passes every `driver_every_s` seconds) or not. Nothing runs passes
 /// here: a test calls `driver::pass` itself.
 async fn prepared(
+    backend: support::Backend,
     driver_every_s: Option<u64>,
 ) -> (berth::AppState, support::TestDb, tempfile::TempDir) {
-    let db = support::TestDb::new(support::Backend::Sqlite).await;
+    let db = support::TestDb::new(backend).await;
     let data_dir = tempfile::tempdir().expect("temp dir");
     let opts = berth::serve::ServeOptions {
         listen: "127.0.0.1:0".parse().unwrap(),
@@ -1361,7 +1369,7 @@ async fn cookie_sessions_work_as_documented() {
 /// estate (two snapshots, only the newest with its result) and a backoff.
 #[tokio::test]
 async fn driver_surfaces_answer_as_documented_before_and_after_passes() {
-    let (state, _db, _dir) = prepared(Some(60)).await;
+    let (state, _db, _dir) = prepared(support::Backend::Sqlite, Some(60)).await;
     let cfg = state.driver.clone().expect("the driver is configured");
     let app = berth::api::app(state.clone());
     let spec = spec();
@@ -1440,4 +1448,46 @@ async fn driver_surfaces_answer_as_documented_before_and_after_passes() {
     assert!(snaps[0]["result"].is_object(), "the newest has its result");
     assert!(snaps[1]["result"].is_null(), "older ones do not");
     assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}
+
+/// `POST …/runs` answers with the run it just made, as documented, even
+/// when its `now` is earlier than a stored run's (runs are listed by
+/// `started_at`, the evaluation time, so the newest listed is another).
+/// On both backends: the run's id comes back from its `INSERT`.
+#[tokio::test]
+async fn a_run_answers_with_the_run_it_made() {
+    for backend in [support::Backend::Sqlite, support::Backend::Postgres] {
+        a_run_answers_with_the_run_it_made_on(backend).await;
+    }
+}
+
+async fn a_run_answers_with_the_run_it_made_on(backend: support::Backend) {
+    let (app, _db, _dir) = router_on(backend).await;
+    let spec = spec();
+    let ops = operations(&spec);
+    let op = find_op(&ops, "POST", "/api/estates/{id}/deciders/{name}/runs");
+    let body = serde_json::json!({"name": "probe", "url": "https://probe.invalid/", "timeout_ms": 1000, "enabled": false});
+    let a = send(
+        &app,
+        "POST",
+        "/api/deciders",
+        Some(ADMIN_TOKEN),
+        Some(("application/json".into(), body.to_string().into_bytes())),
+    )
+    .await;
+    assert_eq!(a.status, 201, "{}", a.text());
+    let mut ids = Vec::new();
+    for now in ["2026-12-01T00:00:00Z", "2026-11-01T00:00:00Z"] {
+        let uri = format!("/api/estates/sample/deciders/probe/runs?now={now}");
+        let a = send(&app, "POST", &uri, Some(ADMIN_TOKEN), None).await;
+        assert_eq!(a.status, 200, "{}", a.text());
+        let wrong = undocumented(&spec, op, &a);
+        assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+        let run = &a.json()["run"];
+        assert_eq!(run["started_at"], now, "{run}");
+        assert_eq!(run["outcome"], "failed", "{run}");
+        assert_eq!(run["entry"]["error"]["code"], "disabled", "{run}");
+        ids.push(run["id"].as_i64().expect("an id"));
+    }
+    assert!(ids[1] > ids[0], "two runs, two ids: {ids:?}");
 }
