@@ -1681,7 +1681,7 @@ async fn compare_live(
             "external: at most 16 registered deciders in one comparison",
         ));
     }
-    let (mut externals, meta) =
+    let (mut externals, _, meta) =
         crate::api_deciders::run_named(state, caller, id, &names, now).await?;
     externals.extend(uploaded);
     let (meta2, estate, policy) = loaded_estate(state, id).await?;

@@ -258,14 +258,19 @@ pub(crate) async fn remove_secret(
 }
 
 /// Run the deciders named in `names` on estate `id` (already checked
-/// visible), store each run, and return their engine entries in order.
+/// visible), store each run, and return their engine entries and stored
+/// run ids in order.
 pub(crate) async fn run_named(
     state: &AppState,
     caller: &Caller,
     id: &str,
     names: &[String],
     now: i64,
-) -> ApiResult<(Vec<berth_engine::decider::External>, store::EstateMeta)> {
+) -> ApiResult<(
+    Vec<berth_engine::decider::External>,
+    Vec<i64>,
+    store::EstateMeta,
+)> {
     let mut rows = Vec::new();
     for n in names {
         let d = store::decider(&state.db, n).await?.ok_or_else(|| {
@@ -281,15 +286,16 @@ pub(crate) async fn run_named(
     .await
     .map_err(|e| ApiError::Internal(format!("request task: {e}")))?;
     // Called together: one slow decider does not add to the others' time.
-    let calls = futures_join(state, &rows, body, now).await;
+    let calls = futures_join(state, &rows, body).await;
     let by = caller
         .principal()
         .map(|p| p.subject.clone())
         .unwrap_or_else(|_| "unknown".into());
     let mut out = Vec::new();
+    let mut ids = Vec::new();
     for (d, call) in rows.iter().zip(calls) {
         let entry = driver::entry_json(&estate, &policy, now, &call.external).await?;
-        store::insert_run(
+        let run_id = store::insert_run(
             &state.db,
             store::NewRun {
                 estate: id,
@@ -299,27 +305,28 @@ pub(crate) async fn run_named(
                 policy_digest: &meta.policy_digest,
                 outcome: call.outcome.as_str(),
                 started_by: &by,
-                started_at: now,
+                // When it ran, by the wall clock — not the evaluation time
+                // (`?now=` may be in the past): the driver counts a
+                // decider's interval from here.
+                started_at: auth::now_s(),
                 run_time_ms: call.run_time_ms.round() as i64,
                 entry: &entry,
             },
         )
         .await?;
+        ids.push(run_id);
         out.push(call.external);
     }
-    Ok((out, meta))
+    Ok((out, ids, meta))
 }
 
-async fn futures_join(
-    state: &AppState,
-    rows: &[DeciderRow],
-    body: Bytes,
-    now: i64,
-) -> Vec<external::Call> {
+async fn futures_join(state: &AppState, rows: &[DeciderRow], body: Bytes) -> Vec<external::Call> {
     let mut set = tokio::task::JoinSet::new();
     for (i, d) in rows.iter().enumerate() {
         let (out, d, body) = (state.outbound.clone(), d.clone(), body.clone());
-        set.spawn(async move { (i, external::call(&out, &d, body, now).await) });
+        // Signed with the wall clock whatever the evaluation time: a
+        // decider checks the timestamp against its own clock.
+        set.spawn(async move { (i, external::call(&out, &d, body, auth::now_s()).await) });
     }
     let mut calls: Vec<Option<external::Call>> = (0..rows.len()).map(|_| None).collect();
     while let Some(done) = set.join_next().await {
@@ -345,11 +352,11 @@ pub(crate) async fn run_one(
         return Err(not_found(&name));
     }
     let now = api::eval_now(&q.now)?;
-    let (_, meta) = run_named(&state, &caller, &id, std::slice::from_ref(&name), now).await?;
-    let run = store::list_runs(&state.db, &id, Some(&name), 1)
+    let (_, ids, meta) = run_named(&state, &caller, &id, std::slice::from_ref(&name), now).await?;
+    // By id: the newest by `started_at` is another run when `now` is
+    // earlier than a stored run's.
+    let run = store::run_by_id(&state.db, ids[0])
         .await?
-        .into_iter()
-        .next()
         .ok_or_else(|| ApiError::Internal("the run just stored is missing".into()))?;
     Ok(Json(json!({
         "estate": id,

@@ -984,11 +984,13 @@ pub struct NewRun<'a> {
     pub entry: &'a str,
 }
 
-pub async fn insert_run(db: &Db, r: NewRun<'_>) -> Result<(), ApiError> {
+/// Store a run; returns its id, so that the caller can read back exactly
+/// this run (two runs may share `started_at`, the evaluation time).
+pub async fn insert_run(db: &Db, r: NewRun<'_>) -> Result<i64, ApiError> {
     let _w = db.write_guard().await;
-    sqlx::query(
+    let id: i64 = sqlx::query_scalar(
         "INSERT INTO decider_runs (estate_id, decider, estate_version, content_digest, policy_digest, outcome, \
-         started_by, started_at, run_time_ms, entry) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)",
+         started_by, started_at, run_time_ms, entry) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) RETURNING id",
     )
     .bind(r.estate)
     .bind(r.decider)
@@ -1000,9 +1002,41 @@ pub async fn insert_run(db: &Db, r: NewRun<'_>) -> Result<(), ApiError> {
     .bind(r.started_at)
     .bind(r.run_time_ms)
     .bind(r.entry)
-    .execute(&db.pool)
+    .fetch_one(&db.pool)
     .await?;
-    Ok(())
+    Ok(id)
+}
+
+const RUN_COLUMNS: &str =
+    "id, estate_id, decider, estate_version, content_digest, policy_digest, outcome, \
+     started_by, started_at, run_time_ms, entry";
+
+fn run_of(r: &sqlx::any::AnyRow) -> Result<DeciderRun, sqlx::Error> {
+    let entry: String = r.try_get("entry")?;
+    Ok(DeciderRun {
+        id: r.try_get("id")?,
+        estate: r.try_get("estate_id")?,
+        decider: r.try_get("decider")?,
+        estate_version: r.try_get("estate_version")?,
+        content_digest: r.try_get("content_digest")?,
+        policy_digest: r.try_get("policy_digest")?,
+        outcome: r.try_get("outcome")?,
+        started_by: r.try_get("started_by")?,
+        started_at: r.try_get("started_at")?,
+        run_time_ms: r.try_get("run_time_ms")?,
+        entry: serde_json::from_str(&entry).unwrap_or(serde_json::Value::Null),
+    })
+}
+
+/// One run, by the id [`insert_run`] returned.
+pub async fn run_by_id(db: &Db, id: i64) -> Result<Option<DeciderRun>, ApiError> {
+    let row = sqlx::query(&format!(
+        "SELECT {RUN_COLUMNS} FROM decider_runs WHERE id = $1"
+    ))
+    .bind(id)
+    .fetch_optional(&db.pool)
+    .await?;
+    Ok(row.as_ref().map(run_of).transpose()?)
 }
 
 /// Newest first, at most `limit`, optionally for one decider.
@@ -1012,34 +1046,16 @@ pub async fn list_runs(
     decider: Option<&str>,
     limit: i64,
 ) -> Result<Vec<DeciderRun>, ApiError> {
-    let rows = sqlx::query(
-        "SELECT id, estate_id, decider, estate_version, content_digest, policy_digest, outcome, started_by, \
-         started_at, run_time_ms, entry FROM decider_runs \
-         WHERE estate_id = $1 AND ($2 IS NULL OR decider = $2) ORDER BY started_at DESC, id DESC LIMIT $3",
-    )
+    let rows = sqlx::query(&format!(
+        "SELECT {RUN_COLUMNS} FROM decider_runs \
+         WHERE estate_id = $1 AND ($2 IS NULL OR decider = $2) ORDER BY started_at DESC, id DESC LIMIT $3"
+    ))
     .bind(estate)
     .bind(decider)
     .bind(limit)
     .fetch_all(&db.pool)
     .await?;
-    let mut out = Vec::with_capacity(rows.len());
-    for r in &rows {
-        let entry: String = r.try_get("entry")?;
-        out.push(DeciderRun {
-            id: r.try_get("id")?,
-            estate: r.try_get("estate_id")?,
-            decider: r.try_get("decider")?,
-            estate_version: r.try_get("estate_version")?,
-            content_digest: r.try_get("content_digest")?,
-            policy_digest: r.try_get("policy_digest")?,
-            outcome: r.try_get("outcome")?,
-            started_by: r.try_get("started_by")?,
-            started_at: r.try_get("started_at")?,
-            run_time_ms: r.try_get("run_time_ms")?,
-            entry: serde_json::from_str(&entry).unwrap_or(serde_json::Value::Null),
-        });
-    }
-    Ok(out)
+    Ok(rows.iter().map(run_of).collect::<Result<_, _>>()?)
 }
 
 /// The newest successful run of each (estate, decider), for the driver's

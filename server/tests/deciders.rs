@@ -89,6 +89,21 @@ impl TestApp {
         (status, v)
     }
 
+    /// A GET's body as text, exactly as served.
+    async fn raw(&self, path: &str) -> String {
+        let req = Request::builder()
+            .uri(path)
+            .header(header::AUTHORIZATION, format!("Bearer {ADMIN}"))
+            .body(Body::empty())
+            .unwrap();
+        let resp = self.app.clone().oneshot(req).await.unwrap();
+        assert_eq!(resp.status(), StatusCode::OK);
+        let bytes = axum::body::to_bytes(resp.into_body(), usize::MAX)
+            .await
+            .unwrap();
+        String::from_utf8(bytes.to_vec()).unwrap()
+    }
+
     async fn token(&self, role: &str) -> String {
         let (s, v) = self
             .call(
@@ -218,7 +233,11 @@ async fn registration_is_admin_only_checked_whole_and_secrets_are_write_only(b: 
         "{v}"
     );
     for (field, value, needle) in [
-        ("url", json!("http://user:pw@127.0.0.1/"), "userinfo"),
+        (
+            "url",
+            json!("http://user:pw@127.0.0.1/"),
+            "user name or password",
+        ),
         ("url", json!("file:///etc/passwd"), "http"),
         ("timeout_ms", json!(999), "1000 to 25000"),
         ("name", json!("heaviest-talker"), "built-in"),
@@ -435,10 +454,14 @@ async fn comparison_calls_the_stored_url_with_the_preview_bytes_signed(b: Backen
         .await;
     let sent: Value = serde_json::from_slice(&calls[0].body).unwrap();
     assert_eq!(sent, preview["result"]);
-    assert_eq!(
-        calls[0].body,
-        serde_json::to_vec(&preview["result"]).unwrap()
-    );
+    // Byte for byte: the envelope's `result` is the engine's own text.
+    let raw = t
+        .raw(&format!("/api/estates/sample/preview?now={NOW}"))
+        .await;
+    let start = raw.find("\"result\":").unwrap() + "\"result\":".len();
+    assert_eq!(calls[0].body, raw[start..raw.len() - 1].as_bytes());
+    // Signed at the wall clock, not at the evaluation time asked for.
+    let t_now = chrono_now();
     let h = &calls[0].headers;
     assert_eq!(h["content-type"], "application/json");
     let sig = h["berth-signature"].to_str().unwrap();
@@ -460,6 +483,7 @@ async fn comparison_calls_the_stored_url_with_the_preview_bytes_signed(b: Backen
     // And the reference verifier, the one deciders port, accepts both.
     let key = signing::Secret::parse(&secret).unwrap();
     let at: i64 = t_s.parse().unwrap();
+    assert!((at - t_now).abs() <= 5, "signed at {at}, now is {t_now}");
     signing::verify_berth(sig, &calls[0].body, &key, at, 300).unwrap();
     signing::verify_standard(
         h["webhook-id"].to_str().unwrap(),
@@ -850,4 +874,11 @@ async fn driver_passes_follow_the_backlog_back_off_and_report_health(b: Backend)
         .collect();
     assert_eq!(by, [("ok", "driver"), ("deferred", "driver")]);
     let _ = Duration::ZERO;
+}
+
+fn chrono_now() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs() as i64
 }

@@ -30,6 +30,10 @@ const METHODS: [&str; 8] = [
 /// At least 32 characters, like `BERTH_ADMIN_TOKEN`.
 const ADMIN_TOKEN: &str = "berth_openapi_test_admin_token_0123456789abcdef";
 
+/// A secret key (32 bytes, base64, like `BERTH_SECRET_KEY`), so that the
+/// routes generating decider secrets answer as on a configured server.
+const SECRET_KEY: &str = "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=";
+
 fn docs_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs")
 }
@@ -595,7 +599,25 @@ fn is_fallback(status: u16, body: &serde_json::Value) -> bool {
 /// [`ADMIN_TOKEN`] as an administrator token. The guards keep the database
 /// alive.
 async fn router() -> (axum::Router, support::TestDb, tempfile::TempDir) {
-    let db = support::TestDb::new(support::Backend::Sqlite).await;
+    router_on(support::Backend::Sqlite).await
+}
+
+/// [`router`] on the given database backend.
+async fn router_on(
+    backend: support::Backend,
+) -> (axum::Router, support::TestDb, tempfile::TempDir) {
+    let (state, db, dir) = prepared(backend, None).await;
+    (berth::api::app(state), db, dir)
+}
+
+/// The server state behind [`router`], with the advice driver configured
+/// (passes every `driver_every_s` seconds) or not. Nothing runs passes
+/// here: a test calls `driver::pass` itself.
+async fn prepared(
+    backend: support::Backend,
+    driver_every_s: Option<u64>,
+) -> (berth::AppState, support::TestDb, tempfile::TempDir) {
+    let db = support::TestDb::new(backend).await;
     let data_dir = tempfile::tempdir().expect("temp dir");
     let opts = berth::serve::ServeOptions {
         listen: "127.0.0.1:0".parse().unwrap(),
@@ -604,10 +626,10 @@ async fn router() -> (axum::Router, support::TestDb, tempfile::TempDir) {
         admin_token: Some(ADMIN_TOKEN.into()),
         seed: true,
         max_connections: 4,
-        secret_key: None,
+        secret_key: Some(SECRET_KEY.into()),
         secret_key_file: None,
         decider_allow: Vec::new(),
-        driver_every_s: None,
+        driver_every_s,
         config: berth::Config::default(),
     };
     let (state, generated) = berth::serve::prepare(&opts).await.expect("prepare");
@@ -615,7 +637,7 @@ async fn router() -> (axum::Router, support::TestDb, tempfile::TempDir) {
         generated.is_none(),
         "an admin token was given: none is generated"
     );
-    (berth::api::app(state), db, data_dir)
+    (state, db, data_dir)
 }
 
 /// A request body: its media type and bytes.
@@ -743,6 +765,8 @@ const EXPECTED_REFUSALS: &[(&str, &str, u16)] = &[
     ("GET", "/api/estates/{id}/scenarios/{name}", 404),
     // No token has the example id (ids are random).
     ("DELETE", "/api/tokens/{token_id}", 404),
+    // The example decider is registered later, by POST /api/deciders.
+    ("POST", "/api/estates/{id}/deciders/{name}/runs", 404),
 ];
 
 #[tokio::test]
@@ -1091,6 +1115,144 @@ async fn refusals_are_answered_as_documented() {
             None,
             404,
         ),
+        // External deciders. Every field wrong at once: one 422.
+        (
+            "POST",
+            "/api/deciders",
+            "/api/deciders",
+            json(
+                serde_json::json!({"name": "Bad Name", "url": "ftp://x", "timeout_ms": 30000, "interval_s": 10}),
+            ),
+            422,
+        ),
+        (
+            "POST",
+            "/api/deciders",
+            "/api/deciders",
+            json(serde_json::json!({"name": "x", "timeout_ms": 5000})),
+            400,
+        ),
+        // Disabled: a run makes no call, so nothing leaves the test.
+        (
+            "POST",
+            "/api/deciders",
+            "/api/deciders",
+            json(
+                serde_json::json!({"name": "probe", "url": "https://probe.invalid/", "timeout_ms": 1000, "enabled": false}),
+            ),
+            201,
+        ),
+        (
+            "POST",
+            "/api/deciders",
+            "/api/deciders",
+            json(
+                serde_json::json!({"name": "probe", "url": "https://probe.invalid/", "timeout_ms": 1000}),
+            ),
+            409,
+        ),
+        (
+            "GET",
+            "/api/deciders/{name}",
+            "/api/deciders/nobody",
+            None,
+            404,
+        ),
+        (
+            "PUT",
+            "/api/deciders/{name}",
+            "/api/deciders/probe",
+            json(
+                serde_json::json!({"name": "other", "url": "https://probe.invalid/", "timeout_ms": 1000, "generate_secret": true}),
+            ),
+            422,
+        ),
+        (
+            "POST",
+            "/api/deciders/{name}/secret",
+            "/api/deciders/probe/secret",
+            json(serde_json::json!({"overlap_s": -5})),
+            422,
+        ),
+        (
+            "POST",
+            "/api/deciders/{name}/secret",
+            "/api/deciders/nobody/secret",
+            None,
+            404,
+        ),
+        (
+            "POST",
+            "/api/estates/{id}/deciders/{name}/runs",
+            "/api/estates/sample/deciders/probe/runs",
+            None,
+            200,
+        ),
+        (
+            "GET",
+            "/api/estates/{id}/deciders/{name}/runs",
+            "/api/estates/sample/deciders/probe/runs?limit=1",
+            None,
+            200,
+        ),
+        (
+            "GET",
+            "/api/estates/{id}/deciders/{name}/runs",
+            "/api/estates/sample/deciders/probe/runs?limit=0",
+            None,
+            400,
+        ),
+        (
+            "GET",
+            "/api/estates/{id}/advice-snapshots",
+            "/api/estates/sample/advice-snapshots?limit=201",
+            None,
+            400,
+        ),
+        (
+            "POST",
+            "/api/estates/{id}/compare",
+            "/api/estates/sample/compare",
+            json(serde_json::json!({"external": ["probe"]})),
+            200,
+        ),
+        (
+            "POST",
+            "/api/estates/{id}/compare",
+            "/api/estates/sample/compare",
+            json(serde_json::json!({"external": ["nobody"]})),
+            400,
+        ),
+        (
+            "POST",
+            "/api/estates/{id}/compare",
+            "/api/estates/sample/compare",
+            json(serde_json::json!({"external": ["probe", "probe"]})),
+            400,
+        ),
+        (
+            "POST",
+            "/api/estates/{id}/compare",
+            "/api/estates/sample/compare",
+            json(serde_json::json!({"external": ["probe"], "responses": {"probe": []}})),
+            400,
+        ),
+        (
+            "POST",
+            "/api/estates/{id}/compare",
+            "/api/estates/sample/compare",
+            json(
+                serde_json::json!({"external": (0..17).map(|i| format!("d{i}")).collect::<Vec<_>>()}),
+            ),
+            400,
+        ),
+        (
+            "DELETE",
+            "/api/deciders/{name}",
+            "/api/deciders/probe",
+            None,
+            204,
+        ),
     ];
     for (method, path, uri, body, expected) in probes {
         let op = find_op(&ops, method, path);
@@ -1200,4 +1362,132 @@ async fn cookie_sessions_work_as_documented() {
     // Signed out: the cookie no longer counts.
     let resp = with_cookie("GET", "/api/session", None).await.unwrap();
     assert_eq!(resp.status(), 401);
+}
+
+/// The driver's surfaces before and after passes, as documented: health
+/// with no pass yet (`last_pass_at` null), then two passes over a changed
+/// estate (two snapshots, only the newest with its result) and a backoff.
+#[tokio::test]
+async fn driver_surfaces_answer_as_documented_before_and_after_passes() {
+    let (state, _db, _dir) = prepared(support::Backend::Sqlite, Some(60)).await;
+    let cfg = state.driver.clone().expect("the driver is configured");
+    let app = berth::api::app(state.clone());
+    let spec = spec();
+    let ops = operations(&spec);
+    let mut wrong = Vec::new();
+    let get = |uri: &'static str, path: &'static str| {
+        let (app, spec, ops) = (&app, &spec, &ops);
+        async move {
+            let a = send(app, "GET", uri, Some(ADMIN_TOKEN), None).await;
+            assert_eq!(a.status, 200, "{uri}: {}", a.text());
+            (a.json(), undocumented(spec, find_op(ops, "GET", path), &a))
+        }
+    };
+
+    let (health, errs) = get("/api/driver", "/api/driver").await;
+    wrong.extend(errs);
+    assert_eq!(health["enabled"], true);
+    assert_eq!(health["every_s"], 60);
+    assert!(health["last_pass_at"].is_null(), "{health}");
+    assert!(health["last_pass"].is_null(), "{health}");
+    assert_eq!(
+        health["backlog"], 1,
+        "the seeded estate has no snapshot yet"
+    );
+
+    let pass = |state: &berth::AppState| {
+        let (state, cfg) = (state.clone(), cfg.clone());
+        async move {
+            berth::external::driver::pass(&state, &cfg)
+                .await
+                .expect("a pass")
+                .expect("no other pass runs")
+        }
+    };
+    assert_eq!(pass(&state).await.evaluated, 1);
+    // A new policy makes the estate stale again: a second snapshot.
+    let put_policy = find_op(&ops, "PUT", "/api/estates/{id}/policy");
+    let a = send(
+        &app,
+        "PUT",
+        "/api/estates/sample/policy",
+        Some(ADMIN_TOKEN),
+        example_body(&spec, put_policy),
+    )
+    .await;
+    assert!((200..300).contains(&a.status), "{}", a.text());
+    assert_eq!(pass(&state).await.evaluated, 1);
+    // A subject held back, as a failing decider would leave it.
+    berth::store::put_backoff(
+        &state.db,
+        &berth::store::Backoff {
+            subject: "decider:ranker@sample".into(),
+            kind: "failed".into(),
+            attempts: 2,
+            until_at: berth::auth::now_s() + 60,
+            last_error: "the decider answered HTTP 500; only 2xx carries proposals".into(),
+        },
+    )
+    .await
+    .expect("backoff");
+
+    let (health, errs) = get("/api/driver", "/api/driver").await;
+    wrong.extend(errs);
+    assert!(health["last_pass_at"].is_string(), "{health}");
+    assert_eq!(health["last_pass"]["evaluated"], 1, "{health}");
+    assert_eq!(health["backoffs"].as_array().map(Vec::len), Some(1));
+
+    let (snaps, errs) = get(
+        "/api/estates/sample/advice-snapshots",
+        "/api/estates/{id}/advice-snapshots",
+    )
+    .await;
+    wrong.extend(errs);
+    let snaps = snaps["snapshots"].as_array().cloned().unwrap_or_default();
+    assert_eq!(snaps.len(), 2, "{snaps:?}");
+    assert!(snaps[0]["result"].is_object(), "the newest has its result");
+    assert!(snaps[1]["result"].is_null(), "older ones do not");
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}
+
+/// `POST …/runs` answers with the run it just made, as documented, even
+/// when its `now` is earlier than a stored run's (runs are listed by
+/// `started_at`, the evaluation time, so the newest listed is another).
+/// On both backends: the run's id comes back from its `INSERT`.
+#[tokio::test]
+async fn a_run_answers_with_the_run_it_made() {
+    for backend in [support::Backend::Sqlite, support::Backend::Postgres] {
+        a_run_answers_with_the_run_it_made_on(backend).await;
+    }
+}
+
+async fn a_run_answers_with_the_run_it_made_on(backend: support::Backend) {
+    let (app, _db, _dir) = router_on(backend).await;
+    let spec = spec();
+    let ops = operations(&spec);
+    let op = find_op(&ops, "POST", "/api/estates/{id}/deciders/{name}/runs");
+    let body = serde_json::json!({"name": "probe", "url": "https://probe.invalid/", "timeout_ms": 1000, "enabled": false});
+    let a = send(
+        &app,
+        "POST",
+        "/api/deciders",
+        Some(ADMIN_TOKEN),
+        Some(("application/json".into(), body.to_string().into_bytes())),
+    )
+    .await;
+    assert_eq!(a.status, 201, "{}", a.text());
+    let mut ids = Vec::new();
+    for now in ["2026-12-01T00:00:00Z", "2026-11-01T00:00:00Z"] {
+        let uri = format!("/api/estates/sample/deciders/probe/runs?now={now}");
+        let a = send(&app, "POST", &uri, Some(ADMIN_TOKEN), None).await;
+        assert_eq!(a.status, 200, "{}", a.text());
+        let wrong = undocumented(&spec, op, &a);
+        assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+        let run = &a.json()["run"];
+        assert_eq!(run["started_at"], now, "{run}");
+        assert_eq!(run["outcome"], "failed", "{run}");
+        assert_eq!(run["entry"]["error"]["code"], "disabled", "{run}");
+        ids.push(run["id"].as_i64().expect("an id"));
+    }
+    assert!(ids[1] > ids[0], "two runs, two ids: {ids:?}");
 }

@@ -45,7 +45,7 @@ use super::Outcome;
 
 /// Advisory lock key for "a driver pass is running": an arbitrary constant
 /// ("berth" in ASCII) that no other part of Berth uses.
-const PASS_LOCK_KEY: i64 = 0x6265_7274_68;
+const PASS_LOCK_KEY: i64 = 0x0062_6572_7468;
 
 #[derive(Clone, Debug)]
 pub struct DriverConfig {

@@ -36,7 +36,7 @@ impl fmt::Debug for Vault {
 
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
 pub enum VaultError {
-    #[error("{source_name}: the secret key must be 32 bytes written as base64 (44 characters); generate one with `berth secret-key`")]
+    #[error("{source_name}: the secret key must be 32 bytes written as base64 (44 characters); generate one with `openssl rand -base64 32`")]
     BadKey { source_name: String },
     #[error("cannot read the secret key file {path}: {message}")]
     Unreadable { path: String, message: String },
