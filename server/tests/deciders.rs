@@ -883,3 +883,103 @@ fn chrono_now() -> i64 {
         .unwrap()
         .as_secs() as i64
 }
+
+both!(a_hanging_decider_cannot_starve_the_server);
+/// Fifty people run a decider that accepts connections and never answers.
+/// Every run ends by its 1 s timeout (or, with all outbound slots taken,
+/// as a deferral without contacting anyone); the decider never holds more
+/// sockets than the forwarder's cap; and the rest of the API answers
+/// promptly all the while.
+async fn a_hanging_decider_cannot_starve_the_server(b: Backend) {
+    use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
+    let t = Arc::new(app(b, false).await);
+    // Open connections now, and the most ever open at once: a connection
+    // counts until the forwarder gives up and closes it (EOF here).
+    let open = Arc::new(AtomicUsize::new(0));
+    let most = Arc::new(AtomicUsize::new(0));
+    let l = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/decide", l.local_addr().unwrap());
+    let (o, m) = (open.clone(), most.clone());
+    tokio::spawn(async move {
+        while let Ok((mut sock, _)) = l.accept().await {
+            let n = o.fetch_add(1, SeqCst) + 1;
+            m.fetch_max(n, SeqCst);
+            let o = o.clone();
+            tokio::spawn(async move {
+                use tokio::io::AsyncReadExt;
+                let mut buf = [0u8; 4096];
+                // Read the request, never answer; stop at EOF.
+                while matches!(sock.read(&mut buf).await, Ok(n) if n > 0) {}
+                o.fetch_sub(1, SeqCst);
+            });
+        }
+    });
+    let (s, v) = t
+        .call(
+            ADMIN,
+            Method::POST,
+            "/api/deciders",
+            Some(json!({"name": "hangs", "url": url, "timeout_ms": 1000})),
+        )
+        .await;
+    assert_eq!(s, StatusCode::CREATED, "{v}");
+    let started = std::time::Instant::now();
+    let runs: Vec<_> = (0..50)
+        .map(|_| {
+            let t = t.clone();
+            tokio::spawn(async move {
+                t.call(
+                    ADMIN,
+                    Method::POST,
+                    "/api/estates/sample/deciders/hangs/runs",
+                    None,
+                )
+                .await
+            })
+        })
+        .collect();
+    // Meanwhile: other routes, one after another.
+    let mut slowest = Duration::ZERO;
+    while started.elapsed() < Duration::from_millis(900) {
+        let s = std::time::Instant::now();
+        let (status, _) = t
+            .call(ADMIN, Method::GET, "/api/estates/sample", None)
+            .await;
+        assert_eq!(status, StatusCode::OK);
+        slowest = slowest.max(s.elapsed());
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let mut codes = std::collections::BTreeMap::<String, usize>::new();
+    for r in runs {
+        let (status, v) = r.await.unwrap();
+        assert_eq!(status, StatusCode::OK, "{v}");
+        let code = v["run"]["entry"]["error"]["code"]
+            .as_str()
+            .unwrap()
+            .to_string();
+        *codes.entry(code).or_default() += 1;
+    }
+    let all_done = started.elapsed();
+    let cap = berth::external::forward::ForwardPolicy::default().max_concurrent;
+    assert!(
+        most.load(SeqCst) <= cap,
+        "{} connections open at once to the hanging decider; the cap is {cap}",
+        most.load(SeqCst)
+    );
+    assert_eq!(codes.values().sum::<usize>(), 50);
+    assert!(
+        codes.keys().all(|c| c == "timeout" || c == "busy"),
+        "{codes:?}"
+    );
+    assert!(codes["timeout"] >= 1, "{codes:?}");
+    // Generous bounds for a loaded 2-core machine: the point is seconds
+    // of difference, not milliseconds.
+    assert!(
+        slowest < Duration::from_millis(500),
+        "another route took {slowest:?} while the decider hung"
+    );
+    assert!(
+        all_done < Duration::from_secs(5),
+        "50 runs with a 1 s timeout took {all_done:?}"
+    );
+}
