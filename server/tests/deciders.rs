@@ -961,9 +961,17 @@ async fn a_hanging_decider_cannot_starve_the_server(b: Backend) {
     }
     let all_done = started.elapsed();
     let cap = berth::external::forward::ForwardPolicy::default().max_concurrent;
+    // The forwarder frees a slot the moment it drops a timed-out socket;
+    // this listener sees the EOF a moment later, so a new connection can
+    // be counted before the old one is gone. Two of slack for that lag;
+    // tests/forward.rs checks the cap exactly at the forwarder.
     assert!(
-        most.load(SeqCst) <= cap,
+        most.load(SeqCst) <= cap + 2,
         "{} connections open at once to the hanging decider; the cap is {cap}",
+        most.load(SeqCst)
+    );
+    eprintln!(
+        "50 runs of a hanging decider: {codes:?} in {all_done:?}; at most {} sockets open; slowest other request {slowest:?}",
         most.load(SeqCst)
     );
     assert_eq!(codes.values().sum::<usize>(), 50);
@@ -972,6 +980,10 @@ async fn a_hanging_decider_cannot_starve_the_server(b: Backend) {
         "{codes:?}"
     );
     assert!(codes["timeout"] >= 1, "{codes:?}");
+    assert!(
+        codes.get("busy").copied().unwrap_or(0) >= 1,
+        "the cap never engaged: {codes:?}"
+    );
     // Generous bounds for a loaded 2-core machine: the point is seconds
     // of difference, not milliseconds.
     assert!(
