@@ -12,8 +12,11 @@ WASM_BINDGEN_VERSION := 0.2.130
 
 .PHONY: run advise-sample test tools postgres fmt-check clippy bench bench-server
 
+# Extra `berth serve` flags: make run SERVE_ARGS="--decider-allow 127.0.0.1/32"
+SERVE_ARGS ?=
+
 run:
-	cargo run --quiet --release -p berth -- serve
+	cargo run --quiet --release -p berth -- serve $(SERVE_ARGS)
 
 # The command-line engine on the sample file, at the time it was written for.
 advise-sample:
