@@ -6,14 +6,21 @@
 #               missing tools and starts PostgreSQL first.
 # `make bench-server` — the server's speed targets against a real server
 #               (scripts/bench-server.sh; figures in docs/performance.md).
+# `make web`  — the web application's browser bundle into target/site
+#               (scripts/build-web.sh; `run` and `test` build it first).
+# `make bench-web` — the web pages' speed in headless Chromium on the
+#               1,000-service estate (scripts/bench-web.sh).
 
 SAMPLE_NOW ?= 2026-11-30T04:05:00Z
 WASM_BINDGEN_VERSION := 0.2.130
 
-.PHONY: run advise-sample test tools postgres fmt-check clippy bench bench-server
+.PHONY: run advise-sample test tools postgres fmt-check clippy bench bench-server web bench-web
 
-run:
+run: web
 	cargo run --quiet --release -p berth -- serve
+
+web:
+	bash scripts/build-web.sh
 
 # The command-line engine on the sample file, at the time it was written for.
 advise-sample:
@@ -33,6 +40,9 @@ clippy:
 
 test: tools postgres fmt-check clippy
 	cargo test --workspace --release
+	bash scripts/build-web.sh
+	cargo build --release -p berth
+	cd end2end && npm test
 
 bench:
 	cargo bench -p berth-engine --bench advise
@@ -41,3 +51,6 @@ bench:
 
 bench-server:
 	bash scripts/bench-server.sh
+
+bench-web: web
+	bash scripts/bench-web.sh

@@ -30,3 +30,16 @@ if ! python3 -c 'import openapi_spec_validator' 2>/dev/null; then
   echo "installing openapi-spec-validator (checks docs/api.openapi.yaml)"
   python3 -m pip install --quiet openapi-spec-validator==0.9.0
 fi
+# The web application's end-to-end tests: Debian's Chromium, driven by
+# playwright-core from end2end/ (Playwright cannot download browsers here).
+if [ ! -x /usr/bin/chromium ]; then
+  echo "installing Chromium (runs the web end-to-end tests)"
+  apt-get update -qq && apt-get install -y -qq chromium
+fi
+if ! command -v npm >/dev/null; then
+  apt-get update -qq && apt-get install -y -qq npm
+fi
+e2e="$(dirname "$0")/../end2end"
+if [ ! -d "$e2e/node_modules" ]; then
+  (cd "$e2e" && npm ci --no-audit --no-fund)
+fi

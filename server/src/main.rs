@@ -57,6 +57,9 @@ enum Command {
         /// Database connections in the pool.
         #[arg(long, default_value_t = 16)]
         max_connections: u32,
+        /// The web application's built files (scripts/build-web.sh).
+        #[arg(long, env = "BERTH_SITE_ROOT", default_value = "target/site")]
+        site_root: PathBuf,
     },
     /// Check an estate file; prints a one-line summary or every error.
     Validate { estate: PathBuf },
@@ -367,6 +370,7 @@ fn serve(command: Command) -> ExitCode {
         secure_cookies,
         trust_forwarded_for,
         max_connections,
+        site_root,
     } = command
     else {
         unreachable!("serve() is called with Command::Serve")
@@ -391,6 +395,7 @@ fn serve(command: Command) -> ExitCode {
         config: berth::Config {
             secure_cookies,
             trust_forwarded_for,
+            site_root,
             ..berth::Config::default()
         },
     };
