@@ -7,7 +7,7 @@
 use std::path::Path;
 
 use axum::extract::Request;
-use axum::response::{IntoResponse, Response};
+use axum::response::IntoResponse;
 use axum::Router;
 use tower::ServiceExt;
 use tower_http::services::ServeDir;
