@@ -67,14 +67,15 @@ test('sign in; Placement shows the sample moves, a Why panel with flip condition
   const first = moves.first();
   assert.match(await first.textContent(), /points/);
   assert.match(await first.locator('.badge').first().textContent(), /^(measured|reported|inferred|guessed)$/);
+  // The parity check: the browser's digest equals the server's for the
+  // same `now` (the page shows it and puts it in data-parity). It runs
+  // once every Why is computed, after the moves are shown.
+  const prov = page.getByTestId('provenance');
+  await page.waitForFunction(() => document.querySelector('[data-testid=provenance]')?.dataset.parity !== 'pending');
   await first.getByText('Why').click();
   const flips = first.locator('[data-testid=flips] li');
   await flips.first().waitFor();
   assert.ok(await flips.count() >= 1, 'flip conditions are listed');
-  // The parity check: the browser's digest equals the server's for the
-  // same `now` (the page shows it and puts it in data-parity).
-  const prov = page.getByTestId('provenance');
-  await page.waitForFunction(() => document.querySelector('[data-testid=provenance]')?.dataset.parity !== 'pending');
   assert.equal(await prov.getAttribute('data-parity'), 'match', await prov.textContent());
   assert.match(await prov.textContent(), /matches server/);
   assert.match(await prov.textContent(), /version 1/);

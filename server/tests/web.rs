@@ -81,9 +81,15 @@ async fn pages_are_rendered_files_served_and_the_api_404_stays_json() {
         let (status, ctype, body) = get(&app, path, false).await;
         assert_eq!(status, 200, "{path}: {body}");
         assert!(ctype.starts_with("text/html"), "{path}: {ctype}");
-        assert!(body.contains(&format!("<h1>{heading}</h1>")), "{path}: {body}");
+        assert!(
+            body.contains(&format!("<h1>{heading}</h1>")),
+            "{path}: {body}"
+        );
         // The hydration script loads the bundle build-web.sh writes.
-        assert!(body.contains("/pkg/berth.js") && body.contains("berth_bg"), "{path}");
+        assert!(
+            body.contains("/pkg/berth.js") && body.contains("berth_bg"),
+            "{path}"
+        );
     }
     let (status, _, body) = get(&app, "/pkg/berth.js", false).await;
     assert_eq!((status, body.as_str()), (200, "// glue"));
@@ -92,7 +98,10 @@ async fn pages_are_rendered_files_served_and_the_api_404_stays_json() {
     assert!(ctype.starts_with("application/json"), "{ctype}");
     let v: serde_json::Value = serde_json::from_str(&body).unwrap();
     assert_eq!(v["error"], "not_found");
-    assert!(v["message"].as_str().unwrap().starts_with("no route GET /api/nowhere"));
+    assert!(v["message"]
+        .as_str()
+        .unwrap()
+        .starts_with("no route GET /api/nowhere"));
     let (status, _, _) = get(&app, "/no-such-page", false).await;
     assert_eq!(status, 404);
 }
@@ -101,7 +110,9 @@ async fn pages_are_rendered_files_served_and_the_api_404_stays_json() {
 /// the engine produced it.
 fn result_bytes(envelope: &str) -> &str {
     let at = envelope.find(",\"result\":").expect("a result field") + ",\"result\":".len();
-    envelope[at..].strip_suffix('}').expect("the envelope ends after result")
+    envelope[at..]
+        .strip_suffix('}')
+        .expect("the envelope ends after result")
 }
 
 #[tokio::test]

@@ -175,13 +175,15 @@ fn Nav() -> impl IntoView {
 #[component]
 pub fn Gate(children: ChildrenFn) -> impl IntoView {
     let auth = expect_context::<Auth>();
-    move || match (auth.session.get(), auth.problem.get()) {
+    move || {
+        match (auth.session.get(), auth.problem.get()) {
         (Some(None), _) => view! {
             <p class="notice" role="status">"You are not signed in. "<a href="/login">"Sign in"</a>" to see the estate."</p>
         }
         .into_any(),
         (_, Some(p)) => view! { <p class="error" role="alert">{p}</p> }.into_any(),
         _ => children().into_any(),
+    }
     }
 }
 

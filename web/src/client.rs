@@ -69,7 +69,11 @@ pub fn set_csrf(token: Option<String>) {
 }
 
 /// Send a request; the answer's text on 2xx, a [`Failure`] otherwise.
-pub async fn request_text(method: &str, path: &str, body: Option<String>) -> Result<String, Failure> {
+pub async fn request_text(
+    method: &str,
+    path: &str,
+    body: Option<String>,
+) -> Result<String, Failure> {
     #[cfg(feature = "hydrate")]
     {
         use wasm_bindgen::JsCast;
@@ -109,7 +113,11 @@ pub async fn request_text(method: &str, path: &str, body: Option<String>) -> Res
             let msg = serde_json::from_str::<Value>(&text)
                 .ok()
                 .and_then(|v| {
-                    let mut m = v.get("message")?.as_str()?.trim_end_matches('.').to_string();
+                    let mut m = v
+                        .get("message")?
+                        .as_str()?
+                        .trim_end_matches('.')
+                        .to_string();
                     // 422: every error of the input, each at its place.
                     if let Some(errs) = v.pointer("/details/errors").and_then(Value::as_array) {
                         for e in errs {
@@ -127,7 +135,10 @@ pub async fn request_text(method: &str, path: &str, body: Option<String>) -> Res
     #[cfg(not(feature = "hydrate"))]
     {
         let _ = (method, path, body);
-        Err(Failure::new(0, "requests are made by the browser, not while the server renders"))
+        Err(Failure::new(
+            0,
+            "requests are made by the browser, not while the server renders",
+        ))
     }
 }
 
@@ -137,7 +148,12 @@ pub async fn request(method: &str, path: &str, body: Option<String>) -> Result<V
     if text.trim().is_empty() {
         return Ok(Value::Null);
     }
-    serde_json::from_str(&text).map_err(|e| Failure::new(200, format!("The server's answer is not JSON ({e}); reload the page.")))
+    serde_json::from_str(&text).map_err(|e| {
+        Failure::new(
+            200,
+            format!("The server's answer is not JSON ({e}); reload the page."),
+        )
+    })
 }
 
 pub async fn get(path: &str) -> Result<Value, Failure> {
@@ -186,6 +202,23 @@ pub fn wall_clock_s() -> i64 {
     #[cfg(not(feature = "hydrate"))]
     {
         0
+    }
+}
+
+/// Let the browser render what the page has set so far before more work
+/// (a zero-delay timer: resumes after the browser's next turn).
+pub async fn yield_to_browser() {
+    #[cfg(feature = "hydrate")]
+    {
+        let p = js_sys::Promise::new(&mut |resolve, _| match web_sys::window() {
+            Some(w) => {
+                let _ = w.set_timeout_with_callback_and_timeout_and_arguments_0(&resolve, 0);
+            }
+            None => {
+                let _ = resolve.call0(&wasm_bindgen::JsValue::NULL);
+            }
+        });
+        let _ = wasm_bindgen_futures::JsFuture::from(p).await;
     }
 }
 
@@ -259,7 +292,9 @@ mod tests {
 
     #[test]
     fn failures_say_what_to_do() {
-        assert!(advice_for(403, "role operator needed").starts_with("role operator needed. Your role"));
+        assert!(
+            advice_for(403, "role operator needed").starts_with("role operator needed. Your role")
+        );
         assert!(advice_for(0, "").contains("could not be reached"));
         assert!(advice_for(500, "").starts_with("Request failed (500)"));
     }

@@ -39,8 +39,9 @@ pub fn load_snapshot(text: &str) -> Result<Loaded, String> {
     let v: Value = serde_json::from_str(text)
         .map_err(|e| format!("the snapshot is not JSON ({e}); reload the page"))?;
     let field = |k: &str| {
-        v.get(k)
-            .ok_or_else(|| format!("the snapshot has no {k:?}; is the server older than this page?"))
+        v.get(k).ok_or_else(|| {
+            format!("the snapshot has no {k:?}; is the server older than this page?")
+        })
     };
     let meta = SnapshotMeta {
         estate: field("estate")?.as_str().unwrap_or_default().to_string(),
@@ -88,6 +89,11 @@ pub fn load_snapshot(text: &str) -> Result<Loaded, String> {
         document,
         version_digest,
     })
+}
+
+/// The advice alone (no Why), for showing the moves as soon as possible.
+pub fn advice_value(l: &Loaded, now: i64) -> Value {
+    serde_json::to_value(advise(&l.estate, &l.policy, now)).expect("advice serialises")
 }
 
 /// Advice with every move explained, serialised exactly as the server's
@@ -151,7 +157,10 @@ pub fn steps_of(scenario: &Value) -> Result<Vec<Step>, String> {
                     service: service.to_string(),
                     to: to.to_string(),
                 }),
-                _ => Err(format!("step {} of the saved scenario is neither a move nor an evacuation", i + 1)),
+                _ => Err(format!(
+                    "step {} of the saved scenario is neither a move nor an evacuation",
+                    i + 1
+                )),
             }
         })
         .collect()
@@ -247,7 +256,10 @@ mod tests {
     fn scenario_steps_round_trip_and_bad_steps_are_named() {
         let steps = vec![
             Step::Evacuate("c-par-2".into()),
-            Step::Move { service: "checkout".into(), to: "c-fra-2".into() },
+            Step::Move {
+                service: "checkout".into(),
+                to: "c-fra-2".into(),
+            },
         ];
         let v: Value = serde_json::from_str(&scenario_json("t", &steps)).unwrap();
         assert_eq!(steps_of(&v).unwrap(), steps);
@@ -258,9 +270,10 @@ mod tests {
 
     #[test]
     fn a_snapshot_without_a_document_is_refused_in_words() {
-        let err = load_snapshot(r#"{"estate":"a","version":1,"content_digest":"","policy_digest":""}"#)
-            .err()
-            .unwrap();
+        let err =
+            load_snapshot(r#"{"estate":"a","version":1,"content_digest":"","policy_digest":""}"#)
+                .err()
+                .unwrap();
         assert!(err.contains("\"document\""), "{err}");
     }
 }

@@ -7,34 +7,142 @@
 
 /// (JSON path, unit, meaning).
 pub const FIELDS: &[(&str, &str, &str)] = &[
-    ("round_trip_weight", "points per ms", "cost of one ms of RTT on a flow of weight 1"),
-    ("cross_site_weight", "points per MB/s", "cost of traffic whose two ends are on different sites"),
-    ("headroom_weight", "points", "penalty for a cluster resource at 100 % utilisation (linear from the threshold)"),
-    ("headroom_threshold", "share 0–1", "utilisation below which the headroom penalty is zero"),
-    ("copy_weight_per_gb", "points per GB", "one-off cost of copying a service's persistent data, subtracted from a move's gain"),
-    ("min_gain_fraction", "share 0–1", "bar: a move must gain at least this share of the service's current cost"),
-    ("min_gain_points", "points", "bar: a move must gain at least this many points"),
+    (
+        "round_trip_weight",
+        "points per ms",
+        "cost of one ms of RTT on a flow of weight 1",
+    ),
+    (
+        "cross_site_weight",
+        "points per MB/s",
+        "cost of traffic whose two ends are on different sites",
+    ),
+    (
+        "headroom_weight",
+        "points",
+        "penalty for a cluster resource at 100 % utilisation (linear from the threshold)",
+    ),
+    (
+        "headroom_threshold",
+        "share 0–1",
+        "utilisation below which the headroom penalty is zero",
+    ),
+    (
+        "copy_weight_per_gb",
+        "points per GB",
+        "one-off cost of copying a service's persistent data, subtracted from a move's gain",
+    ),
+    (
+        "min_gain_fraction",
+        "share 0–1",
+        "bar: a move must gain at least this share of the service's current cost",
+    ),
+    (
+        "min_gain_points",
+        "points",
+        "bar: a move must gain at least this many points",
+    ),
     ("max_moves", "moves", "longest list of recommended moves"),
-    ("margins.measured", "share", "margin of error of a measured fact"),
-    ("margins.reported", "share", "margin of error of a reported fact"),
-    ("margins.inferred", "share", "margin of error of an inferred fact"),
-    ("margins.guessed", "share", "margin of error of a guessed fact"),
-    ("staleness.measured_s", "seconds", "after this a measurement counts only as reported"),
-    ("staleness.reported_s", "seconds", "after this a report counts only as inferred"),
-    ("staleness.inferred_s", "seconds", "after this an inference counts only as a guess"),
-    ("rtt.same_cluster_ms", "ms", "nominal RTT inside one cluster"),
-    ("rtt.same_site_ms", "ms", "nominal RTT between clusters of one site"),
-    ("rtt.unknown_ms", "ms", "RTT assumed when nothing is known (pessimistic on purpose)"),
-    ("unknown_flow.weight", "connections", "weight assumed for a flow whose weight is unknown (guessed)"),
-    ("unknown_flow.mb_s", "MB/s", "traffic assumed for a flow whose volume is unknown (guessed)"),
-    ("placement.headroom_bonus", "points", "placement scorer: bonus for free room left on a cluster"),
-    ("placement.target_utilisation", "share 0–1", "placement scorer: utilisation above which a cluster is over target"),
-    ("placement.over_target_cost", "points", "placement scorer: flat cost of being over target"),
-    ("placement.over_target_ramp", "points per unit", "placement scorer: cost per unit of utilisation past the target"),
-    ("placement.incumbency_bonus", "points", "placement scorer: bonus for staying where it is"),
-    ("placement.blast_radius_cost", "points per service", "placement scorer: cost per service of the same owner already there"),
-    ("placement.youth_bonus", "points", "placement scorer: bonus for a newly enrolled cluster"),
-    ("placement.youth_window_s", "seconds", "placement scorer: how long a cluster counts as new"),
+    (
+        "margins.measured",
+        "share",
+        "margin of error of a measured fact",
+    ),
+    (
+        "margins.reported",
+        "share",
+        "margin of error of a reported fact",
+    ),
+    (
+        "margins.inferred",
+        "share",
+        "margin of error of an inferred fact",
+    ),
+    (
+        "margins.guessed",
+        "share",
+        "margin of error of a guessed fact",
+    ),
+    (
+        "staleness.measured_s",
+        "seconds",
+        "after this a measurement counts only as reported",
+    ),
+    (
+        "staleness.reported_s",
+        "seconds",
+        "after this a report counts only as inferred",
+    ),
+    (
+        "staleness.inferred_s",
+        "seconds",
+        "after this an inference counts only as a guess",
+    ),
+    (
+        "rtt.same_cluster_ms",
+        "ms",
+        "nominal RTT inside one cluster",
+    ),
+    (
+        "rtt.same_site_ms",
+        "ms",
+        "nominal RTT between clusters of one site",
+    ),
+    (
+        "rtt.unknown_ms",
+        "ms",
+        "RTT assumed when nothing is known (pessimistic on purpose)",
+    ),
+    (
+        "unknown_flow.weight",
+        "connections",
+        "weight assumed for a flow whose weight is unknown (guessed)",
+    ),
+    (
+        "unknown_flow.mb_s",
+        "MB/s",
+        "traffic assumed for a flow whose volume is unknown (guessed)",
+    ),
+    (
+        "placement.headroom_bonus",
+        "points",
+        "placement scorer: bonus for free room left on a cluster",
+    ),
+    (
+        "placement.target_utilisation",
+        "share 0–1",
+        "placement scorer: utilisation above which a cluster is over target",
+    ),
+    (
+        "placement.over_target_cost",
+        "points",
+        "placement scorer: flat cost of being over target",
+    ),
+    (
+        "placement.over_target_ramp",
+        "points per unit",
+        "placement scorer: cost per unit of utilisation past the target",
+    ),
+    (
+        "placement.incumbency_bonus",
+        "points",
+        "placement scorer: bonus for staying where it is",
+    ),
+    (
+        "placement.blast_radius_cost",
+        "points per service",
+        "placement scorer: cost per service of the same owner already there",
+    ),
+    (
+        "placement.youth_bonus",
+        "points",
+        "placement scorer: bonus for a newly enrolled cluster",
+    ),
+    (
+        "placement.youth_window_s",
+        "seconds",
+        "placement scorer: how long a cluster counts as new",
+    ),
 ];
 
 /// The value at a dotted path of a JSON object.
@@ -55,7 +163,9 @@ pub fn set(v: &mut serde_json::Value, path: &str, value: serde_json::Value) {
             obj.insert(k.to_string(), value);
             return;
         }
-        cur = obj.entry(k.to_string()).or_insert_with(|| serde_json::json!({}));
+        cur = obj
+            .entry(k.to_string())
+            .or_insert_with(|| serde_json::json!({}));
     }
 }
 
@@ -68,7 +178,11 @@ mod tests {
         match v {
             Value::Object(m) => {
                 for (k, v) in m {
-                    let p = if prefix.is_empty() { k.clone() } else { format!("{prefix}.{k}") };
+                    let p = if prefix.is_empty() {
+                        k.clone()
+                    } else {
+                        format!("{prefix}.{k}")
+                    };
                     leaves(v, &p, out);
                 }
             }

@@ -30,7 +30,9 @@ pub fn Deciders() -> impl IntoView {
         leptos::task::spawn_local(async move {
             registered.set(Some(match client::get("/api/deciders").await {
                 Ok(v) => Ok(arr(&v["deciders"])),
-                Err(f) if f.status == 404 => Err("This server has no external deciders registered.".into()),
+                Err(f) if f.status == 404 => {
+                    Err("This server has no external deciders registered.".into())
+                }
                 Err(f) => Err(f.message),
             }));
         });
@@ -38,7 +40,9 @@ pub fn Deciders() -> impl IntoView {
     Effect::new(move |_| load_registered());
 
     let run = move || {
-        let Some(id) = auth.estate.get_untracked() else { return };
+        let Some(id) = auth.estate.get_untracked() else {
+            return;
+        };
         let mut body = serde_json::json!({});
         let ups = uploads.get_untracked();
         if !ups.is_empty() {
@@ -52,7 +56,13 @@ pub fn Deciders() -> impl IntoView {
         error.set(None);
         leptos::task::spawn_local(async move {
             let now = crate::engine::format_time(client::eval_now());
-            match client::request("POST", &format!("/api/estates/{id}/compare?now={now}"), Some(body.to_string())).await {
+            match client::request(
+                "POST",
+                &format!("/api/estates/{id}/compare?now={now}"),
+                Some(body.to_string()),
+            )
+            .await
+            {
                 Ok(v) => comparison.set(Some(v["result"].clone())),
                 Err(f) => error.set(Some(f.message)),
             }
@@ -60,11 +70,15 @@ pub fn Deciders() -> impl IntoView {
         });
     };
     let show_preview = move |_| {
-        let Some(id) = auth.estate.get_untracked() else { return };
+        let Some(id) = auth.estate.get_untracked() else {
+            return;
+        };
         leptos::task::spawn_local(async move {
             let now = crate::engine::format_time(client::eval_now());
             match client::get(&format!("/api/estates/{id}/preview?now={now}")).await {
-                Ok(v) => preview.set(Some(serde_json::to_string_pretty(&v["result"]).unwrap_or_default())),
+                Ok(v) => preview.set(Some(
+                    serde_json::to_string_pretty(&v["result"]).unwrap_or_default(),
+                )),
                 Err(f) => error.set(Some(f.message)),
             }
         });
@@ -74,8 +88,15 @@ pub fn Deciders() -> impl IntoView {
         #[cfg(feature = "hydrate")]
         {
             use wasm_bindgen::JsCast;
-            let Some(input) = ev.target().and_then(|t| t.dyn_into::<web_sys::HtmlInputElement>().ok()) else { return };
-            let Some(file) = input.files().and_then(|f| f.get(0)) else { return };
+            let Some(input) = ev
+                .target()
+                .and_then(|t| t.dyn_into::<web_sys::HtmlInputElement>().ok())
+            else {
+                return;
+            };
+            let Some(file) = input.files().and_then(|f| f.get(0)) else {
+                return;
+            };
             let name = file.name();
             let name = name.strip_suffix(".json").unwrap_or(&name).to_string();
             leptos::task::spawn_local(async move {

@@ -29,20 +29,34 @@ pub struct FactRow {
 pub fn facts(doc: &Value, staleness: &Value, now: i64) -> Vec<FactRow> {
     let mut out = Vec::new();
     for (coll, name_of) in [
-        ("clusters", &(|x: &Value| s(&x["id"])) as &dyn Fn(&Value) -> String),
-        ("links", &|x: &Value| format!("link {}↔{}", s(&x["a"]), s(&x["b"]))),
-        ("paths", &|x: &Value| format!("path {}↔{}", s(&x["a"]), s(&x["b"]))),
+        (
+            "clusters",
+            &(|x: &Value| s(&x["id"])) as &dyn Fn(&Value) -> String,
+        ),
+        ("links", &|x: &Value| {
+            format!("link {}↔{}", s(&x["a"]), s(&x["b"]))
+        }),
+        ("paths", &|x: &Value| {
+            format!("path {}↔{}", s(&x["a"]), s(&x["b"]))
+        }),
         ("services", &|x: &Value| s(&x["id"])),
-        ("flows", &|x: &Value| format!("flow {}→{}", s(&x["from"]), s(&x["to"]))),
+        ("flows", &|x: &Value| {
+            format!("flow {}→{}", s(&x["from"]), s(&x["to"]))
+        }),
     ] {
         for item in arr(&doc[coll]) {
-            let Some(obj) = item.as_object() else { continue };
+            let Some(obj) = item.as_object() else {
+                continue;
+            };
             for (field, v) in obj {
                 if v.get("class").is_none() {
                     continue;
                 }
                 let class = s(&v["class"]);
-                let age_s = v["observed_at"].as_str().and_then(engine::parse_time).map(|t| now - t);
+                let age_s = v["observed_at"]
+                    .as_str()
+                    .and_then(engine::parse_time)
+                    .map(|t| now - t);
                 let window = staleness[format!("{class}_s")].as_i64();
                 let stale = matches!((age_s, window), (Some(a), Some(w)) if a > w);
                 out.push(FactRow {
@@ -174,7 +188,11 @@ fn Map(doc: Value) -> impl IntoView {
             })
         })
         .collect_view();
-    let unplaced: Vec<String> = sites.iter().filter(|x| xy(x).is_none()).map(|x| s(&x["id"])).collect();
+    let unplaced: Vec<String> = sites
+        .iter()
+        .filter(|x| xy(x).is_none())
+        .map(|x| s(&x["id"]))
+        .collect();
     let dots = sites
         .iter()
         .filter_map(|x| {
@@ -263,7 +281,11 @@ fn Graph(doc: Value) -> impl IntoView {
         for k in ["from", "to"] {
             let id = s(&f[k]);
             if !names.iter().any(|n| n.0 == id) {
-                let cluster = arr(&doc["services"]).iter().find(|x| x["id"] == id.as_str()).map(|x| s(&x["cluster"])).unwrap_or_default();
+                let cluster = arr(&doc["services"])
+                    .iter()
+                    .find(|x| x["id"] == id.as_str())
+                    .map(|x| s(&x["cluster"]))
+                    .unwrap_or_default();
                 names.push((id, cluster));
             }
         }
@@ -275,7 +297,10 @@ fn Graph(doc: Value) -> impl IntoView {
         let a = i / n * std::f64::consts::TAU;
         (200.0 + 150.0 * a.cos(), 200.0 + 150.0 * a.sin())
     };
-    let maxw = flows.iter().filter_map(|f| f["weight"]["value"].as_f64()).fold(1e-9, f64::max);
+    let maxw = flows
+        .iter()
+        .filter_map(|f| f["weight"]["value"].as_f64())
+        .fold(1e-9, f64::max);
     let lines = flows
         .iter()
         .map(|f| {

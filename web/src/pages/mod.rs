@@ -22,7 +22,14 @@ pub fn s(v: &Value) -> String {
 /// A number with `digits` decimals; "unknown" for null.
 pub fn num(v: &Value, digits: usize) -> String {
     match v.as_f64() {
-        Some(x) => format!("{x:.digits$}"),
+        Some(x) => {
+            let t = format!("{x:.digits$}");
+            // "-0.00" reads as a loss that is not there.
+            match t.strip_prefix('-') {
+                Some(rest) if rest.chars().all(|c| c == '0' || c == '.') => rest.to_string(),
+                _ => t,
+            }
+        }
         None => "unknown".to_string(),
     }
 }
@@ -66,6 +73,8 @@ mod tests {
         assert_eq!(age(3 * 3600), "3 h");
         assert_eq!(age(3 * 86400), "3 d");
         assert_eq!(num(&Value::Null, 1), "unknown");
+        assert_eq!(num(&serde_json::json!(-0.001), 2), "0.00");
+        assert_eq!(num(&serde_json::json!(-1.5), 1), "-1.5");
         assert_eq!(signed(-1.04, 1), "−1.0");
         assert_eq!(signed(2.0, 0), "+2");
     }

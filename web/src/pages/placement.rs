@@ -69,6 +69,7 @@ pub fn Placement() -> impl IntoView {
     let error = RwSignal::new(None::<String>);
     let parity = RwSignal::new(Parity::Pending);
     let computed_ms = RwSignal::new(None::<f64>);
+    let why_ms = RwSignal::new(None::<f64>);
     let now_text = RwSignal::new(String::new());
 
     Effect::new(move |_| {
@@ -82,12 +83,18 @@ pub fn Placement() -> impl IntoView {
                 }
             };
             let now = client::eval_now();
+            // The moves first, painted at once; then every Why (the
+            // larger part of the work) and the parity check over both.
             let t0 = client::perf_ms();
-            let text = engine::advice_why_json(&l, now);
-            let digest = engine::sha256_hex(text.as_bytes());
+            advice.set(Some(engine::advice_value(&l, now)));
             computed_ms.set(Some(client::perf_ms() - t0));
             now_text.set(engine::format_time(now));
             meta.set(Some(l.meta.clone()));
+            client::yield_to_browser().await;
+            let t1 = client::perf_ms();
+            let text = engine::advice_why_json(&l, now);
+            let digest = engine::sha256_hex(text.as_bytes());
+            why_ms.set(Some(client::perf_ms() - t1));
             advice.set(serde_json::from_str(&text).ok());
             let url = format!(
                 "/api/estates/{id}/advice?why=true&now={}",
@@ -124,7 +131,7 @@ pub fn Placement() -> impl IntoView {
         <h1>"Placement"</h1>
         <Gate>
             <ErrorLine message=error.into()/>
-            <Provenance meta=meta.into() now=now_text.into() computed_ms=computed_ms.into() parity=parity.into()/>
+            <Provenance meta=meta.into() now=now_text.into() computed_ms=computed_ms.into() why_ms=why_ms.into() parity=parity.into()/>
             {move || match advice.get() {
                 None => view! { <p class="loading" role="status">"Computing the advice in your browser…"</p> }.into_any(),
                 Some(a) => view! {
@@ -149,6 +156,7 @@ pub fn Provenance(
     meta: Signal<Option<SnapshotMeta>>,
     now: Signal<String>,
     computed_ms: Signal<Option<f64>>,
+    why_ms: Signal<Option<f64>>,
     parity: Signal<Parity>,
 ) -> impl IntoView {
     view! {
@@ -157,7 +165,8 @@ pub fn Provenance(
                 <span>"Estate "<code>{m.estate.clone()}</code>" version "<strong data-testid="version">{m.version}</strong>
                 ", policy "<code data-testid="policy-digest">{m.policy_digest.clone()}</code>
                 ", evaluated at "<code>{now.get()}</code>
-                {computed_ms.get().map(|t| format!(", computed in your browser in {t:.0} ms"))}"."</span>
+                {computed_ms.get().map(|t| format!(", computed in your browser in {t:.0} ms"))}
+                {why_ms.get().map(|t| format!(" (every Why: {t:.0} ms more)"))}"."</span>
             })}
             " "
             {move || match parity.get() {
@@ -235,11 +244,18 @@ pub fn WhyPanel(why: Value) -> impl IntoView {
             }
         })
         .collect_view();
-    let flips: Vec<Value> = arr(&why["flips"]).into_iter().chain(arr(&why["other_flips"])).collect();
+    let flips: Vec<Value> = arr(&why["flips"])
+        .into_iter()
+        .chain(arr(&why["other_flips"]))
+        .collect();
     let flip_items = flips
         .into_iter()
         .map(|f| {
-            let sentences = arr(&f["sentences"]).iter().map(s).collect::<Vec<_>>().join(" ");
+            let sentences = arr(&f["sentences"])
+                .iter()
+                .map(s)
+                .collect::<Vec<_>>()
+                .join(" ");
             view! { <li><code>{s(&f["fact"])}</code>": "{sentences}</li> }
         })
         .collect_view();

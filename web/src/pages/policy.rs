@@ -40,7 +40,9 @@ pub fn PolicyPage() -> impl IntoView {
             let v: Value = match serde_json::from_str(text.trim()) {
                 Ok(v @ Value::Number(_)) => v,
                 _ => {
-                    error.set(Some(format!("{path}: {text:?} is not a number; enter a number like 0.5")));
+                    error.set(Some(format!(
+                        "{path}: {text:?} is not a number; enter a number like 0.5"
+                    )));
                     return;
                 }
             };
@@ -49,10 +51,18 @@ pub fn PolicyPage() -> impl IntoView {
         error.set(None);
         busy.set(true);
         leptos::task::spawn_local(async move {
-            match client::request("PUT", &format!("/api/estates/{id}/policy"), Some(p.to_string())).await {
+            match client::request(
+                "PUT",
+                &format!("/api/estates/{id}/policy"),
+                Some(p.to_string()),
+            )
+            .await
+            {
                 Ok(v) => {
                     let d = v["policy_digest"].as_str().unwrap_or_default().to_string();
-                    note.set(Some(format!("Saved. The new policy digest is {d}; every result from now on uses it.")));
+                    note.set(Some(format!(
+                        "Saved. The new policy digest is {d}; every result from now on uses it."
+                    )));
                     digest.set(d);
                     policy.set(Some(v["policy"].clone()));
                     edits.set(Vec::new());

@@ -32,7 +32,12 @@ pub fn WhatIf() -> impl IntoView {
                 Ok(v) => saved.set(
                     arr(&v["scenarios"])
                         .iter()
-                        .map(|x| x["name"].as_str().map(str::to_string).unwrap_or_else(|| s(x)))
+                        .map(|x| {
+                            x["name"]
+                                .as_str()
+                                .map(str::to_string)
+                                .unwrap_or_else(|| s(x))
+                        })
                         .collect(),
                 ),
                 Err(f) => error.set(Some(f.message)),
@@ -77,7 +82,9 @@ pub fn WhatIf() -> impl IntoView {
     let add_move = move |_| {
         let (service, to) = (pick_service.get_untracked(), pick_to.get_untracked());
         if service.is_empty() || to.is_empty() {
-            note.set(Some("Pick a service and one of its legal destinations first.".into()));
+            note.set(Some(
+                "Pick a service and one of its legal destinations first.".into(),
+            ));
             return;
         }
         note.set(None);
@@ -100,11 +107,19 @@ pub fn WhatIf() -> impl IntoView {
         });
     };
     let save = move |_| {
-        let Some(id) = auth.estate.get_untracked() else { return };
+        let Some(id) = auth.estate.get_untracked() else {
+            return;
+        };
         let name = sc.name.get_untracked();
         let body = engine::scenario_json(&name, &sc.steps.get_untracked());
         leptos::task::spawn_local(async move {
-            match client::request("PUT", &format!("/api/estates/{id}/scenarios/{name}"), Some(body)).await {
+            match client::request(
+                "PUT",
+                &format!("/api/estates/{id}/scenarios/{name}"),
+                Some(body),
+            )
+            .await
+            {
                 Ok(_) => {
                     note.set(Some(format!("Saved as {name:?}.")));
                     refresh_saved(id);
@@ -114,7 +129,9 @@ pub fn WhatIf() -> impl IntoView {
         });
     };
     let load = move |_| {
-        let Some(id) = auth.estate.get_untracked() else { return };
+        let Some(id) = auth.estate.get_untracked() else {
+            return;
+        };
         let name = pick_saved.get_untracked();
         if name.is_empty() {
             return;
@@ -133,9 +150,7 @@ pub fn WhatIf() -> impl IntoView {
             }
         });
     };
-    let may_operate = move || {
-        matches!(auth.session.get(), Some(Some(s)) if s.may_operate())
-    };
+    let may_operate = move || matches!(auth.session.get(), Some(Some(s)) if s.may_operate());
 
     view! {
         <h1>"What-if"</h1>
@@ -218,7 +233,10 @@ pub fn WhatIf() -> impl IntoView {
 fn ProjectionView(p: Value, ms: f64) -> impl IntoView {
     let f = |v: &Value| v.as_f64().unwrap_or_default();
     let (cb, ca) = (f(&p["before"]["cost"]), f(&p["after"]["cost"]));
-    let (xb, xa) = (f(&p["before"]["cross_site_mb_s"]), f(&p["after"]["cross_site_mb_s"]));
+    let (xb, xa) = (
+        f(&p["before"]["cross_site_mb_s"]),
+        f(&p["after"]["cross_site_mb_s"]),
+    );
     let warnings = arr(&p["warnings"]);
     let warning_items = warnings
         .iter()
@@ -265,7 +283,12 @@ fn ProjectionView(p: Value, ms: f64) -> impl IntoView {
 
 /// Two horizontal bars, before and after, on one scale.
 #[component]
-pub fn BeforeAfter(title: &'static str, before: f64, after: f64, testid: &'static str) -> impl IntoView {
+pub fn BeforeAfter(
+    title: &'static str,
+    before: f64,
+    after: f64,
+    testid: &'static str,
+) -> impl IntoView {
     // 300 px for the larger value: fits beside the labels at 1280 px and
     // scales down with the viewBox on a narrow window.
     let max = before.max(after).max(1e-9);
