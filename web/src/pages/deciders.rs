@@ -75,10 +75,17 @@ pub fn Deciders() -> impl IntoView {
         };
         leptos::task::spawn_local(async move {
             let now = crate::engine::format_time(client::eval_now());
-            match client::get(&format!("/api/estates/{id}/preview?now={now}")).await {
-                Ok(v) => preview.set(Some(
-                    serde_json::to_string_pretty(&v["result"]).unwrap_or_default(),
-                )),
+            match client::request_text("GET", &format!("/api/estates/{id}/preview?now={now}"), None)
+                .await
+            {
+                // The result's own bytes, as the server wrote them, not a
+                // re-serialisation: what a decider receives, byte for byte.
+                Ok(text) => match result_bytes(&text) {
+                    Some(r) => preview.set(Some(r.to_string())),
+                    None => error.set(Some(
+                        "The server's preview answer has no result; reload the page.".into(),
+                    )),
+                },
                 Err(f) => error.set(Some(f.message)),
             }
         });
@@ -223,6 +230,13 @@ pub fn Deciders() -> impl IntoView {
     }
 }
 
+/// The bytes of `result` in a result envelope (its last field).
+pub fn result_bytes(envelope: &str) -> Option<&str> {
+    let key = ",\"result\":";
+    let at = envelope.find(key)? + key.len();
+    envelope[at..].trim_end().strip_suffix('}')
+}
+
 #[component]
 fn ComparisonView(c: Value) -> impl IntoView {
     let ds = arr(&c["deciders"]);
@@ -266,5 +280,15 @@ fn ComparisonView(c: Value) -> impl IntoView {
         </table>
         <h3>"Proposals that were refused"</h3>
         <ul data-testid="refused">{refused}</ul>
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_result_bytes_are_cut_out_of_the_envelope_unchanged() {
+        let env = r#"{"estate":"s","now":"x","result_digest":"d","result":{"b":1,"a":[2]}}"#;
+        assert_eq!(super::result_bytes(env), Some(r#"{"b":1,"a":[2]}"#));
+        assert_eq!(super::result_bytes("{}"), None);
     }
 }

@@ -11,6 +11,11 @@ pub fn Login() -> impl IntoView {
     let token = RwSignal::new(String::new());
     let error = RwSignal::new(None::<String>);
     let busy = RwSignal::new(false);
+    // The form works only once the page is hydrated; until then its
+    // button is disabled, so an early click or Enter cannot submit the
+    // form natively (which would put the password in the address).
+    let hydrated = RwSignal::new(false);
+    Effect::new(move |_| hydrated.set(true));
     let submit = move |ev: leptos::ev::SubmitEvent| {
         ev.prevent_default();
         let body = if token.get_untracked().trim().is_empty() {
@@ -32,7 +37,7 @@ pub fn Login() -> impl IntoView {
     };
     view! {
         <h1>"Sign in"</h1>
-        <form class="login" on:submit=submit>
+        <form class="login" method="post" on:submit=submit>
             <label for="username">"User name"</label>
             <input id="username" name="username" autocomplete="username" bind:value=username/>
             <label for="password">"Password"</label>
@@ -40,7 +45,7 @@ pub fn Login() -> impl IntoView {
             <p class="hint">"Or sign in with an API token instead:"</p>
             <label for="token">"API token"</label>
             <input id="token" name="token" type="password" autocomplete="off" bind:value=token/>
-            <button type="submit" disabled=move || busy.get()>{move || if busy.get() { "Signing in…" } else { "Sign in" }}</button>
+            <button type="submit" disabled=move || busy.get() || !hydrated.get()>{move || if busy.get() { "Signing in…" } else { "Sign in" }}</button>
             {move || error.get().map(|m| view! { <p class="error" role="alert">{m}</p> })}
         </form>
     }
