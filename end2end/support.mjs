@@ -15,7 +15,8 @@ const here = dirname(fileURLToPath(import.meta.url));
 export const repo = resolve(here, '..');
 const targetDir = process.env.CARGO_TARGET_DIR ? resolve(process.env.CARGO_TARGET_DIR) : join(repo, 'target');
 export const berthBin = join(targetDir, 'release', 'berth');
-export const siteRoot = process.env.BERTH_SITE_ROOT ? resolve(process.env.BERTH_SITE_ROOT) : join(targetDir, 'site');
+// Where scripts/build-web.sh writes the bundle (its default, or BERTH_SITE_ROOT).
+export const siteRoot = resolve(repo, process.env.BERTH_SITE_ROOT || 'target/site');
 export const artifacts = join(here, 'artifacts');
 // 64 hex characters: the server wants 32 or more.
 export const ADMIN_TOKEN = 'e2e0'.repeat(16);
