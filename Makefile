@@ -6,17 +6,24 @@
 #               missing tools and starts PostgreSQL first.
 # `make bench-server` — the server's speed targets against a real server
 #               (scripts/bench-server.sh; figures in docs/performance.md).
+# `make web`  — the web application's browser bundle into target/site
+#               (scripts/build-web.sh; `run` and `test` build it first).
+# `make bench-web` — the web pages' speed in headless Chromium on the
+#               1,000-service estate (scripts/bench-web.sh).
 
 SAMPLE_NOW ?= 2026-11-30T04:05:00Z
 WASM_BINDGEN_VERSION := 0.2.130
 
-.PHONY: run advise-sample test tools postgres fmt-check clippy bench bench-server
+.PHONY: run advise-sample test tools postgres fmt-check clippy bench bench-server web bench-web
 
 # Extra `berth serve` flags: make run SERVE_ARGS="--decider-allow 127.0.0.1/32"
 SERVE_ARGS ?=
 
-run:
+run: web
 	cargo run --quiet --release -p berth -- serve $(SERVE_ARGS)
+
+web:
+	bash scripts/build-web.sh
 
 # The command-line engine on the sample file, at the time it was written for.
 advise-sample:
@@ -36,6 +43,9 @@ clippy:
 
 test: tools postgres fmt-check clippy
 	cargo test --workspace --release
+	bash scripts/build-web.sh
+	cargo build --release -p berth
+	cd end2end && npm test
 
 bench:
 	cargo bench -p berth-engine --bench advise
@@ -44,3 +54,6 @@ bench:
 
 bench-server:
 	bash scripts/bench-server.sh
+
+bench-web: web
+	bash scripts/bench-web.sh

@@ -37,3 +37,16 @@ if ! python3 -c 'import stripe, standardwebhooks' 2>/dev/null; then
   echo "installing stripe and standardwebhooks (verify signed decider requests)"
   python3 -m pip install --quiet stripe==16.1.0 standardwebhooks==1.1.0
 fi
+# The web application's end-to-end tests: Debian's Chromium, driven by
+# playwright-core from end2end/ (Playwright cannot download browsers here).
+if [ ! -x /usr/bin/chromium ]; then
+  echo "installing Chromium (runs the web end-to-end tests)"
+  apt-get update -qq && apt-get install -y -qq chromium
+fi
+if ! command -v npm >/dev/null; then
+  apt-get update -qq && apt-get install -y -qq npm
+fi
+e2e="$(dirname "$0")/../end2end"
+if [ ! -d "$e2e/node_modules" ]; then
+  (cd "$e2e" && npm ci --no-audit --no-fund)
+fi

@@ -340,7 +340,8 @@ pub fn app(state: AppState) -> Router {
     }
     router
         .route_layer(middleware::from_fn_with_state(state.clone(), track))
-        .fallback(not_found)
+        // Web pages and static files; JSON `not_found` under /api/.
+        .fallback_service(crate::web::pages(&state.config.site_root))
         .method_not_allowed_fallback(method_not_allowed)
         .layer(middleware::from_fn_with_state(
             state.clone(),
@@ -360,7 +361,7 @@ pub fn app(state: AppState) -> Router {
         .with_state(state)
 }
 
-async fn not_found(req: Request) -> ApiError {
+pub(crate) async fn not_found(req: Request) -> ApiError {
     ApiError::NotFound(format!(
         "no route {} {}; the API is described in docs/api.openapi.yaml",
         req.method(),
@@ -711,13 +712,17 @@ pub(crate) fn envelope(
     now: i64,
     result: &str,
 ) -> String {
+    // The digest of the exact result bytes: a browser running the same
+    // engine compares its own result's digest with it (parity check).
+    let result_digest = auth::sha256_hex(result);
     format!(
-        "{{\"estate\":{},\"version\":{},\"content_digest\":{},\"policy_digest\":{},\"now\":{},\"result\":{}}}",
+        "{{\"estate\":{},\"version\":{},\"content_digest\":{},\"policy_digest\":{},\"now\":{},\"result_digest\":{},\"result\":{}}}",
         json!(meta.id),
         meta.version,
         json!(meta.content_digest),
         json!(policy_digest),
         json!(estate::format_time(now)),
+        json!(result_digest),
         result
     )
 }

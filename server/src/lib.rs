@@ -28,6 +28,7 @@ pub mod prom_client;
 pub mod serve;
 pub mod store;
 pub mod submit;
+pub mod web;
 
 use std::sync::Arc;
 
@@ -43,6 +44,10 @@ pub struct Config {
     pub trust_forwarded_for: bool,
     /// Browser session lifetime, seconds.
     pub session_ttl_s: i64,
+    /// Where the web bundle, styles and static files are
+    /// (`scripts/build-web.sh` writes them); the pages themselves are
+    /// rendered by the server and need nothing from here.
+    pub site_root: std::path::PathBuf,
 }
 
 impl Default for Config {
@@ -53,6 +58,7 @@ impl Default for Config {
             // 12 hours: a working day, so people sign in once a day and a
             // forgotten session does not outlive the night.
             session_ttl_s: 12 * 3600,
+            site_root: std::path::PathBuf::from("target/site"),
         }
     }
 }

@@ -73,6 +73,9 @@ enum Command {
         /// Do not run the advice driver in this process.
         #[arg(long, env = "BERTH_NO_DRIVER")]
         no_driver: bool,
+        /// The web application's built files (scripts/build-web.sh).
+        #[arg(long, env = "BERTH_SITE_ROOT", default_value = "target/site")]
+        site_root: PathBuf,
     },
     /// Check an estate file; prints a one-line summary or every error.
     Validate { estate: PathBuf },
@@ -387,6 +390,7 @@ fn serve(command: Command) -> ExitCode {
         decider_allow,
         driver_every_s,
         no_driver,
+        site_root,
     } = command
     else {
         unreachable!("serve() is called with Command::Serve")
@@ -422,6 +426,7 @@ fn serve(command: Command) -> ExitCode {
         config: berth::Config {
             secure_cookies,
             trust_forwarded_for,
+            site_root,
             ..berth::Config::default()
         },
     };

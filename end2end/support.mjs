@@ -1,0 +1,89 @@
+// Shared by the end-to-end tests and the speed bench: start a real
+// `berth serve` (release build, fresh SQLite directory, known admin
+// token) on a free port, make users through its API, and launch Debian's
+// Chromium through playwright-core (Playwright's own browser downloads
+// are not reachable here).
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync, existsSync, mkdirSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve, dirname } from 'node:path';
+import { createServer } from 'node:net';
+import { fileURLToPath } from 'node:url';
+import { chromium } from 'playwright-core';
+
+const here = dirname(fileURLToPath(import.meta.url));
+export const repo = resolve(here, '..');
+const targetDir = process.env.CARGO_TARGET_DIR ? resolve(process.env.CARGO_TARGET_DIR) : join(repo, 'target');
+export const berthBin = join(targetDir, 'release', 'berth');
+// Where scripts/build-web.sh writes the bundle (its default, or BERTH_SITE_ROOT).
+export const siteRoot = resolve(repo, process.env.BERTH_SITE_ROOT || 'target/site');
+export const artifacts = join(here, 'artifacts');
+// 64 hex characters: the server wants 32 or more.
+export const ADMIN_TOKEN = 'e2e0'.repeat(16);
+
+function freePort() {
+  return new Promise((ok, fail) => {
+    const s = createServer();
+    s.once('error', fail);
+    s.listen(0, '127.0.0.1', () => { const { port } = s.address(); s.close(() => ok(port)); });
+  });
+}
+
+/// Start a server; resolves once /readyz answers 200.
+export async function startServer() {
+  for (const f of [berthBin, join(siteRoot, 'pkg', 'berth.js')]) {
+    if (!existsSync(f)) throw new Error(`${f} is missing: run scripts/build-web.sh and cargo build --release -p berth first (make test does both)`);
+  }
+  const port = await freePort();
+  const dataDir = mkdtempSync(join(tmpdir(), 'berth-e2e-'));
+  const base = `http://127.0.0.1:${port}`;
+  const child = spawn(berthBin, ['serve', '--listen', `127.0.0.1:${port}`, '--data-dir', dataDir, '--site-root', siteRoot], {
+    env: { ...process.env, BERTH_ADMIN_TOKEN: ADMIN_TOKEN, RUST_LOG: 'warn' },
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  let log = '';
+  child.stderr.on('data', d => { log += d; });
+  // 30 s: a cold first start runs the migrations; it takes well under 1 s.
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`berth serve exited ${child.exitCode}: ${log}`);
+    try { if ((await fetch(`${base}/readyz`)).ok) break; } catch { /* not up yet */ }
+    if (Date.now() > deadline) throw new Error(`berth serve did not become ready in 30 s: ${log}`);
+    await new Promise(r => setTimeout(r, 100));
+  }
+  return {
+    base,
+    log: () => log,
+    async stop() {
+      child.kill('SIGTERM');
+      await new Promise(r => child.once('exit', r));
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+/// An API call as the bootstrap administrator.
+export async function admin(base, method, path, body) {
+  const r = await fetch(base + path, {
+    method,
+    headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' },
+    body: body === undefined ? undefined : (typeof body === 'string' ? body : JSON.stringify(body)),
+  });
+  const text = await r.text();
+  if (!r.ok) throw new Error(`${method} ${path}: ${r.status} ${text}`);
+  return text ? JSON.parse(text) : null;
+}
+
+export async function makeUser(base, name, role) {
+  const password = `${name}-password-long-enough`;
+  await admin(base, 'POST', '/api/users', { name, role, password });
+  return { name, password };
+}
+
+export async function launch() {
+  mkdirSync(artifacts, { recursive: true });
+  return chromium.launch({
+    executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'],
+  });
+}

@@ -1,0 +1,301 @@
+//! The browser side: requests to the same-origin REST API (session cookie
+//! plus the CSRF header), the clock, and the estate snapshot loaded once
+//! per page load and kept for every page.
+//!
+//! The functions exist in both builds so page code compiles on the server;
+//! there they are never reached (effects and event handlers run only in
+//! the browser), and say so if they were.
+
+use std::cell::RefCell;
+use std::rc::Rc;
+
+use serde_json::Value;
+
+use crate::engine::{self, Loaded};
+
+/// A failed request, in words a person can act on.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Failure {
+    /// HTTP status; 0 when the server could not be reached.
+    pub status: u16,
+    pub message: String,
+}
+
+impl Failure {
+    pub fn new(status: u16, message: impl Into<String>) -> Failure {
+        Failure {
+            status,
+            message: message.into(),
+        }
+    }
+}
+
+impl std::fmt::Display for Failure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+/// What to do about a failed request, added to the server's own words.
+#[cfg_attr(not(feature = "hydrate"), allow(dead_code))]
+fn advice_for(status: u16, server_message: &str) -> String {
+    let what = match status {
+        0 => return "The server could not be reached. Check that `berth serve` is running, then reload the page.".to_string(),
+        401 => "You are not signed in (or your session ended): sign in again.",
+        403 => "Your role may not do this; ask an operator or administrator.",
+        404 => "It is not there (any more); reload the page.",
+        409 => "Someone changed it at the same time; reload and try again.",
+        413 => "That is too large for the server.",
+        422 => "Correct the input and try again.",
+        429 => "Too many attempts; wait a few seconds and try again.",
+        503 => "The server's database is unavailable; try again in a minute.",
+        _ => "Try again; if it persists, the server's log says why.",
+    };
+    if server_message.is_empty() {
+        format!("Request failed ({status}). {what}")
+    } else {
+        format!("{server_message}. {what}")
+    }
+}
+
+thread_local! {
+    static CSRF: RefCell<Option<String>> = const { RefCell::new(None) };
+    static LOADED: RefCell<Option<Rc<Loaded>>> = const { RefCell::new(None) };
+}
+
+/// Remember the session's CSRF token for state-changing requests.
+pub fn set_csrf(token: Option<String>) {
+    CSRF.with(|c| *c.borrow_mut() = token);
+}
+
+/// Send a request; the answer's text on 2xx, a [`Failure`] otherwise.
+pub async fn request_text(
+    method: &str,
+    path: &str,
+    body: Option<String>,
+) -> Result<String, Failure> {
+    #[cfg(feature = "hydrate")]
+    {
+        use wasm_bindgen::JsCast;
+        use wasm_bindgen_futures::JsFuture;
+        let unreachable = |_| Failure::new(0, advice_for(0, ""));
+        let init = web_sys::RequestInit::new();
+        init.set_method(method);
+        init.set_credentials(web_sys::RequestCredentials::SameOrigin);
+        let headers = web_sys::Headers::new().map_err(unreachable)?;
+        if let Some(b) = &body {
+            headers
+                .set("content-type", "application/json")
+                .map_err(unreachable)?;
+            init.set_body(&wasm_bindgen::JsValue::from_str(b));
+        }
+        if method != "GET" {
+            if let Some(t) = CSRF.with(|c| c.borrow().clone()) {
+                headers.set("x-csrf-token", &t).map_err(unreachable)?;
+            }
+        }
+        init.set_headers(&headers);
+        let req = web_sys::Request::new_with_str_and_init(path, &init).map_err(unreachable)?;
+        let window = web_sys::window().ok_or_else(|| Failure::new(0, "no window"))?;
+        let resp = JsFuture::from(window.fetch_with_request(&req))
+            .await
+            .map_err(unreachable)?;
+        let resp: web_sys::Response = resp.dyn_into().map_err(unreachable)?;
+        let status = resp.status();
+        let text = JsFuture::from(resp.text().map_err(unreachable)?)
+            .await
+            .map_err(unreachable)?
+            .as_string()
+            .unwrap_or_default();
+        if (200..300).contains(&status) {
+            Ok(text)
+        } else {
+            let msg = serde_json::from_str::<Value>(&text)
+                .ok()
+                .and_then(|v| {
+                    let mut m = v
+                        .get("message")?
+                        .as_str()?
+                        .trim_end_matches('.')
+                        .to_string();
+                    // 422: every error of the input, each at its place.
+                    if let Some(errs) = v.pointer("/details/errors").and_then(Value::as_array) {
+                        for e in errs {
+                            let path = e.get("path").and_then(Value::as_str).unwrap_or("");
+                            let what = e.get("message").and_then(Value::as_str).unwrap_or("");
+                            m.push_str(&format!("; {path}: {what}"));
+                        }
+                    }
+                    Some(m)
+                })
+                .unwrap_or_default();
+            Err(Failure::new(status, advice_for(status, &msg)))
+        }
+    }
+    #[cfg(not(feature = "hydrate"))]
+    {
+        let _ = (method, path, body);
+        Err(Failure::new(
+            0,
+            "requests are made by the browser, not while the server renders",
+        ))
+    }
+}
+
+/// [`request_text`], parsed as JSON (an empty answer is `null`).
+pub async fn request(method: &str, path: &str, body: Option<String>) -> Result<Value, Failure> {
+    let text = request_text(method, path, body).await?;
+    if text.trim().is_empty() {
+        return Ok(Value::Null);
+    }
+    serde_json::from_str(&text).map_err(|e| {
+        Failure::new(
+            200,
+            format!("The server's answer is not JSON ({e}); reload the page."),
+        )
+    })
+}
+
+pub async fn get(path: &str) -> Result<Value, Failure> {
+    request("GET", path, None).await
+}
+
+/// The estate snapshot, loaded into the engine once and kept until
+/// [`forget_snapshot`] (after a change through this page, e.g. the policy).
+pub async fn loaded(estate: &str) -> Result<Rc<Loaded>, Failure> {
+    if let Some(l) = LOADED.with(|l| l.borrow().clone()) {
+        if l.meta.estate == estate {
+            return Ok(l);
+        }
+    }
+    let text = request_text("GET", &format!("/api/estates/{estate}/snapshot"), None).await?;
+    let l = Rc::new(engine::load_snapshot(&text).map_err(|m| Failure::new(200, m))?);
+    LOADED.with(|slot| *slot.borrow_mut() = Some(l.clone()));
+    Ok(l)
+}
+
+/// The loaded snapshot if there is one (no request).
+pub fn loaded_now() -> Option<Rc<Loaded>> {
+    LOADED.with(|l| l.borrow().clone())
+}
+
+pub fn forget_snapshot() {
+    LOADED.with(|l| *l.borrow_mut() = None);
+}
+
+/// Evaluation time: `?now=` of the page's address when given (RFC 3339;
+/// tests and links to a past state use it), else the clock, rounded down
+/// to the minute like the server's default, so both compute for the same
+/// instant.
+pub fn eval_now() -> i64 {
+    if let Some(t) = query_param("now").and_then(|s| engine::parse_time(&s)) {
+        return t;
+    }
+    wall_clock_s() / 60 * 60
+}
+
+pub fn wall_clock_s() -> i64 {
+    #[cfg(feature = "hydrate")]
+    {
+        (js_sys::Date::now() / 1000.0) as i64
+    }
+    #[cfg(not(feature = "hydrate"))]
+    {
+        0
+    }
+}
+
+/// Let the browser render what the page has set so far before more work
+/// (a zero-delay timer: resumes after the browser's next turn).
+pub async fn yield_to_browser() {
+    #[cfg(feature = "hydrate")]
+    {
+        let p = js_sys::Promise::new(&mut |resolve, _| match web_sys::window() {
+            Some(w) => {
+                let _ = w.set_timeout_with_callback_and_timeout_and_arguments_0(&resolve, 0);
+            }
+            None => {
+                let _ = resolve.call0(&wasm_bindgen::JsValue::NULL);
+            }
+        });
+        let _ = wasm_bindgen_futures::JsFuture::from(p).await;
+    }
+}
+
+/// Milliseconds from a monotonic clock (for the timings the page shows).
+pub fn perf_ms() -> f64 {
+    #[cfg(feature = "hydrate")]
+    {
+        web_sys::window()
+            .and_then(|w| w.performance())
+            .map(|p| p.now())
+            .unwrap_or_default()
+    }
+    #[cfg(not(feature = "hydrate"))]
+    {
+        0.0
+    }
+}
+
+/// The path of the page's address ("" while rendering on the server).
+pub fn path() -> String {
+    #[cfg(feature = "hydrate")]
+    {
+        web_sys::window()
+            .and_then(|w| w.location().pathname().ok())
+            .unwrap_or_default()
+    }
+    #[cfg(not(feature = "hydrate"))]
+    {
+        String::new()
+    }
+}
+
+/// A query parameter of the page's address.
+pub fn query_param(name: &str) -> Option<String> {
+    #[cfg(feature = "hydrate")]
+    {
+        let search = web_sys::window()?.location().search().ok()?;
+        let params = web_sys::UrlSearchParams::new_with_str(&search).ok()?;
+        params.get(name)
+    }
+    #[cfg(not(feature = "hydrate"))]
+    {
+        let _ = name;
+        None
+    }
+}
+
+/// Go to another page with a full load (after sign-in and sign-out, so
+/// every page starts from the new session).
+pub fn go(path: &str) {
+    #[cfg(feature = "hydrate")]
+    if let Some(w) = web_sys::window() {
+        let _ = w.location().set_href(path);
+    }
+    #[cfg(not(feature = "hydrate"))]
+    let _ = path;
+}
+
+/// Read a file the person picked, as text.
+#[cfg(feature = "hydrate")]
+pub async fn file_text(file: web_sys::File) -> Result<String, Failure> {
+    let v = wasm_bindgen_futures::JsFuture::from(file.text())
+        .await
+        .map_err(|_| Failure::new(0, "The file could not be read; pick it again."))?;
+    Ok(v.as_string().unwrap_or_default())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::advice_for;
+
+    #[test]
+    fn failures_say_what_to_do() {
+        assert!(
+            advice_for(403, "role operator needed").starts_with("role operator needed. Your role")
+        );
+        assert!(advice_for(0, "").contains("could not be reached"));
+        assert!(advice_for(500, "").starts_with("Request failed (500)"));
+    }
+}

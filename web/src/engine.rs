@@ -1,0 +1,279 @@
+//! The engine as the browser runs it: the estate snapshot loaded once, then
+//! advice, explanations and what-if projections computed from it with the
+//! same `berth-engine` code the server runs, so the results can be compared
+//! byte for byte (the parity check).
+//!
+//! Pure: text in, text out, no I/O. Compiled into both builds (the server
+//! side never calls it, but page code that does must compile there too).
+
+use berth_engine::{advise, estate, explain, whatif, Estate, Format, Policy};
+use serde_json::Value;
+use sha2::{Digest, Sha256};
+
+/// What `GET /api/estates/{id}/snapshot` says about the estate, besides
+/// the document and policy themselves.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SnapshotMeta {
+    pub estate: String,
+    pub version: i64,
+    pub content_digest: String,
+    pub policy_digest: String,
+}
+
+/// A loaded snapshot: the engine's model of the estate and its policy.
+pub struct Loaded {
+    pub meta: SnapshotMeta,
+    pub estate: Estate,
+    pub policy: Policy,
+    /// The stored estate document as JSON (sites, links, facts) for the
+    /// Estate page, which shows what the file says.
+    pub document: Value,
+    /// The estate's version digest, computed once: what-if projections of
+    /// every edit reuse it instead of re-serialising the estate.
+    pub version_digest: String,
+}
+
+/// Load the snapshot answer (its text) with the engine. Errors are
+/// sentences naming what failed.
+pub fn load_snapshot(text: &str) -> Result<Loaded, String> {
+    let v: Value = serde_json::from_str(text)
+        .map_err(|e| format!("the snapshot is not JSON ({e}); reload the page"))?;
+    let field = |k: &str| {
+        v.get(k).ok_or_else(|| {
+            format!("the snapshot has no {k:?}; is the server older than this page?")
+        })
+    };
+    let meta = SnapshotMeta {
+        estate: field("estate")?.as_str().unwrap_or_default().to_string(),
+        version: field("version")?.as_i64().unwrap_or_default(),
+        content_digest: field("content_digest")?
+            .as_str()
+            .unwrap_or_default()
+            .to_string(),
+        policy_digest: field("policy_digest")?
+            .as_str()
+            .unwrap_or_default()
+            .to_string(),
+    };
+    let document = field("document")?.clone();
+    // serde_json writes every number in its shortest round-trip form, so
+    // re-serialising the document gives the loader the same values the
+    // server's loader read from the stored text.
+    let doc_text = serde_json::to_string(&document).expect("a JSON value serialises");
+    let estate = estate::load(&doc_text, Format::Json).map_err(|errors| {
+        let first = errors
+            .first()
+            .map(|e| format!("{}: {}", e.path, e.message))
+            .unwrap_or_default();
+        format!(
+            "the engine in the browser could not load the estate ({} errors, first {first})",
+            errors.len()
+        )
+    })?;
+    let policy_text = serde_json::to_string(field("policy")?).expect("serialises");
+    let policy = Policy::from_json(&policy_text).map_err(|errors| {
+        format!(
+            "the engine in the browser refused the policy: {}",
+            errors
+                .iter()
+                .map(|e| e.to_string())
+                .collect::<Vec<_>>()
+                .join("; ")
+        )
+    })?;
+    let version_digest = berth_engine::export::version(&estate);
+    Ok(Loaded {
+        meta,
+        estate,
+        policy,
+        document,
+        version_digest,
+    })
+}
+
+/// The advice alone (no Why), for showing the moves as soon as possible.
+pub fn advice_value(l: &Loaded, now: i64) -> Value {
+    serde_json::to_value(advise(&l.estate, &l.policy, now)).expect("advice serialises")
+}
+
+/// Advice with every move explained, serialised exactly as the server's
+/// `GET …/advice?why=true` serialises its `result` (advice fields, then
+/// `why` added to the object, compact JSON), so the two can be compared by
+/// digest.
+pub fn advice_why_json(l: &Loaded, now: i64) -> String {
+    let advice = advise(&l.estate, &l.policy, now);
+    let why = explain(&l.estate, &l.policy, now, &advice);
+    let mut v = serde_json::to_value(&advice).expect("advice serialises");
+    v["why"] = serde_json::to_value(&why).expect("why serialises");
+    serde_json::to_string(&v).expect("serialises")
+}
+
+/// Hex SHA-256 of the bytes, as the server's `result_digest`.
+pub fn sha256_hex(bytes: &[u8]) -> String {
+    Sha256::digest(bytes)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+/// One step of a scenario being edited on the What-if page.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Step {
+    Move { service: String, to: String },
+    Evacuate(String),
+}
+
+/// The scenario file (docs/scenario-format.md) for these steps.
+pub fn scenario_json(name: &str, steps: &[Step]) -> String {
+    let steps: Vec<Value> = steps
+        .iter()
+        .map(|s| match s {
+            Step::Move { service, to } => {
+                serde_json::json!({"move": {"service": service, "to": to}})
+            }
+            Step::Evacuate(c) => serde_json::json!({ "evacuate": c }),
+        })
+        .collect();
+    serde_json::json!({"schema": 1, "name": name, "steps": steps}).to_string()
+}
+
+/// Steps of a scenario file (as saved through the API).
+pub fn steps_of(scenario: &Value) -> Result<Vec<Step>, String> {
+    let steps = scenario
+        .get("steps")
+        .and_then(Value::as_array)
+        .ok_or("the saved scenario has no steps list")?;
+    steps
+        .iter()
+        .enumerate()
+        .map(|(i, s)| {
+            if let Some(c) = s.get("evacuate").and_then(Value::as_str) {
+                return Ok(Step::Evacuate(c.to_string()));
+            }
+            let m = s.get("move");
+            let get = |k: &str| m.and_then(|m| m.get(k)).and_then(Value::as_str);
+            match (get("service"), get("to")) {
+                (Some(service), Some(to)) => Ok(Step::Move {
+                    service: service.to_string(),
+                    to: to.to_string(),
+                }),
+                _ => Err(format!(
+                    "step {} of the saved scenario is neither a move nor an evacuation",
+                    i + 1
+                )),
+            }
+        })
+        .collect()
+}
+
+/// Project the scenario in the browser: the same function as the server's
+/// `POST …/whatif`, on the loaded estate. Errors name each bad step.
+pub fn project_json(l: &Loaded, name: &str, steps: &[Step], now: i64) -> Result<Value, String> {
+    let text = scenario_json(name, steps);
+    let sc = whatif::Scenario::from_json_checked(&text, &l.estate).map_err(|errors| {
+        errors
+            .iter()
+            .map(|e| format!("{}: {}", e.path, e.message))
+            .collect::<Vec<_>>()
+            .join("; ")
+    })?;
+    let p = whatif::project_with_version(&l.estate, &l.version_digest, &l.policy, now, &sc)
+        .map_err(|errors| {
+            errors
+                .iter()
+                .map(|e| format!("{}: {}", e.path, e.message))
+                .collect::<Vec<_>>()
+                .join("; ")
+        })?;
+    Ok(serde_json::to_value(&p).expect("projection serialises"))
+}
+
+/// The clusters a service may legally be moved to (static constraints:
+/// tier, trust zone, jurisdiction, pinning…), without its own cluster.
+pub fn legal_destinations(l: &Loaded, service: &str) -> Vec<String> {
+    let Some(i) = l.estate.service_index(service) else {
+        return Vec::new();
+    };
+    let f = advise::feasibility(&l.estate);
+    let here = l.estate.services[i].cluster;
+    f.candidates[i]
+        .iter()
+        .filter(|&&c| c != here)
+        .map(|&c| l.estate.clusters[c].id.clone())
+        .collect()
+}
+
+pub fn service_ids(l: &Loaded) -> Vec<String> {
+    l.estate.services.iter().map(|s| s.id.clone()).collect()
+}
+
+pub fn cluster_ids(l: &Loaded) -> Vec<String> {
+    l.estate.clusters.iter().map(|c| c.id.clone()).collect()
+}
+
+/// Seconds since 1970 of an RFC 3339 time (the engine's own parser).
+pub fn parse_time(s: &str) -> Option<i64> {
+    estate::parse_time(s)
+}
+
+pub fn format_time(t: i64) -> String {
+    estate::format_time(t)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const SAMPLE: &str = include_str!("../../examples/estates/sample.json");
+
+    fn snapshot() -> String {
+        let doc: Value = serde_json::from_str(SAMPLE).unwrap();
+        let policy = Policy::default();
+        serde_json::json!({
+            "estate": "sample", "version": 1, "content_digest": "x",
+            "policy_digest": policy.digest(), "server_now": "2026-11-30T04:05:00Z",
+            "policy": policy, "document": doc,
+        })
+        .to_string()
+    }
+
+    #[test]
+    fn browser_advice_is_the_servers_serialisation() {
+        let l = load_snapshot(&snapshot()).unwrap();
+        let now = parse_time("2026-11-30T04:05:00Z").unwrap();
+        let text = advice_why_json(&l, now);
+        // The server's envelope result: advice to a Value, `why` added.
+        let e = estate::load(SAMPLE, Format::Json).unwrap();
+        let p = Policy::default();
+        let a = advise(&e, &p, now);
+        let mut v = serde_json::to_value(&a).unwrap();
+        v["why"] = serde_json::to_value(explain(&e, &p, now, &a)).unwrap();
+        assert_eq!(text, serde_json::to_string(&v).unwrap());
+        assert_eq!(sha256_hex(text.as_bytes()).len(), 64);
+    }
+
+    #[test]
+    fn scenario_steps_round_trip_and_bad_steps_are_named() {
+        let steps = vec![
+            Step::Evacuate("c-par-2".into()),
+            Step::Move {
+                service: "checkout".into(),
+                to: "c-fra-2".into(),
+            },
+        ];
+        let v: Value = serde_json::from_str(&scenario_json("t", &steps)).unwrap();
+        assert_eq!(steps_of(&v).unwrap(), steps);
+        let l = load_snapshot(&snapshot()).unwrap();
+        let err = project_json(&l, "t", &[Step::Evacuate("nowhere".into())], 0).unwrap_err();
+        assert!(err.contains("/steps/0/evacuate"), "{err}");
+    }
+
+    #[test]
+    fn a_snapshot_without_a_document_is_refused_in_words() {
+        let err =
+            load_snapshot(r#"{"estate":"a","version":1,"content_digest":"","policy_digest":""}"#)
+                .err()
+                .unwrap();
+        assert!(err.contains("\"document\""), "{err}");
+    }
+}

@@ -1,0 +1,52 @@
+//! Sign in with a user name and password (or an API token).
+
+use leptos::prelude::*;
+
+use crate::client;
+
+#[component]
+pub fn Login() -> impl IntoView {
+    let username = RwSignal::new(String::new());
+    let password = RwSignal::new(String::new());
+    let token = RwSignal::new(String::new());
+    let error = RwSignal::new(None::<String>);
+    let busy = RwSignal::new(false);
+    // The form works only once the page is hydrated; until then its
+    // button is disabled, so an early click or Enter cannot submit the
+    // form natively (which would put the password in the address).
+    let hydrated = RwSignal::new(false);
+    Effect::new(move |_| hydrated.set(true));
+    let submit = move |ev: leptos::ev::SubmitEvent| {
+        ev.prevent_default();
+        let body = if token.get_untracked().trim().is_empty() {
+            serde_json::json!({"username": username.get_untracked(), "password": password.get_untracked()})
+        } else {
+            serde_json::json!({"token": token.get_untracked().trim()})
+        };
+        busy.set(true);
+        error.set(None);
+        leptos::task::spawn_local(async move {
+            match client::request("POST", "/api/session", Some(body.to_string())).await {
+                Ok(_) => client::go("/"),
+                Err(f) => {
+                    error.set(Some(f.message));
+                    busy.set(false);
+                }
+            }
+        });
+    };
+    view! {
+        <h1>"Sign in"</h1>
+        <form class="login" method="post" on:submit=submit>
+            <label for="username">"User name"</label>
+            <input id="username" name="username" autocomplete="username" bind:value=username/>
+            <label for="password">"Password"</label>
+            <input id="password" name="password" type="password" autocomplete="current-password" bind:value=password/>
+            <p class="hint">"Or sign in with an API token instead:"</p>
+            <label for="token">"API token"</label>
+            <input id="token" name="token" type="password" autocomplete="off" bind:value=token/>
+            <button type="submit" disabled=move || busy.get() || !hydrated.get()>{move || if busy.get() { "Signing in…" } else { "Sign in" }}</button>
+            {move || error.get().map(|m| view! { <p class="error" role="alert">{m}</p> })}
+        </form>
+    }
+}

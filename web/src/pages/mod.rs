@@ -1,0 +1,81 @@
+//! One module per page, and the small formatting helpers they share.
+
+pub mod deciders;
+pub mod estate;
+pub mod health;
+pub mod login;
+pub mod placement;
+pub mod policy;
+pub mod whatif;
+
+use serde_json::Value;
+
+/// A JSON string, or "" (result fields the engine always writes).
+pub fn s(v: &Value) -> String {
+    match v {
+        Value::String(s) => s.clone(),
+        Value::Null => String::new(),
+        other => other.to_string(),
+    }
+}
+
+/// A number with `digits` decimals; "unknown" for null.
+pub fn num(v: &Value, digits: usize) -> String {
+    match v.as_f64() {
+        Some(x) => {
+            let t = format!("{x:.digits$}");
+            // "-0.00" reads as a loss that is not there.
+            match t.strip_prefix('-') {
+                Some(rest) if rest.chars().all(|c| c == '0' || c == '.') => rest.to_string(),
+                _ => t,
+            }
+        }
+        None => "unknown".to_string(),
+    }
+}
+
+/// A signed number with `digits` decimals ("+3.2", "−1.0").
+pub fn signed(x: f64, digits: usize) -> String {
+    if x < 0.0 {
+        format!("−{:.digits$}", -x)
+    } else {
+        format!("+{x:.digits$}")
+    }
+}
+
+/// An age in seconds in the largest whole unit people read at a glance.
+pub fn age(seconds: i64) -> String {
+    let s = seconds.max(0);
+    if s < 120 {
+        format!("{s} s")
+    } else if s < 2 * 3600 {
+        format!("{} min", s / 60)
+    } else if s < 2 * 86400 {
+        format!("{} h", s / 3600)
+    } else {
+        format!("{} d", s / 86400)
+    }
+}
+
+/// The elements of an array field (empty when absent).
+pub fn arr(v: &Value) -> Vec<Value> {
+    v.as_array().cloned().unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ages_and_numbers_read_plainly() {
+        assert_eq!(age(59), "59 s");
+        assert_eq!(age(600), "10 min");
+        assert_eq!(age(3 * 3600), "3 h");
+        assert_eq!(age(3 * 86400), "3 d");
+        assert_eq!(num(&Value::Null, 1), "unknown");
+        assert_eq!(num(&serde_json::json!(-0.001), 2), "0.00");
+        assert_eq!(num(&serde_json::json!(-1.5), 1), "-1.5");
+        assert_eq!(signed(-1.04, 1), "−1.0");
+        assert_eq!(signed(2.0, 0), "+2");
+    }
+}

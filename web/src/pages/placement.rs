@@ -1,0 +1,329 @@
+//! Placement: the recommended moves in order, each with its gain, its
+//! confidence and a Why panel (facts, terms, flip conditions); services
+//! that cannot move; clusters whose fit cannot be told. Computed in the
+//! browser by the engine, then checked against the server by digest.
+
+use leptos::prelude::*;
+use leptos_router::hooks::use_navigate;
+use serde_json::Value;
+
+use super::{age, arr, num, s, signed};
+use crate::app::{Auth, ErrorLine, Gate, Scenario};
+use crate::client;
+use crate::engine::{self, SnapshotMeta, Step};
+
+/// The browser/server parity check of one result.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Parity {
+    Pending,
+    Match,
+    Mismatch(String),
+    /// The server could not be asked; the check did not happen.
+    Failed(String),
+}
+
+impl Parity {
+    pub fn attr(&self) -> &'static str {
+        match self {
+            Parity::Pending => "pending",
+            Parity::Match => "match",
+            Parity::Mismatch(_) => "mismatch",
+            Parity::Failed(_) => "failed",
+        }
+    }
+}
+
+/// Compare the server's envelope with what the browser computed.
+pub fn check_parity(envelope: &Value, meta: &SnapshotMeta, browser_digest: &str) -> Parity {
+    let server = envelope["result_digest"].as_str().unwrap_or_default();
+    if envelope["version"].as_i64() != Some(meta.version) {
+        return Parity::Mismatch(format!(
+            "The estate changed on the server (version {} there, {} here): reload the page.",
+            envelope["version"], meta.version
+        ));
+    }
+    if envelope["policy_digest"].as_str() != Some(meta.policy_digest.as_str()) {
+        return Parity::Mismatch(format!(
+            "The policy changed on the server ({} there, {} here): reload the page.",
+            s(&envelope["policy_digest"]),
+            meta.policy_digest
+        ));
+    }
+    if server == browser_digest {
+        Parity::Match
+    } else {
+        Parity::Mismatch(format!(
+            "The browser's result differs from the server's for the same estate, policy and time (digest {} here, {} on the server). This is a bug: report it with the estate.",
+            &browser_digest[..browser_digest.len().min(16)],
+            &server[..server.len().min(16)]
+        ))
+    }
+}
+
+#[component]
+pub fn Placement() -> impl IntoView {
+    let auth = expect_context::<Auth>();
+    let scenario = expect_context::<Scenario>();
+    let advice = RwSignal::new(None::<Value>);
+    let meta = RwSignal::new(None::<SnapshotMeta>);
+    let error = RwSignal::new(None::<String>);
+    let parity = RwSignal::new(Parity::Pending);
+    let computed_ms = RwSignal::new(None::<f64>);
+    let why_ms = RwSignal::new(None::<f64>);
+    let now_text = RwSignal::new(String::new());
+
+    Effect::new(move |_| {
+        let Some(id) = auth.estate.get() else { return };
+        leptos::task::spawn_local(async move {
+            let l = match client::loaded(&id).await {
+                Ok(l) => l,
+                Err(f) => {
+                    error.set(Some(f.message));
+                    return;
+                }
+            };
+            let now = client::eval_now();
+            // The moves first, painted at once; then every Why (the
+            // larger part of the work) and the parity check over both.
+            let t0 = client::perf_ms();
+            advice.set(Some(engine::advice_value(&l, now)));
+            computed_ms.set(Some(client::perf_ms() - t0));
+            now_text.set(engine::format_time(now));
+            meta.set(Some(l.meta.clone()));
+            client::yield_to_browser().await;
+            let t1 = client::perf_ms();
+            let text = engine::advice_why_json(&l, now);
+            let digest = engine::sha256_hex(text.as_bytes());
+            why_ms.set(Some(client::perf_ms() - t1));
+            advice.set(serde_json::from_str(&text).ok());
+            let url = format!(
+                "/api/estates/{id}/advice?why=true&now={}",
+                engine::format_time(now)
+            );
+            match client::get(&url).await {
+                Ok(env) => parity.set(check_parity(&env, &l.meta, &digest)),
+                Err(f) => parity.set(Parity::Failed(format!(
+                    "Could not ask the server for its advice to compare: {}",
+                    f.message
+                ))),
+            }
+        });
+    });
+
+    // Kept in the reactive arena so the handler below is `Copy`.
+    let navigate = StoredValue::new_local(use_navigate());
+    let take = move |_| {
+        if let Some(a) = advice.get_untracked() {
+            let steps: Vec<Step> = arr(&a["moves"])
+                .iter()
+                .map(|m| Step::Move {
+                    service: s(&m["service"]),
+                    to: s(&m["to"]),
+                })
+                .collect();
+            scenario.steps.set(steps);
+            scenario.name.set("recommendations".into());
+            navigate.with_value(|n| n("/whatif", Default::default()));
+        }
+    };
+
+    view! {
+        <h1>"Placement"</h1>
+        <Gate>
+            <ErrorLine message=error.into()/>
+            <Provenance meta=meta.into() now=now_text.into() computed_ms=computed_ms.into() why_ms=why_ms.into() parity=parity.into()/>
+            {move || match advice.get() {
+                None => view! { <p class="loading" role="status">"Computing the advice in your browser…"</p> }.into_any(),
+                Some(a) => view! {
+                    <Moves advice=a.clone()/>
+                    <p>
+                        <button type="button" on:click=take disabled=arr(&a["moves"]).is_empty()>
+                            "Take these moves into a what-if scenario"
+                        </button>
+                    </p>
+                    <Immovable advice=a.clone()/>
+                    <CantTell advice=a/>
+                }.into_any(),
+            }}
+        </Gate>
+    }
+}
+
+/// Which estate version and policy the result was computed from, and the
+/// parity check.
+#[component]
+pub fn Provenance(
+    meta: Signal<Option<SnapshotMeta>>,
+    now: Signal<String>,
+    computed_ms: Signal<Option<f64>>,
+    why_ms: Signal<Option<f64>>,
+    parity: Signal<Parity>,
+) -> impl IntoView {
+    view! {
+        <div class="provenance" data-testid="provenance" data-parity=move || parity.get().attr()>
+            {move || meta.get().map(|m| view! {
+                <span>"Estate "<code>{m.estate.clone()}</code>" version "<strong data-testid="version">{m.version}</strong>
+                ", policy "<code data-testid="policy-digest">{m.policy_digest.clone()}</code>
+                ", evaluated at "<code>{now.get()}</code>
+                {computed_ms.get().map(|t| format!(", computed in your browser in {t:.0} ms"))}
+                {why_ms.get().map(|t| format!(" (every Why: {t:.0} ms more)"))}"."</span>
+            })}
+            " "
+            {move || match parity.get() {
+                Parity::Pending => view! { <span class="parity pending" role="status">"Checking against the server…"</span> }.into_any(),
+                Parity::Match => view! { <span class="parity ok" role="status">"✓ matches server"</span> }.into_any(),
+                Parity::Mismatch(m) => view! { <span class="parity bad error" role="alert">"✗ differs from the server: "{m}</span> }.into_any(),
+                Parity::Failed(m) => view! { <span class="parity bad error" role="alert">"Parity not checked: "{m}</span> }.into_any(),
+            }}
+        </div>
+    }
+}
+
+#[component]
+fn Moves(advice: Value) -> impl IntoView {
+    let moves = arr(&advice["moves"]);
+    let whys = arr(&advice["why"]);
+    if moves.is_empty() {
+        return view! { <p class="empty" data-testid="moves-empty">"No move is worth making: every service is where it should be, or the evidence is not strong enough to say otherwise."</p> }.into_any();
+    }
+    let before = &advice["totals_before"]["cost"];
+    let after = &advice["totals_after"]["cost"];
+    let rows = moves
+        .into_iter()
+        .enumerate()
+        .map(|(i, m)| {
+            let why = whys.get(i).cloned().unwrap_or(Value::Null);
+            let class = s(&m["confidence"]);
+            view! {
+                <li class="move" data-service=s(&m["service"])>
+                    <div class="move-head">
+                        <strong>{s(&m["service"])}</strong>
+                        " from "<code>{s(&m["from"])}</code>" to "<code>{s(&m["to"])}</code>
+                        <span class="gain">{format!("{} points", signed(m["gain"].as_f64().unwrap_or_default(), 1))}</span>
+                        <span class=format!("badge conf-{class}") title="the weakest fact deciding this move">{class.clone()}</span>
+                    </div>
+                    {m["evidence"].as_str().map(|e| view! { <p class="evidence">{e.to_string()}</p> })}
+                    <details class="why">
+                        <summary>"Why"</summary>
+                        <WhyPanel why=why/>
+                    </details>
+                </li>
+            }
+        })
+        .collect_view();
+    view! {
+        <section aria-labelledby="moves-h">
+            <h2 id="moves-h">"Recommended moves, in order"</h2>
+            <p>{format!("Estate cost {} → {} points.", num(before, 1), num(after, 1))}</p>
+            <ol class="moves" data-testid="moves">{rows}</ol>
+        </section>
+    }
+    .into_any()
+}
+
+/// Facts (class, source, age), the term breakdown and the flip conditions
+/// of one move.
+#[component]
+pub fn WhyPanel(why: Value) -> impl IntoView {
+    let terms = arr(&why["terms"])
+        .into_iter()
+        .map(|t| view! { <tr><td>{s(&t["term"])}</td><td class="n">{num(&t["points"], 2)}</td></tr> })
+        .collect_view();
+    let facts = arr(&why["facts"])
+        .into_iter()
+        .map(|f| {
+            let class = s(&f["class"]);
+            view! {
+                <tr>
+                    <td>{s(&f["fact"])}</td>
+                    <td class="n">{num(&f["value"], 2)}</td>
+                    <td><span class=format!("badge conf-{class}")>{class.clone()}</span></td>
+                    <td>{s(&f["source"])}</td>
+                    <td class="n">{age(f["age_s"].as_i64().unwrap_or_default())}</td>
+                </tr>
+            }
+        })
+        .collect_view();
+    let flips: Vec<Value> = arr(&why["flips"])
+        .into_iter()
+        .chain(arr(&why["other_flips"]))
+        .collect();
+    let flip_items = flips
+        .into_iter()
+        .map(|f| {
+            let sentences = arr(&f["sentences"])
+                .iter()
+                .map(s)
+                .collect::<Vec<_>>()
+                .join(" ");
+            view! { <li><code>{s(&f["fact"])}</code>": "{sentences}</li> }
+        })
+        .collect_view();
+    view! {
+        <div class="why-body">
+            {why["note"].as_str().map(|n| view! { <p>{n.to_string()}</p> })}
+            <h3>"Flip conditions"</h3>
+            <ul class="flips" data-testid="flips">{flip_items}</ul>
+            <h3>"Terms"</h3>
+            <table><thead><tr><th scope="col">"term"</th><th scope="col">"points"</th></tr></thead><tbody>{terms}</tbody></table>
+            <h3>"Facts"</h3>
+            <table>
+                <thead><tr><th scope="col">"fact"</th><th scope="col">"value"</th><th scope="col">"class"</th><th scope="col">"source"</th><th scope="col">"age"</th></tr></thead>
+                <tbody>{facts}</tbody>
+            </table>
+        </div>
+    }
+}
+
+#[component]
+fn Immovable(advice: Value) -> impl IntoView {
+    let items = arr(&advice["immovable"]);
+    if items.is_empty() {
+        return ().into_any();
+    }
+    let rows = items
+        .into_iter()
+        .map(|i| {
+            let reasons = arr(&i["reasons"]).iter().map(|r| s(&r["message"])).collect::<Vec<_>>().join("; ");
+            view! { <li><strong>{s(&i["service"])}</strong>" on "<code>{s(&i["cluster"])}</code>": "{reasons}</li> }
+        })
+        .collect_view();
+    view! {
+        <section aria-labelledby="immovable-h">
+            <h2 id="immovable-h">"Services that cannot move"</h2>
+            <ul data-testid="immovable">{rows}</ul>
+        </section>
+    }
+    .into_any()
+}
+
+#[component]
+fn CantTell(advice: Value) -> impl IntoView {
+    let cant = arr(&advice["cant_tell"]);
+    let caps = arr(&advice["unknown_capacity"]);
+    if cant.is_empty() && caps.is_empty() {
+        return ().into_any();
+    }
+    let rows = cant
+        .into_iter()
+        .map(|c| view! {
+            <li><strong>{s(&c["service"])}</strong>" → "<code>{s(&c["cluster"])}</code>
+            {format!(" (would gain {} points if it fits): ", num(&c["gain_if_it_fits"], 1))}{s(&c["message"])}
+            " Missing: "<code>{s(&c["fact"])}</code></li>
+        })
+        .collect_view();
+    let cap_rows = caps
+        .into_iter()
+        .map(|c| {
+            let missing = arr(&c["missing"]).iter().map(s).collect::<Vec<_>>().join(", ");
+            view! { <li><code>{s(&c["cluster"])}</code>": capacity unknown, missing "{missing}</li> }
+        })
+        .collect_view();
+    view! {
+        <section aria-labelledby="canttell-h">
+            <h2 id="canttell-h">"Where the fit cannot be told"</h2>
+            <ul data-testid="cant-tell">{rows}{cap_rows}</ul>
+        </section>
+    }
+    .into_any()
+}
