@@ -37,7 +37,9 @@ export async function startServer() {
   const port = await freePort();
   const dataDir = mkdtempSync(join(tmpdir(), 'berth-e2e-'));
   const base = `http://127.0.0.1:${port}`;
-  const child = spawn(berthBin, ['serve', '--listen', `127.0.0.1:${port}`, '--data-dir', dataDir, '--site-root', siteRoot], {
+  const child = spawn(berthBin, ['serve', '--listen', `127.0.0.1:${port}`, '--data-dir', dataDir, '--site-root', siteRoot,
+    // The external-decider test runs its decider on this machine.
+    '--decider-allow', '127.0.0.1/32'], {
     env: { ...process.env, BERTH_ADMIN_TOKEN: ADMIN_TOKEN, RUST_LOG: 'warn' },
     stdio: ['ignore', 'ignore', 'pipe'],
   });

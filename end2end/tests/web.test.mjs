@@ -4,18 +4,20 @@
 import { test, before, after, beforeEach, afterEach } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
+import { createServer } from 'node:http';
 import { startServer, makeUser, launch, artifacts } from '../support.mjs';
 
 // The sample estate was written for this instant (Makefile SAMPLE_NOW):
 // fixing it makes the advice the same whenever the test runs.
 const NOW = '2026-11-30T04:05:00Z';
-let server, browser, operator, viewer;
+let server, browser, operator, viewer, administrator;
 let page, problems;
 
 before(async () => {
   server = await startServer();
   operator = await makeUser(server.base, 'olga', 'operator');
   viewer = await makeUser(server.base, 'victor', 'viewer');
+  administrator = await makeUser(server.base, 'ada', 'admin');
   browser = await launch();
 });
 
@@ -222,4 +224,53 @@ test('the pages work on a narrow window', async () => {
   const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
   assert.ok(overflow <= 1, `no horizontal scrolling (${overflow} px too wide)`);
   await shot('placement-narrow');
+});
+
+test('an administrator registers an external decider; Berth calls it signed and compares it; its secret rotates', async () => {
+  // The decider: records each call and proposes one legal move.
+  const calls = [];
+  const decider = createServer((req, res) => {
+    let body = '';
+    req.on('data', d => { body += d; });
+    req.on('end', () => {
+      calls.push({ headers: req.headers, body });
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ proposals: [{ serviceId: 'cart', to: 'c-fra-2', reason: 'nearer checkout' }] }));
+    });
+  });
+  await new Promise(r => decider.listen(0, '127.0.0.1', r));
+  const url = `http://127.0.0.1:${decider.address().port}/decide`;
+  try {
+    await signIn(administrator);
+    await page.goto(`${server.base}/deciders?now=${NOW}`);
+    await page.getByLabel('Name').fill('nearby');
+    await page.getByLabel('URL').fill(url);
+    await page.getByLabel('Timeout (seconds, 1–25)').fill('3');
+    await page.getByRole('button', { name: 'Register' }).click();
+    const notice = page.getByText("The decider's secret, shown once");
+    await notice.waitFor();
+    const first = (await notice.textContent()).match(/whsec_\S+/)[0];
+    const row = page.locator('label[for=ext-nearby]');
+    await row.waitFor();
+    assert.match(await row.textContent(), /timeout 3000 ms.*key sha256:/);
+    assert.ok(!(await row.textContent()).includes(first), 'the list shows a fingerprint, not the secret');
+
+    await page.locator('#ext-nearby').check();
+    await page.getByRole('button', { name: 'Run the deciders' }).click();
+    const table = page.getByTestId('comparison');
+    await table.waitFor();
+    assert.match(await table.locator('thead').textContent(), /nearby/);
+    assert.equal(calls.length, 1, 'the decider was called once');
+    assert.match(calls[0].headers['berth-signature'], /^t=\d+,v1=[0-9a-f]{64}$/);
+    assert.match(calls[0].headers['webhook-signature'], /^v1,/);
+    assert.match(calls[0].body, /^\{"schema":1,/);
+    await shot('deciders-external');
+
+    await page.getByRole('button', { name: 'Rotate secret' }).click();
+    await page.waitForFunction(old => !document.body.innerText.includes(old), first);
+    const second = (await notice.textContent()).match(/whsec_\S+/)[0];
+    assert.notEqual(second, first);
+  } finally {
+    decider.close();
+  }
 });

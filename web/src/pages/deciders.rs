@@ -124,13 +124,30 @@ pub fn Deciders() -> impl IntoView {
     // Admin: register, rotate, remove.
     let reg_name = RwSignal::new(String::new());
     let reg_url = RwSignal::new(String::new());
+    // 5 s: room for a decider doing real work, well inside the 25 s limit.
+    let reg_timeout = RwSignal::new("5".to_string());
+    // Blank: run on request only, never by the advice driver.
+    let reg_interval = RwSignal::new(String::new());
+    let reg_secret = RwSignal::new(true);
     let register = move |_| {
+        // What cannot be read as a number is sent as text, so the server's
+        // 422 names the field and the rule, like every other refusal.
+        let timeout = reg_timeout.get_untracked();
+        let timeout_ms = match timeout.trim().parse::<f64>() {
+            Ok(s) => serde_json::json!((s * 1000.0).round() as i64),
+            Err(_) => serde_json::json!(timeout),
+        };
+        let interval = reg_interval.get_untracked();
+        let interval_s = match interval.trim() {
+            "" => serde_json::Value::Null,
+            t => t
+                .parse::<i64>()
+                .map_or(serde_json::json!(t), |n| serde_json::json!(n)),
+        };
         let body = serde_json::json!({
             "name": reg_name.get_untracked(), "url": reg_url.get_untracked(),
-            // 2 s: what docs/deciders.md allows a decider to think.
-            "timeout_ms": 2000, "enabled": true,
-            // 0: run on request only, not by the driver.
-            "interval_s": 0, "generate_secret": true,
+            "timeout_ms": timeout_ms, "enabled": true,
+            "interval_s": interval_s, "generate_secret": reg_secret.get_untracked(),
         });
         leptos::task::spawn_local(async move {
             match client::request("POST", "/api/deciders", Some(body.to_string())).await {
@@ -204,6 +221,11 @@ pub fn Deciders() -> impl IntoView {
                         <legend>"Register a decider"</legend>
                         <label for="reg-name">"Name"</label><input id="reg-name" bind:value=reg_name/>
                         <label for="reg-url">"URL"</label><input id="reg-url" type="url" bind:value=reg_url/>
+                        <label for="reg-timeout">"Timeout (seconds, 1–25)"</label>
+                        <input id="reg-timeout" inputmode="decimal" bind:value=reg_timeout/>
+                        <label for="reg-interval">"Run by the advice driver every (seconds, 60–604800; blank: only on request)"</label>
+                        <input id="reg-interval" inputmode="numeric" bind:value=reg_interval/>
+                        <label><input id="reg-secret" type="checkbox" bind:checked=reg_secret/>" Sign calls with a shared secret (shown once)"</label>
                         <button type="button" on:click=register>"Register"</button>
                     </fieldset>
                 </Show>
