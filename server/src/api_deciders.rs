@@ -60,8 +60,8 @@ fn yes() -> bool {
     true
 }
 
-fn check_settings(b: &DeciderBody, errors: &mut Vec<(&'static str, String)>) {
-    if let Err(e) = external::check_url(&b.url) {
+fn check_settings(state: &AppState, b: &DeciderBody, errors: &mut Vec<(&'static str, String)>) {
+    if let Err(e) = external::check_url(&b.url, &state.outbound.forwarder.policy().allow) {
         errors.push(("/url", e));
     }
     if let Err(e) = external::check_timeout(b.timeout_ms) {
@@ -114,7 +114,7 @@ pub(crate) async fn create(State(state): State<AppState>, body: Body) -> ApiResu
     } else if let Err(e) = external::check_name(&name) {
         errors.push(("/name", e));
     }
-    check_settings(&b, &mut errors);
+    check_settings(&state, &b, &mut errors);
     if !errors.is_empty() {
         return Err(invalid(errors));
     }
@@ -171,7 +171,7 @@ pub(crate) async fn update(
             format!("secrets are set with POST /api/deciders/{name}/secret"),
         ));
     }
-    check_settings(&b, &mut errors);
+    check_settings(&state, &b, &mut errors);
     if !errors.is_empty() {
         return Err(invalid(errors));
     }

@@ -239,6 +239,24 @@ async fn registration_is_admin_only_checked_whole_and_secrets_are_write_only(b: 
             "user name or password",
         ),
         ("url", json!("file:///etc/passwd"), "http"),
+        // Never reachable, whatever the allow-list: refused now, not at
+        // every call.
+        (
+            "url",
+            json!("http://169.254.169.254/latest/meta-data/"),
+            "169.254.169.254 cannot be called",
+        ),
+        (
+            "url",
+            json!("http://[::ffff:169.254.169.254]/"),
+            "cannot be called",
+        ),
+        // Loopback outside the allow-list (127.0.0.1/32 here).
+        (
+            "url",
+            json!("http://127.0.0.2:8000/"),
+            "127.0.0.2 cannot be called",
+        ),
         ("timeout_ms", json!(999), "1000 to 25000"),
         ("name", json!("heaviest-talker"), "built-in"),
     ] {

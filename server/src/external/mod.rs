@@ -83,13 +83,26 @@ pub fn check_name(name: &str) -> Result<(), String> {
     Ok(())
 }
 
-pub fn check_url(url: &str) -> Result<(), String> {
+/// A URL the forwarder would call. An IP-literal host is also checked
+/// against the address rules now (with this server's allow-list), so a
+/// URL that could never be called is refused at registration rather than
+/// failing on every call. A name is not resolved here: its answer may
+/// change, so it is checked at every call instead.
+pub fn check_url(url: &str, allow: &forward::AllowList) -> Result<(), String> {
     if url.chars().count() > MAX_URL_CHARS {
         return Err(format!("a URL may be at most {MAX_URL_CHARS} characters"));
     }
-    forward::validate_url(url)
-        .map(|_| ())
-        .map_err(|e| e.to_string())
+    let parsed = forward::validate_url(url).map_err(|e| e.to_string())?;
+    let ip = match parsed.host() {
+        Some(url::Host::Ipv4(a)) => Some(std::net::IpAddr::V4(a)),
+        Some(url::Host::Ipv6(a)) => Some(std::net::IpAddr::V6(a)),
+        _ => None,
+    };
+    if let Some(ip) = ip {
+        forward::check_addr(ip, allow)
+            .map_err(|reason| format!("{ip} cannot be called: {reason}"))?;
+    }
+    Ok(())
 }
 
 pub fn check_timeout(ms: i64) -> Result<(), String> {
