@@ -941,6 +941,17 @@ async fn a_hanging_decider_cannot_starve_the_server(b: Backend) {
         )
         .await;
     assert_eq!(s, StatusCode::CREATED, "{v}");
+    // Sample the forwarder's slots in use while the runs go on.
+    let peak_in_flight = Arc::new(AtomicUsize::new(0));
+    let sampler = {
+        let (t, peak) = (t.clone(), peak_in_flight.clone());
+        tokio::spawn(async move {
+            loop {
+                peak.fetch_max(t.state.outbound.forwarder.in_flight(), SeqCst);
+                tokio::time::sleep(Duration::from_millis(2)).await;
+            }
+        })
+    };
     let started = std::time::Instant::now();
     let runs: Vec<_> = (0..50)
         .map(|_| {
@@ -978,15 +989,17 @@ async fn a_hanging_decider_cannot_starve_the_server(b: Backend) {
         *codes.entry(code).or_default() += 1;
     }
     let all_done = started.elapsed();
+    sampler.abort();
     let cap = berth::external::forward::ForwardPolicy::default().max_concurrent;
-    // The forwarder frees a slot the moment it drops a timed-out socket;
-    // this listener sees the EOF a moment later, so a new connection can
-    // be counted before the old one is gone. Two of slack for that lag;
-    // tests/forward.rs checks the cap exactly at the forwarder.
-    assert!(
-        most.load(SeqCst) <= cap + 2,
-        "{} connections open at once to the hanging decider; the cap is {cap}",
-        most.load(SeqCst)
+    // The forwarder's own count of calls holding a slot (each holds at most
+    // one socket) reached the cap and never passed it. The listener's
+    // count of open sockets is only printed: it sees a socket close a
+    // moment after the forwarder drops it, so under load it lags behind;
+    // tests/forward.rs counts sockets exactly at the forwarder.
+    let peak = peak_in_flight.load(SeqCst);
+    assert_eq!(
+        peak, cap,
+        "calls holding an outbound slot at once, sampled every 2 ms"
     );
     eprintln!(
         "50 runs of a hanging decider: {codes:?} in {all_done:?}; at most {} sockets open; slowest other request {slowest:?}",
@@ -998,10 +1011,6 @@ async fn a_hanging_decider_cannot_starve_the_server(b: Backend) {
         "{codes:?}"
     );
     assert!(codes["timeout"] >= 1, "{codes:?}");
-    assert!(
-        codes.get("busy").copied().unwrap_or(0) >= 1,
-        "the cap never engaged: {codes:?}"
-    );
     // Generous bounds for a loaded 2-core machine: the point is seconds
     // of difference, not milliseconds.
     assert!(
@@ -1011,5 +1020,53 @@ async fn a_hanging_decider_cannot_starve_the_server(b: Backend) {
     assert!(
         all_done < Duration::from_secs(5),
         "50 runs with a 1 s timeout took {all_done:?}"
+    );
+}
+
+both!(wedged_deciders_do_not_hold_up_a_pass);
+/// Two deciders that never answer (1 s timeout each) and one that does,
+/// all due on one estate: the pass calls them together, so it lasts about
+/// one timeout, not two, and the healthy one's run is recorded as usual.
+async fn wedged_deciders_do_not_hold_up_a_pass(b: Backend) {
+    let t = app(b, false).await;
+    let l = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let hang_url = format!("http://{}/decide", l.local_addr().unwrap());
+    tokio::spawn(async move {
+        let mut held = Vec::new();
+        while let Ok((sock, _)) = l.accept().await {
+            held.push(sock); // never answered
+        }
+    });
+    let (quick, quick_url) = Fake::start(ok(json!({"proposals": []}))).await;
+    for (name, url) in [
+        ("hang-a", &hang_url),
+        ("hang-b", &hang_url),
+        ("quick", &quick_url),
+    ] {
+        let (s, v) = t
+            .call(
+                ADMIN,
+                Method::POST,
+                "/api/deciders",
+                Some(json!({"name": name, "url": url, "timeout_ms": 1000, "interval_s": 3600})),
+            )
+            .await;
+        assert_eq!(s, StatusCode::CREATED, "{v}");
+    }
+    let started = std::time::Instant::now();
+    let p = driver::pass(&t.state, &DriverConfig::default())
+        .await
+        .unwrap()
+        .unwrap();
+    let took = started.elapsed();
+    assert_eq!(
+        (p.backlog, p.evaluated, p.deferred, p.failed),
+        (4, 2, 0, 2),
+        "{p:?}"
+    );
+    assert_eq!(quick.calls().len(), 1);
+    assert!(
+        took < Duration::from_millis(1800),
+        "two 1 s timeouts in one pass took {took:?}: called one after the other"
     );
 }

@@ -374,7 +374,9 @@ async fn pass_locked(state: &AppState, cfg: &DriverConfig) -> Result<Pass, ApiEr
                 continue;
             }
         };
-        let mut body: Option<Bytes> = None;
+        // Deciders due on this estate are called together, so one that
+        // hangs until its timeout does not hold up the others of the pass.
+        let mut due: Vec<(&Pending, store::DeciderRow)> = Vec::new();
         for p in group {
             match &p.subject {
                 Subject::Estate(_) => {
@@ -405,62 +407,69 @@ async fn pass_locked(state: &AppState, cfg: &DriverConfig) -> Result<Pass, ApiEr
                     pass.evaluated += 1;
                 }
                 Subject::Decider { name, .. } => {
-                    let Some(d) = store::decider(&state.db, name).await? else {
-                        continue;
-                    };
-                    let body = match &body {
-                        Some(b) => b.clone(),
-                        None => {
-                            let (e, pol) = (estate.clone(), policy.clone());
-                            let b = tokio::task::spawn_blocking(move || {
-                                Bytes::from(
-                                    serde_json::to_vec(&request::build(&e, &pol, now))
-                                        .expect("serialises"),
-                                )
-                            })
-                            .await
-                            .map_err(|e| ApiError::Internal(format!("request task: {e}")))?;
-                            body = Some(b.clone());
-                            b
-                        }
-                    };
-                    let call = super::call(&state.outbound, &d, body, now).await;
-                    let entry = entry_json(&estate, &policy, now, &call.external).await?;
-                    store::insert_run(
-                        &state.db,
-                        store::NewRun {
-                            estate: &meta.id,
-                            decider: &d.name,
-                            estate_version: meta.version,
-                            content_digest: &meta.content_digest,
-                            policy_digest: &meta.policy_digest,
-                            outcome: call.outcome.as_str(),
-                            started_by: "driver",
-                            started_at: now,
-                            run_time_ms: call.run_time_ms.round() as i64,
-                            entry: &entry,
-                        },
-                    )
-                    .await?;
-                    let message = match &call.external.response {
-                        Err(e) => e.message.clone(),
-                        Ok(_) => String::new(),
-                    };
-                    match call.outcome {
-                        Outcome::Ok => {
-                            store::clear_backoff(&state.db, &p.subject.key()).await?;
-                            pass.evaluated += 1;
-                        }
-                        Outcome::Deferred { retry_after } => {
-                            pass.deferred += 1;
-                            miss(state, cfg, p, "deferred", &message, retry_after, now, &held)
-                                .await?;
-                        }
-                        Outcome::Failed => {
-                            pass.failed += 1;
-                            miss(state, cfg, p, "failed", &message, None, now, &held).await?;
-                        }
+                    // Deleted since the backlog was read: nothing to do.
+                    if let Some(d) = store::decider(&state.db, name).await? {
+                        due.push((p, d));
                     }
+                }
+            }
+        }
+        if due.is_empty() {
+            continue;
+        }
+        let (e, pol) = (estate.clone(), policy.clone());
+        let body = tokio::task::spawn_blocking(move || {
+            Bytes::from(serde_json::to_vec(&request::build(&e, &pol, now)).expect("serialises"))
+        })
+        .await
+        .map_err(|e| ApiError::Internal(format!("request task: {e}")))?;
+        let mut calls = tokio::task::JoinSet::new();
+        for (i, (_, d)) in due.iter().enumerate() {
+            let (out, d, body) = (state.outbound.clone(), d.clone(), body.clone());
+            calls.spawn(async move { (i, super::call(&out, &d, body, now).await) });
+        }
+        let mut done: Vec<Option<super::Call>> = (0..due.len()).map(|_| None).collect();
+        while let Some(joined) = calls.join_next().await {
+            let (i, call) =
+                joined.map_err(|e| ApiError::Internal(format!("decider call task: {e}")))?;
+            done[i] = Some(call);
+        }
+        // Recorded in backlog order, whatever order the answers came in.
+        for ((p, d), call) in due.iter().zip(done) {
+            let call = call.expect("every call joined");
+            let entry = entry_json(&estate, &policy, now, &call.external).await?;
+            store::insert_run(
+                &state.db,
+                store::NewRun {
+                    estate: &meta.id,
+                    decider: &d.name,
+                    estate_version: meta.version,
+                    content_digest: &meta.content_digest,
+                    policy_digest: &meta.policy_digest,
+                    outcome: call.outcome.as_str(),
+                    started_by: "driver",
+                    started_at: now,
+                    run_time_ms: call.run_time_ms.round() as i64,
+                    entry: &entry,
+                },
+            )
+            .await?;
+            let message = match &call.external.response {
+                Err(e) => e.message.clone(),
+                Ok(_) => String::new(),
+            };
+            match call.outcome {
+                Outcome::Ok => {
+                    store::clear_backoff(&state.db, &p.subject.key()).await?;
+                    pass.evaluated += 1;
+                }
+                Outcome::Deferred { retry_after } => {
+                    pass.deferred += 1;
+                    miss(state, cfg, p, "deferred", &message, retry_after, now, &held).await?;
+                }
+                Outcome::Failed => {
+                    pass.failed += 1;
+                    miss(state, cfg, p, "failed", &message, None, now, &held).await?;
                 }
             }
         }
