@@ -6,11 +6,8 @@ use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::Json;
-use bytes::Bytes;
 use serde::Deserialize;
 use serde_json::{json, Value};
-
-use berth_engine::request;
 
 use crate::api::{self, json_body, read_body, Query, SMALL_BODY_LIMIT};
 use crate::auth::{self, Caller};
@@ -279,14 +276,10 @@ pub(crate) async fn run_named(
         rows.push(d);
     }
     let (meta, estate, policy) = api::loaded_estate(state, id).await?;
-    let (e, p) = (estate.clone(), policy.clone());
-    let body = tokio::task::spawn_blocking(move || {
-        Bytes::from(serde_json::to_vec(&request::build(&e, &p, now)).expect("serialises"))
-    })
-    .await
-    .map_err(|e| ApiError::Internal(format!("request task: {e}")))?;
-    // Called together: one slow decider does not add to the others' time.
-    let calls = futures_join(state, &rows, body).await;
+    let body = external::request_body(&estate, &policy, now).await?;
+    // Signed with the wall clock whatever the evaluation time: a decider
+    // checks the timestamp against its own clock.
+    let calls = external::call_all(&state.outbound, &rows, body, auth::now_s()).await;
     let by = caller
         .principal()
         .map(|p| p.subject.clone())
@@ -318,25 +311,6 @@ pub(crate) async fn run_named(
         out.push(call.external);
     }
     Ok((out, ids, meta))
-}
-
-async fn futures_join(state: &AppState, rows: &[DeciderRow], body: Bytes) -> Vec<external::Call> {
-    let mut set = tokio::task::JoinSet::new();
-    for (i, d) in rows.iter().enumerate() {
-        let (out, d, body) = (state.outbound.clone(), d.clone(), body.clone());
-        // Signed with the wall clock whatever the evaluation time: a
-        // decider checks the timestamp against its own clock.
-        set.spawn(async move { (i, external::call(&out, &d, body, auth::now_s()).await) });
-    }
-    let mut calls: Vec<Option<external::Call>> = (0..rows.len()).map(|_| None).collect();
-    while let Some(done) = set.join_next().await {
-        let (i, c) = done.expect("decider call task");
-        calls[i] = Some(c);
-    }
-    calls
-        .into_iter()
-        .map(|c| c.expect("every call joined"))
-        .collect()
 }
 
 /// `POST /api/estates/{id}/deciders/{name}/runs`: one decider, now; the

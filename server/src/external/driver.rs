@@ -32,8 +32,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use berth_engine::{decider, request};
-use bytes::Bytes;
+use berth_engine::decider;
 use serde::Serialize;
 
 use crate::db::Backend;
@@ -417,26 +416,11 @@ async fn pass_locked(state: &AppState, cfg: &DriverConfig) -> Result<Pass, ApiEr
         if due.is_empty() {
             continue;
         }
-        let (e, pol) = (estate.clone(), policy.clone());
-        let body = tokio::task::spawn_blocking(move || {
-            Bytes::from(serde_json::to_vec(&request::build(&e, &pol, now)).expect("serialises"))
-        })
-        .await
-        .map_err(|e| ApiError::Internal(format!("request task: {e}")))?;
-        let mut calls = tokio::task::JoinSet::new();
-        for (i, (_, d)) in due.iter().enumerate() {
-            let (out, d, body) = (state.outbound.clone(), d.clone(), body.clone());
-            calls.spawn(async move { (i, super::call(&out, &d, body, now).await) });
-        }
-        let mut done: Vec<Option<super::Call>> = (0..due.len()).map(|_| None).collect();
-        while let Some(joined) = calls.join_next().await {
-            let (i, call) =
-                joined.map_err(|e| ApiError::Internal(format!("decider call task: {e}")))?;
-            done[i] = Some(call);
-        }
+        let body = super::request_body(&estate, &policy, now).await?;
+        let rows: Vec<store::DeciderRow> = due.iter().map(|(_, d)| d.clone()).collect();
+        let done = super::call_all(&state.outbound, &rows, body, now).await;
         // Recorded in backlog order, whatever order the answers came in.
         for ((p, d), call) in due.iter().zip(done) {
-            let call = call.expect("every call joined");
             let entry = entry_json(&estate, &policy, now, &call.external).await?;
             store::insert_run(
                 &state.db,

@@ -21,6 +21,7 @@ pub mod forward;
 pub mod signing;
 pub mod vault;
 
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use berth_engine::decider::{self, DeciderError};
@@ -327,4 +328,47 @@ pub async fn call(out: &Outbound, d: &DeciderRow, body: Bytes, now_unix: i64) ->
             )
         }
     }
+}
+
+/// The schema-1 request for an estate, as the bytes every decider is sent
+/// (the same the Preview shows). Built off the async runtime: on a large
+/// estate it is engine work.
+pub async fn request_body(
+    estate: &Arc<berth_engine::Estate>,
+    policy: &berth_engine::Policy,
+    now: i64,
+) -> Result<Bytes, crate::error::ApiError> {
+    let (e, p) = (estate.clone(), policy.clone());
+    tokio::task::spawn_blocking(move || {
+        Bytes::from(
+            serde_json::to_vec(&berth_engine::request::build(&e, &p, now)).expect("serialises"),
+        )
+    })
+    .await
+    .map_err(|e| crate::error::ApiError::Internal(format!("request task: {e}")))
+}
+
+/// [`call`] every decider of `rows` with `body` at once, so one that
+/// hangs until its timeout adds nothing to the others' time. The calls
+/// come back in the order of `rows`, whatever order they finished in.
+pub async fn call_all(
+    out: &Arc<Outbound>,
+    rows: &[DeciderRow],
+    body: Bytes,
+    now_unix: i64,
+) -> Vec<Call> {
+    let mut set = tokio::task::JoinSet::new();
+    for (i, d) in rows.iter().enumerate() {
+        let (out, d, body) = (out.clone(), d.clone(), body.clone());
+        set.spawn(async move { (i, call(&out, &d, body, now_unix).await) });
+    }
+    let mut calls: Vec<Option<Call>> = (0..rows.len()).map(|_| None).collect();
+    while let Some(done) = set.join_next().await {
+        let (i, c) = done.expect("a decider call task panicked");
+        calls[i] = Some(c);
+    }
+    calls
+        .into_iter()
+        .map(|c| c.expect("every call joined"))
+        .collect()
 }
