@@ -638,6 +638,42 @@ impl Place {
     }
 }
 
+/// Wait until PostgreSQL has ended every session of the killed server.
+/// A COMMIT the server sent just before SIGKILL may still land after the
+/// process is gone; reading before its session ends would see the old
+/// estate first and the new one a moment later, which is not a state the
+/// restarted server ever shows but a race in the test. With no server
+/// running, every other session on the test database is the dead one's:
+/// they are ended (an open transaction rolls back, a received COMMIT has
+/// landed) and awaited.
+async fn dead_sessions_gone(url: &str) {
+    let pool = sqlx::PgPool::connect(url).await.unwrap();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let (left,): (i64,) = sqlx::query_as(
+            "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()",
+        )
+        .fetch_one(&pool)
+        .await
+        .unwrap();
+        if left == 0 {
+            break;
+        }
+        sqlx::query(
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()",
+        )
+        .execute(&pool)
+        .await
+        .unwrap();
+        assert!(
+            Instant::now() < deadline,
+            "the killed server's sessions did not end"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    pool.close().await;
+}
+
 /// After a restart: the estate is exactly the small one it was created as
 /// (version 1) or exactly the large import (version 2) — its document, not
 /// only its digest column — and it still gives advice. Returns which.
@@ -721,6 +757,9 @@ async fn sigkill_during_import(backend: Backend) {
         }
         server.kill();
         drop(put);
+        if let Some(db) = &place.db {
+            dead_sessions_gone(&db.url).await;
+        }
         let label = format!("restarted after kill {attempt}");
         server = Server::start(place.start(&label)).await;
         let outcome = old_or_new(&server.api(), &id, &old).await;
