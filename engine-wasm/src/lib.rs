@@ -2,8 +2,9 @@
 //! the JavaScript side never re-encodes numbers: the bytes that come out
 //! are the bytes the engine wrote, which is what the parity test compares.
 //!
-//! Every entry point returns JSON text: the result (an object, the same
-//! pretty JSON the CLI prints, without its final newline) or, when an input
+//! Every entry point returns JSON text: the result (an object, the bytes
+//! of the engine's JSON front end `berth_engine::front`, which the CLI
+//! prints and the server sends) or, when an input
 //! is refused, a JSON **array** of errors. `advise_json` lists the engine's
 //! errors as they are (estate errors `{path, line, message}` or policy
 //! errors `{field, message}`); the later entry points (`advise_why_json`
@@ -13,7 +14,6 @@
 //!
 //! `now_unix` is seconds since 1970 (a whole number; a fraction is dropped).
 
-use berth_engine::Policy;
 use wasm_bindgen::prelude::*;
 
 /// Advice JSON for an estate file's text; errors come back as a JSON list.
@@ -123,25 +123,13 @@ pub fn generated_result(seed: f64, what: &str, policy_json: &str, now_unix: f64)
 /// Shared between the native and WebAssembly sides of the parity test so
 /// both run literally the same code path.
 pub mod berth_parity {
-    use super::*;
-    use berth_engine::{decider, estate, gen, place, request, whatif, Estate, Format};
-    use serde::de::{Deserializer as _, MapAccess, Visitor};
-    use serde::Serialize;
-    use serde_json::Value;
+    use berth_engine::{estate, front, gen, whatif, Estate, Format, Policy};
+
+    // Every entry point is the engine's JSON front end (`berth_engine::front`),
+    // so the bytes are the CLI's and the server's.
 
     pub fn advise_json(estate_text: &str, policy_json: &str, now: i64) -> String {
-        let policy = if policy_json.trim().is_empty() {
-            Policy::default()
-        } else {
-            match Policy::from_json(policy_json) {
-                Ok(p) => p,
-                Err(e) => return serde_json::to_string(&e).unwrap_or_default(),
-            }
-        };
-        match berth_engine::advise_json(estate_text, &policy, now) {
-            Ok(json) => json,
-            Err(errors) => serde_json::to_string(&errors).unwrap_or_default(),
-        }
+        front::advice_text(estate_text, policy_json, now)
     }
 
     pub fn generated_digests(seed: u64, count: u32, now: i64) -> String {
@@ -154,12 +142,11 @@ pub mod berth_parity {
         lines
     }
 
-    /// The advice (compact JSON, default policy) whose digest
-    /// `generated_digests` lists for `seed`.
+    /// The advice (default policy) whose digest `generated_digests` lists
+    /// for `seed`.
     pub fn small_advice_json(seed: u64, now: i64) -> String {
         let estate = berth_engine::gen::estate(&berth_engine::gen::Shape::small(seed));
-        let advice = berth_engine::advise(&estate, &Policy::default(), now);
-        serde_json::to_string(&advice).expect("advice serialises")
+        front::advice(&estate, &Policy::default(), now)
     }
 
     pub fn generated_file(seed: u64, services: u32, clusters: u32) -> String {
@@ -167,89 +154,8 @@ pub mod berth_parity {
         serde_json::to_string(&berth_engine::gen::file(&shape)).expect("estate serialises")
     }
 
-    // -----------------------------------------------------------------------
-    // SPEC §7–§10: preview, compare, what-if, place. Each reads every input
-    // before refusing any, so one call reports the errors of all of them.
-
-    /// Errors of one input, each tagged with `"input"`.
-    type Errors = Vec<Value>;
-
-    fn tagged<E: Serialize>(input: &str, errors: &[E]) -> Errors {
-        errors
-            .iter()
-            .map(|e| {
-                let mut v = serde_json::to_value(e).expect("errors serialise");
-                if let Value::Object(m) = &mut v {
-                    m.insert("input".into(), Value::String(input.into()));
-                }
-                v
-            })
-            .collect()
-    }
-
-    /// An error at a JSON pointer of an input's text (no line yet).
-    fn at(path: String, message: String) -> whatif::ScenarioError {
-        whatif::ScenarioError {
-            path,
-            line: None,
-            message,
-        }
-    }
-
-    fn errors_text(errors: &Errors) -> String {
-        serde_json::to_string(errors).expect("errors serialise")
-    }
-
-    fn both<A, B>(a: Result<A, Errors>, b: Result<B, Errors>) -> Result<(A, B), Errors> {
-        match (a, b) {
-            (Ok(a), Ok(b)) => Ok((a, b)),
-            (a, b) => Err(a
-                .err()
-                .unwrap_or_default()
-                .into_iter()
-                .chain(b.err().unwrap_or_default())
-                .collect()),
-        }
-    }
-
-    fn read_estate(estate_text: &str) -> Result<Estate, Errors> {
-        berth_engine::load(estate_text, Format::sniff(estate_text))
-            .map_err(|e| tagged("estate", &e))
-    }
-
-    /// `""` (or only spaces) is the default policy.
-    fn read_policy(policy_json: &str) -> Result<Policy, Errors> {
-        if policy_json.trim().is_empty() {
-            return Ok(Policy::default());
-        }
-        Policy::from_json(policy_json).map_err(|e| tagged("policy", &e))
-    }
-
-    fn pretty<T: Serialize>(v: &T) -> String {
-        serde_json::to_string_pretty(v).expect("results serialise")
-    }
-
-    /// `berth advise --why` JSON: the advice's fields, then `why` (one per
-    /// move). The same struct as the CLI's (server/src/main.rs), so the
-    /// same bytes.
-    #[derive(Serialize)]
-    struct AdviceWithWhy<'a> {
-        #[serde(flatten)]
-        advice: &'a berth_engine::Advice,
-        why: Vec<berth_engine::MoveWhy>,
-    }
-
     pub fn advise_why_json(estate_text: &str, policy_json: &str, now: i64) -> String {
-        let (estate, policy) = match both(read_estate(estate_text), read_policy(policy_json)) {
-            Ok(v) => v,
-            Err(e) => return errors_text(&e),
-        };
-        let advice = berth_engine::advise(&estate, &policy, now);
-        let why = berth_engine::explain(&estate, &policy, now, &advice);
-        pretty(&AdviceWithWhy {
-            advice: &advice,
-            why,
-        })
+        front::advice_why_text(estate_text, policy_json, now)
     }
 
     pub fn whatif_json(
@@ -258,41 +164,15 @@ pub mod berth_parity {
         policy_json: &str,
         now: i64,
     ) -> String {
-        let scenario =
-            whatif::Scenario::from_json(scenario_text).map_err(|e| tagged("scenario", &e));
-        let inputs = both(
-            both(read_estate(estate_text), scenario),
-            read_policy(policy_json),
-        );
-        let ((estate, scenario), policy) = match inputs {
-            Ok(v) => v,
-            Err(e) => return errors_text(&e),
-        };
-        match whatif::project(&estate, &policy, now, &scenario) {
-            Ok(projection) => pretty(&projection),
-            Err(mut errors) => {
-                whatif::locate_errors(&mut errors, scenario_text);
-                errors_text(&tagged("scenario", &errors))
-            }
-        }
+        front::whatif_text(estate_text, scenario_text, policy_json, now)
     }
 
     pub fn place_json(estate_text: &str, service_id: &str, policy_json: &str, now: i64) -> String {
-        let (estate, policy) = match both(read_estate(estate_text), read_policy(policy_json)) {
-            Ok(v) => v,
-            Err(e) => return errors_text(&e),
-        };
-        match place::place(&estate, &policy, now, service_id) {
-            Ok(placement) => pretty(&placement),
-            Err(message) => errors_text(&tagged("service", &[at(String::new(), message)])),
-        }
+        front::place_text(estate_text, service_id, policy_json, now)
     }
 
     pub fn preview_json(estate_text: &str, policy_json: &str, now: i64) -> String {
-        match both(read_estate(estate_text), read_policy(policy_json)) {
-            Ok((estate, policy)) => pretty(&request::build(&estate, &policy, now)),
-            Err(e) => errors_text(&e),
-        }
+        front::preview_text(estate_text, policy_json, now)
     }
 
     pub fn compare_json(
@@ -301,125 +181,11 @@ pub mod berth_parity {
         policy_json: &str,
         now: i64,
     ) -> String {
-        let externals = read_responses(responses_json);
-        let inputs = both(
-            both(read_estate(estate_text), externals),
-            read_policy(policy_json),
-        );
-        let ((estate, externals), policy) = match inputs {
-            Ok(v) => v,
-            Err(e) => return errors_text(&e),
-        };
-        // `compare` is `compare_timed` with a stopwatch that runs the
-        // decider and returns `None`: no clock in the engine or here.
-        pretty(&decider::compare(&estate, &policy, now, &externals))
+        front::compare_text(estate_text, responses_json, policy_json, now)
     }
 
-    /// Names the built-in deciders take (`decider::builtins`); a reply may
-    /// not use one. Checked against the engine by a test below.
-    pub const BUILTIN_NAMES: [&str; 2] = ["baseline", "heaviest-talker"];
-
-    /// The members of a JSON object in the order written (serde_json's own
-    /// map would sort them).
-    struct Members;
-
-    impl<'de> Visitor<'de> for Members {
-        type Value = Vec<(String, Value)>;
-        fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-            f.write_str("an object of replies, {\"name\": \"<reply text>\", ...}")
-        }
-        fn visit_map<M: MapAccess<'de>>(self, mut map: M) -> Result<Self::Value, M::Error> {
-            let mut out = Vec::new();
-            while let Some(member) = map.next_entry::<String, Value>()? {
-                out.push(member);
-            }
-            Ok(out)
-        }
-    }
-
-    /// JSON pointer token of an object key (RFC 6901).
-    fn pointer(key: &str) -> String {
-        format!("/{}", key.replace('~', "~0").replace('/', "~1"))
-    }
-
-    /// `{"name": "<reply text>", ...}` into the external deciders, in the
-    /// order given. Names follow `berth compare --response NAME=FILE`: 1–64
-    /// characters, no spaces, not a built-in's, not given twice. A reply
-    /// that cannot be parsed is not an error here: it becomes that
-    /// decider's error entry, as in the CLI.
-    fn read_responses(responses_json: &str) -> Result<Vec<decider::External>, Errors> {
-        if responses_json.trim().is_empty() {
-            return Ok(Vec::new());
-        }
-        let mut de = serde_json::Deserializer::from_str(responses_json);
-        let members = (&mut de)
-            .deserialize_map(Members)
-            .and_then(|m| de.end().map(|()| m))
-            .map_err(|e| {
-                let message = match e.classify() {
-                    serde_json::error::Category::Syntax | serde_json::error::Category::Eof => {
-                        format!("not valid JSON: {e}")
-                    }
-                    _ => e.to_string(),
-                };
-                let mut err = at(String::new(), message);
-                err.line = Some(e.line());
-                tagged("responses", &[err])
-            })?;
-        let mut errors = Vec::new();
-        let mut externals = Vec::new();
-        for (i, (name, reply)) in members.iter().enumerate() {
-            let problem = if name.is_empty() || name.chars().count() > 64 {
-                Some("the name must be 1 to 64 characters".to_string())
-            } else if name.chars().any(|c| c.is_whitespace() || c.is_control()) {
-                Some("the name may not contain spaces".to_string())
-            } else if BUILTIN_NAMES.contains(&name.as_str()) {
-                Some(format!(
-                    "{name:?} is the name of a built-in decider; choose another"
-                ))
-            } else if members[..i].iter().any(|(n, _)| n == name) {
-                Some(format!("the name {name:?} is given twice"))
-            } else {
-                None
-            };
-            if let Some(message) = problem {
-                errors.push(at(pointer(name), message));
-                continue;
-            }
-            let Value::String(text) = reply else {
-                errors.push(at(
-                    pointer(name),
-                    format!(
-                        "expected the reply as text (a JSON string holding the reply's JSON), got {}",
-                        kind(reply)
-                    ),
-                ));
-                continue;
-            };
-            externals.push(decider::External {
-                name: name.clone(),
-                response: decider::parse_response(text.as_bytes())
-                    .map_err(decider::DeciderError::from),
-                run_time_ms: None,
-            });
-        }
-        if errors.is_empty() {
-            Ok(externals)
-        } else {
-            whatif::locate_errors(&mut errors, responses_json);
-            Err(tagged("responses", &errors))
-        }
-    }
-
-    fn kind(v: &Value) -> &'static str {
-        match v {
-            Value::Null => "null",
-            Value::Bool(_) => "a boolean",
-            Value::Number(_) => "a number",
-            Value::String(_) => "a string",
-            Value::Array(_) => "an array",
-            Value::Object(_) => "an object",
-        }
+    fn pretty<T: serde::Serialize>(v: &T) -> String {
+        serde_json::to_string_pretty(v).expect("scenarios serialise")
     }
 
     // -----------------------------------------------------------------------
@@ -533,22 +299,5 @@ pub mod berth_parity {
             lines.push('\n');
         }
         lines
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::berth_parity;
-
-    #[test]
-    fn builtin_names_are_the_engines() {
-        let text = berth_parity::small_file(1);
-        let estate = berth_engine::load(&text, berth_engine::Format::Json).unwrap();
-        let policy = berth_engine::Policy::default();
-        let names: Vec<String> = berth_engine::decider::builtins(&estate, &policy, 0)
-            .iter()
-            .map(|d| d.name().to_string())
-            .collect();
-        assert_eq!(names, berth_parity::BUILTIN_NAMES);
     }
 }

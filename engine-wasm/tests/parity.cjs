@@ -16,6 +16,14 @@
 //   node parity.cjs PKG_DIR gen-digests SEED COUNT POLICY_JSON NOW_UNIX
 //   node parity.cjs PKG_DIR gen-result SEED WHAT POLICY_JSON NOW_UNIX
 //   node parity.cjs PKG_DIR why-digests SEED COUNT POLICY_JSON NOW_UNIX
+//   node parity.cjs PKG_DIR batch CASES_FILE
+//
+// `batch` runs many calls in one process: CASES_FILE is a JSON array of
+// `[FUNCTION, ARG...]` (FUNCTION one of advise_json, advise_why_json,
+// preview_json, place_json, whatif_json, compare_json; the arguments as
+// that function takes them, texts inline), and stdout is the JSON array of
+// the results, each a string holding exactly the bytes the engine wrote
+// (server/tests/parity_bytes.rs).
 //
 // POLICY_JSON may be "" (the default policy). Files are passed to the
 // engine as text, exactly as read (UTF-8), like the CLI does; RESPONSES_FILE
@@ -122,6 +130,25 @@ switch (cmd) {
   case "why-digests": {
     if (args.length !== 4) usage();
     out = engine.generated_why_digests(num(args[0]), num(args[1]), args[2], num(args[3]));
+    break;
+  }
+  case "batch": {
+    if (args.length !== 1) usage();
+    const allowed = new Set([
+      "advise_json",
+      "advise_why_json",
+      "preview_json",
+      "place_json",
+      "whatif_json",
+      "compare_json",
+    ]);
+    const cases = JSON.parse(fs.readFileSync(args[0], "utf8"));
+    out = JSON.stringify(
+      cases.map(([fn, ...a]) => {
+        if (!allowed.has(fn)) throw new Error(`batch: unknown function ${fn}`);
+        return engine[fn](...a);
+      }),
+    );
     break;
   }
   default:

@@ -15,6 +15,7 @@ pub mod decider;
 pub mod estate;
 pub mod export;
 pub mod fact;
+pub mod front;
 pub mod gen;
 mod load;
 mod locate;
@@ -33,14 +34,12 @@ pub use policy::Policy;
 pub use why::{explain, MoveWhy};
 
 /// Load, advise and serialise: the whole offline pipeline as one pure
-/// function of text, used by the CLI, the WebAssembly build and the parity
-/// tests alike.
+/// function of text, the bytes [`front::advice`] writes.
 pub fn advise_json(
     estate_text: &str,
     policy: &Policy,
     now: i64,
 ) -> Result<String, Vec<EstateError>> {
     let estate = load(estate_text, Format::sniff(estate_text))?;
-    let advice = advise(&estate, policy, now);
-    Ok(serde_json::to_string_pretty(&advice).expect("advice serialises"))
+    Ok(front::advice(&estate, policy, now))
 }

@@ -18,7 +18,7 @@ use axum::{Json, Router};
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
-use berth_engine::{decider, estate, export, whatif, Estate, Format, Policy};
+use berth_engine::{decider, estate, export, front, whatif, Estate, Format, Policy};
 
 use crate::auth::{self, Access, Caller, Role, Via};
 use crate::error::{ApiError, ApiResult};
@@ -513,17 +513,16 @@ fn invalid_estate(errors: &[berth_engine::EstateError]) -> ApiError {
 
 /// Estate (and scenario: the same type) errors as 422 items
 /// `{path, line, message}`.
-fn error_items(errors: &[berth_engine::EstateError]) -> Vec<Value> {
-    errors
-        .iter()
-        .map(|e| {
-            json!({
-                "path": if e.path.is_empty() { "/" } else { &e.path },
-                "line": e.line,
-                "message": e.message,
-            })
-        })
-        .collect()
+fn error_items(errors: &[berth_engine::EstateError]) -> Vec<front::ErrorItem> {
+    front::error_items(errors)
+}
+
+/// The built-in deciders' run times, for a comparison: the server owns
+/// the clock.
+fn stopwatch(run: &mut dyn FnMut()) -> Option<f64> {
+    let start = Instant::now();
+    run();
+    Some(start.elapsed().as_secs_f64() * 1000.0)
 }
 
 /// The estate file format of a body: the Content-Type if it says, else a
@@ -1490,15 +1489,11 @@ async fn advice(
         now,
         if why { "why" } else { "" },
         move |e, p, now| {
-            let advice = berth_engine::advise(e, p, now);
-            if why {
-                let why = berth_engine::explain(e, p, now, &advice);
-                let mut v = serde_json::to_value(&advice).expect("serialises");
-                v["why"] = serde_json::to_value(&why).expect("serialises");
-                Ok(to_json(&v))
+            Ok(if why {
+                front::advice_why(e, p, now)
             } else {
-                Ok(to_json(&advice))
-            }
+                front::advice(e, p, now)
+            })
         },
     )
     .await
@@ -1512,7 +1507,7 @@ async fn preview(
 ) -> ApiResult<Response> {
     let now = eval_now(&q.now)?;
     engine_result(&state, &caller, &id, "preview", now, "", |e, p, now| {
-        Ok(to_json(&berth_engine::request::build(e, p, now)))
+        Ok(front::preview(e, p, now))
     })
     .await
 }
@@ -1532,11 +1527,7 @@ async fn place(
         "place",
         now,
         &service,
-        move |e, p, now| {
-            berth_engine::place::place(e, p, now, &svc)
-                .map(|pl| to_json(&pl))
-                .map_err(ApiError::NotFound)
-        },
+        move |e, p, now| front::place(e, p, now, &svc).map_err(ApiError::NotFound),
     )
     .await
 }
@@ -1571,13 +1562,7 @@ async fn what_if(
         now,
         &digest,
         move |e, p, now| {
-            let invalid = |mut errors: Vec<whatif::ScenarioError>| {
-                whatif::locate_errors(&mut errors, &text);
-                invalid_scenario(&errors)
-            };
-            let sc = whatif::Scenario::from_json_checked(&text, e).map_err(invalid)?;
-            let projection = whatif::project(e, p, now, &sc).map_err(invalid)?;
-            Ok(to_json(&projection))
+            front::whatif(e, p, now, &text).map_err(|errors| invalid_scenario(&errors))
         },
     )
     .await
@@ -1644,14 +1629,7 @@ async fn compare(
         "compare",
         now,
         &digest,
-        move |e, p, now| {
-            let c = decider::compare_timed(e, p, now, &externals, &mut |run| {
-                let start = Instant::now();
-                run();
-                Some(start.elapsed().as_secs_f64() * 1000.0)
-            });
-            Ok(to_json(&c))
-        },
+        move |e, p, now| Ok(front::compare(e, p, now, &externals, &mut stopwatch)),
     )
     .await
 }
@@ -1697,12 +1675,7 @@ async fn compare_live(
     }
     let start = Instant::now();
     let result = tokio::task::spawn_blocking(move || {
-        let c = decider::compare_timed(&estate, &policy, now, &externals, &mut |run| {
-            let start = Instant::now();
-            run();
-            Some(start.elapsed().as_secs_f64() * 1000.0)
-        });
-        to_json(&c)
+        front::compare(&estate, &policy, now, &externals, &mut stopwatch)
     })
     .await
     .map_err(|e| ApiError::Internal(format!("engine task: {e}")))?;

@@ -14,7 +14,7 @@ use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
-use berth_engine::{decider, estate, whatif, Estate, EstateError, Format, Policy};
+use berth_engine::{decider, estate, front, whatif, Estate, EstateError, Format, Policy};
 use clap::{Parser, Subcommand, ValueEnum};
 
 #[derive(Parser)]
@@ -476,18 +476,17 @@ fn run(command: Command) -> Result<String, Failure> {
             why,
         } => {
             let (e, policy, now) = inputs(&estate, policy.as_deref(), now.as_deref())?;
-            let advice = berth_engine::advise(&e, &policy, now);
             // Flip conditions only on request: plain advice stays as fast
             // as it was.
-            let why = why.then(|| berth_engine::explain(&e, &policy, now, &advice));
             Ok(match (format, why) {
-                (OutputFormat::Json, None) => json(&advice),
-                (OutputFormat::Json, Some(why)) => json(&AdviceWithWhy {
-                    advice: &advice,
-                    why,
-                }),
-                (OutputFormat::Text, None) => berth_engine::text::advice(&advice),
-                (OutputFormat::Text, Some(why)) => {
+                (OutputFormat::Json, false) => line(front::advice(&e, &policy, now)),
+                (OutputFormat::Json, true) => line(front::advice_why(&e, &policy, now)),
+                (OutputFormat::Text, false) => {
+                    berth_engine::text::advice(&berth_engine::advise(&e, &policy, now))
+                }
+                (OutputFormat::Text, true) => {
+                    let advice = berth_engine::advise(&e, &policy, now);
+                    let why = berth_engine::explain(&e, &policy, now, &advice);
                     berth_engine::text::advice_with_why(&advice, &why)
                 }
             })
@@ -498,7 +497,7 @@ fn run(command: Command) -> Result<String, Failure> {
             now,
         } => {
             let (e, policy, now) = inputs(&estate, policy.as_deref(), now.as_deref())?;
-            Ok(json(&berth_engine::request::build(&e, &policy, now)))
+            Ok(line(front::preview(&e, &policy, now)))
         }
         Command::Compare {
             estate,
@@ -547,14 +546,22 @@ fn run(command: Command) -> Result<String, Failure> {
                     }
                 })
                 .collect();
-            let comparison = decider::compare_timed(&e, &policy, now, &externals, &mut |run| {
+            let mut stopwatch = |run: &mut dyn FnMut()| {
                 let start = Instant::now();
                 run();
                 Some(start.elapsed().as_secs_f64() * 1000.0)
-            });
+            };
             Ok(match format {
-                OutputFormat::Json => json(&comparison),
-                OutputFormat::Text => berth_engine::text::comparison(&comparison),
+                OutputFormat::Json => {
+                    line(front::compare(&e, &policy, now, &externals, &mut stopwatch))
+                }
+                OutputFormat::Text => berth_engine::text::comparison(&decider::compare_timed(
+                    &e,
+                    &policy,
+                    now,
+                    &externals,
+                    &mut stopwatch,
+                )),
             })
         }
         Command::Whatif {
@@ -570,11 +577,15 @@ fn run(command: Command) -> Result<String, Failure> {
                 whatif::locate_errors(&mut errors, &text);
                 invalid_input(&scenario, "scenario", &errors)
             };
-            let sc = whatif::Scenario::from_json_checked(&text, &e).map_err(invalid)?;
-            let projection = whatif::project(&e, &policy, now, &sc).map_err(invalid)?;
             Ok(match format {
-                OutputFormat::Json => json(&projection),
-                OutputFormat::Text => berth_engine::text::projection(&projection),
+                OutputFormat::Json => {
+                    line(front::whatif(&e, &policy, now, &text).map_err(invalid)?)
+                }
+                OutputFormat::Text => {
+                    let sc = whatif::Scenario::from_json_checked(&text, &e).map_err(invalid)?;
+                    let projection = whatif::project(&e, &policy, now, &sc).map_err(invalid)?;
+                    berth_engine::text::projection(&projection)
+                }
             })
         }
         Command::Import {
@@ -630,14 +641,17 @@ fn run(command: Command) -> Result<String, Failure> {
             format,
         } => {
             let (e, policy, now) = inputs(&estate, policy.as_deref(), now.as_deref())?;
-            let placement =
-                berth_engine::place::place(&e, &policy, now, &service).map_err(|msg| Failure {
-                    code: 1,
-                    lines: vec![format!("{}: {msg}", estate.display())],
-                })?;
+            let unknown = |msg: String| Failure {
+                code: 1,
+                lines: vec![format!("{}: {msg}", estate.display())],
+            };
             Ok(match format {
-                OutputFormat::Json => json(&placement),
-                OutputFormat::Text => berth_engine::text::placement(&placement),
+                OutputFormat::Json => {
+                    line(front::place(&e, &policy, now, &service).map_err(unknown)?)
+                }
+                OutputFormat::Text => berth_engine::text::placement(
+                    &berth_engine::place::place(&e, &policy, now, &service).map_err(unknown)?,
+                ),
             })
         }
     }
@@ -865,7 +879,7 @@ fn import_kubernetes(
         lines: vec![format!("{}: {e}", into.display())],
     })?;
     eprint!("{}", report.text());
-    let text = json(&merged);
+    let text = pretty(&merged);
     match output {
         Some(path) => {
             std::fs::write(path, &text)
@@ -1024,7 +1038,7 @@ fn import_prometheus(args: ImportPrometheus) -> Result<String, Failure> {
             "dry run: {} observation{} not sent; the batch would be:\n{}",
             observations.len(),
             if observations.len() == 1 { "" } else { "s" },
-            json(&serde_json::json!({"batch_id": batch_id, "observations": observations}))
+            pretty(&serde_json::json!({"batch_id": batch_id, "observations": observations}))
         ));
     }
     let client = client.expect("--server and --token are required without --dry-run");
@@ -1176,14 +1190,6 @@ fn agent(command: Command) -> ExitCode {
     }
 }
 
-/// `advise --why` JSON: the advice's fields, then `why` (one per move).
-#[derive(serde::Serialize)]
-struct AdviceWithWhy<'a> {
-    #[serde(flatten)]
-    advice: &'a berth_engine::Advice,
-    why: Vec<berth_engine::MoveWhy>,
-}
-
 /// Names the built-in deciders use; an external reply may not take one.
 const BUILTIN_NAMES: [&str; 2] = ["baseline", "heaviest-talker"];
 
@@ -1229,10 +1235,20 @@ fn read_response(path: &Path) -> Result<Vec<decider::RawProposal>, decider::Deci
     })
 }
 
-fn json<T: serde::Serialize>(v: &T) -> String {
-    let mut s = serde_json::to_string_pretty(v).expect("results serialise");
+/// A document the CLI writes for people to read or edit (an estate file,
+/// a dry run's batch): indented, with a final newline. Engine results go
+/// through [`line`] instead.
+fn pretty<T: serde::Serialize>(v: &T) -> String {
+    let mut s = serde_json::to_string_pretty(v).expect("documents serialise");
     s.push('\n');
     s
+}
+
+/// A result of the engine's JSON front end as the CLI prints it: its bytes
+/// and a final newline.
+fn line(mut bytes: String) -> String {
+    bytes.push('\n');
+    bytes
 }
 
 /// What every engine command starts from: the estate, the policy and the

@@ -6,7 +6,7 @@
 //! Pure: text in, text out, no I/O. Compiled into both builds (the server
 //! side never calls it, but page code that does must compile there too).
 
-use berth_engine::{advise, estate, explain, whatif, Estate, Format, Policy};
+use berth_engine::{advise, estate, front, Estate, Format, Policy};
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
@@ -96,16 +96,11 @@ pub fn advice_value(l: &Loaded, now: i64) -> Value {
     serde_json::to_value(advise(&l.estate, &l.policy, now)).expect("advice serialises")
 }
 
-/// Advice with every move explained, serialised exactly as the server's
-/// `GET …/advice?why=true` serialises its `result` (advice fields, then
-/// `why` added to the object, compact JSON), so the two can be compared by
-/// digest.
+/// Advice with every move explained: the bytes of the engine's JSON front
+/// end, which the server's `GET …/advice?why=true` sends as its `result`,
+/// so the two can be compared by digest.
 pub fn advice_why_json(l: &Loaded, now: i64) -> String {
-    let advice = advise(&l.estate, &l.policy, now);
-    let why = explain(&l.estate, &l.policy, now, &advice);
-    let mut v = serde_json::to_value(&advice).expect("advice serialises");
-    v["why"] = serde_json::to_value(&why).expect("why serialises");
-    serde_json::to_string(&v).expect("serialises")
+    front::advice_why(&l.estate, &l.policy, now)
 }
 
 /// Hex SHA-256 of the bytes, as the server's `result_digest`.
@@ -170,14 +165,7 @@ pub fn steps_of(scenario: &Value) -> Result<Vec<Step>, String> {
 /// `POST …/whatif`, on the loaded estate. Errors name each bad step.
 pub fn project_json(l: &Loaded, name: &str, steps: &[Step], now: i64) -> Result<Value, String> {
     let text = scenario_json(name, steps);
-    let sc = whatif::Scenario::from_json_checked(&text, &l.estate).map_err(|errors| {
-        errors
-            .iter()
-            .map(|e| format!("{}: {}", e.path, e.message))
-            .collect::<Vec<_>>()
-            .join("; ")
-    })?;
-    let p = whatif::project_with_version(&l.estate, &l.version_digest, &l.policy, now, &sc)
+    let bytes = front::whatif_with_version(&l.estate, &l.version_digest, &l.policy, now, &text)
         .map_err(|errors| {
             errors
                 .iter()
@@ -185,7 +173,7 @@ pub fn project_json(l: &Loaded, name: &str, steps: &[Step], now: i64) -> Result<
                 .collect::<Vec<_>>()
                 .join("; ")
         })?;
-    Ok(serde_json::to_value(&p).expect("projection serialises"))
+    Ok(serde_json::from_str(&bytes).expect("the front end writes JSON"))
 }
 
 /// The clusters a service may legally be moved to (static constraints:
@@ -242,13 +230,17 @@ mod tests {
         let l = load_snapshot(&snapshot()).unwrap();
         let now = parse_time("2026-11-30T04:05:00Z").unwrap();
         let text = advice_why_json(&l, now);
-        // The server's envelope result: advice to a Value, `why` added.
+        // The server's envelope result is the front end's bytes for the
+        // same estate: the stored document loaded again.
         let e = estate::load(SAMPLE, Format::Json).unwrap();
         let p = Policy::default();
+        assert_eq!(text, front::advice_why(&e, &p, now));
+        // In struct order (the advice's members, then `why`), not sorted
+        // the way a map in between would sort them (the old server form).
         let a = advise(&e, &p, now);
-        let mut v = serde_json::to_value(&a).unwrap();
-        v["why"] = serde_json::to_value(explain(&e, &p, now, &a)).unwrap();
-        assert_eq!(text, serde_json::to_string(&v).unwrap());
+        let mut sorted = serde_json::to_value(&a).unwrap();
+        sorted["why"] = serde_json::to_value(berth_engine::explain(&e, &p, now, &a)).unwrap();
+        assert_ne!(text, serde_json::to_string(&sorted).unwrap());
         assert_eq!(sha256_hex(text.as_bytes()).len(), 64);
     }
 
