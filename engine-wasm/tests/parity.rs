@@ -313,7 +313,7 @@ fn sample_compare_every_response() {
         let native = berth_parity::compare_json(&text, &responses, policy, NOW);
         for name in names.iter().chain([&"cut-short".to_string()]) {
             assert!(
-                native.contains(&format!("\"name\": \"{name}\"")),
+                native.contains(&format!("\"name\":\"{name}\"")),
                 "{case}: expected decider {name}, got {native}"
             );
         }
