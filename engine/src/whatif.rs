@@ -708,19 +708,19 @@ impl Run<'_, '_> {
                 format!("step {step} moves {sid} onto {cid}, which step {at} evacuates"),
             );
         }
-        let mut refusals = constraints::static_refusals(e, s, to);
-        if to == e.services[s].cluster {
+        let home = to == e.services[s].cluster;
+        for r in constraints::static_refusal_codes(e, s, to) {
             // Going back home is not leaving.
-            refusals.retain(|r| !matches!(r.code, Code::Pinned | Code::LocalVolumes));
-        }
-        for r in refusals {
-            if let Some(code) = WarningCode::of_refusal(r.code) {
+            if home && r.is_immobility() {
+                continue;
+            }
+            if let Some(code) = WarningCode::of_refusal(r.code()) {
                 self.warn(
                     code,
                     Some(step),
                     Some(s),
                     Some(to),
-                    format!("step {step} moves {sid} to {cid}, but {}", r.message),
+                    format!("step {step} moves {sid} to {cid}, but {}", r.message(e)),
                 );
             }
         }
@@ -762,8 +762,8 @@ impl Run<'_, '_> {
         for s in order {
             let reasons = match constraints::immobility(e, s) {
                 Some(r) => vec![Reason {
-                    code: r.code,
-                    message: r.message,
+                    code: r.code(),
+                    message: r.message(e),
                     clusters: Vec::new(),
                 }],
                 None => {
