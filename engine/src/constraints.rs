@@ -673,3 +673,207 @@ pub fn optimistic_free(free: f64, margin: f64, moved_in: f64) -> f64 {
 pub fn round2(x: f64) -> f64 {
     (x * 100.0).round() / 100.0
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::gen::{self, Shape, NOW};
+
+    /// Generated estates, some with unknown requests and free capacities so
+    /// that every kind of can't-tell occurs.
+    fn estates() -> Vec<Estate> {
+        let mut out = Vec::new();
+        for seed in 0..30 {
+            for shape in [Shape::tiny(seed), Shape::small(seed)] {
+                let mut e = gen::estate(&shape);
+                if seed % 3 == 0 {
+                    for (i, s) in e.services.iter_mut().enumerate() {
+                        match i % 7 {
+                            1 => s.cpu = None,
+                            4 => s.memory_gib = None,
+                            _ => {}
+                        }
+                    }
+                    e.clusters[0].cpu_free.value = None;
+                    let last = e.clusters.len() - 1;
+                    e.clusters[last].memory_free_gib.value = None;
+                }
+                out.push(e);
+            }
+        }
+        out
+    }
+
+    /// Loads that put the requests of a cluster's services below, inside
+    /// and above the margin of its free-capacity facts.
+    fn loads(e: &Estate, c: usize) -> Vec<Load> {
+        let cl = &e.clusters[c];
+        let (cpu, mem) = (
+            cl.cpu_free.value.unwrap_or(1.0),
+            cl.memory_free_gib.value.unwrap_or(1.0),
+        );
+        [-0.5, 0.0, 0.8, 0.9, 0.97, 1.0, 1.1, 2.0]
+            .iter()
+            .map(|&k| Load {
+                cpu_in: cpu * k,
+                memory_in: mem * (1.0 - k / 2.0),
+            })
+            .collect()
+    }
+
+    /// The static constraints as SPEC §4 states them, written independently
+    /// of the rules above.
+    fn allowed_by_spec(e: &Estate, s: usize, c: usize) -> bool {
+        let (svc, cl) = (&e.services[s], &e.clusters[c]);
+        let k = &svc.constraints;
+        let zone = k
+            .trust_zone
+            .clone()
+            .unwrap_or_else(|| e.clusters[svc.cluster].trust_zone.clone());
+        !k.local_volumes
+            && !k.pinned
+            && matches!(cl.health, Health::Healthy | Health::Watch)
+            && k.jurisdictions
+                .as_ref()
+                .is_none_or(|j| j.contains(&e.sites[cl.site].jurisdiction))
+            && zone == cl.trust_zone
+            && k.tiers.as_ref().is_none_or(|t| t.contains(&cl.tier))
+    }
+
+    /// Three-valued fit as SPEC §4 states it: no room at the optimistic end
+    /// of either resource wins; else anything unknown or inside a margin is
+    /// can't tell. `Some(true)` fits, `Some(false)` does not, `None` can't
+    /// tell.
+    fn fit_by_spec(e: &Estate, p: &Policy, s: usize, c: usize, load: Load) -> Option<bool> {
+        let (svc, cl) = (&e.services[s], &e.clusters[c]);
+        let mut sure = true;
+        for (fact, need, moved_in) in [
+            (&cl.cpu_free, svc.cpu, load.cpu_in),
+            (&cl.memory_free_gib, svc.memory_gib, load.memory_in),
+        ] {
+            let (Some(need), Some(free)) = (need, fact.value) else {
+                sure = false;
+                continue;
+            };
+            let m = p.margin(fact.class_at(NOW, p));
+            if need > free * (1.0 + m) - moved_in {
+                return Some(false);
+            }
+            if need > free * (1.0 - m) - moved_in {
+                sure = false;
+            }
+        }
+        sure.then_some(true)
+    }
+
+    /// The static codes in the order the refusals are listed.
+    const LISTED: [Code; 7] = [
+        Code::LocalVolumes,
+        Code::Pinned,
+        Code::ClusterDraining,
+        Code::ClusterDown,
+        Code::Jurisdiction,
+        Code::TrustZone,
+        Code::Tier,
+    ];
+
+    #[test]
+    fn fast_and_explained_static_refusals_agree() {
+        let mut seen = std::collections::BTreeSet::new();
+        for e in estates() {
+            for s in 0..e.services.len() {
+                for c in 0..e.clusters.len() {
+                    let fast = first_static_refusal(&e, s, c);
+                    let codes: Vec<RefusalCode> = static_refusal_codes(&e, s, c).collect();
+                    let explained = static_refusals(&e, s, c);
+                    assert_eq!(statically_allowed(&e, s, c), explained.is_empty());
+                    assert_eq!(statically_allowed(&e, s, c), allowed_by_spec(&e, s, c));
+                    assert_eq!(
+                        fast.map(RefusalCode::code),
+                        explained.first().map(|r| r.code)
+                    );
+                    assert_eq!(fast, codes.first().copied());
+                    let by_code: Vec<Refusal> = codes.iter().map(|r| r.explain(&e)).collect();
+                    assert_eq!(by_code, explained);
+                    // Codes come in the fixed order of the rules, each at
+                    // most once.
+                    let order: Vec<Code> = codes.iter().map(|r| r.code()).collect();
+                    let rank = |code: &Code| LISTED.iter().position(|l| l == code);
+                    assert!(
+                        order.windows(2).all(|w| rank(&w[0]) < rank(&w[1])),
+                        "{order:?}"
+                    );
+                    assert_eq!(
+                        codes.iter().filter(|r| r.is_immobility()).count(),
+                        usize::from(immobility(&e, s).is_some())
+                    );
+                    seen.extend(order);
+                }
+            }
+        }
+        // Every static rule refused something somewhere.
+        for code in LISTED {
+            assert!(seen.contains(&code), "{code:?} never refused");
+        }
+    }
+
+    #[test]
+    fn fast_and_explained_fit_agree() {
+        let p = Policy::default();
+        let mut seen = std::collections::BTreeSet::new();
+        for e in estates() {
+            for s in 0..e.services.len() {
+                for c in 0..e.clusters.len() {
+                    for load in loads(&e, c) {
+                        let code = fit_request_code(&e, &p, NOW, s, c, load);
+                        let explained = fit_request(&e, &p, NOW, s, c, load);
+                        assert_eq!(code.explain(&e), explained);
+                        let spec = fit_by_spec(&e, &p, s, c, load);
+                        let kind = match (&code, &explained) {
+                            (FitCode::Fits, Fit::Fits) => {
+                                assert_eq!(spec, Some(true));
+                                "fits".to_string()
+                            }
+                            (FitCode::DoesNotFit(n), Fit::DoesNotFit { refusal }) => {
+                                assert_eq!(spec, Some(false));
+                                assert_eq!(n.code(), refusal.code);
+                                assert_eq!(n.cluster, c);
+                                format!("{:?}", n.code())
+                            }
+                            (FitCode::CantTell(u), Fit::CantTell { fact, .. }) => {
+                                assert_eq!(spec, None);
+                                assert_eq!(u.explain(&e).0, *fact);
+                                let kind = match u {
+                                    Unsure::UnknownRequest { .. } => "unknown request",
+                                    Unsure::UnknownFree { .. } => "unknown free",
+                                    Unsure::Between { .. } => "between",
+                                };
+                                kind.to_string()
+                            }
+                            other => panic!("fast and explained fit differ: {other:?}"),
+                        };
+                        seen.insert(kind);
+                        // With both requests known, `fit` (explicit needs)
+                        // is the same rule.
+                        let svc = &e.services[s];
+                        if let (Some(cpu), Some(mem)) = (svc.cpu, svc.memory_gib) {
+                            assert_eq!(fit_code(&e, &p, NOW, c, load, cpu, mem), code);
+                            assert_eq!(fit(&e, &p, NOW, c, load, cpu, mem), explained);
+                        }
+                    }
+                }
+            }
+        }
+        let all = [
+            "fits",
+            "NoRoomCpu",
+            "NoRoomMemory",
+            "unknown request",
+            "unknown free",
+            "between",
+        ];
+        for kind in all {
+            assert!(seen.contains(kind), "{kind} never seen");
+        }
+    }
+}
