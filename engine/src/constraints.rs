@@ -215,10 +215,12 @@ type StaticRule = fn(&Estate, usize, usize) -> Option<RefusalCode>;
 /// order refusals are listed in.
 const STATIC_RULES: [StaticRule; 5] = [immobile, cluster_health, jurisdiction, trust_zone, tier];
 
+#[inline]
 fn immobile(estate: &Estate, service: usize, _cluster: usize) -> Option<RefusalCode> {
     immobility(estate, service)
 }
 
+#[inline]
 fn cluster_health(estate: &Estate, _service: usize, cluster: usize) -> Option<RefusalCode> {
     match estate.clusters[cluster].health {
         Health::Draining => Some(RefusalCode::ClusterDraining { cluster }),
@@ -227,6 +229,7 @@ fn cluster_health(estate: &Estate, _service: usize, cluster: usize) -> Option<Re
     }
 }
 
+#[inline]
 fn jurisdiction(estate: &Estate, service: usize, cluster: usize) -> Option<RefusalCode> {
     let allowed = estate.services[service]
         .constraints
@@ -237,11 +240,13 @@ fn jurisdiction(estate: &Estate, service: usize, cluster: usize) -> Option<Refus
         .then_some(RefusalCode::Jurisdiction { service, cluster })
 }
 
+#[inline]
 fn trust_zone(estate: &Estate, service: usize, cluster: usize) -> Option<RefusalCode> {
     (required_zone(estate, service) != estate.clusters[cluster].trust_zone)
         .then_some(RefusalCode::TrustZone { service, cluster })
 }
 
+#[inline]
 fn tier(estate: &Estate, service: usize, cluster: usize) -> Option<RefusalCode> {
     let tiers = estate.services[service].constraints.tiers.as_ref()?;
     (!tiers.contains(&estate.clusters[cluster].tier))
@@ -249,6 +254,7 @@ fn tier(estate: &Estate, service: usize, cluster: usize) -> Option<RefusalCode> 
 }
 
 /// Does `service` refuse to leave its cluster whatever the destination?
+#[inline]
 pub fn immobility(estate: &Estate, service: usize) -> Option<RefusalCode> {
     let k = &estate.services[service].constraints;
     if k.local_volumes {
@@ -297,6 +303,7 @@ pub fn static_refusal_codes(
 /// compliance, so advice never moves a service across a zone boundary
 /// that nobody declared it may cross (a PCI enclave takes only services
 /// that say they belong there, and no PCI service drifts out).
+#[inline]
 pub fn required_zone(estate: &Estate, service: usize) -> &str {
     let s = &estate.services[service];
     s.constraints
