@@ -15,7 +15,7 @@
 
 use serde::Serialize;
 
-use crate::constraints::{self, Code, Fit, Refusal};
+use crate::constraints::{self, Code, Fit, FitCode, RefusalCode};
 use crate::cost::{self, Ctx, State, Terms, Totals};
 use crate::estate::{format_time, Estate};
 use crate::fact::{Class, FactRef};
@@ -126,8 +126,8 @@ pub fn feasibility(estate: &Estate) -> Feasibility {
                 service: s.id.clone(),
                 cluster: here.clone(),
                 reasons: vec![Reason {
-                    code: r.code,
-                    message: r.message,
+                    code: r.code(),
+                    message: r.message(estate),
                     clusters: Vec::new(),
                 }],
             });
@@ -138,16 +138,14 @@ pub fn feasibility(estate: &Estate) -> Feasibility {
             .collect();
         if ok.is_empty() && estate.clusters.len() > 1 {
             // Only now spell out why, cluster by cluster.
-            let mut refused: Vec<(Refusal, String)> = Vec::new();
+            let mut refused: Vec<(RefusalCode, usize)> = Vec::new();
             for c in (0..estate.clusters.len()).filter(|&c| c != s.cluster) {
-                for refusal in constraints::static_refusals(estate, si, c) {
-                    refused.push((refusal, estate.clusters[c].id.clone()));
-                }
+                refused.extend(constraints::static_refusal_codes(estate, si, c).map(|r| (r, c)));
             }
             immovable.push(Immovable {
                 service: s.id.clone(),
                 cluster: here.clone(),
-                reasons: group_reasons(refused),
+                reasons: group_reasons(estate, refused),
             });
         }
         candidates.push(ok);
@@ -158,17 +156,19 @@ pub fn feasibility(estate: &Estate) -> Feasibility {
     }
 }
 
-fn group_reasons(refused: Vec<(Refusal, String)>) -> Vec<Reason> {
+/// Group refusals by code, listing the clusters each ruled out; ordered by
+/// code, clusters in id order, the words of the first cluster only.
+fn group_reasons(estate: &Estate, mut refused: Vec<(RefusalCode, usize)>) -> Vec<Reason> {
+    let id = |c: usize| &estate.clusters[c].id;
+    refused.sort_by(|a, b| (a.0.code(), id(a.1)).cmp(&(b.0.code(), id(b.1))));
     let mut out: Vec<Reason> = Vec::new();
-    let mut sorted = refused;
-    sorted.sort_by(|a, b| (a.0.code, &a.1).cmp(&(b.0.code, &b.1)));
-    for (r, cluster) in sorted {
+    for (r, c) in refused {
         match out.last_mut() {
-            Some(last) if last.code == r.code => last.clusters.push(cluster),
+            Some(last) if last.code == r.code() => last.clusters.push(id(c).clone()),
             _ => out.push(Reason {
-                code: r.code,
-                message: r.message,
-                clusters: vec![cluster],
+                code: r.code(),
+                message: r.message(estate),
+                clusters: vec![id(c).clone()],
             }),
         }
     }
@@ -419,9 +419,9 @@ fn cant_tell(
             if !(gain >= bar && gain > 0.0) {
                 continue;
             }
-            match state.fit_verdict(ctx, s, c) {
-                cost::Verdict::Fits => best_fit = best_fit.max(gain),
-                cost::Verdict::CantTell if best_unsure.is_none_or(|(g, _)| gain > g) => {
+            match state.fit_code(ctx, s, c) {
+                FitCode::Fits => best_fit = best_fit.max(gain),
+                FitCode::CantTell(_) if best_unsure.is_none_or(|(g, _)| gain > g) => {
                     best_unsure = Some((gain, c));
                 }
                 _ => {}

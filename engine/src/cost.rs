@@ -18,7 +18,7 @@
 
 use serde::Serialize;
 
-use crate::constraints::{self, Fit, Load};
+use crate::constraints::{self, Fit, FitCode, Load};
 use crate::estate::Estate;
 use crate::fact::{Class, Fact, FactRef};
 use crate::policy::Policy;
@@ -300,48 +300,22 @@ impl State {
             + (ctx.headroom(to, to_after) - ctx.headroom(to, lt))
     }
 
-    /// The three-valued fit without building any message: the hot path.
-    /// Same expressions as `constraints::fit_request`, which adds the words.
-    pub fn fit_verdict(&self, ctx: &Ctx, service: usize, to: usize) -> Verdict {
-        let s = &ctx.estate.services[service];
-        let c = &ctx.estate.clusters[to];
-        let l = self.load[to];
-        let mut verdict = Verdict::Fits;
-        for (fact, need, moved_in) in [
-            (&c.cpu_free, s.cpu, l.cpu_in),
-            (&c.memory_free_gib, s.memory_gib, l.memory_in),
-        ] {
-            let (Some(need), Some(free)) = (need, fact.value) else {
-                verdict = Verdict::CantTell;
-                continue;
-            };
-            let margin = ctx.policy.margin(fact.class_at(ctx.now, ctx.policy));
-            if need > constraints::optimistic_free(free, margin, moved_in) {
-                return Verdict::DoesNotFit;
-            }
-            if need > constraints::pessimistic_free(free, margin, moved_in) {
-                verdict = Verdict::CantTell;
-            }
-        }
-        verdict
+    /// The three-valued fit as a code, without building any message: the
+    /// hot path. `fit` is this with its words.
+    #[inline]
+    pub fn fit_code(&self, ctx: &Ctx, service: usize, to: usize) -> FitCode {
+        constraints::fit_request_code(ctx.estate, ctx.policy, ctx.now, service, to, self.load[to])
     }
 
     /// `fit(..) == Fit::Fits`, without building the messages.
+    #[inline]
     pub fn certainly_fits(&self, ctx: &Ctx, service: usize, to: usize) -> bool {
-        self.fit_verdict(ctx, service, to) == Verdict::Fits
+        matches!(self.fit_code(ctx, service, to), FitCode::Fits)
     }
 
     pub fn fit(&self, ctx: &Ctx, service: usize, to: usize) -> Fit {
-        constraints::fit_request(ctx.estate, ctx.policy, ctx.now, service, to, self.load[to])
+        self.fit_code(ctx, service, to).explain(ctx.estate)
     }
-}
-
-/// Fit without its explanation (see `constraints::Fit` for the words).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Verdict {
-    Fits,
-    DoesNotFit,
-    CantTell,
 }
 
 /// A move's contribution to the gain, by term; `gain` is their sum, in

@@ -160,11 +160,11 @@ pub(crate) fn rank_with(
     }
     let mut out: Vec<Candidate> = (0..n)
         .map(|c| {
-            let mut refusals = constraints::static_refusals(estate, service, c);
-            if c == here {
+            let mut refusals: Vec<Refusal> = constraints::static_refusal_codes(estate, service, c)
                 // Staying is not leaving: immobility does not refuse home.
-                refusals.retain(|r| !matches!(r.code, Code::Pinned | Code::LocalVolumes));
-            }
+                .filter(|r| c != here || !r.is_immobility())
+                .map(|r| r.explain(estate))
+                .collect();
             if avoid.get(c).copied().unwrap_or(false) {
                 refusals.push(Refusal {
                     code: Code::Evacuated,

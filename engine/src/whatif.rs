@@ -35,7 +35,7 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 
 use crate::advise::Reason;
-use crate::constraints::{self, Code, Refusal};
+use crate::constraints::{self, Code, FitCode, Refusal, Resource};
 use crate::cost::{Ctx, State, Totals};
 use crate::estate::{format_time, Estate, Health};
 use crate::fact::Class;
@@ -708,19 +708,19 @@ impl Run<'_, '_> {
                 format!("step {step} moves {sid} onto {cid}, which step {at} evacuates"),
             );
         }
-        let mut refusals = constraints::static_refusals(e, s, to);
-        if to == e.services[s].cluster {
+        let home = to == e.services[s].cluster;
+        for r in constraints::static_refusal_codes(e, s, to) {
             // Going back home is not leaving.
-            refusals.retain(|r| !matches!(r.code, Code::Pinned | Code::LocalVolumes));
-        }
-        for r in refusals {
-            if let Some(code) = WarningCode::of_refusal(r.code) {
+            if home && r.is_immobility() {
+                continue;
+            }
+            if let Some(code) = WarningCode::of_refusal(r.code()) {
                 self.warn(
                     code,
                     Some(step),
                     Some(s),
                     Some(to),
-                    format!("step {step} moves {sid} to {cid}, but {}", r.message),
+                    format!("step {step} moves {sid} to {cid}, but {}", r.message(e)),
                 );
             }
         }
@@ -762,8 +762,8 @@ impl Run<'_, '_> {
         for s in order {
             let reasons = match constraints::immobility(e, s) {
                 Some(r) => vec![Reason {
-                    code: r.code,
-                    message: r.message,
+                    code: r.code(),
+                    message: r.message(e),
                     clusters: Vec::new(),
                 }],
                 None => {
@@ -1009,12 +1009,12 @@ fn capacity_verdicts(run: &mut Run, c: usize, arrived: &[usize], out: &mut Vec<S
     let cl = &e.clusters[c];
     let load = run.state.load[c];
     let names: Vec<String> = arrived.iter().map(|&s| e.services[s].id.clone()).collect();
-    for (fact, total, need, resource, name, unit, word) in [
+    for (fact, total, need, (resource, res), name, unit, word) in [
         (
             &cl.cpu_free,
             cl.cpu_total,
             load.cpu_in,
-            "cpu",
+            ("cpu", Resource::Cpu),
             "cpu_free",
             "cores",
             "CPU",
@@ -1023,7 +1023,7 @@ fn capacity_verdicts(run: &mut Run, c: usize, arrived: &[usize], out: &mut Vec<S
             &cl.memory_free_gib,
             cl.memory_total_gib,
             load.memory_in,
-            "memory",
+            ("memory", Resource::Memory),
             "memory_free_gib",
             "GiB",
             "memory",
@@ -1086,16 +1086,12 @@ fn capacity_verdicts(run: &mut Run, c: usize, arrived: &[usize], out: &mut Vec<S
         };
         let class = fact.class_at(ctx.now, policy);
         let margin = policy.margin(class);
-        // The same expressions as `constraints::fit`, with the whole net
-        // load already moved in and nothing more to add.
-        let pessimistic = free * (1.0 - margin) - need;
-        let optimistic = free * (1.0 + margin) - need;
-        let fit = if 0.0 > optimistic {
-            FitVerdict::DoesNotFit
-        } else if 0.0 > pessimistic {
-            FitVerdict::CantTell
-        } else {
-            FitVerdict::Fits
+        // The capacity rule of `constraints::fit`, with the whole net load
+        // already moved in and nothing more to add.
+        let fit = match constraints::resource_fit(policy, c, res, free, class, 0.0, need) {
+            FitCode::DoesNotFit(_) => FitVerdict::DoesNotFit,
+            FitCode::CantTell(_) => FitVerdict::CantTell,
+            FitCode::Fits => FitVerdict::Fits,
         };
         let figure = format!(
             "{} {unit} free ({} ±{}%)",

@@ -1187,7 +1187,7 @@ fn analyse_capacity(sc: &Scene, id: FactId, k: usize) -> (Found, Found) {
 
 /// Certified fit of the service's requests on cluster `k` carrying `load`,
 /// with one free-capacity value replaced: `constraints::fit(..) == Fits`
-/// by the same arithmetic.
+/// by the same rule (`constraints::resource_fit`).
 fn fits_with(
     ctx: &Ctx,
     k: usize,
@@ -1197,10 +1197,17 @@ fn fits_with(
     ov: Option<(Capacity, f64)>,
 ) -> bool {
     let c = &ctx.estate.clusters[k];
-    for (res, fact, need, moved_in) in [
-        (Capacity::Cpu, &c.cpu_free, cpu, load.cpu_in),
+    for (res, resource, fact, need, moved_in) in [
+        (
+            Capacity::Cpu,
+            constraints::Resource::Cpu,
+            &c.cpu_free,
+            cpu,
+            load.cpu_in,
+        ),
         (
             Capacity::Memory,
+            constraints::Resource::Memory,
             &c.memory_free_gib,
             memory_gib,
             load.memory_in,
@@ -1213,10 +1220,10 @@ fn fits_with(
                 None => return false,
             },
         };
-        let margin = ctx.policy.margin(fact.class_at(ctx.now, ctx.policy));
-        let pessimistic = free * (1.0 - margin) - moved_in;
-        let optimistic = free * (1.0 + margin) - moved_in;
-        if need > optimistic || need > pessimistic {
+        let class = fact.class_at(ctx.now, ctx.policy);
+        let verdict =
+            constraints::resource_fit(ctx.policy, k, resource, free, class, need, moved_in);
+        if !matches!(verdict, constraints::FitCode::Fits) {
             return false;
         }
     }
