@@ -191,7 +191,8 @@ pub fn fact_ref(key: String, fact: &Fact, assumed: f64, now: i64, policy: &Polic
     }
 }
 
-/// Points of an estate placement, by term.
+/// Points of an estate placement, by term (the terms with
+/// [`Term::in_totals`]), and their sum `cost`.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
 pub struct Totals {
     pub cost: f64,
@@ -200,6 +201,58 @@ pub struct Totals {
     pub headroom: f64,
     /// MB/s of traffic between different sites (a quantity, not points).
     pub cross_site_mb_s: f64,
+}
+
+impl Totals {
+    /// The estate's points of term `t`; `None` for a term paid per move
+    /// only (not [`Term::in_totals`]).
+    pub fn get(&self, t: Term) -> Option<f64> {
+        match t {
+            Term::RoundTrip => Some(self.round_trip),
+            Term::CrossSite => Some(self.cross_site),
+            Term::Headroom => Some(self.headroom),
+            Term::Copy => None,
+        }
+    }
+
+    fn slot(&mut self, t: Term) -> Option<&mut f64> {
+        match t {
+            Term::RoundTrip => Some(&mut self.round_trip),
+            Term::CrossSite => Some(&mut self.cross_site),
+            Term::Headroom => Some(&mut self.headroom),
+            Term::Copy => None,
+        }
+    }
+
+    /// `(term, points)` of every term the estate pays, in [`Term::ALL`]
+    /// order.
+    pub fn iter(&self) -> impl Iterator<Item = (Term, f64)> + '_ {
+        Term::ALL
+            .into_iter()
+            .filter_map(|t| self.get(t).map(|v| (t, v)))
+    }
+
+    /// Sets `cost` to the sum of the terms, in [`Term::ALL`] order.
+    fn sum_cost(&mut self) {
+        // −0.0 is the exact identity of `+`: the sum is `a + b + …` as
+        // written out, bit for bit.
+        self.cost = self.iter().fold(-0.0, |sum, (_, v)| sum + v);
+    }
+
+    /// `after − before`, quantity by quantity.
+    pub fn change(before: &Totals, after: &Totals) -> Totals {
+        let mut change = Totals {
+            cost: after.cost - before.cost,
+            cross_site_mb_s: after.cross_site_mb_s - before.cross_site_mb_s,
+            ..Totals::default()
+        };
+        for t in Term::ALL {
+            if let (Some(slot), Some(b), Some(a)) = (change.slot(t), before.get(t), after.get(t)) {
+                *slot = a - b;
+            }
+        }
+        change
+    }
 }
 
 /// A placement of every service, and each cluster's load beyond its facts.
@@ -243,7 +296,7 @@ impl State {
         for c in 0..ctx.estate.clusters.len() {
             t.headroom += ctx.headroom(c, self.load[c]);
         }
-        t.cost = t.round_trip + t.cross_site + t.headroom;
+        t.sum_cost();
         t
     }
 
@@ -318,8 +371,113 @@ impl State {
     }
 }
 
+/// The cost terms, as data: a closed list, in the order a move's gain sums
+/// them. Text, Why, deciders, what-if and the web loop over [`Term::ALL`]
+/// and read a term's words and weight from here; only the evaluation of a
+/// term (below, and the caches of `advise` and `why` that repeat it) names
+/// it. Adding one: see "Adding a cost term" in ARCHITECTURE.md.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Term {
+    RoundTrip,
+    CrossSite,
+    Headroom,
+    Copy,
+}
+
+/// What a term is, for people and for the policy.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TermInfo {
+    /// Its key in results (`terms`, `totals`, the Why panel's `term`).
+    pub id: &'static str,
+    /// Its name in text for people, and in `docs/advice.md` §5's table.
+    pub label: &'static str,
+    /// Its short name in one-line move summaries (`berth advise --format text`).
+    pub short: &'static str,
+    /// What the policy weight multiplies to make points.
+    pub unit: &'static str,
+    /// The `Policy` field that weighs it ([`Term::weight`] reads it).
+    pub weight_field: &'static str,
+    /// Whether an estate placement pays it ([`Totals`]); otherwise it is
+    /// paid once per move.
+    pub in_totals: bool,
+}
+
+impl Term {
+    /// Every term, in the order a gain sums them.
+    pub const ALL: [Term; 4] = [Term::RoundTrip, Term::CrossSite, Term::Headroom, Term::Copy];
+
+    pub const fn info(self) -> TermInfo {
+        match self {
+            Term::RoundTrip => TermInfo {
+                id: "round_trip",
+                label: "round trip",
+                short: "rtt",
+                unit: "ms of RTT × in-flight requests",
+                weight_field: "round_trip_weight",
+                in_totals: true,
+            },
+            Term::CrossSite => TermInfo {
+                id: "cross_site",
+                label: "cross-site",
+                short: "xsite",
+                unit: "MB/s between different sites",
+                weight_field: "cross_site_weight",
+                in_totals: true,
+            },
+            Term::Headroom => TermInfo {
+                id: "headroom",
+                label: "headroom",
+                short: "headroom",
+                unit: "utilisation past the threshold, as a fraction of the rest, per resource",
+                weight_field: "headroom_weight",
+                in_totals: true,
+            },
+            Term::Copy => TermInfo {
+                id: "copy",
+                label: "copy",
+                short: "copy",
+                unit: "GB of data copied, once per move",
+                weight_field: "copy_weight_per_gb",
+                in_totals: false,
+            },
+        }
+    }
+
+    pub const fn id(self) -> &'static str {
+        self.info().id
+    }
+
+    pub const fn label(self) -> &'static str {
+        self.info().label
+    }
+
+    pub const fn short(self) -> &'static str {
+        self.info().short
+    }
+
+    pub const fn in_totals(self) -> bool {
+        self.info().in_totals
+    }
+
+    /// The term with result key `id`.
+    pub fn from_id(id: &str) -> Option<Term> {
+        Term::ALL.into_iter().find(|t| t.id() == id)
+    }
+
+    /// The policy's weight of this term (field [`TermInfo::weight_field`]).
+    pub fn weight(self, p: &Policy) -> f64 {
+        match self {
+            Term::RoundTrip => p.round_trip_weight,
+            Term::CrossSite => p.cross_site_weight,
+            Term::Headroom => p.headroom_weight,
+            Term::Copy => p.copy_weight_per_gb,
+        }
+    }
+}
+
 /// A move's contribution to the gain, by term; `gain` is their sum, in
-/// this order, and nothing else.
+/// [`Term::ALL`] order, and nothing else. Serialised with one key per term
+/// ([`TermInfo::id`]), in that order.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
 pub struct Terms {
     pub round_trip: f64,
@@ -329,8 +487,64 @@ pub struct Terms {
 }
 
 impl Terms {
+    /// Each term's points from `f`, called in [`Term::ALL`] order.
+    #[inline]
+    pub fn from_fn(mut f: impl FnMut(Term) -> f64) -> Terms {
+        let mut t = Terms::default();
+        for term in Term::ALL {
+            t[term] = f(term);
+        }
+        t
+    }
+
+    /// `f` applied to every term's points.
+    #[inline]
+    pub fn map(&self, mut f: impl FnMut(f64) -> f64) -> Terms {
+        Terms::from_fn(|t| f(self[t]))
+    }
+
+    #[inline]
+    pub fn get(&self, t: Term) -> f64 {
+        self[t]
+    }
+
+    /// `(term, points)` in [`Term::ALL`] order.
+    pub fn iter(&self) -> impl Iterator<Item = (Term, f64)> + '_ {
+        Term::ALL.into_iter().map(|t| (t, self[t]))
+    }
+
+    /// The sum of the terms, in [`Term::ALL`] order.
+    #[inline]
     pub fn gain(&self) -> f64 {
-        self.round_trip + self.cross_site + self.headroom + self.copy
+        // −0.0 is the exact identity of `+`: the sum is `a + b + c + d` as
+        // written out, bit for bit.
+        Term::ALL.into_iter().fold(-0.0, |sum, t| sum + self[t])
+    }
+}
+
+impl std::ops::Index<Term> for Terms {
+    type Output = f64;
+
+    #[inline]
+    fn index(&self, t: Term) -> &f64 {
+        match t {
+            Term::RoundTrip => &self.round_trip,
+            Term::CrossSite => &self.cross_site,
+            Term::Headroom => &self.headroom,
+            Term::Copy => &self.copy,
+        }
+    }
+}
+
+impl std::ops::IndexMut<Term> for Terms {
+    #[inline]
+    fn index_mut(&mut self, t: Term) -> &mut f64 {
+        match t {
+            Term::RoundTrip => &mut self.round_trip,
+            Term::CrossSite => &mut self.cross_site,
+            Term::Headroom => &mut self.headroom,
+            Term::Copy => &mut self.copy,
+        }
     }
 }
 
@@ -404,4 +618,124 @@ pub fn deciding_facts(ctx: &Ctx, state: &State, service: usize, to: usize) -> Ve
 /// Confidence of a set of deciding facts: the weakest, never an average.
 pub fn confidence(facts: &[FactRef]) -> Class {
     crate::fact::weakest(facts.iter().map(|f| f.class)).unwrap_or(Class::Measured)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn terms_serialise_under_their_ids_in_order() {
+        let t = Terms::from_fn(|t| t as usize as f64);
+        let json = serde_json::to_string(&t).unwrap();
+        let keys: Vec<String> = Term::ALL
+            .iter()
+            .enumerate()
+            .map(|(i, t)| format!("\"{}\":{}.0", t.id(), i))
+            .collect();
+        assert_eq!(json, format!("{{{}}}", keys.join(",")));
+        let mut totals = Totals::default();
+        for t in Term::ALL {
+            assert_eq!(totals.slot(t).is_some(), t.in_totals(), "{t:?}");
+            if let Some(v) = totals.slot(t) {
+                *v = 1.0 + t as usize as f64;
+            }
+        }
+        let keys: Vec<String> = totals
+            .iter()
+            .map(|(t, v)| format!("\"{}\":{v:?}", t.id()))
+            .collect();
+        assert_eq!(
+            serde_json::to_string(&totals).unwrap(),
+            format!(
+                "{{\"cost\":0.0,{},\"cross_site_mb_s\":0.0}}",
+                keys.join(",")
+            )
+        );
+    }
+
+    #[test]
+    fn ids_round_trip_and_the_gain_is_the_written_out_sum() {
+        for t in Term::ALL {
+            assert_eq!(Term::from_id(t.id()), Some(t));
+        }
+        let t = Terms {
+            round_trip: 0.1,
+            cross_site: 0.2,
+            headroom: -0.0,
+            copy: 1e-17,
+        };
+        assert_eq!(t.gain().to_bits(), (0.1f64 + 0.2 + -0.0 + 1e-17).to_bits());
+        let z = Terms::default().map(|_| -0.0);
+        assert_eq!(z.gain().to_bits(), (-0.0f64).to_bits());
+    }
+
+    /// Every term has its row in `docs/advice.md` §5 (label, then its
+    /// weight), and the stated order of the sum is [`Term::ALL`].
+    #[test]
+    fn every_term_has_its_doc_row() {
+        let doc = include_str!("../../docs/advice.md");
+        let policy = serde_json::to_value(Policy::default()).unwrap();
+        for t in Term::ALL {
+            let i = t.info();
+            let row = doc
+                .lines()
+                .find(|l| l.starts_with(&format!("| {} |", i.label)))
+                .unwrap_or_else(|| panic!("docs/advice.md has no row for term {}", i.id));
+            assert!(row.contains(&format!("`{}` =", i.weight_field)), "{row}");
+            assert_eq!(
+                policy[i.weight_field].as_f64(),
+                Some(t.weight(&Policy::default())),
+                "{}",
+                i.weight_field
+            );
+        }
+        let ids: Vec<&str> = Term::ALL.iter().map(|t| t.id()).collect();
+        assert!(
+            doc.contains(&format!("`{}`", ids.join(" + "))),
+            "docs/advice.md states the order of the sum as {}",
+            ids.join(" + ")
+        );
+    }
+
+    /// The other pages that list the terms by key list them all, in order.
+    #[test]
+    fn docs_list_the_terms_in_order() {
+        let flat = |text: &str| text.split_whitespace().collect::<Vec<_>>().join(" ");
+        let quoted = |ids: &[&str]| {
+            ids.iter()
+                .map(|id| format!("`{id}`"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        let all: Vec<&str> = Term::ALL.iter().map(|t| t.id()).collect();
+        let totals: Vec<&str> = Totals::default().iter().map(|(t, _)| t.id()).collect();
+        let mut totals_keys = vec!["cost"];
+        totals_keys.extend(&totals);
+        totals_keys.push("cross_site_mb_s");
+        for (doc, name, want) in [
+            (
+                include_str!("../../docs/why.md"),
+                "why.md",
+                format!("({})", quoted(&all)),
+            ),
+            (
+                include_str!("../../docs/scenario-format.md"),
+                "scenario-format.md",
+                format!("({})", quoted(&totals)),
+            ),
+            (
+                include_str!("../../docs/advice.md"),
+                "advice.md",
+                format!("({})", quoted(&totals_keys)),
+            ),
+            (
+                include_str!("../../docs/api.openapi.yaml"),
+                "api.openapi.yaml",
+                format!("required: [{}]", totals_keys.join(", ")),
+            ),
+        ] {
+            assert!(flat(doc).contains(&want), "docs/{name} should list {want}");
+        }
+    }
 }

@@ -39,7 +39,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use crate::constraints::{self, Code, Fit};
-use crate::cost::{self, Ctx, State, Terms, Totals};
+use crate::cost::{self, Ctx, State, Term, Terms, Totals};
 use crate::estate::{format_time, Estate};
 use crate::fact::Class;
 use crate::policy::Policy;
@@ -927,12 +927,7 @@ fn score_in(ctx: &Ctx, proposals: &[RawProposal]) -> DeciderResult {
         let t = cost::move_terms(ctx, &state, s, c);
         // Show a term that is zero as 0, not -0 (adding +0.0 changes
         // nothing else); `gain` is their sum, as in the advice.
-        let terms = Terms {
-            round_trip: t.round_trip + 0.0,
-            cross_site: t.cross_site + 0.0,
-            headroom: t.headroom + 0.0,
-            copy: t.copy + 0.0,
-        };
+        let terms = t.map(|v| v + 0.0);
         let gain = terms.gain();
         let facts = cost::deciding_facts(ctx, &state, s, c);
         let (clears_bars, verdict) = verdict(gain, bar);
@@ -952,7 +947,7 @@ fn score_in(ctx: &Ctx, proposals: &[RawProposal]) -> DeciderResult {
             terms,
             reason: p.reason.clone(),
         });
-        copy_cost -= terms.copy;
+        copy_cost -= terms[Term::Copy];
         state.apply(ctx, s, c);
         first[s] = Some((index, true));
     }

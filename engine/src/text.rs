@@ -4,23 +4,13 @@
 use std::fmt::Write;
 
 use crate::advise::{Advice, Move};
-use crate::cost::Totals;
+use crate::cost::{Term, Terms, Totals};
 use crate::why::MoveWhy;
 
 /// One line per move: `cart c-par-1→c-fra-1 +12.4 [rtt +15.1, xsite +3.0, copy -2.7] reported`.
 /// Terms that are exactly zero are left out.
 pub fn move_line(m: &Move) -> String {
-    let mut terms = Vec::new();
-    for (name, v) in [
-        ("rtt", m.terms.round_trip),
-        ("xsite", m.terms.cross_site),
-        ("headroom", m.terms.headroom),
-        ("copy", m.terms.copy),
-    ] {
-        if v != 0.0 {
-            terms.push(format!("{name} {}", signed(v)));
-        }
-    }
+    let terms = nonzero_terms(&m.terms);
     format!(
         "{} {}→{} {} [{}] {}",
         m.service,
@@ -30,6 +20,14 @@ pub fn move_line(m: &Move) -> String {
         terms.join(", "),
         m.confidence.as_str()
     )
+}
+
+/// `rtt +15.1`, … for each term that is not exactly zero, in term order.
+fn nonzero_terms(t: &Terms) -> Vec<String> {
+    t.iter()
+        .filter(|&(_, v)| v != 0.0)
+        .map(|(term, v)| format!("{} {}", term.short(), signed(v)))
+        .collect()
 }
 
 pub fn signed(v: f64) -> String {
@@ -42,9 +40,15 @@ pub fn signed(v: f64) -> String {
 }
 
 fn totals(t: &Totals) -> String {
+    let terms: Vec<String> = t
+        .iter()
+        .map(|(term, v)| format!("{} {v:.1}", term.label()))
+        .collect();
     format!(
-        "cost {:.1} (round trip {:.1}, cross-site {:.1}, headroom {:.1}); cross-site traffic {:.1} MB/s",
-        t.cost, t.round_trip, t.cross_site, t.headroom, t.cross_site_mb_s
+        "cost {:.1} ({}); cross-site traffic {:.1} MB/s",
+        t.cost,
+        terms.join(", "),
+        t.cross_site_mb_s
     )
 }
 
@@ -200,17 +204,7 @@ pub fn comparison(c: &crate::decider::Comparison) -> String {
         if !r.accepted.is_empty() {
             let _ = writeln!(out, "Accepted, in the order applied:");
             for a in &r.accepted {
-                let mut terms = Vec::new();
-                for (name, v) in [
-                    ("rtt", a.terms.round_trip),
-                    ("xsite", a.terms.cross_site),
-                    ("headroom", a.terms.headroom),
-                    ("copy", a.terms.copy),
-                ] {
-                    if v != 0.0 {
-                        terms.push(format!("{name} {}", signed(v)));
-                    }
-                }
+                let mut terms = nonzero_terms(&a.terms);
                 if terms.is_empty() {
                     terms.push("nothing changes".into());
                 }
@@ -387,35 +381,28 @@ pub fn projection(p: &crate::whatif::Projection) -> String {
         "{:<18} {:>10} {:>10} {:>10}",
         "", "before", "after", "change"
     );
-    for (name, b, a, c) in [
-        ("cost (points)", p.before.cost, p.after.cost, p.change.cost),
-        (
-            "  round trip",
-            p.before.round_trip,
-            p.after.round_trip,
-            p.change.round_trip,
-        ),
-        (
-            "  cross-site",
-            p.before.cross_site,
-            p.after.cross_site,
-            p.change.cross_site,
-        ),
-        (
-            "  headroom",
-            p.before.headroom,
-            p.after.headroom,
-            p.change.headroom,
-        ),
-        (
-            "cross-site MB/s",
-            p.before.cross_site_mb_s,
-            p.after.cross_site_mb_s,
-            p.change.cross_site_mb_s,
-        ),
-    ] {
+    let row = |out: &mut String, name: &str, b: f64, a: f64, c: f64| {
         let _ = writeln!(out, "{name:<18} {b:>10.1} {a:>10.1} {:>10}", signed(c));
+    };
+    row(
+        &mut out,
+        "cost (points)",
+        p.before.cost,
+        p.after.cost,
+        p.change.cost,
+    );
+    for t in Term::ALL {
+        if let (Some(b), Some(a), Some(c)) = (p.before.get(t), p.after.get(t), p.change.get(t)) {
+            row(&mut out, &format!("  {}", t.label()), b, a, c);
+        }
     }
+    row(
+        &mut out,
+        "cross-site MB/s",
+        p.before.cross_site_mb_s,
+        p.after.cross_site_mb_s,
+        p.change.cross_site_mb_s,
+    );
     if p.moves.is_empty() {
         let _ = writeln!(out, "\nNothing moves.");
     } else {

@@ -904,13 +904,7 @@ pub fn project_with_version(
         }
     }
     let after = run.state.totals(&ctx);
-    let change = Totals {
-        cost: after.cost - before.cost,
-        round_trip: after.round_trip - before.round_trip,
-        cross_site: after.cross_site - before.cross_site,
-        headroom: after.headroom - before.headroom,
-        cross_site_mb_s: after.cross_site_mb_s - before.cross_site_mb_s,
-    };
+    let change = Totals::change(&before, &after);
 
     // Where the scenario ends: which services sit away from home, by cluster.
     let mut arrivals: BTreeMap<usize, Vec<usize>> = BTreeMap::new();

@@ -485,14 +485,20 @@ struct Scene<'a, 'c> {
 }
 
 impl Scene<'_, '_> {
-    fn gain_of(&self, k: usize, depart: f64, arrive: f64) -> f64 {
+    /// The terms of moving to candidate `k`, from this scene's cache: the
+    /// same numbers `cost::move_terms` computes (the evaluation of each
+    /// term, repeated here for the fact being varied).
+    fn terms_of(&self, k: usize, depart: f64, arrive: f64) -> Terms {
         Terms {
             round_trip: self.rt[k],
             cross_site: self.xs[k],
             headroom: -(depart + arrive),
             copy: self.copy,
         }
-        .gain()
+    }
+
+    fn gain_of(&self, k: usize, depart: f64, arrive: f64) -> f64 {
+        self.terms_of(k, depart, arrive).gain()
     }
 }
 
@@ -634,30 +640,14 @@ fn explain_move(
     } else {
         BarKind::Points
     };
-    let terms_struct = Terms {
-        round_trip: sc.rt[b],
-        cross_site: sc.xs[b],
-        headroom: -(depart + sc.arrive[b]),
-        copy,
-    };
-    let terms = vec![
-        TermPoints {
-            term: "round_trip",
-            points: terms_struct.round_trip,
-        },
-        TermPoints {
-            term: "cross_site",
-            points: terms_struct.cross_site,
-        },
-        TermPoints {
-            term: "headroom",
-            points: terms_struct.headroom,
-        },
-        TermPoints {
-            term: "copy",
-            points: terms_struct.copy,
-        },
-    ];
+    let terms = sc
+        .terms_of(b, depart, sc.arrive[b])
+        .iter()
+        .map(|(t, points)| TermPoints {
+            term: t.id(),
+            points,
+        })
+        .collect();
     let flows = ctx.adjacency[s]
         .iter()
         .map(|&(f, p)| {

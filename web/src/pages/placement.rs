@@ -3,6 +3,7 @@
 //! that cannot move; clusters whose fit cannot be told. Computed in the
 //! browser by the engine, then checked against the server by digest.
 
+use berth_engine::cost::Term;
 use leptos::prelude::*;
 use leptos_router::hooks::use_navigate;
 use serde_json::Value;
@@ -227,7 +228,12 @@ fn Moves(advice: Value) -> impl IntoView {
 pub fn WhyPanel(why: Value) -> impl IntoView {
     let terms = arr(&why["terms"])
         .into_iter()
-        .map(|t| view! { <tr><td>{s(&t["term"])}</td><td class="n">{num(&t["points"], 2)}</td></tr> })
+        .map(|t| {
+            // The engine's words for the term; its result key when unknown.
+            let id = s(&t["term"]);
+            let label = Term::from_id(&id).map_or(id.clone(), |t| t.label().to_string());
+            view! { <tr data-term=id><td>{label}</td><td class="n">{num(&t["points"], 2)}</td></tr> }
+        })
         .collect_view();
     let facts = arr(&why["facts"])
         .into_iter()
