@@ -42,9 +42,9 @@ use crate::constraints::{self, Code, Fit};
 use crate::cost::{self, Ctx, State, Terms, Totals};
 use crate::estate::{format_time, Estate};
 use crate::fact::Class;
+use crate::numfmt::signed;
 use crate::policy::Policy;
 use crate::request::{self, DeciderRequest};
-use crate::text::signed;
 
 /// Largest reply body accepted, bytes (4 MiB): 10,000 proposals of three
 /// 256-byte strings fit with room to spare.

@@ -18,6 +18,7 @@ pub mod fact;
 pub mod gen;
 mod load;
 mod locate;
+pub mod numfmt;
 pub mod place;
 pub mod policy;
 pub mod request;
