@@ -42,6 +42,7 @@ use crate::constraints::{self, Code, Fit};
 use crate::cost::{self, Ctx, State, Terms, Totals};
 use crate::estate::{format_time, Estate};
 use crate::fact::Class;
+use crate::json_shape::describe;
 use crate::numfmt::signed;
 use crate::policy::Policy;
 use crate::request::{self, DeciderRequest};
@@ -452,17 +453,6 @@ pub fn parse_request(bytes: &[u8]) -> Result<DeciderRequest, BodyError> {
     Ok(r)
 }
 
-fn kind(v: &Value) -> &'static str {
-    match v {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "a list",
-        Value::Object(_) => "an object",
-    }
-}
-
 /// A string for display, cut to the limit at a character boundary.
 fn cut(s: &str) -> String {
     if s.len() <= MAX_STRING_BYTES {
@@ -529,7 +519,7 @@ fn string_field(
             }
         }
         Some(v) => {
-            problems.push(format!("`{key}` must be a string, got {}", kind(v)));
+            problems.push(format!("`{key}` must be a string, got {}", describe(v)));
             (None, None)
         }
     }
@@ -543,7 +533,7 @@ fn item(v: &Value) -> RawProposal {
             reason: None,
             message: format!(
                 "expected an object {{\"serviceId\", \"to\", \"reason\"}}, got {}",
-                kind(v)
+                describe(v)
             ),
         };
     };

@@ -16,6 +16,7 @@ pub mod estate;
 pub mod export;
 pub mod fact;
 pub mod gen;
+pub mod json_shape;
 mod load;
 mod locate;
 pub mod numfmt;
