@@ -42,9 +42,10 @@ use crate::constraints::{self, Code, Fit};
 use crate::cost::{self, Ctx, State, Term, Terms, Totals};
 use crate::estate::{format_time, Estate};
 use crate::fact::Class;
+use crate::json_shape::describe;
+use crate::numfmt::signed;
 use crate::policy::Policy;
 use crate::request::{self, DeciderRequest};
-use crate::text::signed;
 
 /// Largest reply body accepted, bytes (4 MiB): 10,000 proposals of three
 /// 256-byte strings fit with room to spare.
@@ -452,17 +453,6 @@ pub fn parse_request(bytes: &[u8]) -> Result<DeciderRequest, BodyError> {
     Ok(r)
 }
 
-fn kind(v: &Value) -> &'static str {
-    match v {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "a list",
-        Value::Object(_) => "an object",
-    }
-}
-
 /// A string for display, cut to the limit at a character boundary.
 fn cut(s: &str) -> String {
     if s.len() <= MAX_STRING_BYTES {
@@ -529,7 +519,7 @@ fn string_field(
             }
         }
         Some(v) => {
-            problems.push(format!("`{key}` must be a string, got {}", kind(v)));
+            problems.push(format!("`{key}` must be a string, got {}", describe(v)));
             (None, None)
         }
     }
@@ -543,7 +533,7 @@ fn item(v: &Value) -> RawProposal {
             reason: None,
             message: format!(
                 "expected an object {{\"serviceId\", \"to\", \"reason\"}}, got {}",
-                kind(v)
+                describe(v)
             ),
         };
     };

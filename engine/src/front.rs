@@ -375,7 +375,7 @@ pub fn read_responses(responses_json: &str) -> Result<Vec<External>, Errors> {
                 pointer(name),
                 format!(
                     "expected the reply as text (a JSON string holding the reply's JSON), got {}",
-                    kind(reply)
+                    crate::json_shape::describe(reply)
                 ),
             ));
             continue;
@@ -391,17 +391,6 @@ pub fn read_responses(responses_json: &str) -> Result<Vec<External>, Errors> {
     } else {
         whatif::locate_errors(&mut errors, responses_json);
         Err(tagged("responses", &errors))
-    }
-}
-
-fn kind(v: &Value) -> &'static str {
-    match v {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
     }
 }
 

@@ -27,6 +27,7 @@ use crate::estate::{
     Site,
 };
 use crate::fact::{Class, Fact};
+use crate::json_shape::describe;
 
 // ---------------------------------------------------------------------------
 // Raw shapes: the file as written, before any meaning is checked.
@@ -381,7 +382,7 @@ impl Walker {
         let Some(map) = v.as_object() else {
             self.err(
                 path.into(),
-                format!("expected an object, found {}", kind(v)),
+                format!("expected an object, found {}", describe(v)),
             );
             return None;
         };
@@ -431,7 +432,7 @@ impl Walker {
         match v {
             Value::String(s) => Some(s.clone()),
             _ => {
-                self.err(path, format!("expected a string, found {}", kind(v)));
+                self.err(path, format!("expected a string, found {}", describe(v)));
                 None
             }
         }
@@ -441,7 +442,7 @@ impl Walker {
         match v.as_f64() {
             Some(x) => Some(x),
             None => {
-                self.err(path, format!("expected a number, found {}", kind(v)));
+                self.err(path, format!("expected a number, found {}", describe(v)));
                 None
             }
         }
@@ -456,7 +457,7 @@ impl Walker {
                 None => {
                     self.err(
                         path,
-                        format!("expected a number or null, found {}", kind(v)),
+                        format!("expected a number or null, found {}", describe(v)),
                     );
                     None
                 }
@@ -468,7 +469,10 @@ impl Walker {
         match v {
             Value::Bool(b) => Some(*b),
             _ => {
-                self.err(path, format!("expected true or false, found {}", kind(v)));
+                self.err(
+                    path,
+                    format!("expected true or false, found {}", describe(v)),
+                );
                 None
             }
         }
@@ -478,7 +482,7 @@ impl Walker {
         let Value::Array(items) = v else {
             self.err(
                 path,
-                format!("expected an array of strings, found {}", kind(v)),
+                format!("expected an array of strings, found {}", describe(v)),
             );
             return None;
         };
@@ -519,7 +523,7 @@ impl Walker {
                     path,
                     format!(
                         "expected a number, a fact object {{value, class, source, observed_at}} or null, found {}",
-                        kind(v)
+                        describe(v)
                     ),
                 );
                 None
@@ -564,7 +568,7 @@ impl Walker {
                 Some(Some(out))
             }
             Some(v) => {
-                self.err(path, format!("expected an array, found {}", kind(v)));
+                self.err(path, format!("expected an array, found {}", describe(v)));
                 None
             }
         }
@@ -704,18 +708,6 @@ impl Walker {
             services: services.flatten().unwrap_or_default(),
             flows: flows.flatten(),
         })
-    }
-}
-
-fn kind(v: &Value) -> String {
-    match v {
-        Value::Null => "null".into(),
-        Value::Bool(b) => format!("{b}"),
-        Value::Number(n) => format!("the number {n}"),
-        Value::String(s) if s.chars().count() <= 40 => format!("the string {s:?}"),
-        Value::String(_) => "a string".into(),
-        Value::Array(_) => "an array".into(),
-        Value::Object(_) => "an object".into(),
     }
 }
 

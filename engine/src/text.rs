@@ -7,6 +7,9 @@ use crate::advise::{Advice, Move};
 use crate::cost::{Term, Terms, Totals};
 use crate::why::MoveWhy;
 
+/// Kept here for callers that format like the text does (tests, tools).
+pub use crate::numfmt::signed;
+
 /// One line per move: `cart c-par-1→c-fra-1 +12.4 [rtt +15.1, xsite +3.0, copy -2.7] reported`.
 /// Terms that are exactly zero are left out.
 pub fn move_line(m: &Move) -> String {
@@ -28,15 +31,6 @@ fn nonzero_terms(t: &Terms) -> Vec<String> {
         .filter(|&(_, v)| v != 0.0)
         .map(|(term, v)| format!("{} {}", term.short(), signed(v)))
         .collect()
-}
-
-pub fn signed(v: f64) -> String {
-    let r = (v * 10.0).round() / 10.0;
-    if r >= 0.0 {
-        format!("+{:.1}", r.abs())
-    } else {
-        format!("{r:.1}")
-    }
 }
 
 fn totals(t: &Totals) -> String {

@@ -39,6 +39,7 @@ use crate::constraints::{self, Code, FitCode, Refusal, Resource};
 use crate::cost::{Ctx, State, Totals};
 use crate::estate::{format_time, Estate, Health};
 use crate::fact::Class;
+use crate::json_shape::describe;
 use crate::place::{self, FitVerdict, PlaceTerms};
 use crate::policy::Policy;
 
@@ -197,7 +198,7 @@ impl Parser {
         allowed: &[&str],
     ) -> Option<&'a Map<String, Value>> {
         let Some(map) = v.as_object() else {
-            self.err(path, format!("expected an object, got {}", kind(v)));
+            self.err(path, format!("expected an object, got {}", describe(v)));
             return None;
         };
         for key in map.keys() {
@@ -229,7 +230,7 @@ impl Parser {
                 None
             }
             Some(v) => {
-                self.err(path, format!("expected a string, got {}", kind(v)));
+                self.err(path, format!("expected a string, got {}", describe(v)));
                 None
             }
         }
@@ -254,7 +255,7 @@ impl Parser {
                     format!(
                         "expected a {what} id (a string of at most 128 characters without \
                          spaces), got {}",
-                        kind(v)
+                        describe(v)
                     ),
                 );
                 None
@@ -271,7 +272,7 @@ impl Parser {
                 "/schema",
                 format!(
                     "expected {SCHEMA} (the only scenario schema so far), got {}",
-                    kind(v)
+                    describe(v)
                 ),
             ),
         }
@@ -318,7 +319,7 @@ impl Parser {
             }
             Some(v) => self.err(
                 "/steps",
-                format!("expected an array of steps, got {}", kind(v)),
+                format!("expected an array of steps, got {}", describe(v)),
             ),
         }
         // A stand-in name keeps the readable steps for `from_json_checked`;
@@ -363,18 +364,6 @@ impl Parser {
                 None
             }
         }
-    }
-}
-
-fn kind(v: &Value) -> String {
-    match v {
-        Value::Null => "null".into(),
-        Value::Bool(b) => format!("{b}"),
-        Value::Number(n) => format!("the number {n}"),
-        Value::String(s) if s.len() <= 40 => format!("the string {s:?}"),
-        Value::String(_) => "a string".into(),
-        Value::Array(_) => "an array".into(),
-        Value::Object(_) => "an object".into(),
     }
 }
 

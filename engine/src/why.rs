@@ -1729,12 +1729,16 @@ impl MoveWhy {
             BarKind::Points => format!("the bar {} (minimum points)", num(self.bar)),
         };
         let next = match &self.runner_up {
-            Some(a) => format!("; next best {} {}", a.cluster, crate::text::signed(a.gain)),
+            Some(a) => format!(
+                "; next best {} {}",
+                a.cluster,
+                crate::numfmt::signed(a.gain)
+            ),
             None => "; no other destination certainly fits".into(),
         };
         out.push(format!(
             "Gain {} against {bar} (current cost {}){next}.",
-            crate::text::signed(self.gain),
+            crate::numfmt::signed(self.gain),
             num(self.current_cost)
         ));
         let mut unchanged = Vec::new();

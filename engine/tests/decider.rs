@@ -183,8 +183,8 @@ fn comparison_refuses_each_illegal_proposal_and_scores_the_rest() {
              [5] feed → c-fra-1: proposed_twice — feed was already proposed at index 4 (to c-mars-1, refused); only a service's first proposal counts
              [6] api → c-fra-1: already_there — api already runs on c-fra-1
              [7] search → c-fra-stg: tier — search may run only on prod clusters; c-fra-stg is staging
-             [10] ? → c-fra-1: malformed — `serviceId` must be a string, got a number
-             [11] ? → ?: malformed — expected an object {"serviceId", "to", "reason"}, got a string
+             [10] ? → c-fra-1: malformed — `serviceId` must be a string, got the number 7
+             [11] ? → ?: malformed — expected an object {"serviceId", "to", "reason"}, got the string "just move everything"
              [12] web → c-fra-1: malformed — missing `serviceId` (found `service_id`; the field is spelled `serviceId`)
              [13] mailer → c-fra-1: malformed — `reason` must be a string, got an object
     "#]]

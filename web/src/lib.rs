@@ -11,14 +11,16 @@
 //! advice and what-if, then checks its result against the server's by
 //! digest. This is the only crate with those two features.
 //!
-//! Codemap: [`app`] is the shell, router and navigation; [`pages`] one
-//! module per page; [`client`] the browser side (HTTP, clock, the loaded
+//! Codemap: [`app`] is the shell, router and navigation; [`common`] what
+//! the pages share (signed-in state, scenario, gate, error line); [`pages`]
+//! one module per page; [`client`] the browser side (HTTP, clock, the loaded
 //! snapshot); [`engine`] the engine calls themselves (pure); [`policy_fields`]
 //! the unit and meaning of every policy field; `ssr` (server only) the
 //! router the `berth` server mounts.
 
 pub mod app;
 pub mod client;
+pub mod common;
 pub mod engine;
 pub mod pages;
 pub mod policy_fields;

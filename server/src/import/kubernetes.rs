@@ -17,6 +17,8 @@ use std::collections::BTreeMap;
 use serde::Deserialize;
 use serde_json::{Map, Value};
 
+use berth_engine::json_shape::describe;
+
 use super::quantity;
 use super::{ImportError, Imported, ImportedFlow, ImportedService, Input, Note, NoteCode};
 
@@ -259,7 +261,7 @@ fn objects(
         if !v.is_null() {
             errors.push(err(
                 String::new(),
-                format!("expected a Kubernetes object, found {}", kind_of(&v)),
+                format!("expected a Kubernetes object, found {}", describe(&v)),
             ));
         }
         return;
@@ -279,7 +281,7 @@ fn objects(
             let Value::Object(im) = item else {
                 errors.push(err(
                     at,
-                    format!("expected a Kubernetes object, found {}", kind_of(item)),
+                    format!("expected a Kubernetes object, found {}", describe(item)),
                 ));
                 continue;
             };
@@ -316,7 +318,7 @@ fn object(
             errors.push(err(
                 "/kind",
                 None,
-                format!("expected the kind as a string, found {}", kind_of(other)),
+                format!("expected the kind as a string, found {}", describe(other)),
             ));
             return;
         }
@@ -358,7 +360,7 @@ fn object(
             errors.push(err(
                 "/metadata/name",
                 Some(kind),
-                format!("expected a string, found {}", kind_of(other)),
+                format!("expected a string, found {}", describe(other)),
             ));
             return;
         }
@@ -370,7 +372,7 @@ fn object(
             errors.push(err(
                 "/metadata/namespace",
                 Some(format!("{kind} {name}")),
-                format!("expected a non-empty string, found {}", kind_of(other)),
+                format!("expected a non-empty string, found {}", describe(other)),
             ));
             return;
         }
@@ -407,18 +409,6 @@ fn is_workload(kind: &str) -> bool {
     )
 }
 
-fn kind_of(v: &Value) -> String {
-    match v {
-        Value::Null => "null".into(),
-        Value::Bool(b) => format!("{b}"),
-        Value::Number(n) => format!("the number {n}"),
-        Value::String(s) if s.chars().count() <= 40 => format!("the string {s:?}"),
-        Value::String(_) => "a string".into(),
-        Value::Array(_) => "an array".into(),
-        Value::Object(_) => "an object".into(),
-    }
-}
-
 // ---------------------------------------------------------------------------
 // Reading fields with their paths.
 
@@ -452,7 +442,7 @@ impl<'o> Reader<'o> {
             other => {
                 self.err(
                     path,
-                    format!("expected an object, found {}", kind_of(other)),
+                    format!("expected an object, found {}", describe(other)),
                 );
                 None
             }
@@ -464,7 +454,10 @@ impl<'o> Reader<'o> {
             None => &[],
             Some(Value::Array(a)) => a,
             Some(other) => {
-                self.err(path, format!("expected an array, found {}", kind_of(other)));
+                self.err(
+                    path,
+                    format!("expected an array, found {}", describe(other)),
+                );
                 &[]
             }
         }
@@ -474,7 +467,10 @@ impl<'o> Reader<'o> {
         match self.at(path)? {
             Value::String(s) => Some(s),
             other => {
-                self.err(path, format!("expected a string, found {}", kind_of(other)));
+                self.err(
+                    path,
+                    format!("expected a string, found {}", describe(other)),
+                );
                 None
             }
         }
@@ -498,7 +494,7 @@ impl<'o> Reader<'o> {
                 }
                 other => self.err(
                     &format!("{path}/{}", escape(k)),
-                    format!("expected a string, found {}", kind_of(other)),
+                    format!("expected a string, found {}", describe(other)),
                 ),
             }
         }
@@ -513,7 +509,7 @@ impl<'o> Reader<'o> {
             Some(other) => {
                 self.err(
                     path,
-                    format!("expected a whole number ≥ 0, found {}", kind_of(other)),
+                    format!("expected a whole number ≥ 0, found {}", describe(other)),
                 );
                 None
             }
@@ -530,7 +526,7 @@ impl<'o> Reader<'o> {
                     path,
                     format!(
                         "expected a quantity such as 100m or 64Mi, found {}",
-                        kind_of(other)
+                        describe(other)
                     ),
                 );
                 return None;

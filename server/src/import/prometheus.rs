@@ -23,6 +23,8 @@ use std::fmt;
 use serde::Serialize;
 use serde_json::{json, Value};
 
+use berth_engine::json_shape::describe;
+
 /// The labels every query must group by. Istio's standard metrics carry
 /// them; a custom query must keep them (`sum by (…)`).
 pub const SOURCE_WORKLOAD: &str = "source_workload";
@@ -160,17 +162,6 @@ impl fmt::Display for QueryError {
             write!(f, "{}: ", self.path)?;
         }
         write!(f, "{}", self.message)
-    }
-}
-
-fn describe(v: &Value) -> String {
-    match v {
-        Value::Null => "null".into(),
-        Value::Bool(b) => b.to_string(),
-        Value::Number(n) => format!("the number {n}"),
-        Value::String(s) => format!("the string {s:?}"),
-        Value::Array(_) => "an array".into(),
-        Value::Object(_) => "an object".into(),
     }
 }
 

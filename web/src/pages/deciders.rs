@@ -9,8 +9,8 @@ use leptos::prelude::*;
 use serde_json::Value;
 
 use super::{arr, num, s, signed};
-use crate::app::{Auth, ErrorLine, Gate};
 use crate::client;
+use crate::common::{Auth, ErrorLine, Gate};
 
 #[component]
 pub fn Deciders() -> impl IntoView {

@@ -8,8 +8,8 @@ use leptos::prelude::*;
 use serde_json::Value;
 
 use super::{age, arr, num, s};
-use crate::app::{Auth, ErrorLine, Gate};
 use crate::client;
+use crate::common::{Auth, ErrorLine, Gate};
 use crate::engine;
 
 /// One stored fact of the estate document.

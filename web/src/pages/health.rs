@@ -4,8 +4,8 @@ use leptos::prelude::*;
 use serde_json::Value;
 
 use super::{arr, s};
-use crate::app::Gate;
 use crate::client;
+use crate::common::Gate;
 
 #[component]
 pub fn Health() -> impl IntoView {

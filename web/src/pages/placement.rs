@@ -9,8 +9,8 @@ use leptos_router::hooks::use_navigate;
 use serde_json::Value;
 
 use super::{age, arr, num, s, signed};
-use crate::app::{Auth, ErrorLine, Gate, Scenario};
 use crate::client;
+use crate::common::{Auth, ErrorLine, Gate, Scenario};
 use crate::engine::{self, SnapshotMeta, Step};
 
 /// The browser/server parity check of one result.

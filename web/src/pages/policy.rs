@@ -5,8 +5,8 @@
 use leptos::prelude::*;
 use serde_json::Value;
 
-use crate::app::{Auth, ErrorLine, Gate};
 use crate::client;
+use crate::common::{Auth, ErrorLine, Gate};
 use crate::policy_fields::{self, FIELDS};
 
 #[component]

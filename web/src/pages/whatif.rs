@@ -7,8 +7,8 @@ use leptos::prelude::*;
 use serde_json::Value;
 
 use super::{arr, num, s, signed};
-use crate::app::{Auth, ErrorLine, Gate, Scenario};
 use crate::client;
+use crate::common::{Auth, ErrorLine, Gate, Scenario};
 use crate::engine::{self, Step};
 
 #[component]

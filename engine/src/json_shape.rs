@@ -1,0 +1,59 @@
+//! How a JSON value is named in an error about its shape: "expected a
+//! number, found the string \"2\"". One wording for every reader that
+//! walks JSON by hand — the estate loader, scenarios, decider responses
+//! and the server's importers. A leaf: it imports nothing of the crate.
+
+use serde_json::Value;
+
+/// Strings up to this many characters are quoted in full; longer ones are
+/// only named, so a message never carries a whole document.
+pub const MAX_QUOTED_CHARS: usize = 40;
+
+/// The value as a message names it: `null`, `true`, `the number 7`,
+/// `the string "2"` (or `a string` when longer than
+/// [`MAX_QUOTED_CHARS`]), `an array`, `an object`.
+pub fn describe(v: &Value) -> String {
+    match v {
+        Value::Null => "null".into(),
+        Value::Bool(b) => format!("{b}"),
+        Value::Number(n) => format!("the number {n}"),
+        Value::String(s) if s.chars().count() <= MAX_QUOTED_CHARS => {
+            format!("the string {s:?}")
+        }
+        Value::String(_) => "a string".into(),
+        Value::Array(_) => "an array".into(),
+        Value::Object(_) => "an object".into(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::describe;
+    use serde_json::json;
+
+    #[test]
+    fn every_json_kind_has_its_words() {
+        assert_eq!(describe(&json!(null)), "null");
+        assert_eq!(describe(&json!(true)), "true");
+        assert_eq!(describe(&json!(false)), "false");
+        assert_eq!(describe(&json!(7)), "the number 7");
+        assert_eq!(describe(&json!(-3)), "the number -3");
+        assert_eq!(describe(&json!(20.5)), "the number 20.5");
+        assert_eq!(describe(&json!("2")), r#"the string "2""#);
+        assert_eq!(describe(&json!("")), r#"the string """#);
+        assert_eq!(describe(&json!("a \"b\"\n")), r#"the string "a \"b\"\n""#);
+        // Up to 40 characters (not bytes) are quoted; beyond, only named.
+        let forty = "x".repeat(40);
+        assert_eq!(describe(&json!(forty)), format!("the string \"{forty}\""));
+        let forty_wide = "é".repeat(40);
+        assert_eq!(
+            describe(&json!(forty_wide)),
+            format!("the string \"{forty_wide}\"")
+        );
+        assert_eq!(describe(&json!("x".repeat(41))), "a string");
+        assert_eq!(describe(&json!([])), "an array");
+        assert_eq!(describe(&json!([1, "two"])), "an array");
+        assert_eq!(describe(&json!({})), "an object");
+        assert_eq!(describe(&json!({"a": 1})), "an object");
+    }
+}
