@@ -4,6 +4,7 @@
 //! meaning), which validation, the Policy page and the table in
 //! `docs/advice.md` §8 (generated, checked by `tests/policy_table.rs`) all
 //! read; the why of each default is its struct field's comment.
+//!
 //! A policy file may give any subset of fields; the rest keep their
 //! defaults. Unknown fields and out-of-range values are refused with the
 //! field named, so a typo never silently falls back to a default.
