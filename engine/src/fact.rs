@@ -5,53 +5,10 @@
 //! computed at evaluation time from its age (`now` is an input; the engine
 //! has no clock), which is what every verdict uses.
 
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
+pub use crate::class::Class;
 use crate::policy::Policy;
-
-/// How good the evidence behind a fact is, best first.
-///
-/// The order of the variants is the order of trust: `Measured < Guessed`
-/// compares "better than". `weakest` picks the maximum.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Class {
-    Measured,
-    Reported,
-    Inferred,
-    Guessed,
-}
-
-impl Class {
-    pub const ALL: [Class; 4] = [
-        Class::Measured,
-        Class::Reported,
-        Class::Inferred,
-        Class::Guessed,
-    ];
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Class::Measured => "measured",
-            Class::Reported => "reported",
-            Class::Inferred => "inferred",
-            Class::Guessed => "guessed",
-        }
-    }
-
-    pub fn parse(s: &str) -> Option<Class> {
-        Class::ALL.into_iter().find(|c| c.as_str() == s)
-    }
-
-    /// One class worse; `Guessed` stays `Guessed`.
-    pub fn degraded(self) -> Class {
-        match self {
-            Class::Measured => Class::Reported,
-            Class::Reported => Class::Inferred,
-            Class::Inferred | Class::Guessed => Class::Guessed,
-        }
-    }
-}
 
 /// A stored fact. `value == None` means *unknown*: never a hidden zero.
 #[derive(Clone, Debug, PartialEq, Serialize)]

@@ -9,6 +9,7 @@
 //! ranking ([`cost`]) meet in `advise::best_move`.
 
 pub mod advise;
+mod class;
 pub mod constraints;
 pub mod cost;
 pub mod decider;

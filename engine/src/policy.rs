@@ -1,6 +1,10 @@
 //! The policy: every weight, bar and default the engine uses, in one place.
 //!
-//! `docs/advice.md` has a row for every field here; change both together.
+//! Every field is a row of [`FIELDS`] (path, group, default, range, unit,
+//! meaning), which validation, the Policy page and the table in
+//! `docs/advice.md` §8 (generated, checked by `tests/policy_table.rs`) all
+//! read; the why of each default is its struct field's comment.
+//!
 //! A policy file may give any subset of fields; the rest keep their
 //! defaults. Unknown fields and out-of-range values are refused with the
 //! field named, so a typo never silently falls back to a default.
@@ -8,7 +12,7 @@
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
-use crate::fact::Class;
+use crate::class::Class;
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
@@ -156,78 +160,500 @@ pub struct PlacementWeights {
     pub youth_window_s: i64,
 }
 
+/// What a policy field tunes. The order is the order of [`FIELDS`] and of
+/// the table in `docs/advice.md` §8.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Group {
+    /// Converting a term of the cost into points.
+    Weights,
+    /// What a move must clear to be recommended, and how many.
+    Bars,
+    /// Relative margin of error per confidence class.
+    Margins,
+    /// Staleness windows per confidence class.
+    Windows,
+    /// RTTs used when a rung of the evidence ladder names no measurement.
+    NominalValues,
+    /// Values assumed for flow facts that are unknown.
+    Assumptions,
+    /// Weights of the single-service placement scorer.
+    Placement,
+}
+
+impl Group {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Group::Weights => "weights",
+            Group::Bars => "bars",
+            Group::Margins => "margins",
+            Group::Windows => "windows",
+            Group::NominalValues => "nominal values",
+            Group::Assumptions => "assumptions",
+            Group::Placement => "placement",
+        }
+    }
+}
+
+/// The JSON type of a field's value.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Kind {
+    Number,
+    Integer,
+}
+
+/// One policy field as data: where it is, what it means, its default and
+/// the range [`Policy::validate`] accepts. [`FIELDS`] has one per field;
+/// the why of each default is the doc comment of its struct field above.
+#[derive(Clone, Copy, Debug)]
+pub struct PolicyField {
+    /// The JSON path, dotted inside nested objects (`margins.measured`).
+    pub path: &'static str,
+    pub group: Group,
+    pub kind: Kind,
+    /// The value a policy that does not name the field has.
+    pub default: f64,
+    /// Smallest value accepted, inclusive.
+    pub min: f64,
+    /// Largest value accepted, inclusive. (Every value must also be finite.)
+    pub max: f64,
+    pub unit: &'static str,
+    /// One line: what the field does, as the Policy page shows it.
+    pub meaning: &'static str,
+    get: fn(&Policy) -> f64,
+    set: fn(&mut Policy, f64),
+}
+
+impl PolicyField {
+    /// The field's value in `policy`, as a number.
+    pub fn value(&self, policy: &Policy) -> f64 {
+        (self.get)(policy)
+    }
+}
+
+/// Every policy field, in the order validation reports them and the docs
+/// list them. Adding a field: its struct field (with the why of its
+/// default), a row here, and `UPDATE_DOCS=1 cargo test -p berth-engine
+/// --test policy_table` for `docs/advice.md`.
+pub const FIELDS: &[PolicyField] = &[
+    PolicyField {
+        path: "round_trip_weight",
+        group: Group::Weights,
+        kind: Kind::Number,
+        default: 1.0,
+        min: 0.0,
+        max: 1e6,
+        unit: "points per (ms × in-flight request)",
+        meaning: "cost of one ms of RTT on a flow of weight 1",
+        get: |p| p.round_trip_weight,
+        set: |p, v| p.round_trip_weight = v,
+    },
+    PolicyField {
+        path: "cross_site_weight",
+        group: Group::Weights,
+        kind: Kind::Number,
+        default: 8.0,
+        min: 0.0,
+        max: 1e6,
+        unit: "points per MB/s",
+        meaning: "cost of traffic whose two ends are on different sites",
+        get: |p| p.cross_site_weight,
+        set: |p, v| p.cross_site_weight = v,
+    },
+    PolicyField {
+        path: "headroom_weight",
+        group: Group::Weights,
+        kind: Kind::Number,
+        default: 15.0,
+        min: 0.0,
+        max: 1e6,
+        unit: "points per resource at 100 %",
+        meaning: "penalty for a cluster resource at 100 % utilisation (linear from the threshold)",
+        get: |p| p.headroom_weight,
+        set: |p, v| p.headroom_weight = v,
+    },
+    PolicyField {
+        path: "headroom_threshold",
+        group: Group::Weights,
+        kind: Kind::Number,
+        default: 0.8,
+        min: 0.0,
+        max: 0.99,
+        unit: "utilisation, 0–1",
+        meaning: "utilisation below which the headroom penalty is zero",
+        get: |p| p.headroom_threshold,
+        set: |p, v| p.headroom_threshold = v,
+    },
+    PolicyField {
+        path: "copy_weight_per_gb",
+        group: Group::Weights,
+        kind: Kind::Number,
+        default: 0.5,
+        min: 0.0,
+        max: 1e6,
+        unit: "points per GB",
+        meaning:
+            "one-off cost of copying a service's persistent data, subtracted from a move's gain",
+        get: |p| p.copy_weight_per_gb,
+        set: |p, v| p.copy_weight_per_gb = v,
+    },
+    PolicyField {
+        path: "min_gain_fraction",
+        group: Group::Bars,
+        kind: Kind::Number,
+        default: 0.15,
+        min: 0.0,
+        max: 10.0,
+        unit: "share of current cost",
+        meaning: "a move must gain at least this share of the service's current cost",
+        get: |p| p.min_gain_fraction,
+        set: |p, v| p.min_gain_fraction = v,
+    },
+    PolicyField {
+        path: "min_gain_points",
+        group: Group::Bars,
+        kind: Kind::Number,
+        default: 2.0,
+        min: 0.0,
+        max: 1e9,
+        unit: "points",
+        meaning: "a move must gain at least this many points",
+        get: |p| p.min_gain_points,
+        set: |p, v| p.min_gain_points = v,
+    },
+    PolicyField {
+        path: "max_moves",
+        group: Group::Bars,
+        kind: Kind::Integer,
+        default: 40.0,
+        min: 0.0,
+        max: 10_000.0,
+        unit: "moves",
+        meaning: "longest list of recommended moves",
+        get: |p| p.max_moves as f64,
+        set: |p, v| p.max_moves = v as usize,
+    },
+    PolicyField {
+        path: "margins.measured",
+        group: Group::Margins,
+        kind: Kind::Number,
+        default: 0.05,
+        min: 0.0,
+        max: 1.0,
+        unit: "relative",
+        meaning: "margin of error of a measured fact",
+        get: |p| p.margins.measured,
+        set: |p, v| p.margins.measured = v,
+    },
+    PolicyField {
+        path: "margins.reported",
+        group: Group::Margins,
+        kind: Kind::Number,
+        default: 0.15,
+        min: 0.0,
+        max: 1.0,
+        unit: "relative",
+        meaning: "margin of error of a reported fact",
+        get: |p| p.margins.reported,
+        set: |p, v| p.margins.reported = v,
+    },
+    PolicyField {
+        path: "margins.inferred",
+        group: Group::Margins,
+        kind: Kind::Number,
+        default: 0.35,
+        min: 0.0,
+        max: 1.0,
+        unit: "relative",
+        meaning: "margin of error of an inferred fact",
+        get: |p| p.margins.inferred,
+        set: |p, v| p.margins.inferred = v,
+    },
+    PolicyField {
+        path: "margins.guessed",
+        group: Group::Margins,
+        kind: Kind::Number,
+        default: 1.0,
+        min: 0.0,
+        max: 1.0,
+        unit: "relative",
+        meaning: "margin of error of a guessed fact",
+        get: |p| p.margins.guessed,
+        set: |p, v| p.margins.guessed = v,
+    },
+    PolicyField {
+        path: "staleness.measured_s",
+        group: Group::Windows,
+        kind: Kind::Integer,
+        default: (15 * 60) as f64,
+        min: 1.0,
+        max: 1e10,
+        unit: "seconds",
+        meaning: "after this a measurement counts only as reported",
+        get: |p| p.staleness.measured_s as f64,
+        set: |p, v| p.staleness.measured_s = v as i64,
+    },
+    PolicyField {
+        path: "staleness.reported_s",
+        group: Group::Windows,
+        kind: Kind::Integer,
+        default: (24 * 3600) as f64,
+        min: 1.0,
+        max: 1e10,
+        unit: "seconds",
+        meaning: "after this a report counts only as inferred",
+        get: |p| p.staleness.reported_s as f64,
+        set: |p, v| p.staleness.reported_s = v as i64,
+    },
+    PolicyField {
+        path: "staleness.inferred_s",
+        group: Group::Windows,
+        kind: Kind::Integer,
+        default: (7 * 24 * 3600) as f64,
+        min: 1.0,
+        max: 1e10,
+        unit: "seconds",
+        meaning: "after this an inference counts only as a guess",
+        get: |p| p.staleness.inferred_s as f64,
+        set: |p, v| p.staleness.inferred_s = v as i64,
+    },
+    PolicyField {
+        path: "rtt.same_cluster_ms",
+        group: Group::NominalValues,
+        kind: Kind::Number,
+        default: 0.3,
+        min: 0.0,
+        max: 1e4,
+        unit: "ms",
+        meaning: "nominal RTT inside one cluster",
+        get: |p| p.rtt.same_cluster_ms,
+        set: |p, v| p.rtt.same_cluster_ms = v,
+    },
+    PolicyField {
+        path: "rtt.same_site_ms",
+        group: Group::NominalValues,
+        kind: Kind::Number,
+        default: 1.0,
+        min: 0.0,
+        max: 1e4,
+        unit: "ms",
+        meaning: "nominal RTT between clusters of one site",
+        get: |p| p.rtt.same_site_ms,
+        set: |p, v| p.rtt.same_site_ms = v,
+    },
+    PolicyField {
+        path: "rtt.unknown_ms",
+        group: Group::NominalValues,
+        kind: Kind::Number,
+        default: 80.0,
+        min: 0.0,
+        max: 1e4,
+        unit: "ms",
+        meaning: "RTT assumed when nothing is known (pessimistic on purpose)",
+        get: |p| p.rtt.unknown_ms,
+        set: |p, v| p.rtt.unknown_ms = v,
+    },
+    PolicyField {
+        path: "unknown_flow.weight",
+        group: Group::Assumptions,
+        kind: Kind::Number,
+        default: 1.0,
+        min: 0.0,
+        max: 1e6,
+        unit: "in-flight requests",
+        meaning: "weight assumed for a flow whose weight is unknown (guessed)",
+        get: |p| p.unknown_flow.weight,
+        set: |p, v| p.unknown_flow.weight = v,
+    },
+    PolicyField {
+        path: "unknown_flow.mb_s",
+        group: Group::Assumptions,
+        kind: Kind::Number,
+        default: 0.1,
+        min: 0.0,
+        max: 1e6,
+        unit: "MB/s",
+        meaning: "traffic assumed for a flow whose volume is unknown (guessed)",
+        get: |p| p.unknown_flow.mb_s,
+        set: |p, v| p.unknown_flow.mb_s = v,
+    },
+    PolicyField {
+        path: "placement.headroom_bonus",
+        group: Group::Placement,
+        kind: Kind::Number,
+        default: 10.0,
+        min: 0.0,
+        max: 1e6,
+        unit: "points",
+        meaning: "placement scorer: bonus for free room left on a cluster",
+        get: |p| p.placement.headroom_bonus,
+        set: |p, v| p.placement.headroom_bonus = v,
+    },
+    PolicyField {
+        path: "placement.target_utilisation",
+        group: Group::Placement,
+        kind: Kind::Number,
+        default: 0.8,
+        min: 0.01,
+        max: 1.0,
+        unit: "utilisation, 0–1",
+        meaning: "placement scorer: utilisation above which a cluster is over target",
+        get: |p| p.placement.target_utilisation,
+        set: |p, v| p.placement.target_utilisation = v,
+    },
+    PolicyField {
+        path: "placement.over_target_cost",
+        group: Group::Placement,
+        kind: Kind::Number,
+        default: 1000.0,
+        min: 0.0,
+        max: 1e9,
+        unit: "points",
+        meaning: "placement scorer: flat cost of being over target",
+        get: |p| p.placement.over_target_cost,
+        set: |p, v| p.placement.over_target_cost = v,
+    },
+    PolicyField {
+        path: "placement.over_target_ramp",
+        group: Group::Placement,
+        kind: Kind::Number,
+        default: 100.0,
+        min: 0.0,
+        max: 1e9,
+        unit: "points per unit of utilisation",
+        meaning: "placement scorer: cost per unit of utilisation past the target",
+        get: |p| p.placement.over_target_ramp,
+        set: |p, v| p.placement.over_target_ramp = v,
+    },
+    PolicyField {
+        path: "placement.incumbency_bonus",
+        group: Group::Placement,
+        kind: Kind::Number,
+        default: 5.0,
+        min: 0.0,
+        max: 1e6,
+        unit: "points",
+        meaning: "placement scorer: bonus for staying where it is",
+        get: |p| p.placement.incumbency_bonus,
+        set: |p, v| p.placement.incumbency_bonus = v,
+    },
+    PolicyField {
+        path: "placement.blast_radius_cost",
+        group: Group::Placement,
+        kind: Kind::Number,
+        default: 2.0,
+        min: 0.0,
+        max: 1e6,
+        unit: "points per service",
+        meaning: "placement scorer: cost per service of the same owner already there",
+        get: |p| p.placement.blast_radius_cost,
+        set: |p, v| p.placement.blast_radius_cost = v,
+    },
+    PolicyField {
+        path: "placement.youth_bonus",
+        group: Group::Placement,
+        kind: Kind::Number,
+        default: 3.0,
+        min: 0.0,
+        max: 1e6,
+        unit: "points",
+        meaning: "placement scorer: bonus for a newly enrolled cluster",
+        get: |p| p.placement.youth_bonus,
+        set: |p, v| p.placement.youth_bonus = v,
+    },
+    PolicyField {
+        path: "placement.youth_window_s",
+        group: Group::Placement,
+        kind: Kind::Integer,
+        default: (24 * 3600) as f64,
+        min: 0.0,
+        max: 1e10,
+        unit: "seconds",
+        meaning: "placement scorer: how long a cluster counts as new",
+        get: |p| p.placement.youth_window_s as f64,
+        set: |p, v| p.placement.youth_window_s = v as i64,
+    },
+];
+
+/// Every default comes from [`FIELDS`]; the zeros below are overwritten
+/// (a test checks that every field has a row).
 impl Default for Policy {
     fn default() -> Self {
-        Policy {
-            round_trip_weight: 1.0,
-            cross_site_weight: 8.0,
-            headroom_weight: 15.0,
-            headroom_threshold: 0.8,
-            copy_weight_per_gb: 0.5,
-            min_gain_fraction: 0.15,
-            min_gain_points: 2.0,
-            max_moves: 40,
-            margins: Margins::default(),
-            staleness: Staleness::default(),
-            rtt: RttDefaults::default(),
-            unknown_flow: UnknownFlow::default(),
-            placement: PlacementWeights::default(),
+        let mut policy = Policy {
+            round_trip_weight: 0.0,
+            cross_site_weight: 0.0,
+            headroom_weight: 0.0,
+            headroom_threshold: 0.0,
+            copy_weight_per_gb: 0.0,
+            min_gain_fraction: 0.0,
+            min_gain_points: 0.0,
+            max_moves: 0,
+            margins: Margins {
+                measured: 0.0,
+                reported: 0.0,
+                inferred: 0.0,
+                guessed: 0.0,
+            },
+            staleness: Staleness {
+                measured_s: 0,
+                reported_s: 0,
+                inferred_s: 0,
+            },
+            rtt: RttDefaults {
+                same_cluster_ms: 0.0,
+                same_site_ms: 0.0,
+                unknown_ms: 0.0,
+            },
+            unknown_flow: UnknownFlow {
+                weight: 0.0,
+                mb_s: 0.0,
+            },
+            placement: PlacementWeights {
+                headroom_bonus: 0.0,
+                target_utilisation: 0.0,
+                over_target_cost: 0.0,
+                over_target_ramp: 0.0,
+                incumbency_bonus: 0.0,
+                blast_radius_cost: 0.0,
+                youth_bonus: 0.0,
+                youth_window_s: 0,
+            },
+        };
+        for f in FIELDS {
+            (f.set)(&mut policy, f.default);
         }
+        policy
     }
 }
 
 impl Default for Margins {
     fn default() -> Self {
-        Margins {
-            measured: 0.05,
-            reported: 0.15,
-            inferred: 0.35,
-            guessed: 1.0,
-        }
+        Policy::default().margins
     }
 }
 
 impl Default for Staleness {
     fn default() -> Self {
-        Staleness {
-            measured_s: 15 * 60,
-            reported_s: 24 * 3600,
-            inferred_s: 7 * 24 * 3600,
-        }
+        Policy::default().staleness
     }
 }
 
 impl Default for RttDefaults {
     fn default() -> Self {
-        RttDefaults {
-            same_cluster_ms: 0.3,
-            same_site_ms: 1.0,
-            unknown_ms: 80.0,
-        }
+        Policy::default().rtt
     }
 }
 
 impl Default for UnknownFlow {
     fn default() -> Self {
-        UnknownFlow {
-            weight: 1.0,
-            mb_s: 0.1,
-        }
+        Policy::default().unknown_flow
     }
 }
 
 impl Default for PlacementWeights {
     fn default() -> Self {
-        PlacementWeights {
-            headroom_bonus: 10.0,
-            target_utilisation: 0.8,
-            over_target_cost: 1000.0,
-            over_target_ramp: 100.0,
-            incumbency_bonus: 5.0,
-            blast_radius_cost: 2.0,
-            youth_bonus: 3.0,
-            youth_window_s: 24 * 3600,
-        }
+        Policy::default().placement
     }
 }
 
@@ -269,69 +695,16 @@ impl Policy {
     /// Every range rule, with every violation reported at once.
     pub fn validate(&self) -> Result<(), Vec<PolicyError>> {
         let mut errs = Vec::new();
-        let mut check = |field: &str, v: f64, lo: f64, hi: f64| {
+        for f in FIELDS {
+            let (v, lo, hi) = (f.value(self), f.min, f.max);
             if !(v.is_finite() && v >= lo && v <= hi) {
                 errs.push(PolicyError {
-                    field: field.to_string(),
+                    field: f.path.to_string(),
                     message: format!("expected a number in [{lo}, {hi}], got {v}"),
                 });
             }
-        };
-        check("round_trip_weight", self.round_trip_weight, 0.0, 1e6);
-        check("cross_site_weight", self.cross_site_weight, 0.0, 1e6);
-        check("headroom_weight", self.headroom_weight, 0.0, 1e6);
-        check("headroom_threshold", self.headroom_threshold, 0.0, 0.99);
-        check("copy_weight_per_gb", self.copy_weight_per_gb, 0.0, 1e6);
-        check("min_gain_fraction", self.min_gain_fraction, 0.0, 10.0);
-        check("min_gain_points", self.min_gain_points, 0.0, 1e9);
-        check("max_moves", self.max_moves as f64, 0.0, 10_000.0);
-        check("margins.measured", self.margins.measured, 0.0, 1.0);
-        check("margins.reported", self.margins.reported, 0.0, 1.0);
-        check("margins.inferred", self.margins.inferred, 0.0, 1.0);
-        check("margins.guessed", self.margins.guessed, 0.0, 1.0);
-        check(
-            "staleness.measured_s",
-            self.staleness.measured_s as f64,
-            1.0,
-            1e10,
-        );
-        check(
-            "staleness.reported_s",
-            self.staleness.reported_s as f64,
-            1.0,
-            1e10,
-        );
-        check(
-            "staleness.inferred_s",
-            self.staleness.inferred_s as f64,
-            1.0,
-            1e10,
-        );
-        check("rtt.same_cluster_ms", self.rtt.same_cluster_ms, 0.0, 1e4);
-        check("rtt.same_site_ms", self.rtt.same_site_ms, 0.0, 1e4);
-        check("rtt.unknown_ms", self.rtt.unknown_ms, 0.0, 1e4);
-        check("unknown_flow.weight", self.unknown_flow.weight, 0.0, 1e6);
-        check("unknown_flow.mb_s", self.unknown_flow.mb_s, 0.0, 1e6);
-        let p = &self.placement;
-        check("placement.headroom_bonus", p.headroom_bonus, 0.0, 1e6);
-        check(
-            "placement.target_utilisation",
-            p.target_utilisation,
-            0.01,
-            1.0,
-        );
-        check("placement.over_target_cost", p.over_target_cost, 0.0, 1e9);
-        check("placement.over_target_ramp", p.over_target_ramp, 0.0, 1e9);
-        check("placement.incumbency_bonus", p.incumbency_bonus, 0.0, 1e6);
-        check("placement.blast_radius_cost", p.blast_radius_cost, 0.0, 1e6);
-        check("placement.youth_bonus", p.youth_bonus, 0.0, 1e6);
-        check(
-            "placement.youth_window_s",
-            p.youth_window_s as f64,
-            0.0,
-            1e10,
-        );
-        let m = &self.margins;
+        }
+        let (m, p) = (&self.margins, &self.placement);
         if !(m.measured <= m.reported && m.reported <= m.inferred && m.inferred <= m.guessed) {
             errs.push(PolicyError {
                 field: "margins".into(),
@@ -365,6 +738,94 @@ impl Policy {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::Value;
+
+    fn leaves(v: &Value, prefix: &str, out: &mut Vec<String>) {
+        match v {
+            Value::Object(m) => {
+                for (k, v) in m {
+                    let p = if prefix.is_empty() {
+                        k.clone()
+                    } else {
+                        format!("{prefix}.{k}")
+                    };
+                    leaves(v, &p, out);
+                }
+            }
+            _ => out.push(prefix.to_string()),
+        }
+    }
+
+    fn at<'a>(v: &'a Value, path: &str) -> &'a Value {
+        path.split('.').fold(v, |v, k| &v[k])
+    }
+
+    #[test]
+    fn the_table_has_every_field_once() {
+        let v = serde_json::to_value(Policy::default()).unwrap();
+        let mut want = Vec::new();
+        leaves(&v, "", &mut want);
+        let mut have: Vec<_> = FIELDS.iter().map(|f| f.path).collect();
+        have.sort();
+        assert_eq!(have, want);
+    }
+
+    #[test]
+    fn each_row_reads_and_writes_its_own_field() {
+        // Defaults land where the JSON path says (the row's setter).
+        let defaults = serde_json::to_value(Policy::default()).unwrap();
+        for f in FIELDS {
+            assert_eq!(
+                at(&defaults, f.path).as_f64(),
+                Some(f.default),
+                "{}",
+                f.path
+            );
+            assert!(f.min <= f.default && f.default <= f.max, "{}", f.path);
+            if f.kind == Kind::Integer {
+                assert!(at(&defaults, f.path).is_i64() || at(&defaults, f.path).is_u64());
+            }
+        }
+        // A distinct value per field is read back by the row's getter.
+        let mut v = defaults.clone();
+        for (i, f) in FIELDS.iter().enumerate() {
+            let mut parts: Vec<&str> = f.path.split('.').collect();
+            let last = parts.pop().unwrap();
+            let obj = parts.iter().fold(&mut v, |v, k| &mut v[*k]);
+            obj[last] = serde_json::json!(i + 1);
+        }
+        let p: Policy = serde_json::from_value(v).unwrap();
+        for (i, f) in FIELDS.iter().enumerate() {
+            assert_eq!(f.value(&p), (i + 1) as f64, "{}", f.path);
+        }
+    }
+
+    #[test]
+    fn groups_are_contiguous_and_in_order() {
+        let groups: Vec<_> = FIELDS.iter().map(|f| f.group).collect();
+        let mut sorted = groups.clone();
+        sorted.sort();
+        assert_eq!(groups, sorted);
+    }
+
+    #[test]
+    fn every_field_out_of_range_is_refused_with_todays_message() {
+        for f in FIELDS {
+            let text = format!(
+                r#"{{"{}": 1000000000000}}"#,
+                f.path.replace('.', r#"": {""#)
+            ) + &"}".repeat(f.path.matches('.').count());
+            let e = Policy::from_json(&text).unwrap_err();
+            assert_eq!(e[0].field, f.path, "{text}");
+            assert_eq!(
+                e[0].message,
+                format!(
+                    "expected a number in [{}, {}], got 1000000000000",
+                    f.min, f.max
+                )
+            );
+        }
+    }
 
     #[test]
     fn partial_policy_keeps_defaults_and_changes_digest() {
@@ -383,5 +844,10 @@ mod tests {
             Policy::from_json(r#"{"headroom_threshold": 1.5, "min_gain_points": -1}"#).unwrap_err();
         let fields: Vec<_> = e.iter().map(|e| e.field.as_str()).collect();
         assert_eq!(fields, ["headroom_threshold", "min_gain_points"]);
+        let e = Policy::from_json(r#"{"staleness": {"measured_s": 0}}"#).unwrap_err();
+        assert_eq!(
+            e[0].to_string(),
+            "policy staleness.measured_s: expected a number in [1, 10000000000], got 0"
+        );
     }
 }

@@ -84,7 +84,8 @@ pub fn PolicyPage() -> impl IntoView {
                 <p class="hint" data-testid="viewer-note">"You can read the policy; changing it needs an operator or administrator."</p>
             </Show>
             {move || policy.get().map(|p| {
-                let rows = FIELDS.iter().map(|&(path, unit, meaning)| {
+                let rows = FIELDS.iter().map(|f| {
+                    let (path, unit, meaning) = (f.path, f.unit, f.meaning);
                     let current = policy_fields::get(&p, path).map(|v| v.to_string()).unwrap_or_default();
                     let id = format!("pf-{}", path.replace('.', "-"));
                     let editor = if may_operate() {
