@@ -2,7 +2,8 @@
 //! files (SPEC §15: validate, advise, preview, compare, whatif, place), the
 //! importers (`import kubernetes`, `import prometheus`), `serve`, the
 //! server (`berth::serve`), and `agent`, which feeds a server
-//! (`berth::agent`).
+//! (`berth::agent`). This file parses the command line and dispatches;
+//! the commands are in `cli/`, by family.
 //!
 //! This crate is the only one that touches the filesystem and the clock:
 //! it reads files, resolves `now`, times deciders, and hands text to the

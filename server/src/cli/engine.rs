@@ -12,6 +12,7 @@ use berth_engine::{decider, estate, whatif, Estate, EstateError, Format, Policy}
 use super::args::{Command, OutputFormat};
 use super::common::{json, read_text, Failure, INCOMPLETE};
 
+/// One engine command on files; its output, or the failure to report.
 pub fn run(command: Command) -> Result<String, Failure> {
     match command {
         Command::Serve { .. } | Command::Agent { .. } => unreachable!("handled in main"),
