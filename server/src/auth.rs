@@ -14,46 +14,14 @@ use axum::extract::{ConnectInfo, Request, State};
 use axum::http::{header, HeaderMap, Method};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
-use serde::{Deserialize, Serialize};
-use sha2::{Digest, Sha256};
 use subtle::ConstantTimeEq;
 
+pub use crate::clock::now_s;
+pub use crate::digest::sha256_hex;
 use crate::error::ApiError;
+pub use crate::random::{new_token, random_id, random_secret};
+pub use crate::role::Role;
 use crate::AppState;
-
-/// Roles, weakest first: from viewer on, each includes the rights of
-/// those before it. `Agent` is apart: a measuring agent's token may post
-/// observations to its one estate and do nothing else, not even read
-/// (an agent runs inside a cluster; its token should be worth little to
-/// whoever steals it).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Role {
-    Agent,
-    Viewer,
-    Operator,
-    Admin,
-}
-
-impl Role {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Role::Agent => "agent",
-            Role::Viewer => "viewer",
-            Role::Operator => "operator",
-            Role::Admin => "admin",
-        }
-    }
-    pub fn parse(s: &str) -> Option<Role> {
-        match s {
-            "agent" => Some(Role::Agent),
-            "viewer" => Some(Role::Viewer),
-            "operator" => Some(Role::Operator),
-            "admin" => Some(Role::Admin),
-            _ => None,
-        }
-    }
-}
 
 /// What a route asks of its caller.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -126,30 +94,6 @@ impl Principal {
 pub const SESSION_COOKIE: &str = "berth_session";
 /// The header carrying the CSRF token on state-changing cookie requests.
 pub const CSRF_HEADER: &str = "x-csrf-token";
-
-/// 32 random bytes as hex: 256 bits, beyond guessing.
-pub fn random_secret() -> String {
-    let mut bytes = [0u8; 32];
-    getrandom::fill(&mut bytes).expect("the operating system's random source works");
-    hex::encode(bytes)
-}
-
-/// A short random id (12 hex digits) for naming rows such as tokens.
-pub fn random_id() -> String {
-    let mut bytes = [0u8; 6];
-    getrandom::fill(&mut bytes).expect("the operating system's random source works");
-    hex::encode(bytes)
-}
-
-/// Tokens as handed out: a recognisable prefix (so secret scanners and
-/// people can tell what leaked) and 256 random bits.
-pub fn new_token() -> String {
-    format!("berth_{}", random_secret())
-}
-
-pub fn sha256_hex(s: &str) -> String {
-    hex::encode(Sha256::digest(s.as_bytes()))
-}
 
 pub fn hash_password(password: &str) -> String {
     use argon2::password_hash::{rand_core::OsRng, PasswordHasher, SaltString};
@@ -360,10 +304,6 @@ pub async fn require(
         }
     }
     next.run(req).await
-}
-
-pub fn now_s() -> i64 {
-    chrono::Utc::now().timestamp()
 }
 
 /// The address a request came from: the socket's peer, or (only when an

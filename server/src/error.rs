@@ -6,10 +6,13 @@
 //! tells an attacker more than it tells a user. Everything the caller can
 //! fix is a 4xx that says what and where.
 
+use axum::extract::Request;
 use axum::http::{header, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use serde::Serialize;
 use serde_json::Value;
+
+use crate::store::StoreError;
 
 #[derive(Debug, thiserror::Error)]
 pub enum ApiError {
@@ -107,6 +110,27 @@ impl From<sqlx::Error> for ApiError {
             _ => ApiError::Internal(e.to_string()),
         }
     }
+}
+
+/// The store's errors at the HTTP edge, with the same statuses and
+/// messages as when the store answered in `ApiError` itself.
+impl From<StoreError> for ApiError {
+    fn from(e: StoreError) -> ApiError {
+        match e {
+            StoreError::Database(e) => ApiError::from(e),
+            StoreError::Conflict(message) => ApiError::Conflict(message),
+        }
+    }
+}
+
+/// The answer to a request no route matched: a JSON 404 naming it. The
+/// router's fallback under `/api/` (`web::pages` sends it there).
+pub async fn not_found(req: Request) -> ApiError {
+    ApiError::NotFound(format!(
+        "no route {} {}; the API is described in docs/api.openapi.yaml",
+        req.method(),
+        req.uri().path()
+    ))
 }
 
 impl IntoResponse for ApiError {

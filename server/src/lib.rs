@@ -2,29 +2,42 @@
 //! the clock, the database, HTTP. The pure engine (`berth-engine`) is fed
 //! from here and never reaches out on its own.
 //!
-//! Server codemap: [`serve`] starts it (configuration, database, seeding,
-//! graceful shutdown); [`api`] is the route table and every handler;
-//! [`auth`] decides who may do what; [`store`] holds every SQL statement;
+//! Server codemap, top down (a module imports only modules below it):
+//! [`serve`] starts it (configuration, database, seeding, graceful
+//! shutdown); [`http`] is the API — `http::routes()` the route table, one
+//! module per resource group with its routes declared next to its
+//! handlers, `http::app` the router built from them; [`web`] mounts the
+//! pages as the router's fallback; [`external`] calls external deciders
+//! and runs the advice driver; [`estates`] is the estate service under
+//! both (visibility, the parsed estate from cache or database,
+//! canonicalising, writes under the estate lock, result envelopes);
+//! [`auth`] decides who may do what; [`error`] turns errors (the
+//! store's too) into responses; [`store`] holds every SQL statement;
 //! [`db`] connects and migrates; [`facts`] applies fact updates to an
 //! estate document; [`cache`] keeps parsed estates and finished results;
-//! [`metrics`] renders `/metrics`.
+//! [`metrics`] renders `/metrics`; [`clock`], [`digest`], [`random`] and
+//! [`role`] are leaves everything may use.
 //!
 //! Clients of a Berth server: [`prom_client`] queries Prometheus,
 //! [`submit`] posts observation batches (retries, backoff), [`agent`] is
 //! the long-running `berth agent` loop.
 
 pub mod agent;
-pub mod api;
-pub mod api_deciders;
 pub mod auth;
 pub mod cache;
+pub mod clock;
 pub mod db;
+pub mod digest;
 pub mod error;
+pub mod estates;
 pub mod external;
 pub mod facts;
+pub mod http;
 pub mod import;
 pub mod metrics;
 pub mod prom_client;
+pub mod random;
+pub mod role;
 pub mod serve;
 pub mod store;
 pub mod submit;

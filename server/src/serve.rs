@@ -11,7 +11,7 @@ use crate::external::driver::{self, DriverConfig};
 use crate::external::forward::{AllowList, ForwardPolicy, Forwarder, SystemResolver};
 use crate::external::vault::Vault;
 use crate::external::Outbound;
-use crate::{api, auth, store, AppState, Config};
+use crate::{auth, http, store, AppState, Config};
 
 /// The sample estate shipped with Berth, seeded at first start so the
 /// first page shows real advice.
@@ -142,7 +142,7 @@ async fn seed(db: &Db, now: i64) -> Result<(), crate::error::ApiError> {
     }
     let e = estate::load(SAMPLE_ESTATE, Format::Json).expect("the shipped sample estate is valid");
     let document = serde_json::to_string(&export::to_file(&e)).expect("serialises");
-    // Digest what the stored document loads to (see api::canonicalise).
+    // Digest what the stored document loads to (see estates::canonicalise).
     let e = estate::load(&document, Format::Json).expect("the canonical sample loads");
     let policy = Policy::default();
     store::create_estate(
@@ -185,7 +185,7 @@ pub async fn run(opts: ServeOptions) -> Result<(), String> {
     });
     axum::serve(
         listener,
-        api::app(state).into_make_service_with_connect_info::<SocketAddr>(),
+        http::app(state).into_make_service_with_connect_info::<SocketAddr>(),
     )
     .with_graceful_shutdown(shutdown_signal())
     .await

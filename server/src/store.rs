@@ -12,9 +12,28 @@
 use serde::Serialize;
 use sqlx::Row;
 
-use crate::auth::Role;
+use crate::clock::now_s;
 use crate::db::{Backend, Db, WriteGuard};
-use crate::error::ApiError;
+use crate::digest::sha256_hex;
+use crate::random::new_token;
+use crate::role::Role;
+
+/// What can go wrong in the store. The HTTP edge turns it into an
+/// `ApiError` (`impl From<StoreError> for ApiError` in `error.rs`): a
+/// database failure becomes 503 or 500 (or 409 for a constraint the
+/// caller hit), a conflict 409 with its message.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    /// The database failed, or refused a statement.
+    #[error(transparent)]
+    Database(#[from] sqlx::Error),
+    /// The change conflicts with a row that exists (a name taken); the
+    /// message says which and what to do instead.
+    #[error("{0}")]
+    Conflict(String),
+}
+
+pub type StoreResult<T> = Result<T, StoreError>;
 
 /// An estate without its document (cheap to read on every request).
 #[derive(Clone, Debug, Serialize)]
@@ -57,14 +76,14 @@ fn meta_of(row: &sqlx::any::AnyRow) -> Result<EstateMeta, sqlx::Error> {
     })
 }
 
-pub async fn list_estates(db: &Db) -> Result<Vec<EstateMeta>, ApiError> {
+pub async fn list_estates(db: &Db) -> StoreResult<Vec<EstateMeta>> {
     let rows = sqlx::query(&format!("SELECT {META_COLUMNS} FROM estates ORDER BY id"))
         .fetch_all(&db.pool)
         .await?;
     Ok(rows.iter().map(meta_of).collect::<Result<_, _>>()?)
 }
 
-pub async fn estate_meta(db: &Db, id: &str) -> Result<Option<EstateMeta>, ApiError> {
+pub async fn estate_meta(db: &Db, id: &str) -> StoreResult<Option<EstateMeta>> {
     let row = sqlx::query(&format!("SELECT {META_COLUMNS} FROM estates WHERE id = $1"))
         .bind(id)
         .fetch_optional(&db.pool)
@@ -79,7 +98,7 @@ pub struct EstateRow {
     pub policy: String,
 }
 
-pub async fn estate_row(db: &Db, id: &str) -> Result<Option<EstateRow>, ApiError> {
+pub async fn estate_row(db: &Db, id: &str) -> StoreResult<Option<EstateRow>> {
     let row = sqlx::query(&format!(
         "SELECT {META_COLUMNS}, document, policy FROM estates WHERE id = $1"
     ))
@@ -104,11 +123,11 @@ pub struct NewEstate<'a> {
     pub policy_digest: &'a str,
 }
 
-pub async fn create_estate(db: &Db, e: NewEstate<'_>, now: i64) -> Result<EstateMeta, ApiError> {
+pub async fn create_estate(db: &Db, e: NewEstate<'_>, now: i64) -> StoreResult<EstateMeta> {
     let _w = db.write_guard().await;
     let exists = estate_meta(db, e.id).await?;
     if exists.is_some() {
-        return Err(ApiError::Conflict(format!(
+        return Err(StoreError::Conflict(format!(
             "an estate with id {:?} already exists; import into it with PUT /api/estates/{}/file, or choose another id",
             e.id, e.id
         )));
@@ -143,7 +162,7 @@ pub async fn replace_document(
     document: &str,
     content_digest: &str,
     now: i64,
-) -> Result<Result<EstateMeta, Stale>, ApiError> {
+) -> StoreResult<Result<EstateMeta, Stale>> {
     let _w = db.write_guard().await;
     let done = sqlx::query(
         "UPDATE estates SET name = $1, document = $2, content_digest = $3, version = version + 1, updated_at = $4 \
@@ -176,7 +195,7 @@ pub struct EstateLock<'a> {
 
 /// Read an estate and hold it for a read-modify-write; `None` if there is
 /// no such estate.
-pub async fn lock_estate<'a>(db: &'a Db, id: &str) -> Result<Option<EstateLock<'a>>, ApiError> {
+pub async fn lock_estate<'a>(db: &'a Db, id: &str) -> StoreResult<Option<EstateLock<'a>>> {
     let w = db.write_guard().await;
     let mut tx = db.pool.begin().await?;
     // PostgreSQL: the row lock holds off other replicas until commit.
@@ -218,7 +237,7 @@ pub struct NewBatch<'a> {
 impl EstateLock<'_> {
     /// The batch recorded under this id, if any (read under the lock, so a
     /// retry racing its original sees either nothing or the whole of it).
-    pub async fn batch(&mut self, batch_id: &str) -> Result<Option<BatchRecord>, ApiError> {
+    pub async fn batch(&mut self, batch_id: &str) -> StoreResult<Option<BatchRecord>> {
         let row = sqlx::query(
             "SELECT body_digest, version, applied FROM observation_batches WHERE estate_id = $1 AND batch_id = $2",
         )
@@ -244,7 +263,7 @@ impl EstateLock<'_> {
         content_digest: &str,
         now: i64,
         batch: Option<NewBatch<'_>>,
-    ) -> Result<EstateMeta, ApiError> {
+    ) -> StoreResult<EstateMeta> {
         sqlx::query(
             "UPDATE estates SET name = $1, document = $2, content_digest = $3, version = version + 1, updated_at = $4 \
              WHERE id = $5",
@@ -289,7 +308,7 @@ pub async fn replace_policy(
     policy: &str,
     policy_digest: &str,
     now: i64,
-) -> Result<Option<EstateMeta>, ApiError> {
+) -> StoreResult<Option<EstateMeta>> {
     let _w = db.write_guard().await;
     let done = sqlx::query(
         "UPDATE estates SET policy = $1, policy_digest = $2, updated_at = $3 WHERE id = $4",
@@ -306,7 +325,7 @@ pub async fn replace_policy(
     estate_meta(db, id).await
 }
 
-pub async fn policy_of(db: &Db, id: &str) -> Result<Option<String>, ApiError> {
+pub async fn policy_of(db: &Db, id: &str) -> StoreResult<Option<String>> {
     Ok(
         sqlx::query_scalar("SELECT policy FROM estates WHERE id = $1")
             .bind(id)
@@ -316,7 +335,7 @@ pub async fn policy_of(db: &Db, id: &str) -> Result<Option<String>, ApiError> {
 }
 
 /// Delete an estate and everything hanging off it, in one transaction.
-pub async fn delete_estate(db: &Db, id: &str) -> Result<bool, ApiError> {
+pub async fn delete_estate(db: &Db, id: &str) -> StoreResult<bool> {
     let _w = db.write_guard().await;
     let mut tx = db.pool.begin().await?;
     sqlx::query("DELETE FROM scenarios WHERE estate_id = $1")
@@ -324,7 +343,7 @@ pub async fn delete_estate(db: &Db, id: &str) -> Result<bool, ApiError> {
         .execute(&mut *tx)
         .await?;
     sqlx::query("UPDATE tokens SET revoked_at = $1 WHERE estate_id = $2 AND revoked_at IS NULL")
-        .bind(crate::auth::now_s())
+        .bind(now_s())
         .bind(id)
         .execute(&mut *tx)
         .await?;
@@ -346,7 +365,7 @@ pub struct ScenarioMeta {
     pub updated_by: String,
 }
 
-pub async fn list_scenarios(db: &Db, estate: &str) -> Result<Vec<ScenarioMeta>, ApiError> {
+pub async fn list_scenarios(db: &Db, estate: &str) -> StoreResult<Vec<ScenarioMeta>> {
     let rows = sqlx::query(
         "SELECT name, updated_at, updated_by FROM scenarios WHERE estate_id = $1 ORDER BY name",
     )
@@ -362,10 +381,10 @@ pub async fn list_scenarios(db: &Db, estate: &str) -> Result<Vec<ScenarioMeta>, 
             })
         })
         .collect::<Result<_, sqlx::Error>>()
-        .map_err(ApiError::from)
+        .map_err(StoreError::from)
 }
 
-pub async fn scenario(db: &Db, estate: &str, name: &str) -> Result<Option<String>, ApiError> {
+pub async fn scenario(db: &Db, estate: &str, name: &str) -> StoreResult<Option<String>> {
     Ok(
         sqlx::query_scalar("SELECT body FROM scenarios WHERE estate_id = $1 AND name = $2")
             .bind(estate)
@@ -382,7 +401,7 @@ pub async fn put_scenario(
     body: &str,
     by: &str,
     now: i64,
-) -> Result<(), ApiError> {
+) -> StoreResult<()> {
     let _w = db.write_guard().await;
     sqlx::query(
         "INSERT INTO scenarios (estate_id, name, body, updated_at, updated_by) VALUES ($1, $2, $3, $4, $5) \
@@ -398,7 +417,7 @@ pub async fn put_scenario(
     Ok(())
 }
 
-pub async fn delete_scenario(db: &Db, estate: &str, name: &str) -> Result<bool, ApiError> {
+pub async fn delete_scenario(db: &Db, estate: &str, name: &str) -> StoreResult<bool> {
     let _w = db.write_guard().await;
     let done = sqlx::query("DELETE FROM scenarios WHERE estate_id = $1 AND name = $2")
         .bind(estate)
@@ -441,7 +460,7 @@ fn token_of(r: &sqlx::any::AnyRow) -> Result<TokenRow, sqlx::Error> {
 const TOKEN_COLUMNS: &str = "id, name, role, estate_id, created_at, created_by, revoked_at";
 
 /// A live (not revoked) token by the hash of its secret.
-pub async fn token_by_hash(db: &Db, hash: &str) -> Result<Option<TokenRow>, ApiError> {
+pub async fn token_by_hash(db: &Db, hash: &str) -> StoreResult<Option<TokenRow>> {
     let row = sqlx::query(&format!(
         "SELECT {TOKEN_COLUMNS} FROM tokens WHERE hash = $1 AND revoked_at IS NULL"
     ))
@@ -451,7 +470,7 @@ pub async fn token_by_hash(db: &Db, hash: &str) -> Result<Option<TokenRow>, ApiE
     Ok(row.as_ref().map(token_of).transpose()?)
 }
 
-pub async fn list_tokens(db: &Db) -> Result<Vec<TokenRow>, ApiError> {
+pub async fn list_tokens(db: &Db) -> StoreResult<Vec<TokenRow>> {
     let rows = sqlx::query(&format!(
         "SELECT {TOKEN_COLUMNS} FROM tokens ORDER BY created_at, id"
     ))
@@ -469,7 +488,7 @@ pub struct NewToken<'a> {
     pub created_by: &'a str,
 }
 
-pub async fn insert_token(db: &Db, t: NewToken<'_>, now: i64) -> Result<(), ApiError> {
+pub async fn insert_token(db: &Db, t: NewToken<'_>, now: i64) -> StoreResult<()> {
     let _w = db.write_guard().await;
     sqlx::query(
         "INSERT INTO tokens (id, hash, name, role, estate_id, created_at, created_by) VALUES ($1, $2, $3, $4, $5, $6, $7)",
@@ -486,7 +505,7 @@ pub async fn insert_token(db: &Db, t: NewToken<'_>, now: i64) -> Result<(), ApiE
     Ok(())
 }
 
-pub async fn revoke_token(db: &Db, id: &str, now: i64) -> Result<bool, ApiError> {
+pub async fn revoke_token(db: &Db, id: &str, now: i64) -> StoreResult<bool> {
     let _w = db.write_guard().await;
     let done =
         sqlx::query("UPDATE tokens SET revoked_at = $1 WHERE id = $2 AND revoked_at IS NULL")
@@ -508,10 +527,10 @@ pub async fn ensure_bootstrap(
     db: &Db,
     env_token: Option<&str>,
     now: i64,
-) -> Result<Option<String>, ApiError> {
+) -> StoreResult<Option<String>> {
     let _w = db.write_guard().await;
     if let Some(token) = env_token {
-        let hash = crate::auth::sha256_hex(token);
+        let hash = sha256_hex(token);
         if token_by_hash(db, &hash).await?.is_some() {
             return Ok(None);
         }
@@ -528,13 +547,13 @@ pub async fn ensure_bootstrap(
         .await?;
         return Ok(None);
     }
-    let token = crate::auth::new_token();
+    let token = new_token();
     let done = sqlx::query(
         "INSERT INTO tokens (id, hash, name, role, estate_id, created_at, created_by) \
          VALUES ('bootstrap', $1, 'bootstrap (generated at first start)', 'admin', NULL, $2, 'first start') \
          ON CONFLICT DO NOTHING",
     )
-    .bind(crate::auth::sha256_hex(&token))
+    .bind(sha256_hex(&token))
     .bind(now)
     .execute(&db.pool)
     .await?;
@@ -551,7 +570,7 @@ pub struct UserRow {
     pub created_at: i64,
 }
 
-pub async fn list_users(db: &Db) -> Result<Vec<UserRow>, ApiError> {
+pub async fn list_users(db: &Db) -> StoreResult<Vec<UserRow>> {
     let rows = sqlx::query("SELECT name, role, created_at FROM users ORDER BY name")
         .fetch_all(&db.pool)
         .await?;
@@ -565,11 +584,11 @@ pub async fn list_users(db: &Db) -> Result<Vec<UserRow>, ApiError> {
             })
         })
         .collect::<Result<_, sqlx::Error>>()
-        .map_err(ApiError::from)
+        .map_err(StoreError::from)
 }
 
 /// (role, password hash) of a user.
-pub async fn user_credentials(db: &Db, name: &str) -> Result<Option<(Role, String)>, ApiError> {
+pub async fn user_credentials(db: &Db, name: &str) -> StoreResult<Option<(Role, String)>> {
     let row = sqlx::query("SELECT role, password_hash FROM users WHERE name = $1")
         .bind(name)
         .fetch_optional(&db.pool)
@@ -588,14 +607,14 @@ pub async fn insert_user(
     role: Role,
     password_hash: &str,
     now: i64,
-) -> Result<(), ApiError> {
+) -> StoreResult<()> {
     let _w = db.write_guard().await;
     let exists: Option<String> = sqlx::query_scalar("SELECT name FROM users WHERE name = $1")
         .bind(name)
         .fetch_optional(&db.pool)
         .await?;
     if exists.is_some() {
-        return Err(ApiError::Conflict(format!(
+        return Err(StoreError::Conflict(format!(
             "a user named {name:?} already exists"
         )));
     }
@@ -612,7 +631,7 @@ pub async fn insert_user(
 }
 
 /// Delete a user and end every session they have, together.
-pub async fn delete_user(db: &Db, name: &str) -> Result<bool, ApiError> {
+pub async fn delete_user(db: &Db, name: &str) -> StoreResult<bool> {
     let _w = db.write_guard().await;
     let mut tx = db.pool.begin().await?;
     sqlx::query("DELETE FROM sessions WHERE subject = $1")
@@ -634,11 +653,7 @@ pub struct SessionRow {
     pub csrf: String,
 }
 
-pub async fn session_by_hash(
-    db: &Db,
-    id_hash: &str,
-    now: i64,
-) -> Result<Option<SessionRow>, ApiError> {
+pub async fn session_by_hash(db: &Db, id_hash: &str, now: i64) -> StoreResult<Option<SessionRow>> {
     // A session opened with a token lives only as long as the token.
     let row = sqlx::query(
         "SELECT subject, role, estate_id, csrf FROM sessions s WHERE id_hash = $1 AND expires_at > $2 \
@@ -674,7 +689,7 @@ pub async fn start_session(
     csrf: &str,
     now: i64,
     ttl_s: i64,
-) -> Result<(), ApiError> {
+) -> StoreResult<()> {
     let _w = db.write_guard().await;
     let mut tx = db.pool.begin().await?;
     if let Some(prev) = previous_hash {
@@ -705,7 +720,7 @@ pub async fn start_session(
     Ok(())
 }
 
-pub async fn end_session(db: &Db, id_hash: &str) -> Result<(), ApiError> {
+pub async fn end_session(db: &Db, id_hash: &str) -> StoreResult<()> {
     let _w = db.write_guard().await;
     sqlx::query("DELETE FROM sessions WHERE id_hash = $1")
         .bind(id_hash)
@@ -717,7 +732,7 @@ pub async fn end_session(db: &Db, id_hash: &str) -> Result<(), ApiError> {
 // ---- settings --------------------------------------------------------
 
 /// Set a setting if it was never set; true when this call set it.
-pub async fn set_once(db: &Db, key: &str, value: &str) -> Result<bool, ApiError> {
+pub async fn set_once(db: &Db, key: &str, value: &str) -> StoreResult<bool> {
     let _w = db.write_guard().await;
     let done =
         sqlx::query("INSERT INTO settings (key, value) VALUES ($1, $2) ON CONFLICT DO NOTHING")
@@ -833,7 +848,7 @@ fn decider_of(r: &sqlx::any::AnyRow) -> Result<DeciderRow, sqlx::Error> {
     })
 }
 
-pub async fn list_deciders(db: &Db) -> Result<Vec<DeciderRow>, ApiError> {
+pub async fn list_deciders(db: &Db) -> StoreResult<Vec<DeciderRow>> {
     let rows = sqlx::query(&format!(
         "SELECT {DECIDER_COLUMNS} FROM deciders ORDER BY name"
     ))
@@ -842,7 +857,7 @@ pub async fn list_deciders(db: &Db) -> Result<Vec<DeciderRow>, ApiError> {
     Ok(rows.iter().map(decider_of).collect::<Result<_, _>>()?)
 }
 
-pub async fn decider(db: &Db, name: &str) -> Result<Option<DeciderRow>, ApiError> {
+pub async fn decider(db: &Db, name: &str) -> StoreResult<Option<DeciderRow>> {
     let row = sqlx::query(&format!(
         "SELECT {DECIDER_COLUMNS} FROM deciders WHERE name = $1"
     ))
@@ -853,7 +868,7 @@ pub async fn decider(db: &Db, name: &str) -> Result<Option<DeciderRow>, ApiError
 }
 
 /// Insert a new decider; `Conflict` if the name is taken.
-pub async fn insert_decider(db: &Db, d: &DeciderRow) -> Result<(), ApiError> {
+pub async fn insert_decider(db: &Db, d: &DeciderRow) -> StoreResult<()> {
     let _w = db.write_guard().await;
     let done = sqlx::query(
         "INSERT INTO deciders (name, url, timeout_ms, enabled, interval_s, secret_ciphertext, secret_fingerprint, \
@@ -871,7 +886,7 @@ pub async fn insert_decider(db: &Db, d: &DeciderRow) -> Result<(), ApiError> {
     .execute(&db.pool)
     .await?;
     if done.rows_affected() == 0 {
-        return Err(ApiError::Conflict(format!(
+        return Err(StoreError::Conflict(format!(
             "a decider named {:?} is already registered; edit it with PUT /api/deciders/{}",
             d.name, d.name
         )));
@@ -888,7 +903,7 @@ pub async fn update_decider(
     enabled: bool,
     interval_s: Option<i64>,
     now: i64,
-) -> Result<bool, ApiError> {
+) -> StoreResult<bool> {
     let _w = db.write_guard().await;
     let done = sqlx::query(
         "UPDATE deciders SET url = $1, timeout_ms = $2, enabled = $3, interval_s = $4, updated_at = $5 WHERE name = $6",
@@ -913,7 +928,7 @@ pub async fn set_decider_secret(
     new: Option<(&str, &str)>,
     previous_expires_at: Option<i64>,
     now: i64,
-) -> Result<bool, ApiError> {
+) -> StoreResult<bool> {
     let _w = db.write_guard().await;
     let keep_previous = previous_expires_at.is_some_and(|t| t > now);
     let (sealed, fingerprint) = match new {
@@ -942,7 +957,7 @@ pub async fn set_decider_secret(
     Ok(done.rows_affected() > 0)
 }
 
-pub async fn delete_decider(db: &Db, name: &str) -> Result<bool, ApiError> {
+pub async fn delete_decider(db: &Db, name: &str) -> StoreResult<bool> {
     let _w = db.write_guard().await;
     let done = sqlx::query("DELETE FROM deciders WHERE name = $1")
         .bind(name)
@@ -986,7 +1001,7 @@ pub struct NewRun<'a> {
 
 /// Store a run; returns its id, so that the caller can read back exactly
 /// this run (two runs may share `started_at`, the evaluation time).
-pub async fn insert_run(db: &Db, r: NewRun<'_>) -> Result<i64, ApiError> {
+pub async fn insert_run(db: &Db, r: NewRun<'_>) -> StoreResult<i64> {
     let _w = db.write_guard().await;
     let id: i64 = sqlx::query_scalar(
         "INSERT INTO decider_runs (estate_id, decider, estate_version, content_digest, policy_digest, outcome, \
@@ -1029,7 +1044,7 @@ fn run_of(r: &sqlx::any::AnyRow) -> Result<DeciderRun, sqlx::Error> {
 }
 
 /// One run, by the id [`insert_run`] returned.
-pub async fn run_by_id(db: &Db, id: i64) -> Result<Option<DeciderRun>, ApiError> {
+pub async fn run_by_id(db: &Db, id: i64) -> StoreResult<Option<DeciderRun>> {
     let row = sqlx::query(&format!(
         "SELECT {RUN_COLUMNS} FROM decider_runs WHERE id = $1"
     ))
@@ -1045,7 +1060,7 @@ pub async fn list_runs(
     estate: &str,
     decider: Option<&str>,
     limit: i64,
-) -> Result<Vec<DeciderRun>, ApiError> {
+) -> StoreResult<Vec<DeciderRun>> {
     let rows = sqlx::query(&format!(
         "SELECT {RUN_COLUMNS} FROM decider_runs \
          WHERE estate_id = $1 AND ($2 IS NULL OR decider = $2) ORDER BY started_at DESC, id DESC LIMIT $3"
@@ -1061,7 +1076,7 @@ pub async fn list_runs(
 /// The newest successful run of each (estate, decider), for the driver's
 /// backlog. Only successes count: a deferred or failed run leaves the
 /// subject due, so it stays in the backlog and its backoff holds.
-pub async fn last_runs(db: &Db) -> Result<Vec<(String, String, i64)>, ApiError> {
+pub async fn last_runs(db: &Db) -> StoreResult<Vec<(String, String, i64)>> {
     let rows = sqlx::query(
         "SELECT estate_id, decider, MAX(started_at) AS last FROM decider_runs WHERE outcome = 'ok' \
          GROUP BY estate_id, decider",
@@ -1102,7 +1117,7 @@ pub struct NewSnapshot<'a> {
     pub result: &'a str,
 }
 
-pub async fn insert_snapshot(db: &Db, s: NewSnapshot<'_>) -> Result<(), ApiError> {
+pub async fn insert_snapshot(db: &Db, s: NewSnapshot<'_>) -> StoreResult<()> {
     let _w = db.write_guard().await;
     sqlx::query(
         "INSERT INTO advice_snapshots (estate_id, estate_version, content_digest, policy_digest, evaluated_at, moves, result) \
@@ -1126,7 +1141,7 @@ pub async fn list_snapshots(
     estate: &str,
     limit: i64,
     with_result: bool,
-) -> Result<Vec<AdviceSnapshot>, ApiError> {
+) -> StoreResult<Vec<AdviceSnapshot>> {
     let result_col = if with_result {
         "result"
     } else {
@@ -1158,7 +1173,7 @@ pub async fn list_snapshots(
 }
 
 /// The (version, policy digest) of each estate's newest snapshot.
-pub async fn last_snapshots(db: &Db) -> Result<Vec<(String, i64, String)>, ApiError> {
+pub async fn last_snapshots(db: &Db) -> StoreResult<Vec<(String, i64, String)>> {
     let rows = sqlx::query(
         "SELECT s.estate_id, s.estate_version, s.policy_digest FROM advice_snapshots s \
          WHERE s.id = (SELECT MAX(t.id) FROM advice_snapshots t WHERE t.estate_id = s.estate_id)",
@@ -1189,7 +1204,7 @@ pub struct Backoff {
     pub last_error: String,
 }
 
-pub async fn backoffs(db: &Db) -> Result<Vec<Backoff>, ApiError> {
+pub async fn backoffs(db: &Db) -> StoreResult<Vec<Backoff>> {
     let rows = sqlx::query(
         "SELECT subject, kind, attempts, until_at, last_error FROM driver_backoff ORDER BY subject",
     )
@@ -1208,7 +1223,7 @@ pub async fn backoffs(db: &Db) -> Result<Vec<Backoff>, ApiError> {
     Ok(out)
 }
 
-pub async fn put_backoff(db: &Db, b: &Backoff) -> Result<(), ApiError> {
+pub async fn put_backoff(db: &Db, b: &Backoff) -> StoreResult<()> {
     let _w = db.write_guard().await;
     sqlx::query(
         "INSERT INTO driver_backoff (subject, kind, attempts, until_at, last_error) VALUES ($1, $2, $3, $4, $5) \
@@ -1225,7 +1240,7 @@ pub async fn put_backoff(db: &Db, b: &Backoff) -> Result<(), ApiError> {
     Ok(())
 }
 
-pub async fn clear_backoff(db: &Db, subject: &str) -> Result<(), ApiError> {
+pub async fn clear_backoff(db: &Db, subject: &str) -> StoreResult<()> {
     let _w = db.write_guard().await;
     sqlx::query("DELETE FROM driver_backoff WHERE subject = $1")
         .bind(subject)
@@ -1246,7 +1261,7 @@ pub struct Pass {
     pub held_back: i64,
 }
 
-pub async fn insert_pass(db: &Db, p: &Pass) -> Result<(), ApiError> {
+pub async fn insert_pass(db: &Db, p: &Pass) -> StoreResult<()> {
     let _w = db.write_guard().await;
     sqlx::query(
         "INSERT INTO driver_passes (replica, started_ms, finished_ms, backlog, evaluated, deferred, failed, held_back) \
@@ -1266,7 +1281,7 @@ pub async fn insert_pass(db: &Db, p: &Pass) -> Result<(), ApiError> {
 }
 
 /// Newest first.
-pub async fn passes(db: &Db, limit: i64) -> Result<Vec<Pass>, ApiError> {
+pub async fn passes(db: &Db, limit: i64) -> StoreResult<Vec<Pass>> {
     let rows = sqlx::query(
         "SELECT replica, started_ms, finished_ms, backlog, evaluated, deferred, failed, held_back \
          FROM driver_passes ORDER BY started_ms DESC, id DESC LIMIT $1",

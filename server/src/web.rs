@@ -1,7 +1,7 @@
 //! The web application's mount: the pages of `berth-web` (rendered here,
 //! hydrated in the browser), the built bundle and static files from the
 //! site root, and the API's JSON `not_found` for anything under `/api/`
-//! that no route matched. [`crate::api::app`] puts this behind every
+//! that no route matched. [`crate::http::app`] puts this behind every
 //! route as its fallback.
 
 use std::path::Path;
@@ -22,7 +22,7 @@ pub fn pages(site_root: &Path) -> Router {
         async move {
             let p = req.uri().path();
             if p == "/api" || p.starts_with("/api/") {
-                return crate::api::not_found(req).await.into_response();
+                return crate::error::not_found(req).await.into_response();
             }
             match files.oneshot(req).await {
                 Ok(r) => r.map(axum::body::Body::new).into_response(),

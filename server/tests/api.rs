@@ -1,6 +1,6 @@
 //! The API test suite, run twice: on SQLite and on PostgreSQL (a fresh
 //! database per test either way). Requests go through the real router —
-//! the same `berth::api::app` that `berth serve` runs — with `oneshot`.
+//! the same `berth::http::app` that `berth serve` runs — with `oneshot`.
 
 mod support;
 
@@ -10,8 +10,8 @@ use axum::Router;
 use serde_json::{json, Value};
 use tower::ServiceExt;
 
-use berth::api::ROUTES;
 use berth::auth::Access;
+use berth::http::routes;
 use support::{Backend, TestDb};
 
 const ADMIN: &str = "admin-token-for-tests-0123456789abcdef";
@@ -83,7 +83,7 @@ impl TestApp {
             "an environment token means none is generated"
         );
         TestApp {
-            app: berth::api::app(state.clone()),
+            app: berth::http::app(state.clone()),
             state,
             _db: db,
         }
@@ -208,7 +208,7 @@ async fn every_route_enforces_its_declared_access(b: Backend) {
         ("admin", TestApp::admin(), Some(berth::auth::Role::Admin)),
     ];
     for (who, caller, role) in &callers {
-        for spec in ROUTES {
+        for spec in routes() {
             // Destructive routes aim at something that does not exist, so
             // the walk itself changes nothing; the access check comes first
             // either way.
@@ -1150,7 +1150,7 @@ async fn bad_input_is_a_clear_4xx_and_writes_nothing(b: Backend) {
     .await
     .expect(StatusCode::UNPROCESSABLE_ENTITY);
     // Over the body limit: 413 naming the limit.
-    let huge = vec![b' '; berth::api::SMALL_BODY_LIMIT + 1];
+    let huge = vec![b' '; berth::http::SMALL_BODY_LIMIT + 1];
     let r = t
         .call(
             &admin,
@@ -1161,7 +1161,9 @@ async fn bad_input_is_a_clear_4xx_and_writes_nothing(b: Backend) {
         )
         .await
         .expect(StatusCode::PAYLOAD_TOO_LARGE);
-    assert!(r.text().contains(&berth::api::SMALL_BODY_LIMIT.to_string()));
+    assert!(r
+        .text()
+        .contains(&berth::http::SMALL_BODY_LIMIT.to_string()));
     // Deeply nested arrays, everywhere a body is parsed.
     let deep = format!("{}{}", "[".repeat(100_000), "]".repeat(100_000));
     for (method, path) in [

@@ -48,7 +48,7 @@ async fn app(b: Backend, key: bool) -> TestApp {
     opts.decider_allow = vec!["127.0.0.1/32".into()];
     let (state, _) = berth::serve::prepare(&opts).await.expect("prepare");
     TestApp {
-        app: berth::api::app(state.clone()),
+        app: berth::http::app(state.clone()),
         state,
         _db: db,
     }

@@ -1,4 +1,4 @@
-//! `docs/api.openapi.yaml` against the route table (`berth::api::ROUTES`)
+//! `docs/api.openapi.yaml` against the route table (`berth::http::routes()`)
 //! and against the real router.
 //!
 //! The spec must list exactly the routes of the table, in its order, with
@@ -20,7 +20,7 @@ use axum::http::Request;
 use serde_yaml::{Mapping, Value};
 use tower::ServiceExt;
 
-use berth::api::ROUTES;
+use berth::http::routes;
 
 /// The HTTP methods an OpenAPI path item may hold, lowercase.
 const METHODS: [&str; 8] = [
@@ -161,7 +161,7 @@ fn the_spec_lists_exactly_the_route_table_in_its_order() {
         .iter()
         .map(|o| (o.method.clone(), o.path.clone()))
         .collect();
-    let table: Vec<(String, String)> = ROUTES
+    let table: Vec<(String, String)> = routes()
         .iter()
         .map(|r| (r.method.to_string(), r.path.to_string()))
         .collect();
@@ -171,8 +171,8 @@ fn the_spec_lists_exactly_the_route_table_in_its_order() {
     let unrouted: Vec<_> = doc_set.difference(&table_set).collect();
     assert!(
         undocumented.is_empty() && unrouted.is_empty(),
-        "in ROUTES but not in docs/api.openapi.yaml: {undocumented:?}\n\
-         in docs/api.openapi.yaml but not in ROUTES: {unrouted:?}"
+        "in routes() but not in docs/api.openapi.yaml: {undocumented:?}\n\
+         in docs/api.openapi.yaml but not in routes(): {unrouted:?}"
     );
     assert_eq!(
         documented.len(),
@@ -181,7 +181,7 @@ fn the_spec_lists_exactly_the_route_table_in_its_order() {
     );
     assert_eq!(
         documented, table,
-        "docs/api.openapi.yaml lists the routes in another order than ROUTES"
+        "docs/api.openapi.yaml lists the routes in another order than routes()"
     );
 }
 
@@ -190,7 +190,7 @@ fn every_operation_has_the_access_and_summary_of_the_route_table() {
     let spec = spec();
     let ops = operations(&spec);
     let mut wrong = Vec::new();
-    for route in ROUTES {
+    for route in routes() {
         let op = ops
             .iter()
             .find(|o| o.method == route.method.as_str() && o.path == route.path)
@@ -607,7 +607,7 @@ async fn router_on(
     backend: support::Backend,
 ) -> (axum::Router, support::TestDb, tempfile::TempDir) {
     let (state, db, dir) = prepared(backend, None).await;
-    (berth::api::app(state), db, dir)
+    (berth::http::app(state), db, dir)
 }
 
 /// The server state behind [`router`], with the advice driver configured
@@ -774,7 +774,7 @@ async fn every_documented_operation_reaches_its_handler_and_answers_as_documente
     let (app, _db, _dir) = router().await;
     let spec = spec();
     let ops = operations(&spec);
-    assert_eq!(ops.len(), ROUTES.len());
+    assert_eq!(ops.len(), routes().len());
 
     // Everything but deletions in document order, then the deletions in
     // reverse, so that what the examples create exists when it is used
@@ -831,7 +831,7 @@ async fn every_documented_operation_reaches_its_handler_and_answers_as_documente
         "{}\n\nstatuses: {seen:#?}",
         wrong.join("\n")
     );
-    assert_eq!(seen.len(), ROUTES.len(), "every operation was sent");
+    assert_eq!(seen.len(), routes().len(), "every operation was sent");
 
     // And what is not documented is the fallback.
     for (method, uri) in [
@@ -1371,7 +1371,7 @@ async fn cookie_sessions_work_as_documented() {
 async fn driver_surfaces_answer_as_documented_before_and_after_passes() {
     let (state, _db, _dir) = prepared(support::Backend::Sqlite, Some(60)).await;
     let cfg = state.driver.clone().expect("the driver is configured");
-    let app = berth::api::app(state.clone());
+    let app = berth::http::app(state.clone());
     let spec = spec();
     let ops = operations(&spec);
     let mut wrong = Vec::new();

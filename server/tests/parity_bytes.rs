@@ -61,7 +61,7 @@ impl Server {
         };
         let (state, _) = berth::serve::prepare(&opts).await.expect("server prepares");
         Server {
-            app: berth::api::app(state),
+            app: berth::http::app(state),
             _db: db,
         }
     }

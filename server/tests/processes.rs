@@ -401,7 +401,7 @@ fn fixture(shape: &Shape, pretty: bool) -> Fixture {
         serde_json::to_string(&file).unwrap()
     };
     // The digest the server stores: of what its canonical document loads
-    // to (api::canonicalise), which may differ from the upload in the last
+    // to (estates::canonicalise), which may differ from the upload in the last
     // bit of a number.
     let first = estate::load(&text, Format::Json).expect("generated estates load");
     let canonical = serde_json::to_string(&export::to_file(&first)).unwrap();

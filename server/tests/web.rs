@@ -41,7 +41,7 @@ async fn app() -> App {
     };
     let (state, _) = berth::serve::prepare(&opts).await.unwrap();
     App {
-        router: berth::api::app(state),
+        router: berth::http::app(state),
         _db: db,
         _dirs: (data_dir, site),
     }

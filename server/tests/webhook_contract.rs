@@ -978,7 +978,7 @@ async fn berth_sends_what_the_contract_describes_and_deciders_can_verify_it() {
     opts.secret_key = Some("AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8=".into());
     opts.decider_allow = vec!["127.0.0.1/32".into()];
     let (state, _) = berth::serve::prepare(&opts).await.unwrap();
-    let app = berth::api::app(state);
+    let app = berth::http::app(state);
     let call = |method: &str, path: String, body: Value| {
         let app = app.clone();
         let method = axum::http::Method::from_bytes(method.as_bytes()).unwrap();

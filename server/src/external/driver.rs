@@ -360,7 +360,7 @@ async fn pass_locked(state: &AppState, cfg: &DriverConfig) -> Result<Pass, ApiEr
             .copied()
             .collect();
         i += group.len();
-        let loaded = crate::api::loaded_estate(state, &estate_id).await;
+        let loaded = crate::estates::loaded_estate(state, &estate_id).await;
         let (meta, estate, policy) = match loaded {
             Ok(l) => l,
             // Deleted since the backlog was read: nothing to do.
@@ -486,7 +486,8 @@ async fn miss(
             last_error: message.chars().take(500).collect(),
         },
     )
-    .await
+    .await?;
+    Ok(())
 }
 
 /// The decider's comparison entry (scored by the engine, like every other

@@ -1,5 +1,5 @@
-//! Handlers for external deciders, their runs, and the advice driver's
-//! surface. Routes are declared in [`crate::api::ROUTES`] with the rest.
+//! External deciders, their runs on an estate, the advice driver's
+//! snapshots and its health.
 
 use axum::body::Body;
 use axum::extract::{Path, State};
@@ -9,12 +9,30 @@ use axum::Json;
 use serde::Deserialize;
 use serde_json::{json, Value};
 
-use crate::api::{self, json_body, read_body, Query, SMALL_BODY_LIMIT};
-use crate::auth::{self, Caller};
+use super::extract::{eval_now, json_body, read_body, EvalQuery, Query, SMALL_BODY_LIMIT};
+use super::route::{route, Route, ADMIN, OPERATOR, VIEWER};
+use crate::auth::Caller;
+use crate::clock::now_s;
 use crate::error::{ApiError, ApiResult};
+use crate::estates::{loaded_estate, visible_estate};
 use crate::external::{self, driver, signing};
 use crate::store::{self, DeciderRow};
 use crate::AppState;
+
+/// Deciders, runs, snapshots and the driver.
+pub const ROUTES: &[Route] = &[
+    route!(GET "/api/estates/{id}/deciders/{name}/runs", VIEWER, "history of an external decider's runs on the estate" => runs),
+    route!(POST "/api/estates/{id}/deciders/{name}/runs", OPERATOR, "run an external decider on the estate now" => run_one),
+    route!(GET "/api/estates/{id}/advice-snapshots", VIEWER, "the advice driver's snapshots of the estate's advice" => snapshots),
+    route!(GET "/api/deciders", VIEWER, "list registered external deciders" => list),
+    route!(POST "/api/deciders", ADMIN, "register an external decider" => create),
+    route!(GET "/api/deciders/{name}", VIEWER, "a registered external decider" => get),
+    route!(PUT "/api/deciders/{name}", ADMIN, "change a decider's URL, timeout, interval or enabled flag" => update),
+    route!(DELETE "/api/deciders/{name}", ADMIN, "delete a decider" => delete),
+    route!(POST "/api/deciders/{name}/secret", ADMIN, "generate or rotate a decider's secret (shown once)" => rotate),
+    route!(DELETE "/api/deciders/{name}/secret", ADMIN, "remove a decider's secret" => remove_secret),
+    route!(GET "/api/driver", VIEWER, "the advice driver's health" => driver_health),
+];
 
 /// Field errors of a registration, all at once, as a 422 like every other
 /// content error: `{path, line: null, message}` per field.
@@ -81,8 +99,8 @@ fn new_secret(state: &AppState, name: &str) -> ApiResult<(String, String, String
     Ok((secret.expose().to_string(), sealed, secret.fingerprint()))
 }
 
-pub(crate) async fn list(State(state): State<AppState>) -> ApiResult<Json<Value>> {
-    let now = auth::now_s();
+async fn list(State(state): State<AppState>) -> ApiResult<Json<Value>> {
+    let now = now_s();
     let ds: Vec<_> = store::list_deciders(&state.db)
         .await?
         .iter()
@@ -91,17 +109,14 @@ pub(crate) async fn list(State(state): State<AppState>) -> ApiResult<Json<Value>
     Ok(Json(json!({ "deciders": ds })))
 }
 
-pub(crate) async fn get(
-    State(state): State<AppState>,
-    Path(name): Path<String>,
-) -> ApiResult<Json<Value>> {
+async fn get(State(state): State<AppState>, Path(name): Path<String>) -> ApiResult<Json<Value>> {
     let d = store::decider(&state.db, &name)
         .await?
         .ok_or_else(|| not_found(&name))?;
-    Ok(Json(json!({ "decider": d.public(auth::now_s()) })))
+    Ok(Json(json!({ "decider": d.public(now_s()) })))
 }
 
-pub(crate) async fn create(State(state): State<AppState>, body: Body) -> ApiResult<Response> {
+async fn create(State(state): State<AppState>, body: Body) -> ApiResult<Response> {
     let bytes = read_body(body, SMALL_BODY_LIMIT).await?;
     let b: DeciderBody = json_body(&bytes, "decider")?;
     let mut errors = Vec::new();
@@ -115,7 +130,7 @@ pub(crate) async fn create(State(state): State<AppState>, body: Body) -> ApiResu
     if !errors.is_empty() {
         return Err(invalid(errors));
     }
-    let now = auth::now_s();
+    let now = now_s();
     let secret = if b.generate_secret {
         Some(new_secret(&state, &name)?)
     } else {
@@ -148,7 +163,7 @@ pub(crate) async fn create(State(state): State<AppState>, body: Body) -> ApiResu
         .into_response())
 }
 
-pub(crate) async fn update(
+async fn update(
     State(state): State<AppState>,
     Path(name): Path<String>,
     body: Body,
@@ -172,7 +187,7 @@ pub(crate) async fn update(
     if !errors.is_empty() {
         return Err(invalid(errors));
     }
-    let now = auth::now_s();
+    let now = now_s();
     if !store::update_decider(
         &state.db,
         &name,
@@ -189,10 +204,7 @@ pub(crate) async fn update(
     get(State(state), Path(name)).await
 }
 
-pub(crate) async fn delete(
-    State(state): State<AppState>,
-    Path(name): Path<String>,
-) -> ApiResult<StatusCode> {
+async fn delete(State(state): State<AppState>, Path(name): Path<String>) -> ApiResult<StatusCode> {
     if store::delete_decider(&state.db, &name).await? {
         Ok(StatusCode::NO_CONTENT)
     } else {
@@ -209,7 +221,7 @@ struct RotateBody {
 }
 
 /// Generate a new secret; the current one stays valid for the overlap.
-pub(crate) async fn rotate(
+async fn rotate(
     State(state): State<AppState>,
     Path(name): Path<String>,
     body: Body,
@@ -226,7 +238,7 @@ pub(crate) async fn rotate(
         .await?
         .ok_or_else(|| not_found(&name))?;
     let (secret, sealed, fingerprint) = new_secret(&state, &name)?;
-    let now = auth::now_s();
+    let now = now_s();
     // No current secret: nothing to overlap with.
     let until = (d.secret_sealed.is_some() && overlap > 0).then_some(now + overlap);
     if !store::set_decider_secret(&state.db, &name, Some((&sealed, &fingerprint)), until, now)
@@ -242,11 +254,11 @@ pub(crate) async fn rotate(
 }
 
 /// Remove the secret (and any previous one): calls go out unsigned.
-pub(crate) async fn remove_secret(
+async fn remove_secret(
     State(state): State<AppState>,
     Path(name): Path<String>,
 ) -> ApiResult<StatusCode> {
-    if store::set_decider_secret(&state.db, &name, None, None, auth::now_s()).await? {
+    if store::set_decider_secret(&state.db, &name, None, None, now_s()).await? {
         tracing::info!(decider = %name, "decider secret removed");
         Ok(StatusCode::NO_CONTENT)
     } else {
@@ -275,11 +287,11 @@ pub(crate) async fn run_named(
         })?;
         rows.push(d);
     }
-    let (meta, estate, policy) = api::loaded_estate(state, id).await?;
+    let (meta, estate, policy) = loaded_estate(state, id).await?;
     let body = external::request_body(&estate, &policy, now).await?;
     // Signed with the wall clock whatever the evaluation time: a decider
     // checks the timestamp against its own clock.
-    let calls = external::call_all(&state.outbound, &rows, body, auth::now_s()).await;
+    let calls = external::call_all(&state.outbound, &rows, body, now_s()).await;
     let by = caller
         .principal()
         .map(|p| p.subject.clone())
@@ -301,7 +313,7 @@ pub(crate) async fn run_named(
                 // When it ran, by the wall clock — not the evaluation time
                 // (`?now=` may be in the past): the driver counts a
                 // decider's interval from here.
-                started_at: auth::now_s(),
+                started_at: now_s(),
                 run_time_ms: call.run_time_ms.round() as i64,
                 entry: &entry,
             },
@@ -315,17 +327,17 @@ pub(crate) async fn run_named(
 
 /// `POST /api/estates/{id}/deciders/{name}/runs`: one decider, now; the
 /// answer is its comparison entry, also stored as a run.
-pub(crate) async fn run_one(
+async fn run_one(
     State(state): State<AppState>,
     caller: Caller,
     Path((id, name)): Path<(String, String)>,
-    Query(q): Query<api::EvalQuery>,
+    Query(q): Query<EvalQuery>,
 ) -> ApiResult<Json<Value>> {
-    api::visible_estate(&state, &caller, &id).await?;
+    visible_estate(&state, &caller, &id).await?;
     if store::decider(&state.db, &name).await?.is_none() {
         return Err(not_found(&name));
     }
-    let now = api::eval_now(&q.now)?;
+    let now = eval_now(&q.now)?;
     let (_, ids, meta) = run_named(&state, &caller, &id, std::slice::from_ref(&name), now).await?;
     // By id: the newest by `started_at` is another run when `now` is
     // earlier than a stored run's.
@@ -359,25 +371,25 @@ fn limit_of(l: Option<i64>) -> ApiResult<i64> {
 }
 
 /// `GET /api/estates/{id}/deciders/{name}/runs`: newest first.
-pub(crate) async fn runs(
+async fn runs(
     State(state): State<AppState>,
     caller: Caller,
     Path((id, name)): Path<(String, String)>,
     Query(q): Query<HistoryQuery>,
 ) -> ApiResult<Json<Value>> {
-    api::visible_estate(&state, &caller, &id).await?;
+    visible_estate(&state, &caller, &id).await?;
     let limit = limit_of(q.limit)?;
     let runs = store::list_runs(&state.db, &id, Some(&name), limit).await?;
     Ok(Json(json!({ "runs": runs })))
 }
 
-pub(crate) async fn snapshots(
+async fn snapshots(
     State(state): State<AppState>,
     caller: Caller,
     Path(id): Path<String>,
     Query(q): Query<HistoryQuery>,
 ) -> ApiResult<Json<Value>> {
-    api::visible_estate(&state, &caller, &id).await?;
+    visible_estate(&state, &caller, &id).await?;
     let limit = limit_of(q.limit)?;
     // Only the newest carries its (large) result; older ones are history.
     let mut list = store::list_snapshots(&state.db, &id, limit, false).await?;
@@ -389,7 +401,7 @@ pub(crate) async fn snapshots(
     Ok(Json(json!({ "snapshots": list })))
 }
 
-pub(crate) async fn driver_health(State(state): State<AppState>) -> ApiResult<Json<Value>> {
-    let h = driver::health(&state, auth::now_s()).await?;
+async fn driver_health(State(state): State<AppState>) -> ApiResult<Json<Value>> {
+    let h = driver::health(&state, now_s()).await?;
     Ok(Json(serde_json::to_value(h).expect("serialises")))
 }

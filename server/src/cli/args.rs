@@ -1,0 +1,319 @@
+//! The command line as clap reads it: every command, its flags and
+//! their environment variables.
+
+use std::path::PathBuf;
+
+use clap::{Parser, Subcommand, ValueEnum};
+
+#[derive(Parser)]
+#[command(
+    name = "berth",
+    version,
+    about = "Placement advice for multi-cluster estates"
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Subcommand)]
+pub enum Command {
+    /// Run the server: REST API, sessions, metrics. With no options it
+    /// listens on 127.0.0.1:3000 and keeps its data in SQLite under
+    /// ./berth-data, seeded with the sample estate at first start.
+    Serve {
+        /// Address to listen on.
+        #[arg(long, env = "BERTH_LISTEN", default_value = "127.0.0.1:3000")]
+        listen: std::net::SocketAddr,
+        /// Database: postgres://… for PostgreSQL (several replicas may
+        /// share one), or sqlite:PATH. Default: SQLite in --data-dir.
+        #[arg(long, env = "BERTH_DATABASE_URL", hide_env_values = true)]
+        database_url: Option<String>,
+        /// Directory for the embedded SQLite database.
+        #[arg(long, env = "BERTH_DATA_DIR", default_value = "berth-data")]
+        data_dir: PathBuf,
+        /// Do not seed the sample estate into an empty database.
+        #[arg(long)]
+        no_seed: bool,
+        /// Mark the session cookie Secure (set when served over TLS).
+        #[arg(long, env = "BERTH_SECURE_COOKIES")]
+        secure_cookies: bool,
+        /// Rate-limit by the last X-Forwarded-For hop (only behind a
+        /// proxy that sets it).
+        #[arg(long, env = "BERTH_TRUST_FORWARDED_FOR")]
+        trust_forwarded_for: bool,
+        /// Database connections in the pool.
+        #[arg(long, default_value_t = 16)]
+        max_connections: u32,
+        /// File holding the key that seals decider secrets at rest (32
+        /// bytes, base64). BERTH_SECRET_KEY gives the key itself instead.
+        /// Default with SQLite: DATA_DIR/secret.key, created at first start.
+        #[arg(long, env = "BERTH_SECRET_KEY_FILE")]
+        secret_key_file: Option<PathBuf>,
+        /// Loopback or private networks external deciders may be reached
+        /// on (CIDR, repeatable or comma-separated), e.g. 10.0.0.0/8.
+        /// Without it only public addresses are reachable.
+        #[arg(long, env = "BERTH_DECIDER_ALLOW", value_delimiter = ',')]
+        decider_allow: Vec<String>,
+        /// Seconds between advice driver passes.
+        #[arg(long, env = "BERTH_DRIVER_EVERY", default_value_t = 60)]
+        driver_every_s: u64,
+        /// Do not run the advice driver in this process.
+        #[arg(long, env = "BERTH_NO_DRIVER")]
+        no_driver: bool,
+        /// The web application's built files (scripts/build-web.sh).
+        #[arg(long, env = "BERTH_SITE_ROOT", default_value = "target/site")]
+        site_root: PathBuf,
+    },
+    /// Check an estate file; prints a one-line summary or every error.
+    Validate { estate: PathBuf },
+    /// Recommend moves, in order, with their reasons.
+    Advise {
+        estate: PathBuf,
+        /// Policy file (JSON, any subset of fields).
+        #[arg(long)]
+        policy: Option<PathBuf>,
+        /// Evaluation time (RFC 3339); default: now.
+        #[arg(long)]
+        now: Option<String>,
+        #[arg(long, value_enum, default_value_t = OutputFormat::Json)]
+        format: OutputFormat,
+        /// Explain every move: facts, terms and exact flip conditions
+        /// (a `why` array in JSON, sentences under each move in text).
+        #[arg(long)]
+        why: bool,
+    },
+    /// Print the decider request (schema 1) the estate would generate.
+    Preview {
+        estate: PathBuf,
+        #[arg(long)]
+        policy: Option<PathBuf>,
+        #[arg(long)]
+        now: Option<String>,
+    },
+    /// Compare deciders: run the built-ins (baseline, heaviest-talker) and
+    /// score each response file as an external decider's reply.
+    Compare {
+        estate: PathBuf,
+        /// An external decider's reply to score, as NAME=FILE (repeatable).
+        /// A file that is not a valid reply becomes that decider's error
+        /// entry; a file that cannot be read does too, and the command then
+        /// exits 3 after printing the comparison.
+        #[arg(long = "response", value_name = "NAME=FILE")]
+        responses: Vec<String>,
+        #[arg(long)]
+        policy: Option<PathBuf>,
+        #[arg(long)]
+        now: Option<String>,
+        #[arg(long, value_enum, default_value_t = OutputFormat::Json)]
+        format: OutputFormat,
+    },
+    /// Project a what-if scenario (moves, evacuations): before and after,
+    /// warnings, evacuations and capacity sensitivity.
+    Whatif {
+        estate: PathBuf,
+        /// Scenario file (JSON, docs/scenario-format.md).
+        scenario: PathBuf,
+        #[arg(long)]
+        policy: Option<PathBuf>,
+        #[arg(long)]
+        now: Option<String>,
+        #[arg(long, value_enum, default_value_t = OutputFormat::Json)]
+        format: OutputFormat,
+    },
+    /// Rank the clusters for one service with the placement scorer, each
+    /// candidate with its terms.
+    Place {
+        estate: PathBuf,
+        /// Service id.
+        service: String,
+        #[arg(long)]
+        policy: Option<PathBuf>,
+        #[arg(long)]
+        now: Option<String>,
+        #[arg(long, value_enum, default_value_t = OutputFormat::Json)]
+        format: OutputFormat,
+    },
+    /// Import services into an estate file from another description of
+    /// them. The merged estate goes to --output (default: stdout), the
+    /// report to stderr.
+    Import {
+        #[command(subcommand)]
+        from: ImportFrom,
+    },
+    /// Feed a Berth server: every interval, post the mesh metrics
+    /// (Prometheus) and a cluster's free capacity (a file or a command) as
+    /// one observations batch, retrying with backoff. Runs until SIGTERM
+    /// or Ctrl-C (docs/observations.md).
+    Agent {
+        #[command(flatten)]
+        target: Target,
+        /// Prometheus to query for the mesh metrics, e.g.
+        /// http://prometheus.istio-system:9090.
+        #[arg(long, value_name = "URL")]
+        prometheus: Option<String>,
+        /// Time between batches: 60s, 5m, 1h (1s to 24h).
+        #[arg(long, default_value = "60s")]
+        interval: String,
+        /// The estate cluster whose free capacity is reported.
+        #[arg(long)]
+        cluster: Option<String>,
+        /// A file holding {"cpu_free": x, "memory_free_gib": y}, re-read at
+        /// every tick (undated contents are dated by the file's mtime).
+        #[arg(
+            long,
+            value_name = "FILE",
+            requires = "cluster",
+            conflicts_with = "capacity_command"
+        )]
+        capacity_file: Option<PathBuf>,
+        /// A shell command printing {"cpu_free": x, "memory_free_gib": y},
+        /// run at every tick.
+        #[arg(long, value_name = "CMD", requires = "cluster")]
+        capacity_command: Option<String>,
+        #[command(flatten)]
+        mesh: MeshArgs,
+    },
+}
+
+/// The Berth server, token and estate observations go to.
+#[derive(clap::Args)]
+pub struct Target {
+    /// The Berth server, e.g. http://127.0.0.1:3000.
+    #[arg(long, env = "BERTH_SERVER", value_name = "URL")]
+    pub server: String,
+    /// An API token: an agent token scoped to the estate, or an operator's.
+    /// Prefer the environment variable: a flag shows in the process list.
+    #[arg(long, env = "BERTH_TOKEN", hide_env_values = true)]
+    pub token: String,
+    /// The estate id.
+    #[arg(long)]
+    pub estate: String,
+}
+
+/// Which queries to run and how workloads become services.
+#[derive(clap::Args)]
+pub struct MeshArgs {
+    /// PromQL giving requests/s per workload edge (default: Istio's
+    /// istio_requests_total; see docs/observations.md).
+    #[arg(long, value_name = "PROMQL")]
+    pub query_rate: Option<String>,
+    /// PromQL giving the mean request duration in ms per workload edge
+    /// (default: from istio_request_duration_milliseconds).
+    #[arg(long, value_name = "PROMQL")]
+    pub query_duration: Option<String>,
+    /// PromQL giving bytes/s per workload edge (default: Istio's request
+    /// and response byte counters); an empty string skips MB/s.
+    #[arg(long, value_name = "PROMQL")]
+    pub query_bytes: Option<String>,
+    /// Map a workload (NAME or NAMESPACE/NAME) to an estate service id;
+    /// repeatable. Unmapped workloads stand for the service of their name.
+    #[arg(long = "map", value_name = "WORKLOAD=SERVICE")]
+    pub map: Vec<String>,
+    /// A JSON or YAML object of workload → service id.
+    #[arg(long, value_name = "FILE")]
+    pub map_file: Option<PathBuf>,
+}
+
+#[derive(Subcommand)]
+pub enum ImportFrom {
+    /// Kubernetes manifests or `kubectl get … -o yaml|json` output
+    /// (docs/kubernetes-import.md), into an estate file (--into) or into
+    /// an estate on a server (--server, --estate).
+    Kubernetes {
+        /// The estate cluster the manifests describe.
+        #[arg(long)]
+        cluster: String,
+        /// The estate file to merge into (JSON or YAML).
+        #[arg(long, conflicts_with_all = ["server", "estate"], required_unless_present = "server")]
+        into: Option<PathBuf>,
+        /// Where to write the merged estate (JSON); default: stdout.
+        #[arg(long, requires = "into")]
+        output: Option<PathBuf>,
+        #[command(flatten)]
+        remote: Remote,
+        /// Leave out objects that cannot be understood (reported as
+        /// skipped) instead of refusing the whole import.
+        #[arg(long)]
+        skip_invalid: bool,
+        /// With --server: report what would change, write nothing.
+        #[arg(long, requires = "server")]
+        dry_run: bool,
+        /// Manifest files; `-` reads standard input.
+        #[arg(required = true)]
+        files: Vec<PathBuf>,
+    },
+    /// Service-mesh metrics from Prometheus (Istio by default): derive each
+    /// flow's weight (Little's law) and MB/s and send them to a Berth
+    /// server as measured observations (docs/observations.md).
+    Prometheus {
+        /// The Berth server, e.g. http://127.0.0.1:3000 (optional with
+        /// --dry-run).
+        #[arg(
+            long,
+            env = "BERTH_SERVER",
+            value_name = "URL",
+            required_unless_present = "dry_run"
+        )]
+        server: Option<String>,
+        /// An API token: an agent token scoped to the estate, or an
+        /// operator's. Prefer the environment variable.
+        #[arg(
+            long,
+            env = "BERTH_TOKEN",
+            hide_env_values = true,
+            required_unless_present = "dry_run"
+        )]
+        token: Option<String>,
+        /// The estate id.
+        #[arg(long)]
+        estate: String,
+        /// Prometheus to query, e.g. http://127.0.0.1:9090.
+        #[arg(
+            long,
+            value_name = "PROM_URL",
+            required_unless_present = "file",
+            conflicts_with = "file"
+        )]
+        url: Option<String>,
+        /// Saved query results instead: {"rate": …, "duration": …, "bytes": …}.
+        #[arg(long, value_name = "RESULTS_JSON")]
+        file: Option<PathBuf>,
+        #[command(flatten)]
+        mesh: MeshArgs,
+        /// Print what would be sent, and the batch, without sending it.
+        #[arg(long)]
+        dry_run: bool,
+    },
+    /// An estate file (JSON or YAML) into an estate on a server,
+    /// replacing it (or creating it with --create).
+    Estate {
+        #[command(flatten)]
+        remote: Remote,
+        /// Create the estate instead of replacing an existing one.
+        #[arg(long)]
+        create: bool,
+        file: PathBuf,
+    },
+}
+
+/// Where a server-side import goes.
+#[derive(clap::Args)]
+pub struct Remote {
+    /// The Berth server, e.g. http://127.0.0.1:3000.
+    #[arg(long, env = "BERTH_SERVER")]
+    pub server: Option<String>,
+    /// The estate id on the server.
+    #[arg(long, requires = "server")]
+    pub estate: Option<String>,
+    /// An API token (operator or admin). Prefer the environment variable:
+    /// a command-line argument is visible to other users of the machine.
+    #[arg(long, env = "BERTH_TOKEN", hide_env_values = true)]
+    pub token: Option<String>,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+pub enum OutputFormat {
+    Json,
+    Text,
+}

@@ -1,0 +1,152 @@
+//! The long-running commands: `berth serve` (the server, `berth::serve`)
+//! and `berth agent` (`berth::agent`), each checking its options, then
+//! running until SIGTERM or Ctrl-C.
+
+use std::process::ExitCode;
+
+use super::args::Command;
+use super::common::{runtime, Failure};
+use super::import::mesh_setup;
+
+pub fn serve(command: Command) -> ExitCode {
+    let Command::Serve {
+        listen,
+        database_url,
+        data_dir,
+        no_seed,
+        secure_cookies,
+        trust_forwarded_for,
+        max_connections,
+        secret_key_file,
+        decider_allow,
+        driver_every_s,
+        no_driver,
+        site_root,
+    } = command
+    else {
+        unreachable!("serve() is called with Command::Serve")
+    };
+    berth::serve::init_logging();
+    let admin_token = std::env::var("BERTH_ADMIN_TOKEN")
+        .ok()
+        .filter(|t| !t.is_empty());
+    if admin_token.as_ref().is_some_and(|t| t.len() < 32) {
+        eprintln!(
+            "BERTH_ADMIN_TOKEN: at least 32 characters, please (e.g. `openssl rand -hex 32`)"
+        );
+        return ExitCode::from(2);
+    }
+    let opts = berth::serve::ServeOptions {
+        listen,
+        database_url,
+        data_dir,
+        admin_token,
+        seed: !no_seed,
+        max_connections,
+        // Read here, passed on, and never printed.
+        secret_key: std::env::var("BERTH_SECRET_KEY")
+            .ok()
+            .filter(|k| !k.is_empty()),
+        secret_key_file,
+        decider_allow,
+        driver_every_s: if no_driver {
+            None
+        } else {
+            Some(driver_every_s.max(1))
+        },
+        config: berth::Config {
+            secure_cookies,
+            trust_forwarded_for,
+            site_root,
+            ..berth::Config::default()
+        },
+    };
+    let runtime = match tokio::runtime::Runtime::new() {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("cannot start the async runtime: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    match runtime.block_on(berth::serve::run(opts)) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("berth serve: {e}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+/// `berth agent`: check the options, then run until SIGTERM or Ctrl-C.
+pub fn agent(command: Command) -> ExitCode {
+    let Command::Agent {
+        target,
+        prometheus,
+        interval,
+        cluster,
+        capacity_file,
+        capacity_command,
+        mesh,
+    } = command
+    else {
+        unreachable!("agent() is called with Command::Agent")
+    };
+    let setup = || -> Result<berth::agent::AgentOptions, Failure> {
+        use berth::agent::CapacitySource;
+        let interval = berth::agent::parse_interval(&interval).map_err(Failure::usage)?;
+        let capacity = match (capacity_file, capacity_command) {
+            (Some(f), _) => Some(CapacitySource::File(f)),
+            (None, Some(c)) => Some(CapacitySource::Command(c)),
+            (None, None) => None,
+        };
+        if prometheus.is_none() && capacity.is_none() {
+            return Err(Failure::usage(
+                "nothing to report: give --prometheus URL, or --cluster C with --capacity-file F or --capacity-command CMD".into(),
+            ));
+        }
+        let (queries, mapping) = mesh_setup(mesh)?;
+        Ok(berth::agent::AgentOptions {
+            client: berth::submit::BerthClient::new(
+                &target.server,
+                berth::submit::Secret::new(target.token),
+                &target.estate,
+            )
+            .map_err(Failure::usage)?,
+            prometheus: match &prometheus {
+                Some(url) => {
+                    Some(berth::prom_client::PromClient::new(url).map_err(Failure::usage)?)
+                }
+                None => None,
+            },
+            queries,
+            mapping,
+            interval,
+            cluster,
+            capacity,
+        })
+    };
+    let run = || -> Result<(), Failure> {
+        let opts = setup()?;
+        berth::serve::init_logging();
+        let rt = runtime()?;
+        rt.block_on(async {
+            let (tx, rx) = tokio::sync::watch::channel(false);
+            tokio::spawn(async move {
+                berth::serve::stop_requested().await;
+                tracing::info!("stop requested");
+                let _ = tx.send(true);
+            });
+            berth::agent::run(opts, rx).await;
+        });
+        Ok(())
+    };
+    match run() {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(f) => {
+            for line in f.lines {
+                eprintln!("{line}");
+            }
+            ExitCode::from(f.code)
+        }
+    }
+}

@@ -1,0 +1,286 @@
+//! `berth import` on this machine: Kubernetes manifests merged into an
+//! estate file, and Prometheus query results turned into flows and sent
+//! to a server as one observation batch. The mesh flags (`mesh_setup`)
+//! are shared with `berth agent`.
+
+use std::path::{Path, PathBuf};
+
+use berth_engine::Format;
+
+use super::args::MeshArgs;
+use super::common::{pretty, read_inputs, read_text, runtime, Failure};
+
+/// `berth import kubernetes`: read, parse, merge (all in the library),
+/// report on stderr, write the estate.
+pub fn import_kubernetes(
+    cluster: &str,
+    into: &Path,
+    output: Option<&Path>,
+    skip_invalid: bool,
+    files: &[PathBuf],
+) -> Result<String, Failure> {
+    use berth::import::{self, kubernetes};
+    let estate_text = read_text(into)?;
+    let estate: serde_json::Value = match into.extension().and_then(|e| e.to_str()) {
+        Some("yaml" | "yml") => serde_yaml::from_str(&estate_text).map_err(|e| e.to_string()),
+        _ if Format::sniff(&estate_text) == Format::Yaml => {
+            serde_yaml::from_str(&estate_text).map_err(|e| e.to_string())
+        }
+        _ => serde_json::from_str(&estate_text).map_err(|e| e.to_string()),
+    }
+    .map_err(|e| Failure {
+        code: 1,
+        lines: vec![format!(
+            "{}: not a readable estate file: {e}",
+            into.display()
+        )],
+    })?;
+    let texts = read_inputs(files)?;
+    let inputs: Vec<import::Input> = texts
+        .iter()
+        .map(|(name, text)| import::Input { name, text })
+        .collect();
+    let imported =
+        kubernetes::parse(&inputs, kubernetes::Options { skip_invalid }).map_err(|errors| {
+            let mut lines = vec![format!(
+                "nothing imported: {} error{} (--skip-invalid leaves such objects out):",
+                errors.len(),
+                if errors.len() == 1 { "" } else { "s" }
+            )];
+            lines.extend(errors.iter().map(|e| e.to_string()));
+            Failure { code: 1, lines }
+        })?;
+    let (merged, report) = import::merge(&estate, cluster, &imported).map_err(|e| Failure {
+        code: 1,
+        lines: vec![format!("{}: {e}", into.display())],
+    })?;
+    eprint!("{}", report.text());
+    let text = pretty(&merged);
+    match output {
+        Some(path) => {
+            std::fs::write(path, &text)
+                .map_err(|e| Failure::usage(format!("cannot write {}: {e}", path.display())))?;
+            Ok(String::new())
+        }
+        None => Ok(text),
+    }
+}
+
+/// The queries and the mapping, from the flags (a bad flag is a usage
+/// error, 2; a mapping file that cannot be understood is invalid input, 1).
+pub fn mesh_setup(
+    mesh: MeshArgs,
+) -> Result<
+    (
+        berth::prom_client::Queries,
+        berth::import::prometheus::Mapping,
+    ),
+    Failure,
+> {
+    let mut queries = berth::prom_client::Queries::default();
+    if let Some(q) = mesh.query_rate {
+        queries.rate = q;
+    }
+    if let Some(q) = mesh.query_duration {
+        queries.duration = q;
+    }
+    if let Some(q) = mesh.query_bytes {
+        queries.bytes = (!q.trim().is_empty()).then_some(q);
+    }
+    let mut mapping = berth::import::prometheus::Mapping::default();
+    if let Some(path) = &mesh.map_file {
+        let text = read_text(path)?;
+        let v: serde_json::Value = serde_yaml::from_str(&text).map_err(|e| Failure {
+            code: 1,
+            lines: vec![format!("{}: not JSON or YAML: {e}", path.display())],
+        })?;
+        mapping.add_file(&v).map_err(|e| Failure {
+            code: 1,
+            lines: vec![format!("{}: {e}", path.display())],
+        })?;
+    }
+    for m in &mesh.map {
+        mapping.add_arg(m).map_err(Failure::usage)?;
+    }
+    Ok((queries, mapping))
+}
+
+pub struct ImportPrometheus {
+    pub server: Option<String>,
+    pub token: Option<String>,
+    pub estate: String,
+    pub url: Option<String>,
+    pub file: Option<PathBuf>,
+    pub mesh: MeshArgs,
+    pub dry_run: bool,
+}
+
+/// How long `import prometheus` keeps retrying a server that answers 429
+/// or 5xx: long enough to ride out a rate limit (one batch per 2 s) or a
+/// restart; a person is waiting, so not longer.
+const IMPORT_RETRY_WINDOW: std::time::Duration = std::time::Duration::from_secs(30);
+
+/// `berth import prometheus`: read the query results (Prometheus or a
+/// file), derive the flows, print them, and send them as one batch.
+pub fn import_prometheus(args: ImportPrometheus) -> Result<String, Failure> {
+    use berth::import::prometheus;
+    use berth::submit::{self, BerthClient, Secret, SubmitError};
+    let (queries, mapping) = mesh_setup(args.mesh)?;
+    let client = match (&args.server, &args.token) {
+        (Some(server), Some(token)) => Some(
+            BerthClient::new(server, Secret::new(token.clone()), &args.estate)
+                .map_err(Failure::usage)?,
+        ),
+        _ => None,
+    };
+    let prom = match &args.url {
+        Some(url) => Some(berth::prom_client::PromClient::new(url).map_err(Failure::usage)?),
+        None => None,
+    };
+    let rt = runtime()?;
+    let (results, origin) = match (&prom, &args.file) {
+        (Some(prom), _) => {
+            let time = chrono::Utc::now().timestamp();
+            let results = rt
+                .block_on(prom.fetch(&queries, time))
+                .map_err(|e| Failure {
+                    code: if e.is_transient() { 2 } else { 1 },
+                    lines: vec![format!("Prometheus: {e}")],
+                })?;
+            let origin = format!(
+                "Prometheus {}, evaluated at {}",
+                args.url.as_deref().unwrap_or_default(),
+                berth_engine::estate::format_time(time)
+            );
+            (results, origin)
+        }
+        (None, Some(file)) => {
+            let text = read_text(file)?;
+            let v: serde_json::Value = serde_json::from_str(&text).map_err(|e| Failure {
+                code: 1,
+                lines: vec![format!("{}:{}: not JSON: {e}", file.display(), e.line())],
+            })?;
+            let results = prometheus::parse_file(&v).map_err(|e| Failure {
+                code: 1,
+                lines: vec![format!("{}: {e}", file.display())],
+            })?;
+            (results, format!("saved results {}", file.display()))
+        }
+        (None, None) => unreachable!("clap requires --url or --file"),
+    };
+    // An operator's token may read the estate: workloads that are not
+    // among its services are then reported before anything is sent. An
+    // agent token may not; the server's refusal tells the same, later.
+    let known = match &client {
+        Some(c) => rt.block_on(c.estate_services()).map_err(|e| Failure {
+            code: 2,
+            lines: vec![format!(
+                "{}: reading the estate {:?}: {e}",
+                args.server.as_deref().unwrap_or_default(),
+                args.estate
+            )],
+        })?,
+        None => None,
+    };
+    let derived = prometheus::derive(&results, &mapping, known.as_ref());
+    // A named source, not the server's default (the token's name): the
+    // figures come from the mesh, whoever runs the import.
+    let observations = prometheus::observations(&derived.flows, Some("import:prometheus"));
+    print!(
+        "{origin}: {} flow{} for estate {:?}{}\n{}",
+        derived.flows.len(),
+        if derived.flows.len() == 1 { "" } else { "s" },
+        args.estate,
+        match (&client, &known) {
+            (None, _) => " (services not checked: no --server to ask)",
+            (Some(_), None) => {
+                " (services not checked: the token may not read the estate; the server checks them)"
+            }
+            (Some(_), Some(_)) => "",
+        },
+        prometheus::report(&derived)
+    );
+    let body = serde_json::to_string(&observations).expect("serialises");
+    let batch_id = submit::batch_id("prometheus", &[&args.estate, &body]);
+    if args.dry_run {
+        return Ok(format!(
+            "dry run: {} observation{} not sent; the batch would be:\n{}",
+            observations.len(),
+            if observations.len() == 1 { "" } else { "s" },
+            pretty(&serde_json::json!({"batch_id": batch_id, "observations": observations}))
+        ));
+    }
+    let client = client.expect("--server and --token are required without --dry-run");
+    if observations.is_empty() {
+        return Ok("nothing to send\n".into());
+    }
+    let policy = submit::RetryPolicy {
+        base: submit::BACKOFF_BASE,
+        ceiling: submit::BACKOFF_CEILING,
+        give_up_after: IMPORT_RETRY_WINDOW,
+        retry_unreachable: false,
+    };
+    let (_stop_tx, mut stop) = tokio::sync::watch::channel(false);
+    let delivered = rt.block_on(submit::deliver(
+        &client,
+        &batch_id,
+        observations,
+        policy,
+        &mut stop,
+        |e, delay| eprintln!("{e}; retrying in {:.1} s", delay.as_secs_f64()),
+    ));
+    let pruned_lines = |pruned: &[submit::Pruned]| -> Vec<String> {
+        let mut lines = vec![];
+        if !pruned.is_empty() {
+            lines.push(format!(
+                "refused by the server and left out ({}):",
+                pruned.len()
+            ));
+            lines.extend(
+                pruned
+                    .iter()
+                    .map(|p| format!("  {} {} → {}: {}", p.fact, p.from, p.to, p.message)),
+            );
+        }
+        lines
+    };
+    match delivered {
+        Ok(d) => {
+            let mut out = pruned_lines(&d.pruned).join("\n");
+            if !out.is_empty() {
+                out.push('\n');
+            }
+            out.push_str(&match d.answer {
+                None => "nothing left to send\n".to_string(),
+                Some(a) if a.duplicate => format!(
+                    "batch {} was already applied (duplicate): nothing changed; estate {:?} is at version {}\n",
+                    a.batch_id, a.estate, a.version
+                ),
+                Some(a) => format!(
+                    "sent batch {} ({} observation{}): estate {:?} now at version {}, {} applied\n",
+                    a.batch_id,
+                    d.sent,
+                    if d.sent == 1 { "" } else { "s" },
+                    a.estate,
+                    a.version,
+                    a.applied
+                ),
+            });
+            Ok(out)
+        }
+        Err((e, pruned)) => {
+            let mut lines = pruned_lines(&pruned);
+            lines.push(format!(
+                "{}: {e}",
+                args.server.as_deref().unwrap_or_default()
+            ));
+            Err(Failure {
+                code: match e {
+                    SubmitError::Invalid { .. } | SubmitError::Conflict(_) => 1,
+                    _ => 2,
+                },
+                lines,
+            })
+        }
+    }
+}

@@ -1,0 +1,68 @@
+//! The commands of the `berth` binary, by family: [`engine`] (the engine
+//! on files), [`import`] (importers run here), [`remote`] (imports into a
+//! running server), [`daemon`] (`serve`, `agent`). [`args`] is the command
+//! line; [`common`] what they share.
+
+pub mod args;
+pub mod common;
+pub mod daemon;
+pub mod engine;
+pub mod import;
+pub mod remote;
+
+use args::{Command, ImportFrom};
+use common::Failure;
+use import::{import_kubernetes, import_prometheus, ImportPrometheus};
+use remote::{import_estate_remote, import_kubernetes_remote};
+
+/// A command that prints its result and ends (not `serve`, not `agent`).
+pub fn run(command: Command) -> Result<String, Failure> {
+    match command {
+        Command::Import {
+            from:
+                ImportFrom::Kubernetes {
+                    cluster,
+                    into,
+                    output,
+                    remote,
+                    skip_invalid,
+                    dry_run,
+                    files,
+                },
+        } => match into {
+            Some(into) => {
+                import_kubernetes(&cluster, &into, output.as_deref(), skip_invalid, &files)
+            }
+            None => import_kubernetes_remote(&remote, &cluster, skip_invalid, dry_run, &files),
+        },
+        Command::Import {
+            from:
+                ImportFrom::Prometheus {
+                    server,
+                    token,
+                    estate,
+                    url,
+                    file,
+                    mesh,
+                    dry_run,
+                },
+        } => import_prometheus(ImportPrometheus {
+            server,
+            token,
+            estate,
+            url,
+            file,
+            mesh,
+            dry_run,
+        }),
+        Command::Import {
+            from:
+                ImportFrom::Estate {
+                    remote,
+                    create,
+                    file,
+                },
+        } => import_estate_remote(&remote, create, &file),
+        other => engine::run(other),
+    }
+}

@@ -1,0 +1,283 @@
+//! Estates as a whole: list, create, read, delete, and the estate file
+//! exported and imported.
+
+use std::sync::Arc;
+
+use axum::body::Body;
+use axum::extract::{Path, State};
+use axum::http::{header, HeaderMap, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::Json;
+use serde::Deserialize;
+use serde_json::{json, Value};
+
+use berth_engine::{estate, Estate, Format, Policy};
+
+use super::extract::{check_id, read_body, to_json, utf8, Query, ESTATE_BODY_LIMIT};
+use super::route::{route, Route, ADMIN, OPERATOR, VIEWER};
+use crate::auth::Caller;
+use crate::clock::now_s;
+use crate::error::{ApiError, ApiResult};
+use crate::estates::{canonicalise, loaded_estate, visible_estate};
+use crate::store;
+use crate::AppState;
+
+/// Estates and their files.
+pub const ROUTES: &[Route] = &[
+    route!(GET "/api/estates", VIEWER, "list estates" => list_estates),
+    route!(POST "/api/estates", OPERATOR, "create an estate from an estate file" => create_estate),
+    route!(GET "/api/estates/{id}", VIEWER, "an estate's summary" => get_estate),
+    route!(DELETE "/api/estates/{id}", ADMIN, "delete an estate" => delete_estate),
+    route!(GET "/api/estates/{id}/file", VIEWER, "export the estate file" => export_file),
+    route!(PUT "/api/estates/{id}/file", OPERATOR, "import an estate file, replacing the estate" => import_file),
+];
+
+async fn list_estates(State(state): State<AppState>, caller: Caller) -> ApiResult<Json<Value>> {
+    let p = caller.principal()?;
+    let all = store::list_estates(&state.db).await?;
+    let visible: Vec<_> = all
+        .into_iter()
+        .filter(|e| p.may_see_estate(&e.id))
+        .collect();
+    Ok(Json(json!({"estates": visible})))
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct CreateQuery {
+    id: Option<String>,
+}
+
+/// An id from a name: lowercase letters and digits, runs of anything else
+/// as one '-'.
+fn slug(name: &str) -> String {
+    let mut s = String::new();
+    for c in name.chars() {
+        if c.is_ascii_alphanumeric() {
+            s.push(c.to_ascii_lowercase());
+        } else if !s.ends_with('-') && !s.is_empty() {
+            s.push('-');
+        }
+    }
+    let s = s.trim_end_matches('-');
+    let s: String = s.chars().take(64).collect();
+    if s.is_empty() {
+        "estate".into()
+    } else {
+        s.trim_end_matches('-').to_string()
+    }
+}
+
+async fn create_estate(
+    State(state): State<AppState>,
+    caller: Caller,
+    Query(q): Query<CreateQuery>,
+    headers: HeaderMap,
+    body: Body,
+) -> ApiResult<Response> {
+    let p = caller.principal()?;
+    if p.estate.is_some() {
+        return Err(ApiError::Forbidden(
+            "a token scoped to one estate cannot create estates".into(),
+        ));
+    }
+    let bytes = read_body(body, ESTATE_BODY_LIMIT).await?;
+    let text = utf8(&bytes)?.to_string();
+    let format = format_of(&headers, &text);
+    if let Some(id) = &q.id {
+        check_id("estate id", id)?;
+    }
+    let c = canonicalise(text, format).await?;
+    let id = q.id.unwrap_or_else(|| slug(&c.estate.name));
+    let policy = Policy::default();
+    let meta = store::create_estate(
+        &state.db,
+        store::NewEstate {
+            id: &id,
+            name: &c.estate.name,
+            document: &c.document,
+            content_digest: &c.content_digest,
+            policy: &to_json(&policy),
+            policy_digest: &policy.digest(),
+        },
+        now_s(),
+    )
+    .await?;
+    tracing::info!(estate = %id, by = %p.subject, services = c.estate.services.len(), "estate created");
+    Ok((StatusCode::CREATED, Json(summary(&meta, &c.estate))).into_response())
+}
+
+fn summary(meta: &store::EstateMeta, e: &Estate) -> Value {
+    json!({
+        "id": meta.id,
+        "name": meta.name,
+        "version": meta.version,
+        "content_digest": meta.content_digest,
+        "policy_digest": meta.policy_digest,
+        "created_at": estate::format_time(meta.created_at),
+        "updated_at": estate::format_time(meta.updated_at),
+        "counts": {
+            "sites": e.sites.len(),
+            "clusters": e.clusters.len(),
+            "links": e.links.len(),
+            "paths": e.paths.len(),
+            "services": e.services.len(),
+            "flows": e.flows.len(),
+        }
+    })
+}
+
+async fn get_estate(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(id): Path<String>,
+) -> ApiResult<Json<Value>> {
+    visible_estate(&state, &caller, &id).await?;
+    let (meta, e, _) = loaded_estate(&state, &id).await?;
+    Ok(Json(summary(&meta, &e)))
+}
+
+async fn delete_estate(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(id): Path<String>,
+) -> ApiResult<StatusCode> {
+    visible_estate(&state, &caller, &id).await?;
+    if store::delete_estate(&state.db, &id).await? {
+        tracing::info!(estate = %id, by = %caller.principal()?.subject, "estate deleted");
+        Ok(StatusCode::NO_CONTENT)
+    } else {
+        Err(ApiError::NotFound(format!("no estate {id:?}")))
+    }
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ExportQuery {
+    format: Option<String>,
+}
+
+async fn export_file(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(id): Path<String>,
+    Query(q): Query<ExportQuery>,
+) -> ApiResult<Response> {
+    visible_estate(&state, &caller, &id).await?;
+    let row = store::estate_row(&state.db, &id)
+        .await?
+        .ok_or_else(|| ApiError::NotFound(format!("no estate {id:?}")))?;
+    let etag = format!("\"{}-{}\"", row.meta.version, row.meta.content_digest);
+    let (ct, body) = match q.format.as_deref() {
+        // The stored document exactly: re-printing it through a parsed
+        // value could move a number by one unit in the last place.
+        None | Some("json") => ("application/json", row.document),
+        Some("yaml") => {
+            let doc: Value = serde_json::from_str(&row.document)
+                .map_err(|e| ApiError::Internal(format!("stored document of {id}: {e}")))?;
+            (
+                "application/yaml",
+                serde_yaml::to_string(&doc).map_err(|e| ApiError::Internal(e.to_string()))?,
+            )
+        }
+        Some(other) => {
+            return Err(ApiError::bad_request(format!(
+                "format={other:?}: expected json or yaml"
+            )))
+        }
+    };
+    Ok((
+        [(header::CONTENT_TYPE, ct.to_string()), (header::ETAG, etag)],
+        body,
+    )
+        .into_response())
+}
+
+async fn import_file(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(id): Path<String>,
+    headers: HeaderMap,
+    body: Body,
+) -> ApiResult<Json<Value>> {
+    let meta = visible_estate(&state, &caller, &id).await?;
+    let bytes = read_body(body, ESTATE_BODY_LIMIT).await?;
+    let text = utf8(&bytes)?.to_string();
+    let format = format_of(&headers, &text);
+    let c = canonicalise(text, format).await?;
+    // An import replaces whatever is there, so a concurrent change is
+    // overwritten by design; the version check only keeps the bump exact.
+    let mut expected = meta.version;
+    for _ in 0..5 {
+        match store::replace_document(
+            &state.db,
+            &id,
+            expected,
+            &c.estate.name,
+            &c.document,
+            &c.content_digest,
+            now_s(),
+        )
+        .await?
+        {
+            Ok(meta) => {
+                tracing::info!(estate = %id, version = meta.version, services = c.estate.services.len(), "estate imported");
+                state.cache.put_estate(
+                    &id,
+                    meta.version,
+                    &meta.content_digest,
+                    Arc::new(c.estate.clone()),
+                );
+                return Ok(Json(summary(&meta, &c.estate)));
+            }
+            Err(store::Stale) => {
+                expected = store::estate_meta(&state.db, &id)
+                    .await?
+                    .ok_or_else(|| {
+                        ApiError::NotFound(format!("estate {id:?} was deleted meanwhile"))
+                    })?
+                    .version;
+            }
+        }
+    }
+    Err(ApiError::Conflict(format!(
+        "estate {id:?} kept changing during the import; try again"
+    )))
+}
+
+/// The estate file format of a body: the Content-Type if it says, else a
+/// look at the text.
+fn format_of(headers: &HeaderMap, text: &str) -> Format {
+    let ct = headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("");
+    if ct.contains("yaml") {
+        Format::Yaml
+    } else if ct.contains("json") {
+        Format::Json
+    } else {
+        Format::sniff(text)
+    }
+}
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn slugs_are_valid_ids() {
+        assert_eq!(
+            slug("Acme Retail (sample estate)"),
+            "acme-retail-sample-estate"
+        );
+        assert_eq!(slug("---"), "estate");
+        for name in [
+            "Acme Retail (sample estate)",
+            "x",
+            "Ünïcode only",
+            &"a".repeat(100),
+        ] {
+            check_id("id", &slug(name)).unwrap();
+        }
+    }
+}

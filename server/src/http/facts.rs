@@ -1,0 +1,255 @@
+//! Changing an estate piece by piece: fact updates, agents' observation
+//! batches, and Kubernetes manifests merged into one cluster. Each is
+//! applied under the estate lock and written by `estates::write_locked`.
+
+use axum::body::Body;
+use axum::extract::{Path, State};
+use axum::Json;
+use serde::Deserialize;
+use serde_json::{json, Value};
+
+use super::extract::{json_body, read_body, ESTATE_BODY_LIMIT};
+use super::route::{route, Route, OPERATOR};
+use crate::auth::{Access, Caller};
+use crate::clock::now_s;
+use crate::digest::sha256_hex_bytes;
+use crate::error::{ApiError, ApiResult};
+use crate::estates::{visible_estate, write_locked};
+use crate::store;
+use crate::AppState;
+
+/// Fact updates, observations and imports.
+pub const ROUTES: &[Route] = &[
+    route!(POST "/api/estates/{id}/facts", OPERATOR, "update individual facts" => update_facts),
+    route!(POST "/api/estates/{id}/observations", Access::Observe, "post a batch of measured facts (agents)" => observe),
+    route!(POST "/api/estates/{id}/import/kubernetes", OPERATOR, "import Kubernetes manifests into one cluster of the estate" => import_kubernetes),
+];
+
+async fn update_facts(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(id): Path<String>,
+    body: Body,
+) -> ApiResult<Json<Value>> {
+    visible_estate(&state, &caller, &id).await?;
+    let bytes = read_body(body, ESTATE_BODY_LIMIT).await?;
+    let batch: crate::facts::FactBatch = json_body(&bytes, "fact updates")?;
+    let received_at = now_s();
+    // The estate is held from this read to the write, so a batch is
+    // applied to the document as it is, whoever else (request or replica)
+    // is updating facts at the same time: none is lost, none refused.
+    let lock = store::lock_estate(&state.db, &id)
+        .await?
+        .ok_or_else(|| ApiError::NotFound(format!("no estate {id:?}")))?;
+    let doc: Value = serde_json::from_str(&lock.row.document)
+        .map_err(|e| ApiError::Internal(format!("stored document of {id}: {e}")))?;
+    let new_doc =
+        crate::facts::apply(&doc, &batch, received_at).map_err(|errors| ApiError::Invalid {
+            message: format!(
+                "{} fact update{} refused; nothing was applied",
+                errors.len(),
+                if errors.len() == 1 { "" } else { "s" }
+            ),
+            details: json!({ "errors": errors }),
+        })?;
+    let meta = write_locked(&state, lock, &new_doc, None).await?;
+    Ok(Json(json!({
+        "estate": id,
+        "version": meta.version,
+        "content_digest": meta.content_digest,
+        "applied": batch.updates.len(),
+    })))
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ObservationBatch {
+    batch_id: String,
+    observations: Vec<crate::facts::FactUpdate>,
+}
+
+/// Longest batch id: room for "<estate>/<cluster>/<RFC 3339 time>" and
+/// more, short enough to index.
+const MAX_BATCH_ID_CHARS: usize = 128;
+
+/// Agents' observations (SPEC §12): a batch of measured facts, applied
+/// whole or not at all, exactly once per batch id.
+async fn observe(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(id): Path<String>,
+    body: Body,
+) -> ApiResult<Json<Value>> {
+    let p = caller.principal()?.clone();
+    // Per token (or user): one misbehaving agent cannot crowd out others.
+    state.observe_limiter.check_key(&p.subject)?;
+    visible_estate(&state, &caller, &id).await?;
+    let bytes = read_body(body, ESTATE_BODY_LIMIT).await?;
+    let batch: ObservationBatch = json_body(&bytes, "observations")?;
+    if batch.batch_id.is_empty()
+        || batch.batch_id.chars().count() > MAX_BATCH_ID_CHARS
+        || batch.batch_id.chars().any(char::is_control)
+    {
+        return Err(ApiError::Invalid {
+            message: "invalid batch_id; nothing was applied".into(),
+            details: json!({"errors": [{"path": "/batch_id", "line": null,
+                "message": format!("1 to {MAX_BATCH_ID_CHARS} characters, no control characters")}]}),
+        });
+    }
+    let digest = sha256_hex_bytes(&bytes);
+    let mut lock = store::lock_estate(&state.db, &id)
+        .await?
+        .ok_or_else(|| ApiError::NotFound(format!("no estate {id:?}")))?;
+    // A retry (the agent never saw our answer) is answered from the
+    // record; the same id with other content is a bug to surface.
+    if let Some(seen) = lock.batch(&batch.batch_id).await? {
+        if seen.body_digest != digest {
+            return Err(ApiError::Conflict(format!(
+                "batch_id {:?} was already used for a different batch; give every batch its own id",
+                batch.batch_id
+            )));
+        }
+        return Ok(Json(json!({
+            "estate": id,
+            "batch_id": batch.batch_id,
+            "version": seen.version,
+            "applied": seen.applied,
+            "duplicate": true,
+        })));
+    }
+    let doc: Value = serde_json::from_str(&lock.row.document)
+        .map_err(|e| ApiError::Internal(format!("stored document of {id}: {e}")))?;
+    let mode = crate::facts::Mode {
+        list: "observations",
+        default_class: Some(berth_engine::fact::Class::Measured),
+        require_observed_at: true,
+        default_source: format!("agent:{}", p.label),
+        received_at: now_s(),
+    };
+    let new_doc = crate::facts::apply_with(&doc, &batch.observations, &mode).map_err(|errors| {
+        ApiError::Invalid {
+            message: format!(
+                "{} observation{} refused; nothing was applied",
+                errors.len(),
+                if errors.len() == 1 { "" } else { "s" }
+            ),
+            details: json!({ "errors": errors }),
+        }
+    })?;
+    let applied = batch.observations.len() as i64;
+    let record = store::NewBatch {
+        batch_id: &batch.batch_id,
+        body_digest: &digest,
+        applied,
+    };
+    let meta = write_locked(&state, lock, &new_doc, Some(record)).await?;
+    tracing::info!(estate = %id, batch_id = %batch.batch_id, by = %p.subject, applied, version = meta.version, "observations applied");
+    Ok(Json(json!({
+        "estate": id,
+        "batch_id": batch.batch_id,
+        "version": meta.version,
+        "applied": applied,
+        "duplicate": false,
+    })))
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct KubernetesImportBody {
+    /// The estate cluster the manifests describe.
+    cluster: String,
+    /// Manifest files, each with the name errors are reported under.
+    files: Vec<ManifestFile>,
+    #[serde(default)]
+    skip_invalid: bool,
+    /// Report what would change, and change nothing.
+    #[serde(default)]
+    dry_run: bool,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ManifestFile {
+    name: String,
+    text: String,
+}
+
+/// Kubernetes manifests into an estate (docs/kubernetes-import.md): the
+/// same parser and merge as `berth import kubernetes --into`, applied under
+/// the estate lock so it lands on the estate as it is, as one new version
+/// — or, when it changes nothing, as none.
+async fn import_kubernetes(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(id): Path<String>,
+    body: Body,
+) -> ApiResult<Json<Value>> {
+    use crate::import::{self, kubernetes};
+    visible_estate(&state, &caller, &id).await?;
+    let bytes = read_body(body, ESTATE_BODY_LIMIT).await?;
+    let b: KubernetesImportBody = json_body(&bytes, "kubernetes import")?;
+    if b.files.is_empty() {
+        return Err(ApiError::bad_request(
+            "files: give at least one manifest file",
+        ));
+    }
+    let inputs: Vec<import::Input> = b
+        .files
+        .iter()
+        .map(|f| import::Input {
+            name: &f.name,
+            text: &f.text,
+        })
+        .collect();
+    let imported = kubernetes::parse(
+        &inputs,
+        kubernetes::Options {
+            skip_invalid: b.skip_invalid,
+        },
+    )
+    .map_err(|errors| ApiError::Invalid {
+        message: format!(
+            "nothing imported: {} error{} in the manifests (skip_invalid leaves such objects out)",
+            errors.len(),
+            if errors.len() == 1 { "" } else { "s" }
+        ),
+        details: json!({"errors": errors.iter().map(|e| json!({
+                "path": if e.path.is_empty() { "/" } else { &e.path },
+                "line": e.line,
+                "message": e.message,
+                "file": e.file,
+                "document": e.document,
+                "object": e.object,
+            })).collect::<Vec<_>>()}),
+    })?;
+    let lock = store::lock_estate(&state.db, &id)
+        .await?
+        .ok_or_else(|| ApiError::NotFound(format!("no estate {id:?}")))?;
+    let doc: Value = serde_json::from_str(&lock.row.document)
+        .map_err(|e| ApiError::Internal(format!("stored document of {id}: {e}")))?;
+    let (merged, report) = import::merge(&doc, &b.cluster, &imported).map_err(|e| match e {
+        import::MergeError::UnknownCluster { .. } => ApiError::Invalid {
+            message: e.to_string(),
+            details: json!({"errors": [{"path": "/cluster", "line": null, "message": e.to_string()}]}),
+        },
+        other => ApiError::Invalid {
+            message: other.to_string(),
+            details: json!({"errors": []}),
+        },
+    })?;
+    let noop = report.is_noop();
+    let version = if b.dry_run || noop {
+        // Dropping the lock rolls back: nothing was written.
+        lock.row.meta.version
+    } else {
+        let meta = write_locked(&state, lock, &merged, None).await?;
+        tracing::info!(estate = %id, cluster = %b.cluster, version = meta.version, added = report.added.len(), changed = report.changed.len(), removed = report.removed.len(), "kubernetes import");
+        meta.version
+    };
+    Ok(Json(json!({
+        "estate": id,
+        "version": version,
+        "written": !b.dry_run && !noop,
+        "report": report,
+    })))
+}

@@ -1,0 +1,54 @@
+//! Operations: liveness, readiness and Prometheus metrics, open to
+//! anyone (no secrets in them).
+
+use axum::extract::State;
+use axum::http::{header, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::Json;
+use serde_json::{json, Value};
+
+use super::route::{route, Route, PUBLIC};
+use crate::AppState;
+
+/// Health and metrics.
+pub const ROUTES: &[Route] = &[
+    route!(GET "/healthz", PUBLIC, "process is up" => healthz),
+    route!(GET "/readyz", PUBLIC, "database reachable and migrated" => readyz),
+    route!(GET "/metrics", PUBLIC, "Prometheus metrics" => metrics),
+];
+
+async fn healthz() -> Json<Value> {
+    Json(json!({"status": "ok"}))
+}
+
+async fn readyz(State(state): State<AppState>) -> Response {
+    match state.db.ready().await {
+        Ok(()) => {
+            Json(json!({"status": "ready", "database": state.db.backend.as_str()})).into_response()
+        }
+        Err(why) => {
+            tracing::warn!(%why, "not ready");
+            (
+                StatusCode::SERVICE_UNAVAILABLE,
+                Json(json!({"error": "unavailable", "message": "not ready: the database is unreachable or not migrated", "details": null})),
+            )
+                .into_response()
+        }
+    }
+}
+
+async fn metrics(State(state): State<AppState>) -> Response {
+    let text = state.metrics.render(
+        state.db.pool.size(),
+        state.db.pool.num_idle(),
+        state.db.pool.options().get_max_connections(),
+    );
+    (
+        [(
+            header::CONTENT_TYPE,
+            "text/plain; version=0.0.4; charset=utf-8",
+        )],
+        text,
+    )
+        .into_response()
+}

@@ -1,0 +1,324 @@
+//! Engine results on a stored estate: the snapshot a browser runs the
+//! engine on, advice, the decider request preview, placement, what-if,
+//! and comparisons (uploaded replies, or registered deciders called
+//! live). Results travel in the envelope of `estates::envelope` and go
+//! through the result cache.
+
+use std::time::Instant;
+
+use axum::body::{Body, Bytes};
+use axum::extract::{Path, State};
+use axum::http::StatusCode;
+use axum::response::Response;
+use serde::Deserialize;
+use serde_json::{json, Value};
+
+use berth_engine::{decider, estate, front, Estate, Policy};
+
+use super::extract::{
+    eval_now, json_body, raw_json, read_body, to_json, utf8, EvalQuery, Query, COMPARE_BODY_LIMIT,
+    SMALL_BODY_LIMIT,
+};
+use super::route::{route, Route, OPERATOR, VIEWER};
+use crate::auth::Caller;
+use crate::clock::now_s;
+use crate::digest::body_digest;
+use crate::error::{ApiError, ApiResult};
+use crate::estates::{envelope, invalid_scenario, loaded_estate, result_key, visible_estate};
+use crate::store;
+use crate::AppState;
+
+/// Engine results.
+pub const ROUTES: &[Route] = &[
+    route!(GET "/api/estates/{id}/snapshot", VIEWER, "everything needed to run the engine in a browser" => snapshot),
+    route!(GET "/api/estates/{id}/advice", VIEWER, "recommended moves" => advice),
+    route!(GET "/api/estates/{id}/preview", VIEWER, "the decider request this estate generates" => preview),
+    route!(GET "/api/estates/{id}/place/{service}", VIEWER, "rank clusters for one service" => place),
+    route!(POST "/api/estates/{id}/whatif", OPERATOR, "project a what-if scenario" => what_if),
+    route!(POST "/api/estates/{id}/compare", OPERATOR, "compare the built-in deciders and uploaded replies" => compare),
+];
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct AdviceQuery {
+    now: Option<String>,
+    /// Add the Why (facts, terms, flip conditions) to every move.
+    #[serde(default)]
+    why: bool,
+}
+
+/// Run an engine operation through the result cache.
+///
+/// The key holds everything the result depends on; the estate's version
+/// and digests are read fresh from the database, so a change anywhere
+/// misses the cache.
+async fn engine_result<F>(
+    state: &AppState,
+    caller: &Caller,
+    id: &str,
+    op: &'static str,
+    now: i64,
+    extra: &str,
+    run: F,
+) -> ApiResult<Response>
+where
+    F: FnOnce(&Estate, &Policy, i64) -> ApiResult<String> + Send + 'static,
+{
+    let meta = visible_estate(state, caller, id).await?;
+    let key = result_key(op, &meta, now, extra);
+    if let Some(body) = state.cache.result(&key) {
+        state.metrics.cache(op, true);
+        return Ok(raw_json(StatusCode::OK, body));
+    }
+    state.metrics.cache(op, false);
+    let (meta, estate, policy) = loaded_estate(state, id).await?;
+    let start = Instant::now();
+    let policy_digest = meta.policy_digest.clone();
+    let result = tokio::task::spawn_blocking(move || run(&estate, &policy, now))
+        .await
+        .map_err(|e| ApiError::Internal(format!("engine task: {e}")))??;
+    state.metrics.engine_run(op, start.elapsed().as_secs_f64());
+    let body = envelope(&meta, &policy_digest, now, &result);
+    let key = result_key(op, &meta, now, extra);
+    let body = Bytes::from(body);
+    state.cache.put_result(key, body.clone());
+    Ok(raw_json(StatusCode::OK, body))
+}
+
+async fn snapshot(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(id): Path<String>,
+) -> ApiResult<Response> {
+    visible_estate(&state, &caller, &id).await?;
+    let row = store::estate_row(&state.db, &id)
+        .await?
+        .ok_or_else(|| ApiError::NotFound(format!("no estate {id:?}")))?;
+    // The document and policy exactly as stored: the browser loads them
+    // with the same engine and must reach the same digests.
+    Ok(raw_json(
+        StatusCode::OK,
+        format!(
+            "{{\"estate\":{},\"version\":{},\"content_digest\":{},\"policy_digest\":{},\"server_now\":{},\"policy\":{},\"document\":{}}}",
+            json!(id),
+            row.meta.version,
+            json!(row.meta.content_digest),
+            json!(row.meta.policy_digest),
+            json!(estate::format_time(now_s())),
+            row.policy,
+            row.document
+        ),
+    ))
+}
+
+async fn advice(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(id): Path<String>,
+    Query(q): Query<AdviceQuery>,
+) -> ApiResult<Response> {
+    let now = eval_now(&q.now)?;
+    let why = q.why;
+    engine_result(
+        &state,
+        &caller,
+        &id,
+        "advice",
+        now,
+        if why { "why" } else { "" },
+        move |e, p, now| {
+            Ok(if why {
+                front::advice_why(e, p, now)
+            } else {
+                front::advice(e, p, now)
+            })
+        },
+    )
+    .await
+}
+
+async fn preview(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(id): Path<String>,
+    Query(q): Query<EvalQuery>,
+) -> ApiResult<Response> {
+    let now = eval_now(&q.now)?;
+    engine_result(&state, &caller, &id, "preview", now, "", |e, p, now| {
+        Ok(front::preview(e, p, now))
+    })
+    .await
+}
+
+async fn place(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path((id, service)): Path<(String, String)>,
+    Query(q): Query<EvalQuery>,
+) -> ApiResult<Response> {
+    let now = eval_now(&q.now)?;
+    let svc = service.clone();
+    engine_result(
+        &state,
+        &caller,
+        &id,
+        "place",
+        now,
+        &service,
+        move |e, p, now| front::place(e, p, now, &svc).map_err(ApiError::NotFound),
+    )
+    .await
+}
+
+async fn what_if(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(id): Path<String>,
+    Query(q): Query<EvalQuery>,
+    body: Body,
+) -> ApiResult<Response> {
+    let now = eval_now(&q.now)?;
+    let bytes = read_body(body, SMALL_BODY_LIMIT).await?;
+    let text = utf8(&bytes)?.to_string();
+    let digest = body_digest(text.as_bytes());
+    engine_result(
+        &state,
+        &caller,
+        &id,
+        "whatif",
+        now,
+        &digest,
+        move |e, p, now| {
+            front::whatif(e, p, now, &text).map_err(|errors| invalid_scenario(&errors))
+        },
+    )
+    .await
+}
+
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct CompareBody {
+    /// External replies to score, by decider name.
+    #[serde(default)]
+    responses: std::collections::BTreeMap<String, Value>,
+    /// Registered external deciders to call now, in this order.
+    #[serde(default)]
+    external: Vec<String>,
+}
+
+async fn compare(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(id): Path<String>,
+    Query(q): Query<EvalQuery>,
+    body: Body,
+) -> ApiResult<Response> {
+    let now = eval_now(&q.now)?;
+    let bytes = read_body(body, COMPARE_BODY_LIMIT).await?;
+    let b: CompareBody = if bytes.iter().all(u8::is_ascii_whitespace) {
+        CompareBody::default()
+    } else {
+        json_body(&bytes, "compare request")?
+    };
+    for name in b.responses.keys() {
+        if ["baseline", "heaviest-talker"].contains(&name.as_str()) {
+            return Err(ApiError::bad_request(format!(
+                "responses/{name}: {name:?} is the name of a built-in decider; choose another"
+            )));
+        }
+        if name.is_empty() || name.chars().count() > 64 {
+            return Err(ApiError::bad_request(format!(
+                "responses/{name}: a decider name must be 1 to 64 characters"
+            )));
+        }
+    }
+    let digest = body_digest(&bytes);
+    // BTreeMap: replies are scored in name order, whatever the JSON order.
+    let externals: Vec<decider::External> = b
+        .responses
+        .into_iter()
+        .map(|(name, v)| {
+            let bytes = serde_json::to_vec(&v).expect("serialises");
+            decider::External {
+                name,
+                response: decider::parse_response(&bytes).map_err(decider::DeciderError::from),
+                run_time_ms: None,
+            }
+        })
+        .collect();
+    if !b.external.is_empty() {
+        return compare_live(&state, &caller, &id, now, b.external, externals).await;
+    }
+    engine_result(
+        &state,
+        &caller,
+        &id,
+        "compare",
+        now,
+        &digest,
+        move |e, p, now| Ok(front::compare(e, p, now, &externals, &mut stopwatch)),
+    )
+    .await
+}
+
+/// A comparison that calls registered deciders: never cached (a live
+/// decider may answer differently each time), and each call is stored as a
+/// run. Uploaded replies are scored after the live ones.
+async fn compare_live(
+    state: &AppState,
+    caller: &Caller,
+    id: &str,
+    now: i64,
+    names: Vec<String>,
+    uploaded: Vec<decider::External>,
+) -> ApiResult<Response> {
+    visible_estate(state, caller, id).await?;
+    let mut seen = std::collections::BTreeSet::new();
+    for n in &names {
+        if !seen.insert(n) {
+            return Err(ApiError::bad_request(format!("external/{n}: named twice")));
+        }
+        if uploaded.iter().any(|u| u.name == *n) {
+            return Err(ApiError::bad_request(format!(
+                "external/{n}: also given under responses; give one or the other"
+            )));
+        }
+    }
+    // 16: more live deciders in one comparison than fit on a page is a
+    // script, and it should use the runs route one by one.
+    if names.len() > 16 {
+        return Err(ApiError::bad_request(
+            "external: at most 16 registered deciders in one comparison",
+        ));
+    }
+    let (mut externals, _, meta) =
+        super::deciders::run_named(state, caller, id, &names, now).await?;
+    externals.extend(uploaded);
+    let (meta2, estate, policy) = loaded_estate(state, id).await?;
+    if meta2.version != meta.version || meta2.policy_digest != meta.policy_digest {
+        return Err(ApiError::Conflict(format!(
+            "estate {id:?} changed while the deciders ran; compare again"
+        )));
+    }
+    let start = Instant::now();
+    let result = tokio::task::spawn_blocking(move || {
+        front::compare(&estate, &policy, now, &externals, &mut stopwatch)
+    })
+    .await
+    .map_err(|e| ApiError::Internal(format!("engine task: {e}")))?;
+    state
+        .metrics
+        .engine_run("compare", start.elapsed().as_secs_f64());
+    Ok(raw_json(
+        StatusCode::OK,
+        envelope(&meta2, &meta2.policy_digest, now, &result),
+    ))
+}
+
+/// The built-in deciders' run times in a comparison: the server owns the
+/// clock, the engine has none.
+fn stopwatch(run: &mut dyn FnMut()) -> Option<f64> {
+    let start = Instant::now();
+    run();
+    Some(start.elapsed().as_secs_f64() * 1000.0)
+}

@@ -1,0 +1,344 @@
+//! Who is calling: browser sessions (sign in, who am I, sign out), and
+//! the credentials an admin manages, API tokens and user accounts.
+
+use axum::body::Body;
+use axum::extract::{Path, State};
+use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::Json;
+use serde::Deserialize;
+use serde_json::{json, Value};
+
+use berth_engine::estate;
+
+use super::extract::{check_id, json_body, read_body, SMALL_BODY_LIMIT};
+use super::route::{route, Route, ADMIN, PUBLIC, VIEWER};
+use crate::auth::{self, Caller, Role, Via};
+use crate::clock::now_s;
+use crate::digest::sha256_hex;
+use crate::error::{ApiError, ApiResult};
+use crate::store;
+use crate::AppState;
+
+/// Sessions; listed early in the table.
+pub const SESSION_ROUTES: &[Route] = &[
+    route!(POST "/api/session", PUBLIC, "sign in (user and password, or token) for a session cookie" => login),
+    route!(GET "/api/session", VIEWER, "who am I, and my CSRF token" => whoami),
+    route!(DELETE "/api/session", VIEWER, "sign out" => logout),
+];
+
+/// Tokens and users; listed last in the table.
+pub const ACCOUNT_ROUTES: &[Route] = &[
+    route!(GET "/api/tokens", ADMIN, "list API tokens" => list_tokens),
+    route!(POST "/api/tokens", ADMIN, "create an API token" => create_token),
+    route!(DELETE "/api/tokens/{token_id}", ADMIN, "revoke an API token" => revoke_token),
+    route!(GET "/api/users", ADMIN, "list users" => list_users),
+    route!(POST "/api/users", ADMIN, "create a user" => create_user),
+    route!(DELETE "/api/users/{name}", ADMIN, "delete a user" => delete_user),
+];
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct LoginBody {
+    #[serde(default)]
+    username: Option<String>,
+    #[serde(default)]
+    password: Option<String>,
+    #[serde(default)]
+    token: Option<String>,
+}
+
+async fn login(
+    State(state): State<AppState>,
+    peer: auth::Peer,
+    headers: HeaderMap,
+    body: Body,
+) -> ApiResult<Response> {
+    let addr = auth::client_addr(&headers, &peer, state.config.trust_forwarded_for);
+    state.limiter.check(addr)?;
+    // JSON only: a cross-site HTML form cannot send it without a CORS
+    // preflight, which this server never grants (login CSRF).
+    let is_json = headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.starts_with("application/json"));
+    if !is_json {
+        return Err(ApiError::bad_request(
+            "sign in with a JSON body {\"username\", \"password\"} or {\"token\"} and Content-Type: application/json",
+        ));
+    }
+    let bytes = read_body(body, SMALL_BODY_LIMIT).await?;
+    let b: LoginBody = json_body(&bytes, "sign-in")?;
+    let wrong = || ApiError::Forbidden("wrong user name, password or token".into());
+    let (subject, role, estate, token_id) = match (b.username, b.password, b.token) {
+        (Some(user), Some(password), None) => {
+            let found = store::user_credentials(&state.db, &user).await?;
+            let (role, hash) = match &found {
+                Some((role, hash)) => (Some(*role), hash.clone()),
+                None => (None, auth::dummy_hash().to_string()),
+            };
+            let ok = tokio::task::spawn_blocking(move || auth::verify_password(&password, &hash))
+                .await
+                .map_err(|e| ApiError::Internal(format!("password task: {e}")))?;
+            match (ok, role) {
+                (true, Some(role)) => (user, role, None, None),
+                _ => return Err(wrong()),
+            }
+        }
+        (None, None, Some(token)) => {
+            let t = store::token_by_hash(&state.db, &sha256_hex(&token))
+                .await?
+                .ok_or_else(wrong)?;
+            if t.role == Role::Agent {
+                return Err(ApiError::Forbidden(
+                    "an agent token is used as a bearer token by its agent; it cannot open a browser session".into(),
+                ));
+            }
+            (format!("token:{}", t.id), t.role, t.estate_id, Some(t.id))
+        }
+        _ => {
+            return Err(ApiError::bad_request(
+                "sign in with either {\"username\", \"password\"} or {\"token\"}",
+            ))
+        }
+    };
+    let session_id = auth::random_secret();
+    let csrf = auth::random_secret();
+    let previous = auth::session_cookie_of(&headers).map(|c| sha256_hex(&c));
+    let now = now_s();
+    store::start_session(
+        &state.db,
+        &sha256_hex(&session_id),
+        previous.as_deref(),
+        &subject,
+        role,
+        estate.as_deref(),
+        token_id.as_deref(),
+        &csrf,
+        now,
+        state.config.session_ttl_s,
+    )
+    .await?;
+    tracing::info!(%subject, role = role.as_str(), "signed in");
+    let cookie = format!(
+        "{}={session_id}; Path=/; HttpOnly; SameSite=Lax; Max-Age={}{}",
+        auth::SESSION_COOKIE,
+        state.config.session_ttl_s,
+        if state.config.secure_cookies {
+            "; Secure"
+        } else {
+            ""
+        }
+    );
+    let mut resp = Json(json!({
+        "subject": subject,
+        "role": role,
+        "estate": estate,
+        "csrf_token": csrf,
+        "expires_at": estate::format_time(now + state.config.session_ttl_s),
+    }))
+    .into_response();
+    resp.headers_mut().insert(
+        header::SET_COOKIE,
+        HeaderValue::from_str(&cookie).expect("cookie is ASCII"),
+    );
+    Ok(resp)
+}
+
+async fn whoami(caller: Caller) -> ApiResult<Json<Value>> {
+    let p = caller.principal()?;
+    let csrf = match &p.via {
+        Via::Session { csrf, .. } => Some(csrf.clone()),
+        Via::Bearer { .. } => None,
+    };
+    Ok(Json(json!({
+        "subject": p.subject,
+        "role": p.role,
+        "estate": p.estate,
+        "csrf_token": csrf,
+    })))
+}
+
+async fn logout(State(state): State<AppState>, caller: Caller) -> ApiResult<Response> {
+    let p = caller.principal()?;
+    if let Via::Session { id_hash, .. } = &p.via {
+        store::end_session(&state.db, id_hash).await?;
+    }
+    let cookie = format!(
+        "{}=; Path=/; HttpOnly; SameSite=Lax; Max-Age=0{}",
+        auth::SESSION_COOKIE,
+        if state.config.secure_cookies {
+            "; Secure"
+        } else {
+            ""
+        }
+    );
+    let mut resp = StatusCode::NO_CONTENT.into_response();
+    resp.headers_mut().insert(
+        header::SET_COOKIE,
+        HeaderValue::from_str(&cookie).expect("cookie is ASCII"),
+    );
+    Ok(resp)
+}
+
+async fn list_tokens(State(state): State<AppState>) -> ApiResult<Json<Value>> {
+    Ok(Json(
+        json!({"tokens": store::list_tokens(&state.db).await?}),
+    ))
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct NewTokenBody {
+    name: String,
+    role: String,
+    #[serde(default)]
+    estate: Option<String>,
+}
+
+async fn create_token(
+    State(state): State<AppState>,
+    caller: Caller,
+    peer: auth::Peer,
+    headers: HeaderMap,
+    body: Body,
+) -> ApiResult<Response> {
+    let addr = auth::client_addr(&headers, &peer, state.config.trust_forwarded_for);
+    state.limiter.check(addr)?;
+    let bytes = read_body(body, SMALL_BODY_LIMIT).await?;
+    let b: NewTokenBody = json_body(&bytes, "new token")?;
+    let role = Role::parse(&b.role).ok_or_else(|| {
+        ApiError::bad_request(format!(
+            "role {:?}: expected agent, viewer, operator or admin",
+            b.role
+        ))
+    })?;
+    if role == Role::Agent && b.estate.is_none() {
+        return Err(ApiError::bad_request(
+            "an agent token must be scoped to one estate: give \"estate\"",
+        ));
+    }
+    if b.name.trim().is_empty() || b.name.chars().count() > 100 {
+        return Err(ApiError::bad_request(
+            "name: 1 to 100 characters, not blank",
+        ));
+    }
+    if let Some(e) = &b.estate {
+        if role == Role::Admin {
+            return Err(ApiError::bad_request(
+                "an admin token cannot be scoped to one estate: administration is estate-wide",
+            ));
+        }
+        if store::estate_meta(&state.db, e).await?.is_none() {
+            return Err(ApiError::bad_request(format!(
+                "estate {e:?}: no such estate"
+            )));
+        }
+    }
+    let token = auth::new_token();
+    let id = auth::random_id();
+    let by = caller.principal()?.subject.clone();
+    store::insert_token(
+        &state.db,
+        store::NewToken {
+            id: &id,
+            hash: &sha256_hex(&token),
+            name: &b.name,
+            role,
+            estate_id: b.estate.as_deref(),
+            created_by: &by,
+        },
+        now_s(),
+    )
+    .await?;
+    tracing::info!(token_id = %id, role = role.as_str(), by = %by, "token created");
+    Ok((
+        StatusCode::CREATED,
+        Json(json!({
+            "id": id,
+            "token": token,
+            "name": b.name,
+            "role": role,
+            "estate": b.estate,
+            "note": "the token is shown only now; Berth keeps only its hash",
+        })),
+    )
+        .into_response())
+}
+
+async fn revoke_token(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(token_id): Path<String>,
+) -> ApiResult<StatusCode> {
+    if store::revoke_token(&state.db, &token_id, now_s()).await? {
+        tracing::info!(%token_id, by = %caller.principal()?.subject, "token revoked");
+        Ok(StatusCode::NO_CONTENT)
+    } else {
+        Err(ApiError::NotFound(format!(
+            "no live token {token_id:?} (unknown or already revoked)"
+        )))
+    }
+}
+
+async fn list_users(State(state): State<AppState>) -> ApiResult<Json<Value>> {
+    Ok(Json(json!({"users": store::list_users(&state.db).await?})))
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct NewUserBody {
+    name: String,
+    role: String,
+    password: String,
+}
+
+/// Shortest password accepted: 12 characters is the length current
+/// guidance (NIST SP 800-63B allows 8; 12 buys margin) puts beyond offline
+/// guessing against Argon2id.
+const MIN_PASSWORD_CHARS: usize = 12;
+
+async fn create_user(
+    State(state): State<AppState>,
+    caller: Caller,
+    body: Body,
+) -> ApiResult<Response> {
+    let bytes = read_body(body, SMALL_BODY_LIMIT).await?;
+    let b: NewUserBody = json_body(&bytes, "new user")?;
+    check_id("user name", &b.name)?;
+    let role = Role::parse(&b.role)
+        .filter(|r| *r != Role::Agent)
+        .ok_or_else(|| {
+            ApiError::bad_request(format!(
+                "role {:?}: expected viewer, operator or admin (agents use agent tokens, not accounts)",
+                b.role
+            ))
+        })?;
+    if b.password.chars().count() < MIN_PASSWORD_CHARS {
+        return Err(ApiError::bad_request(format!(
+            "password: at least {MIN_PASSWORD_CHARS} characters"
+        )));
+    }
+    let password = b.password;
+    let hash = tokio::task::spawn_blocking(move || auth::hash_password(&password))
+        .await
+        .map_err(|e| ApiError::Internal(format!("password task: {e}")))?;
+    store::insert_user(&state.db, &b.name, role, &hash, now_s()).await?;
+    tracing::info!(user = %b.name, role = role.as_str(), by = %caller.principal()?.subject, "user created");
+    Ok((
+        StatusCode::CREATED,
+        Json(json!({"name": b.name, "role": role})),
+    )
+        .into_response())
+}
+
+async fn delete_user(
+    State(state): State<AppState>,
+    Path(name): Path<String>,
+) -> ApiResult<StatusCode> {
+    if store::delete_user(&state.db, &name).await? {
+        Ok(StatusCode::NO_CONTENT)
+    } else {
+        Err(ApiError::NotFound(format!("no user {name:?}")))
+    }
+}
