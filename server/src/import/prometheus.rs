@@ -76,10 +76,7 @@ pub const DEFAULT_BYTES_QUERY: &str = "sum by (source_workload, source_workload_
 /// would hide that. What to say instead: which metric (or query) was
 /// looked for and what to check. `None` when something was found.
 pub fn nothing_found(results: &Results, rate_query: &str) -> Option<String> {
-    let bytes_empty = results
-        .bytes
-        .as_ref()
-        .map_or(true, |b| b.samples.is_empty());
+    let bytes_empty = results.bytes.as_ref().is_none_or(|b| b.samples.is_empty());
     if !results.rate.samples.is_empty() || !bytes_empty {
         return None;
     }
