@@ -42,7 +42,7 @@ clippy:
 	cargo clippy --all-targets -- -D warnings
 
 test: tools postgres fmt-check clippy
-	cargo test --workspace --release
+	BERTH_REQUIRE_PROMETHEUS=1 cargo test --workspace --release
 	bash scripts/build-web.sh
 	cargo build --release -p berth
 	cd end2end && npm test

@@ -37,6 +37,14 @@ if ! python3 -c 'import stripe, standardwebhooks' 2>/dev/null; then
   echo "installing stripe and standardwebhooks (verify signed decider requests)"
   python3 -m pip install --quiet stripe==16.1.0 standardwebhooks==1.1.0
 fi
+# A real Prometheus (Debian's package): server/tests/prometheus_real.rs
+# backfills Istio series with promtool and checks the mesh importer's
+# default queries against the server (it skips without them, unless
+# BERTH_REQUIRE_PROMETHEUS is set).
+if ! command -v promtool >/dev/null || ! command -v prometheus >/dev/null; then
+  echo "installing Prometheus (checks the mesh importer's queries)"
+  apt-get update -qq && apt-get install -y -qq --no-install-recommends prometheus
+fi
 # The web application's end-to-end tests: Debian's Chromium, driven by
 # playwright-core from end2end/ (Playwright cannot download browsers here).
 if [ ! -x /usr/bin/chromium ]; then

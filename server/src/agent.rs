@@ -227,6 +227,9 @@ pub async fn run(opts: AgentOptions, mut stop: watch::Receiver<bool>) {
         if let Some(prom) = &opts.prometheus {
             match prom.fetch(&opts.queries, tick).await {
                 Ok(results) => {
+                    if let Some(problem) = prometheus::nothing_found(&results, &opts.queries.rate) {
+                        tracing::warn!(tick = %tick_text, "mesh: {problem}");
+                    }
                     let derived = prometheus::derive(&results, &opts.mapping, None);
                     for n in &derived.notes {
                         tracing::info!(tick = %tick_text, code = n.code.as_str(), "mesh: {}", n.message);

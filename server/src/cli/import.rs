@@ -168,6 +168,15 @@ pub fn import_prometheus(args: ImportPrometheus) -> Result<String, Failure> {
         }
         (None, None) => unreachable!("clap requires --url or --file"),
     };
+    // Nothing found at all means the wrong Prometheus or other metric
+    // names, not "0 flows": say what was looked for and fail (the agent
+    // warns instead and carries on).
+    if let Some(problem) = prometheus::nothing_found(&results, &queries.rate) {
+        return Err(Failure {
+            code: 1,
+            lines: vec![format!("{origin}: {problem}")],
+        });
+    }
     // An operator's token may read the estate: workloads that are not
     // among its services are then reported before anything is sent. An
     // agent token may not; the server's refusal tells the same, later.

@@ -16,7 +16,7 @@ use serde_json::{json, Value};
 use berth_engine::{decider, estate, front, Estate, Policy};
 
 use super::extract::{
-    eval_now, json_body, raw_json, read_body, to_json, utf8, EvalQuery, Query, COMPARE_BODY_LIMIT,
+    eval_now, json_body, raw_json, read_body, utf8, EvalQuery, Query, COMPARE_BODY_LIMIT,
     SMALL_BODY_LIMIT,
 };
 use super::route::{route, Route, OPERATOR, VIEWER};

@@ -38,12 +38,16 @@ pub const DESTINATION_NAMESPACE: &str = "destination_workload_namespace";
 pub const OUTSIDE_MESH: &str = "unknown";
 
 // The default queries: Istio's standard metrics, as the client-side proxy
-// reports them (`reporter="source"`). The source's view is the one a flow's
-// weight is about — the caller waits the whole duration, network included —
-// and taking one reporter counts every request once (both proxies report
-// it). `[5m]`: at Istio's usual 15–60 s scrape interval a 5-minute window
-// holds 5 or more scrapes, so a single missed scrape or a burst does not
-// swing the figure; shorter windows jitter, longer ones lag behind a move.
+// reports them (`reporter="source"`). Both sidecars of a call report it,
+// the caller's with `reporter="source"` and the callee's with
+// `reporter="destination"`, so summing over `reporter` would count every
+// request twice; taking one counts it once. The source's view is the one a
+// flow's weight is about — the caller waits the whole duration, network
+// included. `[5m]`: at Istio's usual 15–60 s scrape interval a 5-minute
+// window holds 5 or more scrapes, so a single missed scrape or a burst does
+// not swing the figure; shorter windows jitter, longer ones lag behind a
+// move. All of them are checked against a real Prometheus in
+// `server/tests/prometheus_real.rs`.
 
 /// Requests per second per workload edge.
 pub const DEFAULT_RATE_QUERY: &str = "sum by (source_workload, source_workload_namespace, destination_workload, destination_workload_namespace) (rate(istio_requests_total{reporter=\"source\"}[5m]))";
@@ -54,10 +58,39 @@ pub const DEFAULT_RATE_QUERY: &str = "sum by (source_workload, source_workload_n
 pub const DEFAULT_DURATION_QUERY: &str = "sum by (source_workload, source_workload_namespace, destination_workload, destination_workload_namespace) (rate(istio_request_duration_milliseconds_sum{reporter=\"source\"}[5m])) / sum by (source_workload, source_workload_namespace, destination_workload, destination_workload_namespace) (rate(istio_request_duration_milliseconds_count{reporter=\"source\"}[5m]))";
 
 /// Bytes per second per workload edge, requests and responses together.
-/// One selector over both metric names rather than `a + b`: PromQL's `+`
-/// drops an edge that has only one of the two series, this sums whatever
-/// is there.
-pub const DEFAULT_BYTES_QUERY: &str = "sum by (source_workload, source_workload_namespace, destination_workload, destination_workload_namespace) (rate({__name__=~\"istio_request_bytes_sum|istio_response_bytes_sum\", reporter=\"source\"}[5m]))";
+///
+/// Not one selector over both names (`rate({__name__=~"a|b"}[5m])`):
+/// `rate()` drops the metric name, so a request series and the response
+/// series of the same call end up with one label set, and Prometheus
+/// refuses the whole query ("vector cannot contain metrics with the same
+/// labelset"). Not `sum(rate(a)) + sum(rate(b))` either: `+` matches the
+/// two sides and drops an edge that has only one of them (a collector that
+/// answers with no body, a stream that only sends). Instead each side is
+/// tagged with a label of its own (`label_replace`, which adds
+/// `istio_bytes="request"` or `"response"`), so the two sides never
+/// collide, `or` keeps every series of both, and `sum by` then adds
+/// whatever is there per edge.
+pub const DEFAULT_BYTES_QUERY: &str = "sum by (source_workload, source_workload_namespace, destination_workload, destination_workload_namespace) (label_replace(rate(istio_request_bytes_sum{reporter=\"source\"}[5m]), \"istio_bytes\", \"request\", \"\", \"\") or label_replace(rate(istio_response_bytes_sum{reporter=\"source\"}[5m]), \"istio_bytes\", \"response\", \"\", \"\"))";
+
+/// When the queries found nothing at all — no request rate and no bytes
+/// for any edge — the Prometheus asked is almost certainly not the one
+/// with the mesh's metrics, or the metrics are named otherwise: "0 flows"
+/// would hide that. What to say instead: which metric (or query) was
+/// looked for and what to check. `None` when something was found.
+pub fn nothing_found(results: &Results, rate_query: &str) -> Option<String> {
+    let bytes_empty = results.bytes.as_ref().is_none_or(|b| b.samples.is_empty());
+    if !results.rate.samples.is_empty() || !bytes_empty {
+        return None;
+    }
+    let looked_for = if rate_query == DEFAULT_RATE_QUERY {
+        "Istio's istio_requests_total{reporter=\"source\"} (and istio_request_bytes_sum, istio_response_bytes_sum)".to_string()
+    } else {
+        format!("the rate query {rate_query:?}")
+    };
+    Some(format!(
+        "no mesh metrics: {looked_for} gave no samples over the last 5 minutes. Check that this is the Prometheus that scrapes the mesh (its targets include the Envoy sidecars' :15090/stats/prometheus), that Istio's standard metrics are enabled (Telemetry API or meshConfig), that the mesh carried traffic in the last 5 minutes, and, for a custom --query-rate, that it gives one sample per edge grouped by {SOURCE_WORKLOAD}, {SOURCE_NAMESPACE}, {DESTINATION_WORKLOAD}, {DESTINATION_NAMESPACE}"
+    ))
+}
 
 /// Significant digits kept in a derived weight or MB/s. A measured fact is
 /// trusted to ±5 % (`docs/advice.md` §2), so six digits lose nothing real
