@@ -5,7 +5,6 @@
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::Ordering;
-use std::time::Instant;
 
 use berth_engine::{decider, estate, front, whatif, Estate, EstateError, Format, Policy};
 
@@ -80,7 +79,7 @@ pub fn run(command: Command) -> Result<String, Failure> {
                 .map(|r| parse_named(r))
                 .collect::<Result<Vec<_>, _>>()?;
             for (i, (name, _)) in named.iter().enumerate() {
-                if BUILTIN_NAMES.contains(&name.as_str()) {
+                if front::BUILTIN_NAMES.contains(&name.as_str()) {
                     return Err(Failure::usage(format!(
                         "--response {name}=…: {name:?} is the name of a built-in decider; choose another"
                     )));
@@ -114,11 +113,7 @@ pub fn run(command: Command) -> Result<String, Failure> {
                     }
                 })
                 .collect();
-            let mut stopwatch = |run: &mut dyn FnMut()| {
-                let start = Instant::now();
-                run();
-                Some(start.elapsed().as_secs_f64() * 1000.0)
-            };
+            let mut stopwatch = berth::clock::stopwatch;
             Ok(match format {
                 OutputFormat::Json => {
                     line(front::compare(&e, &policy, now, &externals, &mut stopwatch))
@@ -179,9 +174,6 @@ pub fn run(command: Command) -> Result<String, Failure> {
         }
     }
 }
-
-/// Names the built-in deciders use; an external reply may not take one.
-const BUILTIN_NAMES: [&str; 2] = ["baseline", "heaviest-talker"];
 
 /// `NAME=FILE`: a name of 1–64 characters without spaces or `=`, a path.
 fn parse_named(arg: &str) -> Result<(String, PathBuf), Failure> {

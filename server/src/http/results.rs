@@ -221,7 +221,7 @@ async fn compare(
         json_body(&bytes, "compare request")?
     };
     for name in b.responses.keys() {
-        if ["baseline", "heaviest-talker"].contains(&name.as_str()) {
+        if front::BUILTIN_NAMES.contains(&name.as_str()) {
             return Err(ApiError::bad_request(format!(
                 "responses/{name}: {name:?} is the name of a built-in decider; choose another"
             )));
@@ -256,7 +256,15 @@ async fn compare(
         "compare",
         now,
         &digest,
-        move |e, p, now| Ok(front::compare(e, p, now, &externals, &mut stopwatch)),
+        move |e, p, now| {
+            Ok(front::compare(
+                e,
+                p,
+                now,
+                &externals,
+                &mut crate::clock::stopwatch,
+            ))
+        },
     )
     .await
 }
@@ -302,7 +310,13 @@ async fn compare_live(
     }
     let start = Instant::now();
     let result = tokio::task::spawn_blocking(move || {
-        front::compare(&estate, &policy, now, &externals, &mut stopwatch)
+        front::compare(
+            &estate,
+            &policy,
+            now,
+            &externals,
+            &mut crate::clock::stopwatch,
+        )
     })
     .await
     .map_err(|e| ApiError::Internal(format!("engine task: {e}")))?;
@@ -313,12 +327,4 @@ async fn compare_live(
         StatusCode::OK,
         envelope(&meta2, &meta2.policy_digest, now, &result),
     ))
-}
-
-/// The built-in deciders' run times in a comparison: the server owns the
-/// clock, the engine has none.
-fn stopwatch(run: &mut dyn FnMut()) -> Option<f64> {
-    let start = Instant::now();
-    run();
-    Some(start.elapsed().as_secs_f64() * 1000.0)
 }
