@@ -1,6 +1,9 @@
 # Berth: the two commands of the README, and their helpers.
 # `make run`  — the server on http://127.0.0.1:3000 (SQLite in ./berth-data,
-#               seeded with the sample estate at first start).
+#               seeded with the sample estate at first start), with the web
+#               application built into the binary. Installs the WebAssembly
+#               target and wasm-bindgen first when they are missing.
+# `make install` — the same self-contained `berth` into ~/.cargo/bin.
 # `make test` — every check: formatting, lints, all tests (native and
 #               WebAssembly parity, API on SQLite and PostgreSQL). Installs
 #               missing tools and starts PostgreSQL first.
@@ -14,13 +17,22 @@
 SAMPLE_NOW ?= 2026-11-30T04:05:00Z
 WASM_BINDGEN_VERSION := 0.2.130
 
-.PHONY: run advise-sample test tools postgres fmt-check clippy bench bench-server web bench-web
+.PHONY: run run-tools install advise-sample test tools postgres fmt-check clippy bench bench-server web bench-web
 
 # Extra `berth serve` flags: make run SERVE_ARGS="--decider-allow 127.0.0.1/32"
 SERVE_ARGS ?=
 
-run: web
-	cargo run --quiet --release -p berth -- serve $(SERVE_ARGS)
+# What `berth serve` needs and a fresh machine lacks: the wasm32 target and
+# the wasm-bindgen CLI (the browser bundle), nothing more.
+run-tools:
+	@bash scripts/install-tools.sh $(WASM_BINDGEN_VERSION) run
+
+# `bundle`: the web application embedded in the binary (server/build.rs).
+run: run-tools web
+	cargo run --quiet --release -p berth --features bundle -- serve $(SERVE_ARGS)
+
+install: run-tools web
+	cargo install --locked --path server --features bundle
 
 web:
 	bash scripts/build-web.sh
@@ -44,7 +56,7 @@ clippy:
 test: tools postgres fmt-check clippy
 	BERTH_REQUIRE_PROMETHEUS=1 cargo test --workspace --release
 	bash scripts/build-web.sh
-	cargo build --release -p berth
+	cargo build --release -p berth --features bundle
 	cd end2end && npm test
 
 bench:

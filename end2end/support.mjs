@@ -29,20 +29,33 @@ function freePort() {
   });
 }
 
-/// Start a server; resolves once /readyz answers 200.
-export async function startServer() {
-  for (const f of [berthBin, join(siteRoot, 'pkg', 'berth.js')]) {
-    if (!existsSync(f)) throw new Error(`${f} is missing: run scripts/build-web.sh and cargo build --release -p berth first (make test does both)`);
+// The instant the sample estate was written for (Makefile SAMPLE_NOW): the
+// tests seed it for this time (--sample-at) and evaluate at it (?now=), so
+// the advice is the same whenever they run.
+export const SAMPLE_NOW = '2026-11-30T04:05:00Z';
+
+/// Start a server; resolves once /readyz answers 200. By default on the
+/// bundle directory (--site-root) with the sample seeded for SAMPLE_NOW;
+/// `{ embedded: true }` starts it in an empty directory with no
+/// --site-root (the binary's own copy of the web application), and
+/// `{ sampleAt: null }` seeds the sample for the real clock.
+export async function startServer({ embedded = false, sampleAt = SAMPLE_NOW } = {}) {
+  const needed = embedded ? [berthBin] : [berthBin, join(siteRoot, 'pkg', 'berth.js')];
+  for (const f of needed) {
+    if (!existsSync(f)) throw new Error(`${f} is missing: run scripts/build-web.sh and cargo build --release -p berth --features bundle first (make test does both)`);
   }
   const port = await freePort();
   const dataDir = mkdtempSync(join(tmpdir(), 'berth-e2e-'));
+  const cwd = embedded ? mkdtempSync(join(tmpdir(), 'berth-e2e-cwd-')) : repo;
   const base = `http://127.0.0.1:${port}`;
-  const child = spawn(berthBin, ['serve', '--listen', `127.0.0.1:${port}`, '--data-dir', dataDir, '--site-root', siteRoot,
+  const args = ['serve', '--listen', `127.0.0.1:${port}`, '--data-dir', dataDir,
     // The external-decider test runs its decider on this machine.
-    '--decider-allow', '127.0.0.1/32'], {
-    env: { ...process.env, BERTH_ADMIN_TOKEN: ADMIN_TOKEN, RUST_LOG: 'warn' },
-    stdio: ['ignore', 'ignore', 'pipe'],
-  });
+    '--decider-allow', '127.0.0.1/32'];
+  if (!embedded) args.push('--site-root', siteRoot);
+  if (sampleAt) args.push('--sample-at', sampleAt);
+  const env = { ...process.env, BERTH_ADMIN_TOKEN: ADMIN_TOKEN, RUST_LOG: embedded ? 'info' : 'warn' };
+  delete env.BERTH_SITE_ROOT;
+  const child = spawn(berthBin, args, { cwd, env, stdio: ['ignore', 'ignore', 'pipe'] });
   let log = '';
   child.stderr.on('data', d => { log += d; });
   // 30 s: a cold first start runs the migrations; it takes well under 1 s.
@@ -60,6 +73,7 @@ export async function startServer() {
       child.kill('SIGTERM');
       await new Promise(r => child.once('exit', r));
       rmSync(dataDir, { recursive: true, force: true });
+      if (embedded) rmSync(cwd, { recursive: true, force: true });
     },
   };
 }

@@ -7,6 +7,8 @@
 # A plain cargo + wasm-bindgen build, not cargo-leptos: see docs/web.md.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# Where `cargo install` (scripts/install-tools.sh) put wasm-bindgen.
+export PATH="${CARGO_HOME:-$HOME/.cargo}/bin:$PATH"
 site="${1:-${BERTH_SITE_ROOT:-target/site}}"
 target_dir="${CARGO_TARGET_DIR:-target}"
 

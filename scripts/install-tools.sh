@@ -1,25 +1,38 @@
 #!/usr/bin/env bash
 # Installs what `make test` needs, skipping what is already there, so a
 # fresh machine and a warm one run the same command.
+# With `run` as the second argument, only what `make run` needs (the
+# WebAssembly target and wasm-bindgen).
 set -euo pipefail
 want_wb="${1:?wasm-bindgen version}"
+mode="${2:-test}"
+# `cargo install` puts wasm-bindgen here; a shell that never sourced
+# ~/.cargo/env would not find it afterwards.
+export PATH="${CARGO_HOME:-$HOME/.cargo}/bin:$PATH"
+if ! command -v cargo >/dev/null || ! command -v rustup >/dev/null; then
+  echo "Berth builds with Rust: install rustup (https://rustup.rs), then run this again" >&2
+  exit 1
+fi
 
 if ! rustup target list --installed | grep -qx wasm32-unknown-unknown; then
   echo "installing the wasm32-unknown-unknown target"
   rustup target add wasm32-unknown-unknown
+fi
+# The CLI must be exactly the version of the wasm-bindgen crate in
+# Cargo.lock, or the generated glue will not match the module.
+have_wb="$(wasm-bindgen --version 2>/dev/null | awk '{print $2}' || true)"
+if [ "$have_wb" != "$want_wb" ]; then
+  echo "installing wasm-bindgen-cli $want_wb (a few minutes, once)"
+  cargo install --locked wasm-bindgen-cli --version "$want_wb"
+fi
+if [ "$mode" = run ]; then
+  exit 0
 fi
 for c in rustfmt clippy; do
   if ! rustup component list --installed | grep -q "^$c"; then
     rustup component add "$c"
   fi
 done
-# The CLI must be exactly the version of the wasm-bindgen crate in
-# Cargo.lock, or the generated glue will not match the module.
-have_wb="$(wasm-bindgen --version 2>/dev/null | awk '{print $2}' || true)"
-if [ "$have_wb" != "$want_wb" ]; then
-  echo "installing wasm-bindgen-cli $want_wb (a few minutes, once)"
-  cargo install wasm-bindgen-cli --version "$want_wb"
-fi
 if ! command -v node >/dev/null; then
   echo "installing Node.js (runs the WebAssembly parity test)"
   apt-get update -qq && apt-get install -y -qq nodejs

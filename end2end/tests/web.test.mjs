@@ -89,7 +89,8 @@ test('what-if: an edit re-projects with no network request; evacuating a cluster
   await page.goto(`${server.base}/?now=${NOW}`);
   await page.locator('[data-testid=moves] li.move').first().waitFor();
   await page.getByRole('button', { name: 'Take these moves into a what-if scenario' }).click();
-  await page.waitForURL(`${server.base}/whatif`);
+  // The estate and the evaluation time go along (kept in the address).
+  await page.waitForURL(`${server.base}/whatif?estate=sample&now=${encodeURIComponent(NOW)}`);
   const totals = page.getByTestId('totals');
   await totals.waitFor();
   const steps = page.getByTestId('steps');

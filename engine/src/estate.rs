@@ -162,6 +162,68 @@ impl Estate {
     pub fn site_index(&self, id: &str) -> Option<usize> {
         self.sites.binary_search_by(|s| s.id.as_str().cmp(id)).ok()
     }
+
+    /// Every fact of the estate, in model order: clusters' free capacity,
+    /// links' and paths' RTTs, flows' weights and MB/s.
+    fn facts_mut(&mut self) -> impl Iterator<Item = &mut crate::fact::Fact> {
+        let clusters = self
+            .clusters
+            .iter_mut()
+            .flat_map(|c| [&mut c.cpu_free, &mut c.memory_free_gib]);
+        let rtts = self
+            .links
+            .iter_mut()
+            .chain(self.paths.iter_mut())
+            .map(|r| &mut r.rtt_ms);
+        let flows = self
+            .flows
+            .iter_mut()
+            .flat_map(|f| [&mut f.weight, &mut f.mb_s]);
+        clusters.chain(rtts).chain(flows)
+    }
+
+    /// Move every time in the estate (each fact's observation, the file's,
+    /// each cluster's enrolment) by `by_s` seconds, keeping every age
+    /// relative to a `now` moved by the same amount. The server seeds the
+    /// sample estate this way, so its designed mix of fresh and stale facts
+    /// (and its young clusters) holds on any day.
+    pub fn shift_times(&mut self, by_s: i64) {
+        if let Some(t) = self.observed_at.as_mut() {
+            *t += by_s;
+        }
+        for c in &mut self.clusters {
+            if let Some(t) = c.enrolled_at.as_mut() {
+                *t += by_s;
+            }
+        }
+        for f in self.facts_mut() {
+            if let Some(t) = f.observed_at.as_mut() {
+                *t += by_s;
+            }
+        }
+    }
+
+    /// The newest observation time of any fact with a value (or of the
+    /// file, for facts that carry none): how recently anything was
+    /// measured or reported. `None` when no fact has a time.
+    pub fn newest_observation(&self) -> Option<i64> {
+        let clusters = self
+            .clusters
+            .iter()
+            .flat_map(|c| [&c.cpu_free, &c.memory_free_gib]);
+        let rtts = self
+            .links
+            .iter()
+            .chain(self.paths.iter())
+            .map(|r| &r.rtt_ms);
+        let flows = self.flows.iter().flat_map(|f| [&f.weight, &f.mb_s]);
+        clusters
+            .chain(rtts)
+            .chain(flows)
+            .filter(|f| f.value.is_some())
+            .filter_map(|f| f.observed_at.or(self.observed_at))
+            .max()
+    }
 }
 
 /// One thing wrong with an estate file.

@@ -39,6 +39,7 @@ pub mod prom_client;
 pub mod random;
 pub mod role;
 pub mod serve;
+pub mod site;
 pub mod store;
 pub mod submit;
 pub mod web;
@@ -57,10 +58,10 @@ pub struct Config {
     pub trust_forwarded_for: bool,
     /// Browser session lifetime, seconds.
     pub session_ttl_s: i64,
-    /// Where the web bundle, styles and static files are
-    /// (`scripts/build-web.sh` writes them); the pages themselves are
-    /// rendered by the server and need nothing from here.
-    pub site_root: std::path::PathBuf,
+    /// Where the web bundle, styles and static files come from (embedded,
+    /// a directory `scripts/build-web.sh` wrote, or nowhere); the pages
+    /// themselves are rendered by the server and need nothing from here.
+    pub site: site::Site,
 }
 
 impl Default for Config {
@@ -71,7 +72,7 @@ impl Default for Config {
             // 12 hours: a working day, so people sign in once a day and a
             // forgotten session does not outlive the night.
             session_ttl_s: 12 * 3600,
-            site_root: std::path::PathBuf::from("target/site"),
+            site: site::Site::Dir(std::path::PathBuf::from(site::DEFAULT_DIR)),
         }
     }
 }

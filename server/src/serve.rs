@@ -17,6 +17,18 @@ use crate::{auth, http, store, AppState, Config};
 /// first page shows real advice.
 pub const SAMPLE_ESTATE: &str = include_str!("../../examples/estates/sample.json");
 
+/// The instant the sample was written for (the Makefile's `SAMPLE_NOW`):
+/// at this time its facts have the designed mix of classes — most fresh,
+/// some deliberately stale (docs/server.md). Seeding shifts every
+/// observation by (first start − this), so the mix is the same on any day.
+pub const SAMPLE_DESIGNED_AT: &str = "2026-11-30T04:05:00Z";
+
+/// [`SAMPLE_DESIGNED_AT`] in Unix seconds: as `sample_at`, it seeds the
+/// sample exactly as the file is (what tests pinned to that time use).
+pub fn sample_designed_at() -> i64 {
+    estate::parse_time(SAMPLE_DESIGNED_AT).expect("a valid RFC 3339 time")
+}
+
 #[derive(Clone, Debug)]
 pub struct ServeOptions {
     pub listen: SocketAddr,
@@ -25,6 +37,9 @@ pub struct ServeOptions {
     pub data_dir: PathBuf,
     pub admin_token: Option<String>,
     pub seed: bool,
+    /// The time the sample's observation ages count from (Unix seconds);
+    /// `None`: the first start's clock.
+    pub sample_at: Option<i64>,
     pub max_connections: u32,
     /// The at-rest key for decider secrets, as base64 text.
     pub secret_key: Option<String>,
@@ -50,6 +65,7 @@ impl ServeOptions {
             data_dir,
             admin_token: None,
             seed: true,
+            sample_at: None,
             max_connections: 16,
             secret_key: None,
             secret_key_file: None,
@@ -96,7 +112,7 @@ pub async fn prepare(opts: &ServeOptions) -> Result<(AppState, Option<String>), 
     tracing::info!(database = %db::redact(&url), backend = db.backend.as_str(), "database ready");
     let now = auth::now_s();
     if opts.seed {
-        seed(&db, now)
+        seed(&db, now, opts.sample_at.unwrap_or(now))
             .await
             .map_err(|e| format!("seeding the sample estate: {e}"))?;
     }
@@ -132,7 +148,9 @@ pub async fn prepare(opts: &ServeOptions) -> Result<(AppState, Option<String>), 
 
 /// Seed the sample estate once per database: the `seeded` setting records
 /// it, so an administrator who deletes the sample does not see it return.
-async fn seed(db: &Db, now: i64) -> Result<(), crate::error::ApiError> {
+/// Its observations are moved so that at `sample_at` their ages are those
+/// it was designed with at [`SAMPLE_DESIGNED_AT`].
+pub async fn seed(db: &Db, now: i64, sample_at: i64) -> Result<(), crate::error::ApiError> {
     if !store::list_estates(db).await?.is_empty() {
         store::set_once(db, "seeded", "existing estates").await?;
         return Ok(());
@@ -140,7 +158,10 @@ async fn seed(db: &Db, now: i64) -> Result<(), crate::error::ApiError> {
     if !store::set_once(db, "seeded", "sample").await? {
         return Ok(());
     }
-    let e = estate::load(SAMPLE_ESTATE, Format::Json).expect("the shipped sample estate is valid");
+    let mut e =
+        estate::load(SAMPLE_ESTATE, Format::Json).expect("the shipped sample estate is valid");
+    let designed = sample_designed_at();
+    e.shift_times(sample_at - designed);
     let document = serde_json::to_string(&export::to_file(&e)).expect("serialises");
     // Digest what the stored document loads to (see estates::canonicalise).
     let e = estate::load(&document, Format::Json).expect("the canonical sample loads");
@@ -158,7 +179,11 @@ async fn seed(db: &Db, now: i64) -> Result<(), crate::error::ApiError> {
         now,
     )
     .await?;
-    tracing::info!("seeded the sample estate as \"sample\"");
+    tracing::info!(
+        observations_shifted_s = sample_at - designed,
+        "seeded the sample estate as \"sample\", its facts dated for {}",
+        estate::format_time(sample_at)
+    );
     Ok(())
 }
 

@@ -1,10 +1,8 @@
 //! The web application's mount: the pages of `berth-web` (rendered here,
-//! hydrated in the browser), the built bundle and static files from the
-//! site root, and the API's JSON `not_found` for anything under `/api/`
-//! that no route matched. [`crate::http::app`] puts this behind every
-//! route as its fallback.
-
-use std::path::Path;
+//! hydrated in the browser), the built bundle and static files (embedded
+//! or from a directory: [`crate::site`]), and the API's JSON `not_found`
+//! for anything under `/api/` that no route matched.
+//! [`crate::http::app`] puts this behind every route as its fallback.
 
 use axum::extract::Request;
 use axum::response::IntoResponse;
@@ -12,21 +10,37 @@ use axum::Router;
 use tower::ServiceExt;
 use tower_http::services::ServeDir;
 
-/// Pages first; what no page matches is a file of the site root
-/// (`/pkg/…`, `/style/…`, `/world.svg`), served pre-compressed when the
-/// build left a `.gz` beside it.
-pub fn pages(site_root: &Path) -> Router {
-    let files = ServeDir::new(site_root).precompressed_gzip();
-    berth_web::ssr::pages(&site_root.to_string_lossy()).fallback(move |req: Request| {
-        let files = files.clone();
+use crate::site::Site;
+
+/// Pages first; what no page matches is a file of the site (`/pkg/…`,
+/// `/style/…`, `/world.svg`), sent gzip-compressed to browsers that take
+/// it when the build left a `.gz` beside it.
+pub fn pages(site: &Site) -> Router {
+    let dir = match site {
+        Site::Dir(d) => Some(ServeDir::new(d).precompressed_gzip()),
+        Site::Embedded | Site::Missing => None,
+    };
+    let root = match site {
+        Site::Dir(d) => d.to_string_lossy().into_owned(),
+        Site::Embedded | Site::Missing => String::new(),
+    };
+    berth_web::ssr::pages(&root, site.problem()).fallback(move |req: Request| {
+        let dir = dir.clone();
         async move {
             let p = req.uri().path();
             if p == "/api" || p.starts_with("/api/") {
                 return crate::error::not_found(req).await.into_response();
             }
-            match files.oneshot(req).await {
-                Ok(r) => r.map(axum::body::Body::new).into_response(),
-                Err(never) => match never {},
+            match dir {
+                Some(files) => match files.oneshot(req).await {
+                    Ok(r) => r.map(axum::body::Body::new).into_response(),
+                    Err(never) => match never {},
+                },
+                None => match crate::site::embedded(req.method(), p, req.headers()) {
+                    Some(r) => r,
+                    // As a directory would answer for a file it lacks.
+                    None => axum::http::StatusCode::NOT_FOUND.into_response(),
+                },
             }
         }
     })

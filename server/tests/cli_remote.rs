@@ -112,6 +112,26 @@ fn import_kubernetes_and_estates_into_a_running_server() {
         out.contains("12 added") && out.contains("version 2"),
         "{out}"
     );
+    // The notes themselves, not only their number: the same report the
+    // local import prints, on stderr.
+    let notes: usize = out
+        .split([';', ','])
+        .find_map(|p| p.trim().strip_suffix(" notes"))
+        .and_then(|n| n.parse().ok())
+        .expect("the summary counts the notes");
+    assert!(notes > 0, "{out}");
+    assert!(
+        err.contains("kubernetes import into cluster c-fra-3") && err.contains("\nNotes:\n"),
+        "{err}"
+    );
+    let listed = err
+        .split("\nNotes:\n")
+        .nth(1)
+        .unwrap()
+        .lines()
+        .take_while(|l| l.starts_with("  "))
+        .count();
+    assert_eq!(listed, notes, "{err}");
     let (code, out, _) = berth(&s, &args, TOKEN);
     assert_eq!(code, 0);
     assert!(out.contains("nothing changed (version 2)"), "{out}");

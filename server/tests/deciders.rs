@@ -46,6 +46,7 @@ async fn app(b: Backend, key: bool) -> TestApp {
     opts.max_connections = 4;
     opts.secret_key = key.then(|| SECRET_KEY.to_string());
     opts.decider_allow = vec!["127.0.0.1/32".into()];
+    opts.sample_at = Some(berth::serve::sample_designed_at());
     let (state, _) = berth::serve::prepare(&opts).await.expect("prepare");
     TestApp {
         app: berth::http::app(state.clone()),

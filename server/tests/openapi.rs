@@ -625,6 +625,7 @@ async fn prepared(
         data_dir: data_dir.path().to_path_buf(),
         admin_token: Some(ADMIN_TOKEN.into()),
         seed: true,
+        sample_at: Some(berth::serve::sample_designed_at()),
         max_connections: 4,
         secret_key: Some(SECRET_KEY.into()),
         secret_key_file: None,

@@ -52,6 +52,7 @@ impl Server {
             data_dir: std::env::temp_dir(),
             admin_token: Some(ADMIN.into()),
             seed: false,
+            sample_at: Some(berth::serve::sample_designed_at()),
             max_connections: 4,
             secret_key: None,
             secret_key_file: None,

@@ -104,7 +104,10 @@ impl Server {
         if let Some(url) = s.database_url {
             cmd.args(["--database-url", url]);
         }
-        if !s.seed {
+        if s.seed {
+            // The sample as written for NOW, which the tests evaluate at.
+            cmd.args(["--sample-at", NOW]);
+        } else {
             cmd.arg("--no-seed");
         }
         cmd.args(s.extra);

@@ -29,13 +29,14 @@ async fn app() -> App {
         data_dir: data_dir.path().to_path_buf(),
         admin_token: Some(ADMIN_TOKEN.into()),
         seed: true,
+        sample_at: Some(berth::serve::sample_designed_at()),
         max_connections: 4,
         secret_key: None,
         secret_key_file: None,
         decider_allow: Vec::new(),
         driver_every_s: None,
         config: berth::Config {
-            site_root: site.path().to_path_buf(),
+            site: berth::site::Site::Dir(site.path().to_path_buf()),
             ..berth::Config::default()
         },
     };

@@ -977,6 +977,7 @@ async fn berth_sends_what_the_contract_describes_and_deciders_can_verify_it() {
     opts.admin_token = Some(ADMIN.into());
     opts.secret_key = Some("AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8=".into());
     opts.decider_allow = vec!["127.0.0.1/32".into()];
+    opts.sample_at = Some(berth::serve::sample_designed_at());
     let (state, _) = berth::serve::prepare(&opts).await.unwrap();
     let app = berth::http::app(state);
     let call = |method: &str, path: String, body: Value| {

@@ -7,11 +7,13 @@ use leptos_router::components::{Route, Router, Routes, A};
 use leptos_router::path;
 
 use crate::client;
-use crate::common::{Auth, Scenario, Session};
+use crate::common::{keep_query, Auth, Scenario, Session};
 use crate::pages;
 
-/// The HTML document every page is rendered into.
-pub fn shell(options: LeptosOptions) -> impl IntoView {
+/// The HTML document every page is rendered into. `missing_bundle` is the
+/// server's own account of why no web bundle can be sent: shown above the
+/// application, which without the bundle stays a static page.
+pub fn shell(options: LeptosOptions, missing_bundle: Option<String>) -> impl IntoView {
     view! {
         <!DOCTYPE html>
         <html lang="en">
@@ -24,6 +26,11 @@ pub fn shell(options: LeptosOptions) -> impl IntoView {
                 <HydrationScripts options/>
             </head>
             <body>
+                {missing_bundle.map(|m| view! {
+                    <p class="notice bundle-missing" role="alert" data-testid="bundle-missing">
+                        "This page cannot become interactive: " {m}
+                    </p>
+                })}
                 <App/>
             </body>
         </html>
@@ -36,6 +43,8 @@ pub fn App() -> impl IntoView {
         session: RwSignal::new(None),
         estate: RwSignal::new(None),
         problem: RwSignal::new(None),
+        estates: RwSignal::new(Vec::new()),
+        stale: RwSignal::new(None),
     };
     provide_context(auth);
     provide_context(Scenario {
@@ -66,6 +75,9 @@ pub fn App() -> impl IntoView {
     view! {
         <Router>
             <Nav/>
+            {move || auth.stale.get().map(|m| view! {
+                <p class="notice stale" role="status" data-testid="stale-banner">{m}</p>
+            })}
             <main id="main">
                 <Routes fallback=|| view! { <h1>"Not found"</h1><p>"There is no such page. "<a href="/">"Go to Placement"</a></p> }>
                     <Route path=path!("/") view=pages::placement::Placement/>
@@ -81,32 +93,71 @@ pub fn App() -> impl IntoView {
     }
 }
 
+/// Which estate the pages show: `?estate=` when given, else the first one
+/// the caller may see. Also fills the switcher's list, and the staleness
+/// banner for the chosen estate.
 async fn pick_estate(auth: Auth) {
-    if let Some(id) = client::query_param("estate") {
-        auth.estate.set(Some(id));
-        return;
-    }
-    match client::get("/api/estates").await {
-        Ok(v) => {
-            let first = v["estates"]
-                .as_array()
-                .and_then(|a| a.first())
-                .and_then(|e| e["id"].as_str())
-                .map(str::to_string);
-            match first {
-                Some(id) => auth.estate.set(Some(id)),
-                None => auth.problem.set(Some(
-                    "There is no estate yet. Import one with `berth import` or `POST /api/estates`, then reload.".into(),
-                )),
+    let listed = client::get("/api/estates").await;
+    let estates: Vec<(String, String)> = match &listed {
+        Ok(v) => v["estates"]
+            .as_array()
+            .map(|a| {
+                a.iter()
+                    .filter_map(|e| {
+                        let id = e["id"].as_str()?.to_string();
+                        let name = e["name"].as_str().unwrap_or(&id).to_string();
+                        Some((id, name))
+                    })
+                    .collect()
+            })
+            .unwrap_or_default(),
+        Err(_) => Vec::new(),
+    };
+    auth.estates.set(estates.clone());
+    let chosen = match client::query_param("estate") {
+        Some(id) => Some(id),
+        None => match listed {
+            Ok(_) => match estates.first() {
+                Some((id, _)) => Some(id.clone()),
+                None => {
+                    auth.problem.set(Some(
+                        "There is no estate yet. Import one with `berth import` or `POST /api/estates`, then reload.".into(),
+                    ));
+                    None
+                }
+            },
+            Err(f) => {
+                auth.problem.set(Some(f.message));
+                None
             }
-        }
-        Err(f) => auth.problem.set(Some(f.message)),
+        },
+    };
+    let Some(id) = chosen else { return };
+    auth.estate.set(Some(id.clone()));
+    if let Ok(v) = client::get(&format!("/api/estates/{id}")).await {
+        let since = v["stale_since"]
+            .as_str()
+            .and_then(crate::engine::parse_time);
+        auth.stale.set(crate::common::stale_sentence(
+            v["newest_observation"].as_str(),
+            since,
+            client::eval_now(),
+        ));
     }
 }
 
 #[component]
 fn Nav() -> impl IntoView {
     let auth = expect_context::<Auth>();
+    // Every link carries the estate shown and `?now=`, so moving between
+    // pages keeps both (and a copied address shows the same thing).
+    let link = move |path: &str| {
+        keep_query(
+            path,
+            auth.estate.get().as_deref(),
+            client::query_param("now").as_deref(),
+        )
+    };
     let sign_out = move |_| {
         leptos::task::spawn_local(async move {
             let _ = client::request("DELETE", "/api/session", None).await;
@@ -118,13 +169,14 @@ fn Nav() -> impl IntoView {
             <a class="skip" href="#main">"Skip to content"</a>
             <span class="brand">"Berth"</span>
             <nav aria-label="Pages">
-                <A href="/">"Placement"</A>
-                <A href="/whatif">"What-if"</A>
-                <A href="/deciders">"Deciders"</A>
-                <A href="/estate">"Estate"</A>
-                <A href="/policy">"Policy"</A>
-                <A href="/health">"Health"</A>
+                <A href=move || link("/")>"Placement"</A>
+                <A href=move || link("/whatif")>"What-if"</A>
+                <A href=move || link("/deciders")>"Deciders"</A>
+                <A href=move || link("/estate")>"Estate"</A>
+                <A href=move || link("/policy")>"Policy"</A>
+                <A href=move || link("/health")>"Health"</A>
             </nav>
+            <EstateSwitcher/>
             <span class="who" data-testid="who">
                 {move || match auth.session.get() {
                     Some(Some(s)) => view! {
@@ -137,5 +189,42 @@ fn Nav() -> impl IntoView {
                 }}
             </span>
         </header>
+    }
+}
+
+/// The estate switcher: every estate the caller may see; choosing one
+/// reloads the page on it (the estate goes into the address, so it is kept
+/// across navigation and reloads).
+#[component]
+fn EstateSwitcher() -> impl IntoView {
+    let auth = expect_context::<Auth>();
+    let choose = move |ev: leptos::ev::Event| {
+        let id = event_target_value(&ev);
+        client::go(&keep_query(
+            &client::path(),
+            Some(&id),
+            client::query_param("now").as_deref(),
+        ));
+    };
+    move || {
+        let estates = auth.estates.get();
+        (!estates.is_empty()).then(|| {
+            let current = auth.estate.get().unwrap_or_default();
+            view! {
+                <label class="estate-switcher">
+                    "Estate "
+                    <select data-testid="estate-switcher" on:change=choose>
+                        {estates
+                            .into_iter()
+                            .map(|(id, name)| {
+                                let selected = id == current;
+                                let label = if name == id { id.clone() } else { format!("{name} ({id})") };
+                                view! { <option value=id selected=selected>{label}</option> }
+                            })
+                            .collect_view()}
+                    </select>
+                </label>
+            }
+        })
     }
 }

@@ -28,6 +28,78 @@ pub struct Auth {
     pub estate: RwSignal<Option<String>>,
     /// Why the estate could not be found, in words.
     pub problem: RwSignal<Option<String>>,
+    /// The estates the caller may see, as (id, name), for the switcher.
+    pub estates: RwSignal<Vec<(String, String)>>,
+    /// When even the estate's newest fact is past the reported window,
+    /// the sentence saying so (the banner above every page).
+    pub stale: RwSignal<Option<String>>,
+}
+
+/// A page's address with the state that must survive navigation: the
+/// estate shown and the evaluation time (`?estate=`, `?now=`), so a link
+/// or a reload shows the same thing (as a time picker kept in the URL).
+pub fn keep_query(path: &str, estate: Option<&str>, now: Option<&str>) -> String {
+    let mut q = Vec::new();
+    if let Some(e) = estate {
+        q.push(format!("estate={}", encode(e)));
+    }
+    if let Some(n) = now {
+        q.push(format!("now={}", encode(n)));
+    }
+    if q.is_empty() {
+        path.to_string()
+    } else {
+        format!("{path}?{}", q.join("&"))
+    }
+}
+
+/// Percent-encoding for a query value: estate ids are letters, digits and
+/// '-', times have ':' and '+', which a query must escape.
+fn encode(v: &str) -> String {
+    let mut out = String::new();
+    for b in v.bytes() {
+        match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => {
+                out.push(b as char)
+            }
+            _ => out.push_str(&format!("%{b:02X}")),
+        }
+    }
+    out
+}
+
+/// The banner's sentence when `stale_since` (from `GET /api/estates/{id}`)
+/// is at or before `now`; `None` while the estate is fresh enough.
+pub fn stale_sentence(newest: Option<&str>, stale_since: Option<i64>, now: i64) -> Option<String> {
+    let (newest, since) = (newest?, stale_since?);
+    (now >= since).then(|| {
+        format!(
+            "The newest fact of this estate was observed at {newest}: every fact is now past the reported window (inferred or guessed). Are its agents still reporting? Advice rests on old evidence."
+        )
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_query_that_survives_navigation() {
+        assert_eq!(keep_query("/whatif", None, None), "/whatif");
+        assert_eq!(
+            keep_query("/", Some("prod-eu"), Some("2026-11-30T04:05:00Z")),
+            "/?estate=prod-eu&now=2026-11-30T04%3A05%3A00Z"
+        );
+    }
+
+    #[test]
+    fn the_banner_shows_from_stale_since_on() {
+        assert_eq!(stale_sentence(Some("t"), Some(100), 99), None);
+        assert!(stale_sentence(Some("t"), Some(100), 100)
+            .unwrap()
+            .contains("observed at t"));
+        assert_eq!(stale_sentence(None, None, 100), None);
+    }
 }
 
 /// Shared between Placement and What-if: the scenario being edited, so

@@ -25,14 +25,16 @@ pub fn options(site_root: &str) -> LeptosOptions {
 }
 
 /// Every page route (`/`, `/whatif`, `/deciders`, `/estate`, `/policy`,
-/// `/health`, `/login`), server-side rendered.
-pub fn pages(site_root: &str) -> Router {
+/// `/health`, `/login`), server-side rendered. `missing_bundle`, when the
+/// server has no web bundle to send, is shown at the top of every page
+/// (which then cannot hydrate), saying what to run.
+pub fn pages(site_root: &str, missing_bundle: Option<String>) -> Router {
     let options = options(site_root);
     let routes = generate_route_list(App);
     Router::new()
         .leptos_routes(&options, routes, {
             let options = options.clone();
-            move || shell(options.clone())
+            move || shell(options.clone(), missing_bundle.clone())
         })
         .with_state(options)
 }

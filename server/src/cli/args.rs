@@ -61,9 +61,17 @@ pub enum Command {
         /// Do not run the advice driver in this process.
         #[arg(long, env = "BERTH_NO_DRIVER")]
         no_driver: bool,
-        /// The web application's built files (scripts/build-web.sh).
-        #[arg(long, env = "BERTH_SITE_ROOT", default_value = "target/site")]
-        site_root: PathBuf,
+        /// Serve the web application's files from this directory (what
+        /// scripts/build-web.sh writes) instead of the copy built into the
+        /// binary: for development. Default: the built-in copy, else
+        /// ./target/site when it holds a bundle.
+        #[arg(long, env = "BERTH_SITE_ROOT")]
+        site_root: Option<PathBuf>,
+        /// Seed the sample estate as if the server first started at this
+        /// time (RFC 3339): its observation ages are counted from here.
+        /// Default: now, so the sample looks as designed on any day.
+        #[arg(long, env = "BERTH_SAMPLE_AT", value_name = "TIME")]
+        sample_at: Option<String>,
     },
     /// Check an estate file; prints a one-line summary or every error.
     Validate { estate: PathBuf },

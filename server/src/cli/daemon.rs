@@ -22,6 +22,7 @@ pub fn serve(command: Command) -> ExitCode {
         driver_every_s,
         no_driver,
         site_root,
+        sample_at,
     } = command
     else {
         unreachable!("serve() is called with Command::Serve")
@@ -36,12 +37,31 @@ pub fn serve(command: Command) -> ExitCode {
         );
         return ExitCode::from(2);
     }
+    let sample_at = match sample_at
+        .as_deref()
+        .map(|t| (t, berth_engine::estate::parse_time(t)))
+    {
+        None => None,
+        Some((_, Some(t))) => Some(t),
+        Some((t, None)) => {
+            eprintln!("--sample-at {t:?}: not an RFC 3339 time (e.g. 2026-11-30T04:05:00Z)");
+            return ExitCode::from(2);
+        }
+    };
+    let site = berth::site::Site::resolve(site_root.as_deref());
+    match site.problem() {
+        // Said at start, before anything else: the operator sees it in the
+        // terminal or the pod log, and every page shows it too.
+        Some(problem) => tracing::warn!("web application: {problem}"),
+        None => tracing::info!("web application {}", site.describe()),
+    }
     let opts = berth::serve::ServeOptions {
         listen,
         database_url,
         data_dir,
         admin_token,
         seed: !no_seed,
+        sample_at,
         max_connections,
         // Read here, passed on, and never printed.
         secret_key: std::env::var("BERTH_SECRET_KEY")
@@ -57,7 +77,7 @@ pub fn serve(command: Command) -> ExitCode {
         config: berth::Config {
             secure_cookies,
             trust_forwarded_for,
-            site_root,
+            site,
             ..berth::Config::default()
         },
     };

@@ -113,6 +113,12 @@ pub fn import_kubernetes_remote(
         body.to_string().into_bytes(),
     )?;
     let r = &v["report"];
+    // The same report, one fact per line, as the local import prints (to
+    // stderr: stdout keeps its one summary line for scripts).
+    match serde_json::from_value::<berth::import::Report>(r.clone()) {
+        Ok(report) => eprint!("{}", report.text()),
+        Err(e) => eprintln!("(the server's import report could not be read: {e})"),
+    }
     let count = |k: &str| r[k].as_array().map_or(0, Vec::len);
     Ok(format!(
         "{estate}, cluster {cluster}: {} added, {} changed, {} removed, {} unchanged; flows {} added, {} removed; {} notes, {} skipped; {}\n",

@@ -116,6 +116,9 @@ fn summary(meta: &store::EstateMeta, e: &Estate) -> Value {
         "policy_digest": meta.policy_digest,
         "created_at": estate::format_time(meta.created_at),
         "updated_at": estate::format_time(meta.updated_at),
+        // How recently anything was observed: the pages warn when even
+        // this is past the reported window (`stale_since` on GET).
+        "newest_observation": e.newest_observation().map(estate::format_time),
         "counts": {
             "sites": e.sites.len(),
             "clusters": e.clusters.len(),
@@ -133,8 +136,15 @@ async fn get_estate(
     Path(id): Path<String>,
 ) -> ApiResult<Json<Value>> {
     visible_estate(&state, &caller, &id).await?;
-    let (meta, e, _) = loaded_estate(&state, &id).await?;
-    Ok(Json(summary(&meta, &e)))
+    let (meta, e, policy) = loaded_estate(&state, &id).await?;
+    let mut s = summary(&meta, &e);
+    // From this time on even the newest fact has outlived the measured and
+    // reported windows: every fact of the estate is inferred or guessed,
+    // so its agents have most likely stopped reporting.
+    s["stale_since"] = json!(e.newest_observation().map(|t| {
+        estate::format_time(t + policy.staleness.measured_s + policy.staleness.reported_s)
+    }));
+    Ok(Json(s))
 }
 
 async fn delete_estate(

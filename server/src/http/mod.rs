@@ -73,7 +73,7 @@ pub fn app(state: AppState) -> Router {
     router
         .route_layer(middleware::from_fn_with_state(state.clone(), track))
         // Web pages and static files; JSON `not_found` under /api/.
-        .fallback_service(crate::web::pages(&state.config.site_root))
+        .fallback_service(crate::web::pages(&state.config.site))
         .method_not_allowed_fallback(method_not_allowed)
         .layer(middleware::from_fn_with_state(
             state.clone(),

@@ -19,7 +19,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::{self, Write};
 
 use berth_engine::{EstateError, Format};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value};
 
 /// One input text and the name it is reported under (usually its file
@@ -32,7 +32,7 @@ pub struct Input<'a> {
 
 /// Something in the input that could not be understood: the file, the
 /// document in it, the object and the field, and what is wrong.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ImportError {
     pub file: String,
     /// 1-based document in a multi-document YAML file (a JSON file is
@@ -69,7 +69,7 @@ impl fmt::Display for ImportError {
 
 /// Stable note codes: a public contract (reports, API); add new ones,
 /// never rename.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum NoteCode {
     /// A request is unknown: some container declares none.
@@ -123,7 +123,7 @@ impl NoteCode {
 }
 
 /// Something a person should know about the import.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Note {
     pub code: NoteCode,
     /// The service concerned (its id), if any.
@@ -200,9 +200,9 @@ impl Imported {
 }
 
 /// What a merge did.
-#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct Report {
-    pub importer: &'static str,
+    pub importer: String,
     pub cluster: String,
     /// Every service in the import, by final id, with what was imported.
     pub services: Vec<ServiceSummary>,
@@ -223,7 +223,7 @@ pub struct Report {
 }
 
 /// One imported service as written to the estate.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ServiceSummary {
     pub id: String,
     pub cpu: Option<f64>,
@@ -233,14 +233,14 @@ pub struct ServiceSummary {
     pub local_volumes: bool,
 }
 
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Changed {
     pub id: String,
     /// Estate fields that changed, e.g. `cpu`, `constraints.pinned`.
     pub fields: Vec<String>,
 }
 
-#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 pub struct FlowRef {
     pub from: String,
     pub to: String,
@@ -577,7 +577,7 @@ pub fn merge(
         .collect();
 
     let mut report = Report {
-        importer,
+        importer: importer.to_string(),
         cluster: cluster.to_string(),
         skipped: imported.skipped.clone(),
         ignored: imported.ignored.clone(),

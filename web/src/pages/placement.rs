@@ -124,7 +124,12 @@ pub fn Placement() -> impl IntoView {
                 .collect();
             scenario.steps.set(steps);
             scenario.name.set("recommendations".into());
-            navigate.with_value(|n| n("/whatif", Default::default()));
+            let to = crate::common::keep_query(
+                "/whatif",
+                auth.estate.get_untracked().as_deref(),
+                client::query_param("now").as_deref(),
+            );
+            navigate.with_value(|n| n(&to, Default::default()));
         }
     };
 
