@@ -25,14 +25,20 @@ pub fn shell(options: LeptosOptions, missing_bundle: Option<String>) -> impl Int
                 <link rel="icon" href="/favicon.svg" type="image/svg+xml"/>
                 <HydrationScripts options/>
             </head>
-            <body>
-                {missing_bundle.map(|m| view! {
-                    <p class="notice bundle-missing" role="alert" data-testid="bundle-missing">
-                        "This page cannot become interactive: " {m}
-                    </p>
-                })}
-                <App/>
-            </body>
+            {match missing_bundle {
+                // Nothing but the application in the body when the bundle is
+                // there: hydration walks the body from its first node.
+                None => view! { <body><App/></body> }.into_any(),
+                Some(m) => view! {
+                    <body>
+                        <p class="notice bundle-missing" role="alert" data-testid="bundle-missing">
+                            "This page cannot become interactive: " {m}
+                        </p>
+                        <App/>
+                    </body>
+                }
+                .into_any(),
+            }}
         </html>
     }
 }
