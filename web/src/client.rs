@@ -24,13 +24,18 @@ pub struct Failure {
     /// `object` where the route knows them), so a page can show each one
     /// at its place. Empty for every other failure.
     pub errors: Vec<Value>,
+    /// The message without the list of `errors` appended: for a page
+    /// that shows each error at its place and needs only the headline.
+    pub summary: String,
 }
 
 impl Failure {
     pub fn new(status: u16, message: impl Into<String>) -> Failure {
+        let message: String = message.into();
         Failure {
             status,
-            message: message.into(),
+            summary: message.clone(),
+            message,
             errors: Vec::new(),
         }
     }
@@ -135,6 +140,17 @@ pub async fn request_typed(
                         .cloned()
                 })
                 .unwrap_or_default();
+            let headline = serde_json::from_str::<Value>(&text)
+                .ok()
+                .and_then(|v| {
+                    Some(
+                        v.get("message")?
+                            .as_str()?
+                            .trim_end_matches('.')
+                            .to_string(),
+                    )
+                })
+                .unwrap_or_default();
             let msg = serde_json::from_str::<Value>(&text)
                 .ok()
                 .and_then(|v| {
@@ -156,6 +172,7 @@ pub async fn request_typed(
                 .unwrap_or_default();
             Err(Failure {
                 errors,
+                summary: advice_for(status, &headline),
                 ..Failure::new(status, advice_for(status, &msg))
             })
         }

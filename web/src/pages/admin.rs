@@ -61,6 +61,11 @@ pub fn AdminPage() -> impl IntoView {
 
 #[component]
 fn Users() -> impl IntoView {
+    let auth = expect_context::<Auth>();
+    let me = move || match auth.session.get() {
+        Some(Some(s)) => s.subject,
+        _ => String::new(),
+    };
     let users = RwSignal::new(Vec::<Value>::new());
     let error = RwSignal::new(None::<String>);
     let done = RwSignal::new(None::<String>);
@@ -127,7 +132,9 @@ fn Users() -> impl IntoView {
                                 <td>{s(&u["role"])}</td>
                                 <td>{s(&u["created_at"])}</td>
                                 <td>
-                                    {move || if confirming.get().as_deref() == Some(w1.as_str()) {
+                                    {move || if me() == w1 {
+                                        view! { <span class="hint">"you"</span> }.into_any()
+                                    } else if confirming.get().as_deref() == Some(w1.as_str()) {
                                         let (a, b) = (w2.clone(), w2.clone());
                                         view! {
                                             <span class="confirm">{format!("Delete {a}? Their sessions end. ")}
@@ -247,7 +254,7 @@ fn Tokens() -> impl IntoView {
     view! {
         <section aria-labelledby="tokens-h">
             <h2 id="tokens-h">"API tokens"</h2>
-            <p class="hint">"For agents and scripts: sent as "<code>"Authorization: Bearer …"</code>". A token scoped to an estate sees only that estate; agent tokens must be."</p>
+            <p class="hint">"For agents and scripts, sent as "<code>"Authorization: Bearer <token>"</code>". A token scoped to an estate sees only that estate; agent tokens must be."</p>
             {move || shown_once.get().map(|(n, secret)| view! {
                 <div class="notice once" role="status" data-testid="token-once">
                     <p><strong>{format!("The token \u{201c}{n}\u{201d}, shown only now:")}</strong></p>

@@ -87,6 +87,20 @@ pub fn kubernetes_body(cluster: &str, files: &[(String, String)], dry_run: bool)
     })
 }
 
+/// A request or size as the import report writes it: up to four decimals
+/// (64 MiB is 0.0625 GiB, which three would round), no trailing zeros;
+/// "unknown" when nobody declared it.
+pub fn amount(v: &Value) -> String {
+    // Four decimals: the finest Kubernetes quantities the import meets
+    // (a few MiB, a few millicores) still show as more than zero.
+    const DIGITS: usize = 4;
+    let t = num(v, DIGITS);
+    if !t.contains('.') {
+        return t;
+    }
+    t.trim_end_matches('0').trim_end_matches('.').to_string()
+}
+
 /// The name pasted manifests are reported under.
 const PASTED: &str = "pasted.yaml";
 
@@ -197,6 +211,18 @@ fn KubernetesImport(
         kubernetes_body(&cluster.get(), &all, true)
     });
     let input_empty = move || arr(&input.get()["files"]).is_empty();
+    // Any change of the input (even back to what was checked) needs a new
+    // dry run before Apply.
+    Effect::new(move |_| {
+        let now = input.get();
+        if checked.get_untracked().is_some_and(|c| c != now) {
+            checked.set(None);
+        }
+    });
+    let stale_report = move || {
+        checked.get().is_none()
+            && report.with(|r| r.as_ref().is_some_and(|r| r["written"] == json!(false)))
+    };
     let may_apply = move || !busy.get() && checked.get().as_ref() == Some(&input.get());
 
     let send = move |dry_run: bool| {
@@ -221,6 +247,7 @@ fn KubernetesImport(
                         checked.set(Some(body));
                     } else {
                         version.set(v["version"].as_i64());
+                        report.set(Some(v.clone()));
                         applied.set(Some(v));
                         checked.set(None);
                         // Every page computes from the new version.
@@ -231,8 +258,9 @@ fn KubernetesImport(
                 Err(f) => {
                     checked.set(None);
                     report.set(None);
+                    let listed = !f.errors.is_empty();
                     problems.set(f.errors.clone());
-                    error.set(Some(f.message));
+                    error.set(Some(if listed { f.summary } else { f.message }));
                 }
             }
             busy.set(false);
@@ -293,6 +321,9 @@ fn KubernetesImport(
                 };
                 view! { <p class="notice" role="status" data-testid="k8s-applied">{text}</p> }
             })}
+            {move || stale_report().then(|| view! {
+                <p class="notice" role="status" data-testid="k8s-stale">"The input changed since this dry run: check it again before applying."</p>
+            })}
             {move || report.get().map(|v| view! { <DryRunReport answer=v/> })}
         </section>
     }
@@ -316,9 +347,9 @@ fn ImportProblems(list: Vec<Value>) -> impl IntoView {
                     at.push_str(&format!(", {o}"));
                 }
                 let path = s(&e["path"]);
-                let path = (path != "/" && !path.is_empty()).then(|| format!(" {path}"));
+                let path = (path != "/" && !path.is_empty()).then(|| view! { " "<code>{path}</code> });
                 view! {
-                    <li><strong>{at}</strong><code>{path}</code>": "{s(&e["message"])}</li>
+                    <li><strong>{at}</strong>{path}": "{s(&e["message"])}</li>
                 }
             }).collect_view()}
         </ul>
@@ -403,14 +434,14 @@ fn DryRunReport(answer: Value) -> impl IntoView {
             {(!ignored.is_empty()).then(|| view! { <p class="hint">"Not imported, by kind: "{ignored.join(", ")}</p> })}
             {(!services.is_empty()).then(|| view! {
                 <table class="import-services" data-testid="k8s-services">
-                    <thead><tr><th scope="col">"service"</th><th scope="col">"cores"</th><th scope="col">"GiB"</th><th scope="col">"data GB"</th><th scope="col">"pinned"</th><th scope="col">"local volumes"</th></tr></thead>
+                    <thead><tr><th scope="col">"service"</th><th scope="col" class="n">"cores"</th><th scope="col" class="n">"GiB"</th><th scope="col" class="n">"data GB"</th><th scope="col">"pinned"</th><th scope="col">"local volumes"</th></tr></thead>
                     <tbody>
                         {services.into_iter().map(|sv| view! {
                             <tr>
                                 <th scope="row">{s(&sv["id"])}</th>
-                                <td class="n">{num(&sv["cpu"], 3)}</td>
-                                <td class="n">{num(&sv["memory_gib"], 3)}</td>
-                                <td class="n">{num(&sv["data_gb"], 1)}</td>
+                                <td class="n">{amount(&sv["cpu"])}</td>
+                                <td class="n">{amount(&sv["memory_gib"])}</td>
+                                <td class="n">{amount(&sv["data_gb"])}</td>
                                 <td>{if sv["pinned"].as_bool() == Some(true) { "yes" } else { "" }}</td>
                                 <td>{if sv["local_volumes"].as_bool() == Some(true) { "yes" } else { "" }}</td>
                             </tr>
@@ -439,6 +470,14 @@ fn EstateFileImport(
     let busy = RwSignal::new(false);
     let may_apply =
         move || !busy.get() && checked.with(|c| c.as_ref().map(|c| &c.0) == Some(&text.get()));
+    // Editing the text after a check needs a new check, even if the edit
+    // is undone.
+    Effect::new(move |_| {
+        let now = text.get();
+        if checked.with_untracked(|c| c.as_ref().is_some_and(|c| c.0 != now)) {
+            checked.set(None);
+        }
+    });
 
     let on_file = move |ev: leptos::ev::Event| {
         client::read_picked(&ev, move |r| match r {
@@ -498,9 +537,10 @@ fn EstateFileImport(
                     reload();
                 }
                 Err(f) => {
+                    let listed = !f.errors.is_empty();
                     problems.set(f.errors.iter().map(Problem::of).collect());
                     checked.set(None);
-                    error.set(Some(f.message));
+                    error.set(Some(if listed { f.summary } else { f.message }));
                 }
             }
             busy.set(false);
@@ -626,6 +666,14 @@ mod tests {
         );
         let yaml = canonical("schema: 1\nname: [unclosed\n").unwrap_err();
         assert!(!yaml.is_empty());
+    }
+
+    #[test]
+    fn amounts_read_like_the_cli_report() {
+        assert_eq!(amount(&json!(0.0625)), "0.0625");
+        assert_eq!(amount(&json!(0.2)), "0.2");
+        assert_eq!(amount(&json!(0)), "0");
+        assert_eq!(amount(&Value::Null), "unknown");
     }
 
     #[test]

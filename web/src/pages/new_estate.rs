@@ -215,6 +215,18 @@ pub fn anchor(p: &Problem, n_sites: usize, n_clusters: usize) -> String {
     }
 }
 
+/// "expected at least one cluster" while the form has clusters: the
+/// engine says it when every entry was refused for its own errors, which
+/// are shown at the entries; on the form it would read as a contradiction.
+fn empty_list_echo(p: &Problem, n_sites: usize, n_clusters: usize) -> bool {
+    let n = match p.path.as_str() {
+        "/sites" => n_sites,
+        "/clusters" => n_clusters,
+        _ => return false,
+    };
+    n > 0 && p.message.starts_with("expected at least one")
+}
+
 #[derive(Clone, Copy)]
 struct SiteRow {
     key: usize,
@@ -358,6 +370,7 @@ pub fn NewEstate() -> impl IntoView {
         let doc = estate_document(&name.get_untracked(), &s, &c);
         let mut found: Vec<(String, Problem)> = engine_problems(&doc)
             .into_iter()
+            .filter(|p| !empty_list_echo(p, s.len(), c.len()))
             .map(|p| (anchor(&p, s.len(), c.len()), p))
             .collect();
         let id = id_typed
