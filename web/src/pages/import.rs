@@ -24,9 +24,12 @@ pub struct KindDiff {
     pub unchanged: usize,
 }
 
+/// How an entry of one kind is named in the diff.
+type EntryName = fn(&Value) -> String;
+
 /// The kinds of entry an estate file has, and how an entry of each is
 /// named (its id, or its two ends).
-const KINDS: &[(&str, fn(&Value) -> String)] = &[
+const KINDS: &[(&str, EntryName)] = &[
     ("sites", |v| s(&v["id"])),
     ("clusters", |v| s(&v["id"])),
     ("links", |v| format!("{}↔{}", s(&v["a"]), s(&v["b"]))),
@@ -636,7 +639,17 @@ mod tests {
     fn the_diff_names_entries_by_id() {
         let old = canonical(SAMPLE).unwrap();
         let mut edited = old.clone();
-        edited["services"].as_array_mut().unwrap().remove(0);
+        // A service no flow names, so the file stays valid without it.
+        let called: Vec<String> = arr(&old["flows"])
+            .iter()
+            .flat_map(|f| [s(&f["from"]), s(&f["to"])])
+            .collect();
+        let gone = arr(&old["services"])
+            .iter()
+            .position(|x| !called.contains(&s(&x["id"])))
+            .expect("the sample has a service without flows");
+        let removed = s(&old["services"][gone]["id"]);
+        edited["services"].as_array_mut().unwrap().remove(gone);
         edited["clusters"][0]["cpu_total"] = json!(1000);
         edited["sites"]
             .as_array_mut()
@@ -646,8 +659,7 @@ mod tests {
         let d = diff(&old, &new);
         let of = |k: &str| d.iter().find(|x| x.kind == k).unwrap().clone();
         assert_eq!(of("sites").added, vec!["zrh"]);
-        assert_eq!(of("clusters").changed, vec!["c-fra-1"]);
-        let removed = s(&old["services"][0]["id"]);
+        assert_eq!(of("clusters").changed, vec![s(&old["clusters"][0]["id"])]);
         assert_eq!(of("services").removed, vec![removed]);
         assert!(of("flows").unchanged > 0);
         assert!(diff(&old, &old)
