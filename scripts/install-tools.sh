@@ -23,7 +23,7 @@ fi
 have_wb="$(wasm-bindgen --version 2>/dev/null | awk '{print $2}' || true)"
 if [ "$have_wb" != "$want_wb" ]; then
   echo "installing wasm-bindgen-cli $want_wb (a few minutes, once)"
-  cargo install --locked wasm-bindgen-cli --version "$want_wb"
+  cargo install wasm-bindgen-cli --version "$want_wb"
 fi
 if [ "$mode" = run ]; then
   exit 0

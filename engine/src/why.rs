@@ -492,7 +492,8 @@ impl Scene<'_, '_> {
         Terms {
             round_trip: self.rt[k],
             cross_site: self.xs[k],
-            headroom: -(depart + arrive),
+            // `0.0 - x`, not `-x`: no headroom change is +0, not -0.
+            headroom: 0.0 - (depart + arrive),
             copy: self.copy,
         }
     }
@@ -596,7 +597,10 @@ fn explain_move(
     let h_from_after = ctx.headroom(from, without);
     let leave = h_from - h_from_after;
     let cc = here + leave;
-    let copy = -policy.copy_weight_per_gb * svc.data_gb;
+    // Through the cost module, the one place the copy term is written:
+    // `0.0 - w×gb` is +0.0 for a service without data, where `-w×gb`
+    // would print "-0.0" in the breakdown.
+    let copy = crate::cost::copy_term(ctx, s);
     let n = cands.len();
     let mut sc = Scene {
         ctx,

@@ -660,3 +660,34 @@ fn golden_capacity() {
     "#]],
     );
 }
+
+/// A service without data costs nothing to copy: its copy term is +0,
+/// never -0 (which the JSON would carry as `-0.0` and a page would show as
+/// a loss). The term comes from `cost::copy_term`, the one definition.
+#[test]
+fn a_move_without_data_has_a_copy_term_of_plus_zero() {
+    let text = include_str!("../../examples/estates/sample.json");
+    let e = berth_engine::estate::load(text, berth_engine::Format::Json).unwrap();
+    let now = berth_engine::estate::parse_time("2026-11-30T04:05:00Z").unwrap();
+    let policy = berth_engine::Policy::default();
+    let advice = berth_engine::advise(&e, &policy, now);
+    let why = berth_engine::explain(&e, &policy, now, &advice);
+    let mut seen = 0;
+    for w in &why {
+        let data = e.services[e.service_index(&w.service).unwrap()].data_gb;
+        for t in w.terms.iter().filter(|t| t.term == "copy") {
+            if data == 0.0 {
+                seen += 1;
+                assert!(
+                    t.points == 0.0 && t.points.is_sign_positive(),
+                    "{}: {}",
+                    w.service,
+                    t.points
+                );
+            }
+        }
+    }
+    assert!(seen > 0, "the sample moves a service without data");
+    let json = berth_engine::front::advice_why(&e, &policy, now);
+    assert!(!json.contains("-0.0"), "no negative zero in the Why bytes");
+}

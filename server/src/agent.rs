@@ -305,6 +305,9 @@ pub async fn run(opts: AgentOptions, mut stop: watch::Receiver<bool>) {
                         unknown_services.extend(p.refused.iter().cloned());
                         tracing::info!(batch_id = %id, from = %p.from, to = %p.to, fact = %p.fact, "left out: {}", p.message);
                     }
+                    if let Some(c) = d.answer.as_ref().and_then(|a| a.cluster_created.as_ref()) {
+                        tracing::info!(batch_id = %id, cluster = %c, "created the cluster in the estate");
+                    }
                     match d.answer {
                         Some(a) => tracing::info!(
                             batch_id = %a.batch_id,

@@ -81,6 +81,9 @@ pub struct Principal {
     pub role: Role,
     /// A token scoped to one estate may touch that estate only.
     pub estate: Option<String>,
+    /// An agent token allowed to create its own cluster on first report
+    /// (never a session).
+    pub may_create_clusters: bool,
     pub via: Via,
 }
 
@@ -236,6 +239,7 @@ async fn principal_of(
                 label: t.name,
                 role: t.role,
                 estate: t.estate_id,
+                may_create_clusters: t.may_create_clusters,
                 via: Via::Bearer { token_id: t.id },
             })),
             // A wrong or revoked token is an error, not anonymity: the
@@ -251,6 +255,7 @@ async fn principal_of(
                 subject: s.subject,
                 role: s.role,
                 estate: s.estate_id,
+                may_create_clusters: false,
                 via: Via::Session {
                     id_hash,
                     csrf: s.csrf,

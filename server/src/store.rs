@@ -442,6 +442,8 @@ pub struct TokenRow {
     pub created_by: String,
     #[serde(serialize_with = "rfc3339_opt")]
     pub revoked_at: Option<i64>,
+    /// An agent token that may create its own cluster on first report.
+    pub may_create_clusters: bool,
 }
 
 fn token_of(r: &sqlx::any::AnyRow) -> Result<TokenRow, sqlx::Error> {
@@ -454,10 +456,12 @@ fn token_of(r: &sqlx::any::AnyRow) -> Result<TokenRow, sqlx::Error> {
         created_at: r.try_get("created_at")?,
         created_by: r.try_get("created_by")?,
         revoked_at: r.try_get("revoked_at")?,
+        may_create_clusters: r.try_get::<i64, _>("may_create_clusters")? != 0,
     })
 }
 
-const TOKEN_COLUMNS: &str = "id, name, role, estate_id, created_at, created_by, revoked_at";
+const TOKEN_COLUMNS: &str =
+    "id, name, role, estate_id, created_at, created_by, revoked_at, may_create_clusters";
 
 /// A live (not revoked) token by the hash of its secret.
 pub async fn token_by_hash(db: &Db, hash: &str) -> StoreResult<Option<TokenRow>> {
@@ -486,12 +490,13 @@ pub struct NewToken<'a> {
     pub role: Role,
     pub estate_id: Option<&'a str>,
     pub created_by: &'a str,
+    pub may_create_clusters: bool,
 }
 
 pub async fn insert_token(db: &Db, t: NewToken<'_>, now: i64) -> StoreResult<()> {
     let _w = db.write_guard().await;
     sqlx::query(
-        "INSERT INTO tokens (id, hash, name, role, estate_id, created_at, created_by) VALUES ($1, $2, $3, $4, $5, $6, $7)",
+        "INSERT INTO tokens (id, hash, name, role, estate_id, created_at, created_by, may_create_clusters) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
     )
     .bind(t.id)
     .bind(t.hash)
@@ -500,6 +505,7 @@ pub async fn insert_token(db: &Db, t: NewToken<'_>, now: i64) -> StoreResult<()>
     .bind(t.estate_id)
     .bind(now)
     .bind(t.created_by)
+    .bind(i64::from(t.may_create_clusters))
     .execute(&db.pool)
     .await?;
     Ok(())

@@ -48,6 +48,10 @@ pub struct Answer {
     pub version: i64,
     pub applied: u64,
     pub duplicate: bool,
+    /// The cluster this batch created (its record was sent and the estate
+    /// had no cluster of that id).
+    #[serde(default)]
+    pub cluster_created: Option<String>,
 }
 
 /// One item of a 422's `details.errors`.
@@ -117,6 +121,10 @@ pub struct BerthClient {
     server: String,
     token: Secret,
     pub estate: String,
+    /// The cluster record sent with every batch (`berth agent
+    /// --create-cluster`): the server creates the cluster from it when the
+    /// estate has none of that id, and ignores it otherwise.
+    cluster_record: Option<Value>,
 }
 
 impl BerthClient {
@@ -141,7 +149,15 @@ impl BerthClient {
             server,
             token,
             estate: estate.to_string(),
+            cluster_record: None,
         })
+    }
+
+    /// Send `record` (a cluster as the estate file has it, less its facts)
+    /// with every batch.
+    pub fn with_cluster_record(mut self, record: Value) -> BerthClient {
+        self.cluster_record = Some(record);
+        self
     }
 
     fn auth(&self) -> HeaderValue {
@@ -204,7 +220,10 @@ impl BerthClient {
         batch_id: &str,
         observations: &[Value],
     ) -> Result<Answer, SubmitError> {
-        let body = json!({"batch_id": batch_id, "observations": observations});
+        let mut body = json!({"batch_id": batch_id, "observations": observations});
+        if let Some(record) = &self.cluster_record {
+            body["cluster"] = record.clone();
+        }
         let resp = self
             .http
             .post(self.estate_url("/observations"))

@@ -465,3 +465,136 @@ async fn end_to_end_against_berth_serve() {
     assert!(!log.contains(&token), "the token is never logged");
     assert!(!server.log.lock().unwrap().contains(&token));
 }
+
+/// `berth agent --create-cluster` (issue 13): a team starts with the
+/// estate's sites and lets each cluster's agent add its cluster at the
+/// first report — only with a token an administrator allowed to.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_allowed_agent_creates_its_cluster_at_first_report() {
+    let server = fakes::RealBerth::start().await;
+    let dir = tempfile::tempdir().unwrap();
+    let capacity = dir.path().join("capacity.json");
+    std::fs::write(
+        &capacity,
+        r#"{"cpu_free": 30.5, "memory_free_gib": 100, "observed_at": "2026-11-30T04:10:00Z"}"#,
+    )
+    .unwrap();
+    let agent = |token: &str| {
+        let mut c = berth();
+        c.args(["agent", "--server", &server.url, "--estate", "sample"])
+            .args([
+                "--interval",
+                "1s",
+                "--cluster",
+                "c-fra-new",
+                "--capacity-file",
+            ])
+            .arg(&capacity)
+            .args(["--create-cluster", "--site", "fra", "--tier", "prod"])
+            .args(["--cluster-name", "Frankfurt, new hall"])
+            .args(["--cpu-total", "48", "--memory-total-gib", "192"])
+            .env("BERTH_TOKEN", token)
+            .stderr(std::process::Stdio::piped());
+        c.spawn().unwrap()
+    };
+    let has_cluster = |estate: &Value| {
+        estate["clusters"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["id"] == "c-fra-new")
+            .cloned()
+    };
+
+    // A plain agent token may report, not create: refused, said, nothing written.
+    let plain = server.agent_token("agent-plain").await;
+    let child = agent(&plain);
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    let (code, log) = stop(child).await;
+    assert_eq!(code, 0, "{log}");
+    assert!(log.contains("may not create clusters"), "{log}");
+    assert!(has_cluster(&server.estate_file().await).is_none());
+
+    // Allowed: the first batch creates it, with the capacity it reported.
+    let allowed = server
+        .token(serde_json::json!({"name": "agent-c-fra-new", "role": "agent", "estate": "sample", "may_create_clusters": true}))
+        .await;
+    let child = agent(&allowed);
+    let mut created = None;
+    let start = Instant::now();
+    while created.is_none() {
+        assert!(
+            start.elapsed() < Duration::from_secs(30),
+            "the cluster was never created"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        created = has_cluster(&server.estate_file().await);
+    }
+    // Later batches find it there and only report.
+    tokio::time::sleep(Duration::from_millis(2500)).await;
+    let (code, log) = stop(child).await;
+    assert_eq!(code, 0, "{log}");
+    assert_eq!(
+        log.matches("created the cluster in the estate").count(),
+        1,
+        "{log}"
+    );
+    let c = created.unwrap();
+    assert_eq!(c["name"], "Frankfurt, new hall");
+    assert_eq!(
+        (c["site"].as_str(), c["tier"].as_str()),
+        (Some("fra"), Some("prod"))
+    );
+    assert_eq!(c["trust_zone"], "general");
+    assert_eq!(c["health"], "healthy");
+    assert_eq!(
+        (c["cpu_total"].as_f64(), c["memory_total_gib"].as_f64()),
+        (Some(48.0), Some(192.0))
+    );
+    assert!(c["enrolled_at"].is_string(), "{c}");
+    assert_eq!(c["cpu_free"]["value"], 30.5);
+    assert_eq!(c["cpu_free"]["class"], "measured");
+    assert_eq!(c["cpu_free"]["source"], "agent:agent-c-fra-new");
+
+    // Only agent tokens carry the permission.
+    let r = reqwest::Client::new()
+        .post(format!("{}/api/tokens", server.url))
+        .bearer_auth(fakes::ADMIN_TOKEN)
+        .json(&serde_json::json!({"name": "x", "role": "viewer", "may_create_clusters": true}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 400);
+}
+
+/// A cluster record the estate cannot take is refused whole, at
+/// `/cluster/...`, and nothing of the batch is applied.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_bad_cluster_record_is_refused_at_its_place() {
+    let server = fakes::RealBerth::start().await;
+    let token = server
+        .token(serde_json::json!({"name": "agent-x", "role": "agent", "estate": "sample", "may_create_clusters": true}))
+        .await;
+    let before = server.estate_file().await;
+    let r = reqwest::Client::new()
+        .post(format!("{}/api/estates/sample/observations", server.url))
+        .bearer_auth(&token)
+        .json(&serde_json::json!({
+            "batch_id": "bad-record-1",
+            "cluster": {"id": "c-mars-1", "site": "mars", "tier": "prod", "cpu_total": 8, "memory_total_gib": 32},
+            "observations": [{"fact": "cpu_free", "cluster": "c-mars-1", "value": 4, "observed_at": "2026-11-30T04:10:00Z"}],
+        }))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 422);
+    let body: Value = r.json().await.unwrap();
+    let errors = body["details"]["errors"].as_array().unwrap();
+    assert!(
+        errors.iter().any(
+            |e| e["path"] == "/cluster/site" && e["message"].as_str().unwrap().contains("mars")
+        ),
+        "{body}"
+    );
+    assert_eq!(server.estate_file().await, before, "nothing written");
+}

@@ -871,6 +871,7 @@ async fn refusals_are_answered_as_documented() {
             role: berth::auth::Role::Viewer,
             estate_id: None,
             created_by: "test",
+            may_create_clusters: false,
         },
         0,
     )
@@ -911,6 +912,7 @@ async fn refusals_are_answered_as_documented() {
             role: berth::auth::Role::Operator,
             estate_id: Some("sample"),
             created_by: "test",
+            may_create_clusters: false,
         },
         0,
     )

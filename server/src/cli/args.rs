@@ -180,8 +180,62 @@ pub enum Command {
         #[arg(long, value_name = "CMD", requires = "cluster")]
         capacity_command: Option<String>,
         #[command(flatten)]
+        new_cluster: NewCluster,
+        #[command(flatten)]
         mesh: MeshArgs,
     },
+}
+
+/// `berth agent --create-cluster`: the cluster record the server creates
+/// at the first report when the estate has no cluster --cluster (the
+/// token must be allowed to: `may_create_clusters`).
+#[derive(clap::Args)]
+pub struct NewCluster {
+    /// Create --cluster in the estate at the first report if it is not
+    /// there, from the flags below (a token with may_create_clusters).
+    #[arg(long, requires_all = ["cluster", "site", "tier", "cpu_total", "memory_total_gib"])]
+    pub create_cluster: bool,
+    /// The new cluster's site (an id the estate has).
+    #[arg(long, requires = "create_cluster")]
+    pub site: Option<String>,
+    /// Its tier, e.g. prod, staging, edge.
+    #[arg(long, requires = "create_cluster")]
+    pub tier: Option<String>,
+    /// Its trust zone (default general).
+    #[arg(long, requires = "create_cluster")]
+    pub trust_zone: Option<String>,
+    /// A name for people.
+    #[arg(long, requires = "create_cluster")]
+    pub cluster_name: Option<String>,
+    /// Total allocatable cores.
+    #[arg(long, requires = "create_cluster")]
+    pub cpu_total: Option<f64>,
+    /// Total allocatable memory, GiB.
+    #[arg(long, requires = "create_cluster")]
+    pub memory_total_gib: Option<f64>,
+}
+
+impl NewCluster {
+    /// The record sent with every batch, when --create-cluster is given.
+    pub fn record(&self, cluster: Option<&str>) -> Option<serde_json::Value> {
+        if !self.create_cluster {
+            return None;
+        }
+        let mut r = serde_json::json!({
+            "id": cluster?,
+            "site": self.site.as_deref()?,
+            "tier": self.tier.as_deref()?,
+            "cpu_total": self.cpu_total?,
+            "memory_total_gib": self.memory_total_gib?,
+        });
+        if let Some(z) = &self.trust_zone {
+            r["trust_zone"] = serde_json::json!(z);
+        }
+        if let Some(n) = &self.cluster_name {
+            r["name"] = serde_json::json!(n);
+        }
+        Some(r)
+    }
 }
 
 /// The Berth server, token and estate observations go to.

@@ -106,6 +106,7 @@ pub fn agent(command: Command) -> ExitCode {
         cluster,
         capacity_file,
         capacity_command,
+        new_cluster,
         mesh,
     } = command
     else {
@@ -125,13 +126,17 @@ pub fn agent(command: Command) -> ExitCode {
             ));
         }
         let (queries, mapping) = mesh_setup(mesh)?;
+        let mut client = berth::submit::BerthClient::new(
+            &target.server,
+            berth::submit::Secret::new(target.token),
+            &target.estate,
+        )
+        .map_err(Failure::usage)?;
+        if let Some(record) = new_cluster.record(cluster.as_deref()) {
+            client = client.with_cluster_record(record);
+        }
         Ok(berth::agent::AgentOptions {
-            client: berth::submit::BerthClient::new(
-                &target.server,
-                berth::submit::Secret::new(target.token),
-                &target.estate,
-            )
-            .map_err(Failure::usage)?,
+            client,
             prometheus: match &prometheus {
                 Some(url) => {
                     Some(berth::prom_client::PromClient::new(url).map_err(Failure::usage)?)

@@ -66,6 +66,82 @@ async fn update_facts(
 struct ObservationBatch {
     batch_id: String,
     observations: Vec<crate::facts::FactUpdate>,
+    /// The cluster the agent reports for, to create when the estate has
+    /// no cluster of that id (tokens with `may_create_clusters`, operators
+    /// and administrators). Ignored when the cluster exists: from then on
+    /// the estate owns its record.
+    #[serde(default)]
+    cluster: Option<ClusterRecord>,
+}
+
+/// A cluster as an agent describes it (its flags); the estate file's
+/// cluster fields, less the facts the observations carry.
+#[derive(Deserialize, serde::Serialize)]
+#[serde(deny_unknown_fields)]
+struct ClusterRecord {
+    id: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    name: Option<String>,
+    site: String,
+    tier: String,
+    #[serde(default = "general")]
+    trust_zone: String,
+    #[serde(default = "healthy")]
+    health: String,
+    cpu_total: f64,
+    memory_total_gib: f64,
+}
+
+/// The trust zone of a cluster whose agent names none: the estate
+/// format's ordinary zone (a PCI or other zone must be said).
+fn general() -> String {
+    "general".into()
+}
+
+/// A cluster that reports is taken to be up; an operator marks it
+/// `watch`/`draining` in the estate.
+fn healthy() -> String {
+    "healthy".into()
+}
+
+/// The document with `record` added as a new cluster (enrolled now), or
+/// the 422 items naming what is wrong with it (as `/cluster/...`), or
+/// `None` when the estate already has that cluster.
+fn with_new_cluster(
+    doc: &Value,
+    record: &ClusterRecord,
+    received_at: i64,
+) -> Result<Option<Value>, Vec<Value>> {
+    let clusters = doc["clusters"].as_array().cloned().unwrap_or_default();
+    if clusters.iter().any(|c| c["id"] == record.id.as_str()) {
+        return Ok(None);
+    }
+    let mut entry = serde_json::to_value(record).expect("serialises");
+    entry["enrolled_at"] = json!(berth_engine::estate::format_time(received_at));
+    let at = clusters.len();
+    let mut new_doc = doc.clone();
+    new_doc["clusters"]
+        .as_array_mut()
+        .expect("an estate document has clusters")
+        .push(entry);
+    // The engine's loader decides what a valid cluster is (site known,
+    // id form, totals ≥ 0): its errors about the new entry are the
+    // record's, renamed to where the agent put them.
+    let text = serde_json::to_string(&new_doc).expect("serialises");
+    if let Err(errors) = berth_engine::estate::load(&text, berth_engine::Format::Json) {
+        let prefix = format!("/clusters/{at}");
+        let mine: Vec<Value> = errors
+            .iter()
+            .filter_map(|e| {
+                let rest = e.path.strip_prefix(&prefix)?;
+                Some(json!({"path": format!("/cluster{rest}"), "line": null, "message": e.message}))
+            })
+            .collect();
+        if !mine.is_empty() {
+            return Err(mine);
+        }
+    }
+    Ok(Some(new_doc))
 }
 
 /// Longest batch id: room for "<estate>/<cluster>/<RFC 3339 time>" and
@@ -117,14 +193,37 @@ async fn observe(
             "duplicate": true,
         })));
     }
-    let doc: Value = serde_json::from_str(&lock.row.document)
+    let mut doc: Value = serde_json::from_str(&lock.row.document)
         .map_err(|e| ApiError::Internal(format!("stored document of {id}: {e}")))?;
+    let received_at = now_s();
+    let mut cluster_created = None;
+    if let Some(record) = &batch.cluster {
+        let created =
+            with_new_cluster(&doc, record, received_at).map_err(|errors| ApiError::Invalid {
+                message: format!(
+                    "cluster {:?} cannot be created as described; nothing was applied",
+                    record.id
+                ),
+                details: json!({ "errors": errors }),
+            })?;
+        if let Some(new_doc) = created {
+            let allowed = p.may_create_clusters || p.role >= crate::auth::Role::Operator;
+            if !allowed {
+                return Err(ApiError::Forbidden(format!(
+                    "estate {id:?} has no cluster {:?}, and this token may not create clusters: an administrator can create a token with \"may_create_clusters\": true, or add the cluster to the estate",
+                    record.id
+                )));
+            }
+            doc = new_doc;
+            cluster_created = Some(record.id.clone());
+        }
+    }
     let mode = crate::facts::Mode {
         list: "observations",
         default_class: Some(berth_engine::fact::Class::Measured),
         require_observed_at: true,
         default_source: format!("agent:{}", p.label),
-        received_at: now_s(),
+        received_at,
     };
     let new_doc = crate::facts::apply_with(&doc, &batch.observations, &mode).map_err(|errors| {
         ApiError::Invalid {
@@ -143,6 +242,9 @@ async fn observe(
         applied,
     };
     let meta = write_locked(&state, lock, &new_doc, Some(record)).await?;
+    if let Some(c) = &cluster_created {
+        tracing::info!(estate = %id, cluster = %c, by = %p.subject, "cluster created by its agent");
+    }
     tracing::info!(estate = %id, batch_id = %batch.batch_id, by = %p.subject, applied, version = meta.version, "observations applied");
     Ok(Json(json!({
         "estate": id,
@@ -150,6 +252,7 @@ async fn observe(
         "version": meta.version,
         "applied": applied,
         "duplicate": false,
+        "cluster_created": cluster_created,
     })))
 }
 

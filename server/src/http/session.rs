@@ -194,6 +194,10 @@ struct NewTokenBody {
     role: String,
     #[serde(default)]
     estate: Option<String>,
+    /// Agent tokens only: may create the cluster it reports for when the
+    /// estate has none of that id (the agent's `--create-cluster`).
+    #[serde(default)]
+    may_create_clusters: bool,
 }
 
 async fn create_token(
@@ -213,6 +217,11 @@ async fn create_token(
             b.role
         ))
     })?;
+    if b.may_create_clusters && role != Role::Agent {
+        return Err(ApiError::bad_request(
+            "may_create_clusters is for agent tokens: operators and administrators change the estate itself",
+        ));
+    }
     if role == Role::Agent && b.estate.is_none() {
         return Err(ApiError::bad_request(
             "an agent token must be scoped to one estate: give \"estate\"",
@@ -247,6 +256,7 @@ async fn create_token(
             role,
             estate_id: b.estate.as_deref(),
             created_by: &by,
+            may_create_clusters: b.may_create_clusters,
         },
         now_s(),
     )
@@ -260,6 +270,7 @@ async fn create_token(
             "name": b.name,
             "role": role,
             "estate": b.estate,
+            "may_create_clusters": b.may_create_clusters,
             "note": "the token is shown only now; Berth keeps only its hash",
         })),
     )

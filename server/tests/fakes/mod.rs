@@ -378,6 +378,9 @@ impl RealBerth {
         let mut child = berth()
             .args(["serve", "--listen", "127.0.0.1:0", "--data-dir"])
             .arg(dir.path())
+            // The sample as written: the tests' observations are dated
+            // just after its designed time.
+            .args(["--sample-at", "2026-11-30T04:05:00Z"])
             .env("BERTH_ADMIN_TOKEN", ADMIN_TOKEN)
             .stdout(std::process::Stdio::null())
             .stderr(std::process::Stdio::piped())
@@ -423,11 +426,17 @@ impl RealBerth {
     /// An agent token scoped to the sample estate, created as an admin
     /// would.
     pub async fn agent_token(&self, name: &str) -> String {
+        self.token(json!({"name": name, "role": "agent", "estate": "sample"}))
+            .await
+    }
+
+    /// A token created by the administrator with this body.
+    pub async fn token(&self, body: Value) -> String {
         let r = self
             .http
             .post(format!("{}/api/tokens", self.url))
             .bearer_auth(ADMIN_TOKEN)
-            .json(&json!({"name": name, "role": "agent", "estate": "sample"}))
+            .json(&body)
             .send()
             .await
             .unwrap();
