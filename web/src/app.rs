@@ -13,33 +13,46 @@ use crate::pages;
 /// The HTML document every page is rendered into. `missing_bundle` is the
 /// server's own account of why no web bundle can be sent: shown above the
 /// application, which without the bundle stays a static page.
+///
+/// With a bundle, the body holds the application and nothing else: the
+/// browser hydrates the body from its first child on, so even the empty
+/// placeholder an absent notice would leave there (a comment) would stop
+/// hydration at the first element.
 pub fn shell(options: LeptosOptions, missing_bundle: Option<String>) -> impl IntoView {
-    view! {
-        <!DOCTYPE html>
-        <html lang="en">
-            <head>
-                <meta charset="utf-8"/>
-                <meta name="viewport" content="width=device-width, initial-scale=1"/>
-                <title>"Berth"</title>
-                <link rel="stylesheet" href="/style/berth.css"/>
-                <link rel="icon" href="/favicon.svg" type="image/svg+xml"/>
-                <HydrationScripts options/>
-            </head>
-            {match missing_bundle {
-                // Nothing but the application in the body when the bundle is
-                // there: hydration walks the body from its first node.
-                None => view! { <body><App/></body> }.into_any(),
-                Some(m) => view! {
-                    <body>
-                        <p class="notice bundle-missing" role="alert" data-testid="bundle-missing">
-                            "This page cannot become interactive: " {m}
-                        </p>
-                        <App/>
-                    </body>
-                }
-                .into_any(),
-            }}
-        </html>
+    let head = view! {
+        <head>
+            <meta charset="utf-8"/>
+            <meta name="viewport" content="width=device-width, initial-scale=1"/>
+            <title>"Berth"</title>
+            <link rel="stylesheet" href="/style/berth.css"/>
+            <link rel="icon" href="/favicon.svg" type="image/svg+xml"/>
+            <HydrationScripts options/>
+        </head>
+    };
+    match missing_bundle {
+        None => view! {
+            <!DOCTYPE html>
+            <html lang="en">
+                {head}
+                <body>
+                    <App/>
+                </body>
+            </html>
+        }
+        .into_any(),
+        Some(m) => view! {
+            <!DOCTYPE html>
+            <html lang="en">
+                {head}
+                <body>
+                    <p class="notice bundle-missing" role="alert" data-testid="bundle-missing">
+                        "This page cannot become interactive: " {m}
+                    </p>
+                    <App/>
+                </body>
+            </html>
+        }
+        .into_any(),
     }
 }
 
@@ -92,6 +105,9 @@ pub fn App() -> impl IntoView {
                     <Route path=path!("/estate") view=pages::estate::EstatePage/>
                     <Route path=path!("/policy") view=pages::policy::PolicyPage/>
                     <Route path=path!("/health") view=pages::health::Health/>
+                    <Route path=path!("/estates/new") view=pages::new_estate::NewEstate/>
+                    <Route path=path!("/import") view=pages::import::ImportPage/>
+                    <Route path=path!("/admin") view=pages::admin::AdminPage/>
                     <Route path=path!("/login") view=pages::login::Login/>
                 </Routes>
             </main>
@@ -127,7 +143,7 @@ async fn pick_estate(auth: Auth) {
                 Some((id, _)) => Some(id.clone()),
                 None => {
                     auth.problem.set(Some(
-                        "There is no estate yet. Import one with `berth import` or `POST /api/estates`, then reload.".into(),
+                        "There is no estate yet. Create one on the New estate page, or with `berth import` or `POST /api/estates`, then reload.".into(),
                     ));
                     None
                 }
@@ -164,6 +180,8 @@ fn Nav() -> impl IntoView {
             client::query_param("now").as_deref(),
         )
     };
+    let may_operate = move || matches!(auth.session.get(), Some(Some(s)) if s.may_operate());
+    let is_admin = move || matches!(auth.session.get(), Some(Some(s)) if s.role == "admin");
     let sign_out = move |_| {
         leptos::task::spawn_local(async move {
             let _ = client::request("DELETE", "/api/session", None).await;
@@ -181,6 +199,15 @@ fn Nav() -> impl IntoView {
                 <A href=move || link("/estate")>"Estate"</A>
                 <A href=move || link("/policy")>"Policy"</A>
                 <A href=move || link("/health")>"Health"</A>
+                // Onboarding: shown to the roles that may use it (the
+                // pages themselves say so to anyone else who opens them).
+                // (An Option, not <Show>: a `()` fallback followed by
+                // siblings does not hydrate.)
+                {move || may_operate().then(|| view! {
+                    <A href=move || link("/estates/new")>"New estate"</A>
+                    <A href=move || link("/import")>"Import"</A>
+                })}
+                {move || is_admin().then(|| view! { <A href=move || link("/admin")>"Admin"</A> })}
             </nav>
             <EstateSwitcher/>
             <span class="who" data-testid="who">

@@ -19,13 +19,24 @@ pub struct Failure {
     /// HTTP status; 0 when the server could not be reached.
     pub status: u16,
     pub message: String,
+    /// A 422's `details.errors`: one object per error of the input, each
+    /// with at least `path` and `message` (and `line`, `file`, `document`,
+    /// `object` where the route knows them), so a page can show each one
+    /// at its place. Empty for every other failure.
+    pub errors: Vec<Value>,
+    /// The message without the list of `errors` appended: for a page
+    /// that shows each error at its place and needs only the headline.
+    pub summary: String,
 }
 
 impl Failure {
     pub fn new(status: u16, message: impl Into<String>) -> Failure {
+        let message: String = message.into();
         Failure {
             status,
-            message: message.into(),
+            summary: message.clone(),
+            message,
+            errors: Vec::new(),
         }
     }
 }
@@ -74,6 +85,17 @@ pub async fn request_text(
     path: &str,
     body: Option<String>,
 ) -> Result<String, Failure> {
+    request_typed(method, path, body, "application/json").await
+}
+
+/// [`request_text`] with a body of another type (an estate file in YAML
+/// goes up as `application/yaml`, which the server reads as YAML).
+pub async fn request_typed(
+    method: &str,
+    path: &str,
+    body: Option<String>,
+    content_type: &str,
+) -> Result<String, Failure> {
     #[cfg(feature = "hydrate")]
     {
         use wasm_bindgen::JsCast;
@@ -85,7 +107,7 @@ pub async fn request_text(
         let headers = web_sys::Headers::new().map_err(unreachable)?;
         if let Some(b) = &body {
             headers
-                .set("content-type", "application/json")
+                .set("content-type", content_type)
                 .map_err(unreachable)?;
             init.set_body(&wasm_bindgen::JsValue::from_str(b));
         }
@@ -110,6 +132,25 @@ pub async fn request_text(
         if (200..300).contains(&status) {
             Ok(text)
         } else {
+            let errors = serde_json::from_str::<Value>(&text)
+                .ok()
+                .and_then(|v| {
+                    v.pointer("/details/errors")
+                        .and_then(Value::as_array)
+                        .cloned()
+                })
+                .unwrap_or_default();
+            let headline = serde_json::from_str::<Value>(&text)
+                .ok()
+                .and_then(|v| {
+                    Some(
+                        v.get("message")?
+                            .as_str()?
+                            .trim_end_matches('.')
+                            .to_string(),
+                    )
+                })
+                .unwrap_or_default();
             let msg = serde_json::from_str::<Value>(&text)
                 .ok()
                 .and_then(|v| {
@@ -129,12 +170,16 @@ pub async fn request_text(
                     Some(m)
                 })
                 .unwrap_or_default();
-            Err(Failure::new(status, advice_for(status, &msg)))
+            Err(Failure {
+                errors,
+                summary: advice_for(status, &headline),
+                ..Failure::new(status, advice_for(status, &msg))
+            })
         }
     }
     #[cfg(not(feature = "hydrate"))]
     {
-        let _ = (method, path, body);
+        let _ = (method, path, body, content_type);
         Err(Failure::new(
             0,
             "requests are made by the browser, not while the server renders",
@@ -284,6 +329,78 @@ pub async fn file_text(file: web_sys::File) -> Result<String, Failure> {
         .await
         .map_err(|_| Failure::new(0, "The file could not be read; pick it again."))?;
     Ok(v.as_string().unwrap_or_default())
+}
+
+/// The files picked in an `<input type=file>` (its change event), read
+/// as text, as (file name, text) in the order picked; `done` gets them
+/// once all are read, or the failure if one could not be.
+pub fn read_picked(
+    ev: &leptos::ev::Event,
+    done: impl FnOnce(Result<Vec<(String, String)>, Failure>) + 'static,
+) {
+    #[cfg(feature = "hydrate")]
+    {
+        use wasm_bindgen::JsCast;
+        let Some(input) = ev
+            .target()
+            .and_then(|t| t.dyn_into::<web_sys::HtmlInputElement>().ok())
+        else {
+            return;
+        };
+        let files: Vec<web_sys::File> = match input.files() {
+            Some(list) => (0..list.length()).filter_map(|i| list.get(i)).collect(),
+            None => Vec::new(),
+        };
+        leptos::task::spawn_local(async move {
+            let mut out = Vec::new();
+            for f in files {
+                let name = f.name();
+                match file_text(f).await {
+                    Ok(text) => out.push((name, text)),
+                    Err(e) => return done(Err(e)),
+                }
+            }
+            done(Ok(out));
+        });
+    }
+    #[cfg(not(feature = "hydrate"))]
+    {
+        let _ = (ev, done);
+    }
+}
+
+/// Put text on the clipboard; false when the browser refuses (no
+/// permission, or not a secure context), so the page can say to copy it
+/// by hand.
+pub async fn copy_text(text: &str) -> bool {
+    #[cfg(feature = "hydrate")]
+    {
+        use wasm_bindgen::{JsCast, JsValue};
+        let get = |o: &JsValue, k: &str| js_sys::Reflect::get(o, &JsValue::from_str(k)).ok();
+        let Some(clipboard) = get(&js_sys::global().into(), "navigator")
+            .and_then(|n| get(&n, "clipboard"))
+            .filter(|c| !c.is_undefined())
+        else {
+            return false;
+        };
+        let Some(write) =
+            get(&clipboard, "writeText").and_then(|f| f.dyn_into::<js_sys::Function>().ok())
+        else {
+            return false;
+        };
+        let Ok(p) = write.call1(&clipboard, &JsValue::from_str(text)) else {
+            return false;
+        };
+        match p.dyn_into::<js_sys::Promise>() {
+            Ok(p) => wasm_bindgen_futures::JsFuture::from(p).await.is_ok(),
+            Err(_) => false,
+        }
+    }
+    #[cfg(not(feature = "hydrate"))]
+    {
+        let _ = text;
+        false
+    }
 }
 
 #[cfg(test)]

@@ -13,12 +13,16 @@
 //!
 //! Codemap: [`app`] is the shell, router and navigation; [`common`] what
 //! the pages share (signed-in state, scenario, gate, error line); [`pages`]
-//! one module per page; [`client`] the browser side (HTTP, clock, the loaded
-//! snapshot); [`engine`] the engine calls themselves (pure); [`policy_fields`]
-//! the unit and meaning of every policy field; `ssr` (server only) the
+//! one module per page (advice: placement, whatif, deciders; looking:
+//! estate, policy, health; onboarding: new_estate, import, admin; login);
+//! [`client`] the browser side (HTTP, clock, the loaded snapshot, picked
+//! files, the clipboard); [`engine`] the engine calls themselves (pure);
+//! [`policy_fields`] the unit and meaning of every policy field;
+//! [`cities`] the New estate page's city picker; `ssr` (server only) the
 //! router the `berth` server mounts.
 
 pub mod app;
+pub mod cities;
 pub mod client;
 pub mod common;
 pub mod engine;

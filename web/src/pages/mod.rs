@@ -1,9 +1,12 @@
 //! One module per page, and the small formatting helpers they share.
 
+pub mod admin;
 pub mod deciders;
 pub mod estate;
 pub mod health;
+pub mod import;
 pub mod login;
+pub mod new_estate;
 pub mod placement;
 pub mod policy;
 pub mod whatif;

@@ -1,0 +1,357 @@
+//! Admin (administrators only): user accounts — list, create, delete — and
+//! API tokens — list, create (the token itself shown once, with a copy
+//! button), revoke after a confirmation; revoked tokens stay listed as
+//! revoked.
+
+use leptos::prelude::*;
+use serde_json::{json, Value};
+
+use super::{arr, s};
+use crate::client;
+use crate::common::Auth;
+
+/// The shortest password the server accepts (its `MIN_PASSWORD_CHARS`),
+/// said next to the field so nobody learns it from a refusal.
+const MIN_PASSWORD_CHARS: usize = 12;
+
+/// A token's state as the list shows it.
+pub fn token_state(t: &Value) -> String {
+    match t["revoked_at"].as_str() {
+        Some(at) => format!("revoked {at}"),
+        None => "live".to_string(),
+    }
+}
+
+/// Why a new token's fields would be refused, before asking the server
+/// (its rules in `create_token`).
+pub fn token_problem(name: &str, role: &str, estate: &str) -> Option<&'static str> {
+    if name.trim().is_empty() {
+        return Some("Give the token a name (who or what uses it).");
+    }
+    if role == "agent" && estate.is_empty() {
+        return Some("An agent token must be scoped to one estate: choose it.");
+    }
+    if role == "admin" && !estate.is_empty() {
+        return Some(
+            "An admin token cannot be scoped to one estate: administration is estate-wide.",
+        );
+    }
+    None
+}
+
+#[component]
+pub fn AdminPage() -> impl IntoView {
+    let auth = expect_context::<Auth>();
+    view! {
+        <h1>"Admin"</h1>
+        {move || match auth.session.get() {
+            None => view! { <p class="loading" role="status">"Loading…"</p> }.into_any(),
+            Some(None) => view! {
+                <p class="notice" role="status">"You are not signed in. "<a href="/login">"Sign in"</a>" as an administrator."</p>
+            }.into_any(),
+            Some(Some(s)) if s.role != "admin" => view! {
+                <p class="notice" role="status" data-testid="admins-only">
+                    {format!("This page is for administrators only: you are signed in as {} ({}). Ask an administrator to create users or tokens.", s.subject, s.role)}
+                </p>
+            }.into_any(),
+            Some(Some(_)) => view! { <Users/><Tokens/> }.into_any(),
+        }}
+    }
+}
+
+#[component]
+fn Users() -> impl IntoView {
+    let auth = expect_context::<Auth>();
+    let me = move || match auth.session.get() {
+        Some(Some(s)) => s.subject,
+        _ => String::new(),
+    };
+    let users = RwSignal::new(Vec::<Value>::new());
+    let error = RwSignal::new(None::<String>);
+    let done = RwSignal::new(None::<String>);
+    let name = RwSignal::new(String::new());
+    let role = RwSignal::new("viewer".to_string());
+    let password = RwSignal::new(String::new());
+    let confirming = RwSignal::new(None::<String>);
+    let load = move || {
+        leptos::task::spawn_local(async move {
+            match client::get("/api/users").await {
+                Ok(v) => users.set(arr(&v["users"])),
+                Err(f) => error.set(Some(f.message)),
+            }
+        });
+    };
+    Effect::new(move |_| load());
+    let create = move |ev: leptos::ev::SubmitEvent| {
+        ev.prevent_default();
+        error.set(None);
+        done.set(None);
+        let body = json!({"name": name.get_untracked().trim(), "role": role.get_untracked(), "password": password.get_untracked()});
+        leptos::task::spawn_local(async move {
+            match client::request("POST", "/api/users", Some(body.to_string())).await {
+                Ok(v) => {
+                    done.set(Some(format!(
+                        "User {} ({}) created.",
+                        s(&v["name"]),
+                        s(&v["role"])
+                    )));
+                    name.set(String::new());
+                    password.set(String::new());
+                    load();
+                }
+                Err(f) => error.set(Some(f.message)),
+            }
+        });
+    };
+    let delete = move |who: String| {
+        error.set(None);
+        done.set(None);
+        leptos::task::spawn_local(async move {
+            match client::request("DELETE", &format!("/api/users/{who}"), None).await {
+                Ok(_) => {
+                    done.set(Some(format!("User {who} deleted.")));
+                    confirming.set(None);
+                    load();
+                }
+                Err(f) => error.set(Some(f.message)),
+            }
+        });
+    };
+    view! {
+        <section aria-labelledby="users-h">
+            <h2 id="users-h">"Users"</h2>
+            <table class="accounts" data-testid="users">
+                <thead><tr><th scope="col">"name"</th><th scope="col">"role"</th><th scope="col">"created"</th><th scope="col"><span class="visually-hidden">"actions"</span></th></tr></thead>
+                <tbody>
+                    {move || users.get().into_iter().map(|u| {
+                        let who = s(&u["name"]);
+                        let (w1, w2, w3) = (who.clone(), who.clone(), who.clone());
+                        view! {
+                            <tr data-user=who.clone()>
+                                <th scope="row">{who.clone()}</th>
+                                <td>{s(&u["role"])}</td>
+                                <td>{s(&u["created_at"])}</td>
+                                <td>
+                                    {move || if me() == w1 {
+                                        view! { <span class="hint">"you"</span> }.into_any()
+                                    } else if confirming.get().as_deref() == Some(w1.as_str()) {
+                                        let (a, b) = (w2.clone(), w2.clone());
+                                        view! {
+                                            <span class="confirm">{format!("Delete {a}? Their sessions end. ")}
+                                                <button type="button" class="danger" on:click=move |_| delete(b.clone())>"Yes, delete"</button>" "
+                                                <button type="button" class="small" on:click=move |_| confirming.set(None)>"Cancel"</button>
+                                            </span>
+                                        }.into_any()
+                                    } else {
+                                        let w = w3.clone();
+                                        view! { <button type="button" class="small" on:click=move |_| confirming.set(Some(w.clone()))>{format!("Delete {w3}")}</button> }.into_any()
+                                    }}
+                                </td>
+                            </tr>
+                        }
+                    }).collect_view()}
+                </tbody>
+            </table>
+            <form class="inline-form" on:submit=create>
+                <h3>"Create a user"</h3>
+                <div class="entry-grid">
+                    <div class="field">
+                        <label for="user-name">"User name"</label>
+                        <input id="user-name" autocomplete="off" bind:value=name/>
+                        <span class="hint">"a–z, 0–9, '-' and '_'"</span>
+                    </div>
+                    <div class="field">
+                        <label for="user-role">"Role"</label>
+                        <select id="user-role" on:change=move |ev| role.set(event_target_value(&ev)) prop:value=move || role.get()>
+                            <option value="viewer">"viewer — looks"</option>
+                            <option value="operator">"operator — changes estates"</option>
+                            <option value="admin">"admin — also users and tokens"</option>
+                        </select>
+                    </div>
+                    <div class="field">
+                        <label for="user-password">"Password"</label>
+                        <input id="user-password" type="password" autocomplete="new-password" bind:value=password/>
+                        <span class="hint">{format!("at least {MIN_PASSWORD_CHARS} characters")}</span>
+                    </div>
+                </div>
+                <button type="submit">"Create user"</button>
+            </form>
+            {move || error.get().map(|m| view! { <p class="error" role="alert" data-testid="users-error">{m}</p> })}
+            {move || done.get().map(|m| view! { <p class="ok-line" role="status">{m}</p> })}
+        </section>
+    }
+}
+
+#[component]
+fn Tokens() -> impl IntoView {
+    let auth = expect_context::<Auth>();
+    let tokens = RwSignal::new(Vec::<Value>::new());
+    let error = RwSignal::new(None::<String>);
+    let name = RwSignal::new(String::new());
+    let role = RwSignal::new("viewer".to_string());
+    let estate = RwSignal::new(String::new());
+    // The token just created: (name, secret). Shown once; gone on reload.
+    let shown_once = RwSignal::new(None::<(String, String)>);
+    let copied = RwSignal::new(None::<bool>);
+    let confirming = RwSignal::new(None::<String>);
+    let load = move || {
+        leptos::task::spawn_local(async move {
+            match client::get("/api/tokens").await {
+                Ok(v) => tokens.set(arr(&v["tokens"])),
+                Err(f) => error.set(Some(f.message)),
+            }
+        });
+    };
+    Effect::new(move |_| load());
+    let create = move |ev: leptos::ev::SubmitEvent| {
+        ev.prevent_default();
+        error.set(None);
+        copied.set(None);
+        let (n, r, e) = (
+            name.get_untracked(),
+            role.get_untracked(),
+            estate.get_untracked(),
+        );
+        if let Some(m) = token_problem(&n, &r, &e) {
+            error.set(Some(m.to_string()));
+            return;
+        }
+        let mut body = json!({"name": n.trim(), "role": r});
+        if !e.is_empty() {
+            body["estate"] = json!(e);
+        }
+        leptos::task::spawn_local(async move {
+            match client::request("POST", "/api/tokens", Some(body.to_string())).await {
+                Ok(v) => {
+                    shown_once.set(Some((s(&v["name"]), s(&v["token"]))));
+                    name.set(String::new());
+                    load();
+                }
+                Err(f) => error.set(Some(f.message)),
+            }
+        });
+    };
+    let revoke = move |id: String| {
+        error.set(None);
+        leptos::task::spawn_local(async move {
+            match client::request("DELETE", &format!("/api/tokens/{id}"), None).await {
+                Ok(_) => {
+                    confirming.set(None);
+                    load();
+                }
+                Err(f) => error.set(Some(f.message)),
+            }
+        });
+    };
+    let copy = move |_| {
+        let Some((_, secret)) = shown_once.get_untracked() else {
+            return;
+        };
+        leptos::task::spawn_local(async move {
+            copied.set(Some(client::copy_text(&secret).await));
+        });
+    };
+    view! {
+        <section aria-labelledby="tokens-h">
+            <h2 id="tokens-h">"API tokens"</h2>
+            <p class="hint">"For agents and scripts, sent as "<code>"Authorization: Bearer <token>"</code>". A token scoped to an estate sees only that estate; agent tokens must be."</p>
+            {move || shown_once.get().map(|(n, secret)| view! {
+                <div class="notice once" role="status" data-testid="token-once">
+                    <p><strong>{format!("The token \u{201c}{n}\u{201d}, shown only now:")}</strong></p>
+                    <p><code class="secret" data-testid="token-secret">{secret}</code>" "
+                        <button type="button" class="small" on:click=copy>"Copy"</button>
+                        {move || copied.get().map(|ok| view! { <span class="hint">{if ok { " Copied." } else { " The browser would not copy it: select it and copy by hand." }}</span> })}
+                    </p>
+                    <p class="warning">"Copy it now: it will not be shown again. Berth keeps only its hash, so a lost token cannot be recovered — revoke it and create another."</p>
+                    <button type="button" class="small" on:click=move |_| shown_once.set(None)>"I have stored it"</button>
+                </div>
+            })}
+            <table class="accounts" data-testid="tokens">
+                <thead><tr><th scope="col">"name"</th><th scope="col">"role"</th><th scope="col">"estate"</th><th scope="col">"created"</th><th scope="col">"by"</th><th scope="col">"state"</th><th scope="col"><span class="visually-hidden">"actions"</span></th></tr></thead>
+                <tbody>
+                    {move || tokens.get().into_iter().map(|t| {
+                        let id = s(&t["id"]);
+                        let label = s(&t["name"]);
+                        let revoked = !t["revoked_at"].is_null();
+                        let (i1, i2, i3) = (id.clone(), id.clone(), id.clone());
+                        let l2 = label.clone();
+                        view! {
+                            <tr data-token=id.clone() class:revoked=revoked>
+                                <th scope="row">{label.clone()}</th>
+                                <td>{s(&t["role"])}</td>
+                                <td>{t["estate"].as_str().map(str::to_string).unwrap_or_else(|| "all".into())}</td>
+                                <td>{s(&t["created_at"])}</td>
+                                <td>{s(&t["created_by"])}</td>
+                                <td data-testid="token-state">{token_state(&t)}</td>
+                                <td>
+                                    {(!revoked).then(|| view! {
+                                        {move || if confirming.get().as_deref() == Some(i1.as_str()) {
+                                            let i = i2.clone();
+                                            view! {
+                                                <span class="confirm">{format!("Revoke \u{201c}{l2}\u{201d}? Whatever uses it stops working. ")}
+                                                    <button type="button" class="danger" on:click=move |_| revoke(i.clone())>"Yes, revoke"</button>" "
+                                                    <button type="button" class="small" on:click=move |_| confirming.set(None)>"Cancel"</button>
+                                                </span>
+                                            }.into_any()
+                                        } else {
+                                            let i = i3.clone();
+                                            view! { <button type="button" class="small" on:click=move |_| confirming.set(Some(i.clone()))>{format!("Revoke {}", l2)}</button> }.into_any()
+                                        }}
+                                    })}
+                                </td>
+                            </tr>
+                        }
+                    }).collect_view()}
+                </tbody>
+            </table>
+            <form class="inline-form" on:submit=create>
+                <h3>"Create a token"</h3>
+                <div class="entry-grid">
+                    <div class="field">
+                        <label for="token-name">"Token name"</label>
+                        <input id="token-name" autocomplete="off" bind:value=name/>
+                    </div>
+                    <div class="field">
+                        <label for="token-role">"Token role"</label>
+                        <select id="token-role" on:change=move |ev| role.set(event_target_value(&ev)) prop:value=move || role.get()>
+                            <option value="viewer">"viewer"</option>
+                            <option value="operator">"operator"</option>
+                            <option value="agent">"agent (reports facts for one estate)"</option>
+                            <option value="admin">"admin"</option>
+                        </select>
+                    </div>
+                    <div class="field">
+                        <label for="token-estate">"Scope to estate"</label>
+                        <select id="token-estate" on:change=move |ev| estate.set(event_target_value(&ev)) prop:value=move || estate.get()>
+                            <option value="">"all estates"</option>
+                            {move || auth.estates.get().into_iter().map(|(id, n)| {
+                                let label = if n == id { id.clone() } else { format!("{n} ({id})") };
+                                view! { <option value=id>{label}</option> }
+                            }).collect_view()}
+                        </select>
+                    </div>
+                </div>
+                <button type="submit">"Create token"</button>
+            </form>
+            {move || error.get().map(|m| view! { <p class="error" role="alert" data-testid="tokens-error">{m}</p> })}
+        </section>
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn token_rules_are_said_before_asking() {
+        assert!(token_problem("", "viewer", "").is_some());
+        assert!(token_problem("probe", "agent", "")
+            .unwrap()
+            .contains("scoped"));
+        assert!(token_problem("ops", "admin", "sample").is_some());
+        assert_eq!(token_problem("ci", "viewer", ""), None);
+        assert_eq!(token_problem("agent-fra", "agent", "sample"), None);
+        assert_eq!(token_state(&json!({"revoked_at": null})), "live");
+        assert!(token_state(&json!({"revoked_at": "2026-12-01T10:00:00Z"})).starts_with("revoked"));
+    }
+}
