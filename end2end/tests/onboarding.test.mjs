@@ -54,13 +54,25 @@ afterEach(async () => {
   assert.deepEqual(left, [], 'no console errors');
 });
 
+// Each user signs in through the page once; later tests reuse that
+// session's cookie (the server's sign-in budget is 10 attempts per
+// address, then one every 6 s, and token creation spends from it too).
+const sessions = new Map();
 async function signIn(user) {
+  const saved = sessions.get(user.name);
+  if (saved) {
+    await page.context().addCookies(saved);
+    await page.goto(`${server.base}/`);
+    await page.getByTestId('who').getByText(`${user.name} (`).waitFor();
+    return;
+  }
   await page.goto(`${server.base}/login`);
   await page.getByLabel('User name').fill(user.name);
   await page.getByLabel('Password', { exact: true }).fill(user.password);
   await page.getByRole('button', { name: 'Sign in' }).click();
-  await page.waitForURL(`${server.base}/`);
+  await page.waitForURL(`${server.base}/`, { timeout: 60_000 });
   await page.getByTestId('who').getByText(`${user.name} (`).waitFor();
+  sessions.set(user.name, await page.context().cookies());
 }
 
 const shot = name => page.screenshot({ path: join(artifacts, `${name}.png`), fullPage: true });
