@@ -207,6 +207,14 @@ impl Estate {
     /// file, for facts that carry none): how recently anything was
     /// measured or reported. `None` when no fact has a time.
     pub fn newest_observation(&self) -> Option<i64> {
+        self.facts()
+            .filter(|f| f.value.is_some())
+            .filter_map(|f| f.observed_at.or(self.observed_at))
+            .max()
+    }
+
+    /// Every fact of the estate, in the order of [`Estate::facts_mut`].
+    fn facts(&self) -> impl Iterator<Item = &crate::fact::Fact> {
         let clusters = self
             .clusters
             .iter()
@@ -217,12 +225,7 @@ impl Estate {
             .chain(self.paths.iter())
             .map(|r| &r.rtt_ms);
         let flows = self.flows.iter().flat_map(|f| [&f.weight, &f.mb_s]);
-        clusters
-            .chain(rtts)
-            .chain(flows)
-            .filter(|f| f.value.is_some())
-            .filter_map(|f| f.observed_at.or(self.observed_at))
-            .max()
+        clusters.chain(rtts).chain(flows)
     }
 }
 
