@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { startServer, makeUser, launch, artifacts, admin, repo } from '../support.mjs';
+import { startServer, makeUser, launch, artifacts, admin, repo, signIn } from '../support.mjs';
 
 // The shared fixtures live beside the repository (a symlink in worktrees).
 const boutique = join(repo, '..', 'shared', 'fixtures', 'kubernetes', 'online-boutique.yaml');
@@ -54,32 +54,11 @@ afterEach(async () => {
   assert.deepEqual(left, [], 'no console errors');
 });
 
-// Each user signs in through the page once; later tests reuse that
-// session's cookie (the server's sign-in budget is 10 attempts per
-// address, then one every 6 s, and token creation spends from it too).
-const sessions = new Map();
-async function signIn(user) {
-  const saved = sessions.get(user.name);
-  if (saved) {
-    await page.context().addCookies(saved);
-    await page.goto(`${server.base}/`);
-    await page.getByTestId('who').getByText(`${user.name} (`).waitFor();
-    return;
-  }
-  await page.goto(`${server.base}/login`);
-  await page.getByLabel('User name').fill(user.name);
-  await page.getByLabel('Password', { exact: true }).fill(user.password);
-  await page.getByRole('button', { name: 'Sign in' }).click();
-  await page.waitForURL(`${server.base}/`, { timeout: 60_000 });
-  await page.getByTestId('who').getByText(`${user.name} (`).waitFor();
-  sessions.set(user.name, await page.context().cookies());
-}
-
 const shot = name => page.screenshot({ path: join(artifacts, `${name}.png`), fullPage: true });
 const version = async id => (await admin(server.base, 'GET', `/api/estates/${id}`)).version;
 
 test('an operator creates the estate "Lab" from the city picker; the engine places each error at its field first', async () => {
-  await signIn(operator);
+  await signIn(page, server.base, operator);
   await page.getByRole('link', { name: 'New estate' }).click();
   await page.waitForURL(/\/estates\/new/);
   await page.getByLabel('Estate name').fill('Lab');
@@ -135,7 +114,7 @@ test('an operator creates the estate "Lab" from the city picker; the engine plac
 });
 
 test('Import: a dry run of Online Boutique reports services and notes and writes nothing; Apply writes; Placement renders and matches the server', async () => {
-  await signIn(operator);
+  await signIn(page, server.base, operator);
   await page.goto(`${server.base}/import?estate=lab`);
   const clusterPick = page.getByLabel('Cluster', { exact: true });
   await clusterPick.locator('option[value="c-fra-1"]').waitFor({ state: 'attached' });
@@ -189,7 +168,7 @@ test('Import: a dry run of Online Boutique reports services and notes and writes
 
 test('a broken manifest is refused at its file and line, Apply stays off, nothing is written; a bad estate file shows the engine\'s errors with lines', async () => {
   expectRefusals(422);
-  await signIn(operator);
+  await signIn(page, server.base, operator);
   const dir = mkdtempSync(join(tmpdir(), 'berth-onboarding-'));
   const broken = join(dir, 'broken.yaml');
   writeFileSync(broken, [
@@ -251,7 +230,7 @@ test('a broken manifest is refused at its file and line, Apply stays off, nothin
 });
 
 test('an administrator creates a viewer token, sees it once, it reads the API; revoked in the page, it is refused', async () => {
-  await signIn(administrator);
+  await signIn(page, server.base, administrator);
   await page.getByRole('link', { name: 'Admin' }).click();
   await page.waitForURL(/\/admin/);
   await page.getByTestId('users').locator('tr[data-user=otto]').waitFor();
@@ -305,7 +284,7 @@ test('an administrator creates a viewer token, sees it once, it reads the API; r
 });
 
 test('a viewer gets the administrators-only message on Admin, and Import offers no Apply', async () => {
-  await signIn(viewer);
+  await signIn(page, server.base, viewer);
   assert.equal(await page.getByRole('link', { name: 'Admin' }).count(), 0);
   assert.equal(await page.getByRole('link', { name: 'Import' }).count(), 0);
   await page.goto(`${server.base}/admin`);

@@ -7,7 +7,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { startServer, makeUser, launch, artifacts, admin, repo } from '../support.mjs';
+import { startServer, makeUser, launch, artifacts, admin, repo, signIn } from '../support.mjs';
 
 let server, browser, operator;
 
@@ -36,15 +36,6 @@ async function newPage() {
     problems.push(`console error: ${m.text()} (${url})`);
   });
   return { page, problems };
-}
-
-async function signIn(page, user) {
-  await page.goto(`${server.base}/login`);
-  await page.getByLabel('User name').fill(user.name);
-  await page.getByLabel('Password', { exact: true }).fill(user.password);
-  await page.getByRole('button', { name: 'Sign in' }).click();
-  await page.waitForURL(`${server.base}/`);
-  await page.getByTestId('who').getByText(`${user.name} (`).waitFor();
 }
 
 test('the binary serves its own bundle from an empty directory, compressed and revalidated', async () => {
@@ -77,7 +68,7 @@ test('the binary serves its own bundle from an empty directory, compressed and r
 
 test('signed in, the Placement page hydrates on a sample fresh today, with no stale banner', async () => {
   const { page, problems } = await newPage();
-  await signIn(page, operator);
+  await signIn(page, server.base, operator);
   // No ?now=: the real clock, the day this test runs.
   await page.goto(`${server.base}/`);
   const moves = page.locator('[data-testid=moves] li.move');
@@ -104,7 +95,7 @@ test('the estate switcher lists every estate and its choice is kept across pages
   sample.name = 'Second estate';
   await admin(server.base, 'POST', '/api/estates?id=second', sample);
   const { page, problems } = await newPage();
-  await signIn(page, operator);
+  await signIn(page, server.base, operator);
   const switcher = page.getByTestId('estate-switcher');
   await switcher.waitFor();
   const options = await switcher.locator('option').evaluateAll(os => os.map(o => [o.value, o.textContent]));
@@ -127,7 +118,7 @@ test('the estate switcher lists every estate and its choice is kept across pages
 
 test('an estate whose newest fact is past the reported window shows a banner', async () => {
   const { page, problems } = await newPage();
-  await signIn(page, operator);
+  await signIn(page, server.base, operator);
   // Half a year on: nothing has reported since the sample was seeded.
   const later = new Date(Date.now() + 183 * 86400e3).toISOString().replace(/\.\d+Z$/, 'Z');
   await page.goto(`${server.base}/?estate=sample&now=${later}`);

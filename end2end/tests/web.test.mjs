@@ -5,7 +5,7 @@ import { test, before, after, beforeEach, afterEach } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { createServer } from 'node:http';
-import { startServer, makeUser, launch, artifacts } from '../support.mjs';
+import { startServer, makeUser, launch, artifacts, signIn } from '../support.mjs';
 
 // The sample estate was written for this instant (Makefile SAMPLE_NOW):
 // fixing it makes the advice the same whenever the test runs.
@@ -49,32 +49,10 @@ afterEach(async () => {
   assert.deepEqual(problems, [], 'no console errors');
 });
 
-// Each user signs in through the page once; later tests reuse that
-// session's cookie. The server allows 10 sign-in attempts per address,
-// then one every 6 s (a guessing defence), and these tests would otherwise
-// spend that budget in a few seconds.
-const sessions = new Map();
-async function signIn(user) {
-  const saved = sessions.get(user.name);
-  if (saved) {
-    await page.context().addCookies(saved);
-    await page.goto(`${server.base}/`);
-    await page.getByTestId('who').getByText(`${user.name} (`).waitFor();
-    return;
-  }
-  await page.goto(`${server.base}/login`);
-  await page.getByLabel('User name').fill(user.name);
-  await page.getByLabel('Password', { exact: true }).fill(user.password);
-  await page.getByRole('button', { name: 'Sign in' }).click();
-  await page.waitForURL(`${server.base}/`);
-  await page.getByTestId('who').getByText(`${user.name} (`).waitFor();
-  sessions.set(user.name, await page.context().cookies());
-}
-
 const shot = name => page.screenshot({ path: join(artifacts, `${name}.png`), fullPage: true });
 
 test('sign in; Placement shows the sample moves, a Why panel with flip conditions, and matches the server', async () => {
-  await signIn(operator);
+  await signIn(page, server.base, operator);
   await page.goto(`${server.base}/?now=${NOW}`);
   const moves = page.locator('[data-testid=moves] li.move');
   await moves.first().waitFor();
@@ -98,7 +76,7 @@ test('sign in; Placement shows the sample moves, a Why panel with flip condition
 });
 
 test('what-if: an edit re-projects with no network request; evacuating a cluster warns about a pinned service', async () => {
-  await signIn(operator);
+  await signIn(page, server.base, operator);
   await page.goto(`${server.base}/?now=${NOW}`);
   await page.locator('[data-testid=moves] li.move').first().waitFor();
   await page.getByRole('button', { name: 'Take these moves into a what-if scenario' }).click();
@@ -147,7 +125,7 @@ test('what-if: an edit re-projects with no network request; evacuating a cluster
 });
 
 test('Deciders compares baseline and heaviest-talker and lists a refused proposal', async () => {
-  await signIn(operator);
+  await signIn(page, server.base, operator);
   await page.goto(`${server.base}/deciders?now=${NOW}`);
   await page.getByTestId('no-externals').waitFor();
   await page.getByRole('button', { name: 'Run the deciders' }).click();
@@ -165,7 +143,7 @@ test('Deciders compares baseline and heaviest-talker and lists a refused proposa
 });
 
 test('a policy change alters the advice and shows the new digest', async () => {
-  await signIn(operator);
+  await signIn(page, server.base, operator);
   await page.goto(`${server.base}/?now=${NOW}`);
   const moves = page.locator('[data-testid=moves] li.move');
   await moves.first().waitFor();
@@ -192,7 +170,7 @@ test('a policy change alters the advice and shows the new digest', async () => {
 });
 
 test('a viewer sees no policy controls, and the server refuses a change anyway', async () => {
-  await signIn(viewer);
+  await signIn(page, server.base, viewer);
   await page.goto(`${server.base}/policy`);
   await page.getByTestId('viewer-note').waitFor();
   assert.equal(await page.getByRole('button', { name: 'Save policy' }).count(), 0);
@@ -213,7 +191,7 @@ test('a viewer sees no policy controls, and the server refuses a change anyway',
 });
 
 test('Estate and Health pages render their parts', async () => {
-  await signIn(viewer);
+  await signIn(page, server.base, viewer);
   await page.goto(`${server.base}/estate?now=${NOW}`);
   await page.getByTestId('map').locator('circle').first().waitFor();
   assert.ok(await page.getByTestId('map').locator('line.link').count() >= 1, 'links drawn');
@@ -232,7 +210,7 @@ test('Estate and Health pages render their parts', async () => {
 
 test('the pages work on a narrow window', async () => {
   await page.setViewportSize({ width: 390, height: 844 });
-  await signIn(viewer);
+  await signIn(page, server.base, viewer);
   await page.goto(`${server.base}/?now=${NOW}`);
   await page.locator('[data-testid=moves] li.move').first().waitFor();
   const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
@@ -255,7 +233,7 @@ test('an administrator registers an external decider; Berth calls it signed and 
   await new Promise(r => decider.listen(0, '127.0.0.1', r));
   const url = `http://127.0.0.1:${decider.address().port}/decide`;
   try {
-    await signIn(administrator);
+    await signIn(page, server.base, administrator);
     await page.goto(`${server.base}/deciders?now=${NOW}`);
     await page.getByLabel('Name').fill('nearby');
     await page.getByLabel('URL').fill(url);
