@@ -124,10 +124,12 @@ export async function signIn(page, base, user) {
     await page.getByLabel('User name').fill(user.name);
     await page.getByLabel('Password', { exact: true }).fill(user.password);
     await page.getByRole('button', { name: 'Sign in' }).click();
-    // 60 s, not the default 30: on a loaded two-core machine the first
-    // load after sign-in has been seen to take longer (the cause is not
-    // known yet; it is not the rate limit, it happens at a first sign-in).
-    await page.waitForURL(`${base}/`, { timeout: 60_000 });
+    // A refused sign-in shows an alert and stays on the page: fail at once
+    // with what it says rather than waiting out the navigation.
+    const refused = page.locator('fieldset.login [role=alert]').waitFor({ timeout: 60_000 })
+      .then(async () => { throw new Error(`sign-in as ${user.name} refused: ${await page.locator('fieldset.login [role=alert]').textContent()}`); },
+        () => {});
+    await Promise.race([page.waitForURL(`${base}/`, { timeout: 60_000 }), refused]);
   }
   await page.getByTestId('who').getByText(`${user.name} (`).waitFor();
   if (!saved) sessions.set(key, await page.context().cookies());

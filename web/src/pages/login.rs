@@ -11,9 +11,12 @@ pub fn Login() -> impl IntoView {
     let token = RwSignal::new(String::new());
     let error = RwSignal::new(None::<String>);
     let busy = RwSignal::new(false);
-    // The form works only once the page is hydrated; until then its
-    // button is disabled, so an early click or Enter cannot submit the
-    // form natively (which would put the password in the address).
+    // The form works only once the page is hydrated; until then all of it
+    // is disabled. An early click or Enter would otherwise submit the form
+    // natively (putting the password in the address), and text typed into
+    // the server-rendered inputs before hydration never reaches the
+    // signals, so the sign-in would go out with an empty name and password
+    // and fail as "wrong user name" (seen in CI on a loaded machine).
     let hydrated = RwSignal::new(false);
     Effect::new(move |_| hydrated.set(true));
     let submit = move |ev: leptos::ev::SubmitEvent| {
@@ -37,16 +40,18 @@ pub fn Login() -> impl IntoView {
     };
     view! {
         <h1>"Sign in"</h1>
-        <form class="login" method="post" on:submit=submit>
-            <label for="username">"User name"</label>
-            <input id="username" name="username" autocomplete="username" bind:value=username/>
-            <label for="password">"Password"</label>
-            <input id="password" name="password" type="password" autocomplete="current-password" bind:value=password/>
-            <p class="hint">"Or sign in with an API token instead:"</p>
-            <label for="token">"API token"</label>
-            <input id="token" name="token" type="password" autocomplete="off" bind:value=token/>
-            <button type="submit" disabled=move || busy.get() || !hydrated.get()>{move || if busy.get() { "Signing in…" } else { "Sign in" }}</button>
-            {move || error.get().map(|m| view! { <p class="error" role="alert">{m}</p> })}
+        <form method="post" on:submit=submit>
+            <fieldset class="login" disabled=move || !hydrated.get()>
+                <label for="username">"User name"</label>
+                <input id="username" name="username" autocomplete="username" bind:value=username/>
+                <label for="password">"Password"</label>
+                <input id="password" name="password" type="password" autocomplete="current-password" bind:value=password/>
+                <p class="hint">"Or sign in with an API token instead:"</p>
+                <label for="token">"API token"</label>
+                <input id="token" name="token" type="password" autocomplete="off" bind:value=token/>
+                <button type="submit" disabled=move || busy.get()>{move || if busy.get() { "Signing in…" } else { "Sign in" }}</button>
+                {move || error.get().map(|m| view! { <p class="error" role="alert">{m}</p> })}
+            </fieldset>
         </form>
     }
 }
