@@ -387,8 +387,8 @@ pub fn parse_request(bytes: &[u8]) -> Result<DeciderRequest, BodyError> {
     let bytes = strip_bom(bytes);
     check_utf8(bytes)?;
     check_depth(bytes, MAX_DEPTH)?;
-    let r: DeciderRequest =
-        serde_json::from_slice(bytes).map_err(|e| json_error(e, "a schema-1 decider request"))?;
+    let r: DeciderRequest = crate::strict::from_slice(bytes)
+        .map_err(|e| json_error(e, "a schema-1 decider request"))?;
     if r.schema != 1 {
         return Err(BodyError::WrongShape {
             message: format!("schema {} is not supported; expected 1", r.schema),

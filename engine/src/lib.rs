@@ -9,6 +9,7 @@
 //! ranking ([`cost`]) meet in `advise::best_move`.
 
 pub mod advise;
+pub mod chars;
 mod class;
 pub mod constraints;
 pub mod cost;
@@ -27,6 +28,7 @@ pub mod policy;
 pub mod request;
 pub mod rtt;
 pub mod rtt_reference;
+pub mod strict;
 pub mod text;
 pub mod whatif;
 pub mod why;

@@ -282,7 +282,7 @@ const FLOW_FIELDS: &[&str] = &["from", "to", "weight", "mb_s"];
 /// Parse and validate an estate file. On any error, every error found.
 pub fn load(text: &str, format: Format) -> Result<Estate, Vec<EstateError>> {
     let result = match format {
-        Format::Json => match serde_json::from_str::<RawEstate>(text) {
+        Format::Json => match crate::strict::from_str::<RawEstate>(text) {
             Ok(raw) => validate(raw, &Broken::default()),
             Err(fast) => {
                 let value: Value = serde_json::from_str(text).map_err(|e| {
@@ -736,7 +736,8 @@ impl Validator {
         });
     }
 
-    /// A non-empty text field of at most 256 bytes.
+    /// A non-empty text field of at most 256 bytes, with no hidden
+    /// characters ([`crate::chars::name_problem`]).
     fn text(&mut self, s: &str, path: impl FnOnce() -> String) -> bool {
         if s.trim().is_empty() || s.len() > 256 {
             self.err(
@@ -745,21 +746,22 @@ impl Validator {
             );
             return false;
         }
-        true
-    }
-
-    fn id(&mut self, s: &str, path: impl FnOnce() -> String) -> bool {
-        if s.is_empty()
-            || s.chars().count() > 128
-            || s.chars().any(|c| c.is_whitespace() || c.is_control())
-        {
-            self.err(
-                path(),
-                format!("invalid id {s:?}: 1–128 characters, no whitespace or control characters"),
-            );
+        if let Some(problem) = crate::chars::name_problem(s) {
+            self.err(path(), problem);
             return false;
         }
         true
+    }
+
+    /// An id by the rules of [`crate::chars::id_problem`].
+    fn id(&mut self, s: &str, path: impl FnOnce() -> String) -> bool {
+        match crate::chars::id_problem(s) {
+            Some(problem) => {
+                self.err(path(), problem);
+                false
+            }
+            None => true,
+        }
     }
 
     /// `v ≥ min` (or `> min` when `strict`), finite, at most MAX_NUMBER.
@@ -887,6 +889,34 @@ fn validate(raw: RawEstate, broken: &Broken) -> Result<Estate, Vec<EstateError>>
         );
     }
     v.text(&raw.name, || "/name".into());
+    // The published size limits (docs/estate-format.md) are the decider
+    // contract's: an estate larger than a decider may be sent could be
+    // advised on but never compared, so it is refused here, where every
+    // estate enters (files, imports, the API), before anything is built.
+    for (what, count, max) in [
+        (
+            "clusters",
+            raw.clusters.len(),
+            crate::decider::MAX_REQUEST_CLUSTERS,
+        ),
+        (
+            "services",
+            raw.services.len(),
+            crate::decider::MAX_REQUEST_SERVICES,
+        ),
+        (
+            "flows",
+            raw.flows.as_ref().map_or(0, Vec::len),
+            crate::decider::MAX_REQUEST_FLOWS,
+        ),
+    ] {
+        if count > max {
+            v.err(
+                format!("/{what}"),
+                format!("{count} {what}: an estate may hold at most {max} (the decider contract's limit)"),
+            );
+        }
+    }
     if let Some(t) = &raw.observed_at {
         v.file_time = v.time(t, || "/observed_at".into());
     }

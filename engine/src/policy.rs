@@ -673,7 +673,7 @@ impl std::fmt::Display for PolicyError {
 impl Policy {
     /// Parse a (possibly partial) policy from JSON and validate it.
     pub fn from_json(text: &str) -> Result<Policy, Vec<PolicyError>> {
-        let policy: Policy = serde_json::from_str(text).map_err(|e| {
+        let policy: Policy = crate::strict::from_str(text).map_err(|e| {
             vec![PolicyError {
                 field: format!("line {} column {}", e.line(), e.column()),
                 message: e.to_string(),
@@ -849,5 +849,18 @@ mod tests {
             e[0].to_string(),
             "policy staleness.measured_s: expected a number in [1, 10000000000], got 0"
         );
+    }
+
+    #[test]
+    fn arrays_never_pass_for_a_policy_or_its_groups() {
+        // serde alone fills the fields by position from an array.
+        let e = Policy::from_json("[0.5, 77]").unwrap_err();
+        assert!(
+            e[0].message
+                .starts_with("invalid type: sequence, expected struct Policy"),
+            "{e:?}"
+        );
+        let e = Policy::from_json(r#"{"staleness": [60, 3600]}"#).unwrap_err();
+        assert!(e[0].message.contains("invalid type: sequence"), "{e:?}");
     }
 }

@@ -217,7 +217,15 @@ impl Parser {
 
     fn text(&mut self, v: Option<&Value>, path: &str, max: usize) -> Option<String> {
         match v {
-            Some(Value::String(s)) if !s.trim().is_empty() && s.len() <= max => Some(s.clone()),
+            Some(Value::String(s)) if !s.trim().is_empty() && s.len() <= max => {
+                match crate::chars::name_problem(s) {
+                    Some(problem) => {
+                        self.err(path, problem);
+                        None
+                    }
+                    None => Some(s.clone()),
+                }
+            }
             Some(Value::String(_)) => {
                 self.err(
                     path,

@@ -280,8 +280,54 @@ const CASES: &[Case] = &[
         r#"{"id": "web""#,
         r#"{"id": "my web""#,
         &[
-            ("/services/0/id", 20, r#"invalid id "my web": 1–128 characters, no whitespace or control characters"#),
+            ("/services/0/id", 20, r#"invalid id "my web": character 3 is U+0020; ids are 1–128 characters of A–Z, a–z, 0–9 and - _ . : / @, starting with a letter or digit"#),
             ("/flows/0/from", 24, r#"unknown service "web""#),
+        ]
+    ),
+    (
+        "id with a right-to-left override",
+        r#"{"id": "web""#,
+        "{\"id\": \"we\u{202E}b\"",
+        &[
+            ("/services/0/id", 20, r#"invalid id "we\u{202e}b": character 3 is U+202E; ids are 1–128 characters of A–Z, a–z, 0–9 and - _ . : / @, starting with a letter or digit"#),
+            ("/flows/0/from", 24, r#"unknown service "web""#),
+        ]
+    ),
+    (
+        "id with a zero-width space, escaped in the JSON",
+        r#"{"id": "c-par""#,
+        r#"{"id": "c-\u200bpar""#,
+        &[
+            ("/clusters/1/id", 11, r#"invalid id "c-\u{200b}par": character 3 is U+200B; ids are 1–128 characters of A–Z, a–z, 0–9 and - _ . : / @, starting with a letter or digit"#),
+            ("/paths/0/b", 17, r#"unknown cluster "c-par""#),
+            ("/services/1/cluster", 21, r#"unknown cluster "c-par""#),
+        ]
+    ),
+    (
+        "id that reads as a path",
+        r#"{"id": "api""#,
+        r#"{"id": "..""#,
+        &[
+            ("/services/1/id", 21, r#"invalid id "..": character 1 is '.' (U+002E); ids are 1–128 characters of A–Z, a–z, 0–9 and - _ . : / @, starting with a letter or digit"#),
+            ("/flows/0/to", 24, r#"unknown service "api""#),
+        ]
+    ),
+    (
+        "name with an isolate",
+        r#""name": "Paris""#,
+        "\"name\": \"Pa\u{2066}ris\"",
+        &[
+            ("/sites/1/name", 7, "character 3 is U+2066: names may not hold control, bidirectional or invisible formatting characters"),
+        ]
+    ),
+    (
+        "an array where a cluster object belongs",
+        r#"{"id": "c-par", "site": "par", "tier": "prod", "trust_zone": "general", "health": "watch", "cpu_total": 64, "memory_total_gib": 256, "cpu_free": 30, "memory_free_gib": 100}"#,
+        r#"["c-par", "par", "prod", "general", "watch", 64, 256, 30, 100]"#,
+        &[
+            ("/clusters/1", 11, "expected an object, found an array"),
+            ("/paths/0/b", 17, r#"unknown cluster "c-par""#),
+            ("/services/1/cluster", 21, r#"unknown cluster "c-par""#),
         ]
     ),
 ];
@@ -744,6 +790,46 @@ fn unknown_requests_are_null_not_absent() {
             "/services/0/cpu".to_string(),
             Some(20),
             "expected a number ≥ 0 (at most 1e12), found -1".to_string()
+        )]
+    );
+}
+
+/// The decider contract's size limits are the estate's: one cluster past
+/// them and the file is refused, naming the list and the limit, so an
+/// estate that loads can always be sent to a decider.
+#[test]
+fn estates_past_the_published_size_limits_are_refused() {
+    let limit = berth_engine::decider::MAX_REQUEST_CLUSTERS;
+    let extra: String = (0..limit - 2)
+        .map(|i| {
+            format!(
+                ",\n    {{\"id\": \"x-{i}\", \"site\": \"par\", \"tier\": \"prod\", \"trust_zone\": \"general\", \"health\": \"healthy\", \"cpu_total\": 1, \"memory_total_gib\": 1, \"cpu_free\": 1, \"memory_free_gib\": 1}}"
+            )
+        })
+        .collect();
+    let anchor = r#""cpu_free": 30, "memory_free_gib": 100}"#;
+    let at_limit = BASE.replacen(anchor, &format!("{anchor}{extra}"), 1);
+    assert_eq!(
+        load(&at_limit, Format::Json)
+            .expect("at the limit")
+            .clusters
+            .len(),
+        limit
+    );
+    let one_more = format!(
+        ",\n    {{\"id\": \"x-last\", \"site\": \"par\", \"tier\": \"prod\", \"trust_zone\": \"general\", \"health\": \"healthy\", \"cpu_total\": 1, \"memory_total_gib\": 1, \"cpu_free\": 1, \"memory_free_gib\": 1}}"
+    );
+    let past = BASE.replacen(anchor, &format!("{anchor}{extra}{one_more}"), 1);
+    let got = errors(&past);
+    assert_eq!(
+        got,
+        vec![(
+            "/clusters".to_string(),
+            Some(9),
+            format!(
+                "{} clusters: an estate may hold at most {limit} (the decider contract's limit)",
+                limit + 1
+            )
         )]
     );
 }

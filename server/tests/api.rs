@@ -1191,6 +1191,55 @@ async fn bad_input_is_a_clear_4xx_and_writes_nothing(b: Backend) {
         );
         assert!(r.json()["message"].is_string());
     }
+    // An array never passes for an object: serde alone would fill the
+    // fields by position, past every name check.
+    for (method, path, body) in [
+        (Method::PUT, "/api/estates/sample/policy", "[0.5, 77]"),
+        (Method::POST, "/api/tokens", r#"["x", "admin"]"#),
+        (Method::POST, facts, r#"[[]]"#),
+        (
+            Method::POST,
+            facts,
+            r#"{"updates": [["cpu_free", "c-fra-1", 3, "measured"]]}"#,
+        ),
+    ] {
+        let r = t
+            .call(&admin, method.clone(), path, Some("application/json"), body)
+            .await;
+        assert!(
+            r.status.is_client_error() && r.text().contains("invalid type: sequence"),
+            "{method} {path} {body}: {} {}",
+            r.status,
+            r.text()
+        );
+    }
+    // Names that would read as something else.
+    let r = t
+        .send(
+            &admin,
+            Method::POST,
+            "/api/tokens",
+            &json!({"name": "ci\u{202E}gnp", "role": "viewer"}),
+        )
+        .await
+        .expect(StatusCode::BAD_REQUEST);
+    assert!(r.text().contains("character 3 is U+202E"), "{}", r.text());
+    for name in [".", ".."] {
+        let r = t
+            .send(
+                &admin,
+                Method::POST,
+                "/api/deciders",
+                &json!({"name": name, "url": "http://127.0.0.1:9/decide", "timeout_ms": 3000}),
+            )
+            .await;
+        assert!(
+            r.status.is_client_error() && r.text().contains("must start with"),
+            "{name}: {} {}",
+            r.status,
+            r.text()
+        );
+    }
     // Unknown ids.
     t.get(&admin, "/api/estates/ghost/advice")
         .await

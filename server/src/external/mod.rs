@@ -60,7 +60,8 @@ pub struct Outbound {
     pub vault: Option<vault::Vault>,
 }
 
-/// A decider name: lower-case letters, digits, `-`, `_`, `.`; not the name
+/// A decider name: lower-case letters, digits, `-`, `_`, `.`, starting
+/// with a letter or digit; not the name
 /// of a built-in (their entries would be indistinguishable).
 pub fn check_name(name: &str) -> Result<(), String> {
     if name.is_empty() || name.chars().count() > MAX_NAME_CHARS {
@@ -74,6 +75,13 @@ pub fn check_name(name: &str) -> Result<(), String> {
     {
         return Err(format!(
             "{name:?}: a decider name may hold only lower-case letters, digits, '-', '_' and '.'"
+        ));
+    }
+    // `.` and `..` (and names like `-x`) read as paths or flags wherever a
+    // name is shown or used in a URL: a name starts with a letter or digit.
+    if !name.starts_with(|c: char| c.is_ascii_lowercase() || c.is_ascii_digit()) {
+        return Err(format!(
+            "{name:?}: a decider name must start with a lower-case letter or a digit"
         ));
     }
     if ["baseline", "heaviest-talker"].contains(&name) {

@@ -62,7 +62,9 @@ pub fn utf8(bytes: &Bytes) -> ApiResult<&str> {
 
 /// Parse a JSON body into `T`, saying where it went wrong.
 pub fn json_body<T: serde::de::DeserializeOwned>(bytes: &Bytes, what: &str) -> ApiResult<T> {
-    serde_json::from_slice(bytes).map_err(|e| ApiError::BadRequest {
+    // Strict: a JSON array never passes for an object (serde would fill
+    // the fields by position, past every name check).
+    berth_engine::strict::from_slice(bytes).map_err(|e| ApiError::BadRequest {
         // serde_json's message already ends "at line L column C".
         message: format!("{what}: {e}"),
         details: json!({"line": e.line(), "column": e.column()}),

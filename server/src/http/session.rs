@@ -232,6 +232,9 @@ async fn create_token(
             "name: 1 to 100 characters, not blank",
         ));
     }
+    if let Some(problem) = berth_engine::chars::name_problem(&b.name) {
+        return Err(ApiError::bad_request(format!("name: {problem}")));
+    }
     if let Some(e) = &b.estate {
         if role == Role::Admin {
             return Err(ApiError::bad_request(
