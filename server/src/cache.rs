@@ -104,6 +104,8 @@ type EstateCache = Lru<(String, i64, String), Arc<Estate>>;
 /// A cached result weighs its body and its key (the key holds digests and
 /// a request body digest: a few hundred bytes), plus the bookkeeping of
 /// one entry, so many tiny results still count.
+// `&String`: the weighing function of a cache keyed by `String`.
+#[allow(clippy::ptr_arg)]
 fn result_weight(key: &String, body: &Bytes) -> usize {
     body.len() + key.len() + 64
 }

@@ -153,7 +153,10 @@ pub fn descriptor_limit() -> Option<u64> {
         if rc != 0 || rl.rlim_cur == libc::RLIM_INFINITY {
             return None;
         }
-        Some(rl.rlim_cur as u64)
+        // rlim_t is u64 on 64-bit Linux and macOS, narrower elsewhere.
+        #[allow(clippy::unnecessary_cast)]
+        let n = rl.rlim_cur as u64;
+        Some(n)
     }
     #[cfg(not(unix))]
     {
