@@ -168,12 +168,28 @@ pub async fn authenticate(State(state): State<AppState>, mut req: Request, next:
         }
         Err(e) => return e.into_response(),
     };
+    let signing_in = req.method() == Method::POST && req.uri().path() == "/api/session";
+    let by_cookie = matches!(
+        &principal,
+        Some(Principal {
+            via: Via::Session { .. },
+            ..
+        })
+    );
+    // The second line against cross-site requests, before the CSRF token:
+    // what the browser says about where the request comes from. Only for
+    // requests a browser may send with ambient credentials (a session
+    // cookie) and the sign-in itself; bearer tokens are never ambient.
+    if (by_cookie || signing_in) && !is_safe(req.method()) {
+        if let Some(why) = cross_site(req.headers(), &state.config) {
+            return ApiError::Forbidden(why).into_response();
+        }
+    }
     if let Some(p) = &principal {
         if let Via::Session { csrf, .. } = &p.via {
             // Signing in is exempt: it needs no ambient authority (it
             // requires JSON, which a cross-site form cannot send), and a
             // browser holding an old session must be able to sign in anew.
-            let signing_in = req.method() == Method::POST && req.uri().path() == "/api/session";
             if !is_safe(req.method()) && !signing_in {
                 let sent = req
                     .headers()
@@ -192,6 +208,139 @@ pub async fn authenticate(State(state): State<AppState>, mut req: Request, next:
     }
     req.extensions_mut().insert(Caller(principal));
     next.run(req).await
+}
+
+/// Why a browser's request is from another site, if it is: `Sec-Fetch-Site`
+/// says `cross-site` (or `same-site`, a sibling host, without an `Origin`
+/// of ours), or `Origin` names an origin that is neither the request's own
+/// host (`Host`, or `X-Forwarded-Host` from a trusted proxy) nor the
+/// configured public URL. `None` when nothing says so: requests without
+/// these headers (not from a browser, or a very old one) rely on the CSRF
+/// token alone.
+pub fn cross_site(headers: &HeaderMap, config: &crate::Config) -> Option<String> {
+    let text = |name: &str| headers.get(name).and_then(|v| v.to_str().ok());
+    let origin = text("origin");
+    let origin_ours = origin.map(|o| origin_is_ours(o, headers, config));
+    let site = text("sec-fetch-site").map(str::to_ascii_lowercase);
+    match site.as_deref() {
+        Some("cross-site") => {
+            return Some(format!(
+                "refused: the browser says this request comes from another site (Sec-Fetch-Site: cross-site{}); state-changing requests with a session cookie must come from Berth's own pages",
+                origin.map(|o| format!(", Origin: {o}")).unwrap_or_default()
+            ))
+        }
+        Some("same-site") if origin_ours != Some(true) => {
+            return Some(format!(
+                "refused: the browser says this request comes from another host of the same site (Sec-Fetch-Site: same-site{}); state-changing requests with a session cookie must come from Berth's own pages",
+                origin.map(|o| format!(", Origin: {o}")).unwrap_or_default()
+            ))
+        }
+        _ => {}
+    }
+    if origin_ours == Some(false) {
+        return Some(format!(
+            "refused: Origin {:?} is not this server's origin{}; state-changing requests with a session cookie must come from Berth's own pages (behind a proxy that rewrites Host, set --public-url)",
+            origin.unwrap_or_default(),
+            config
+                .public_url
+                .as_deref()
+                .map(|u| format!(" ({u})"))
+                .unwrap_or_default()
+        ));
+    }
+    None
+}
+
+/// `host[:port]` lowercased, without the scheme's default port.
+fn authority_key(scheme: &str, authority: &str) -> String {
+    let a = authority.trim().to_ascii_lowercase();
+    let default = match scheme {
+        "http" => ":80",
+        "https" => ":443",
+        _ => "",
+    };
+    match a.strip_suffix(default) {
+        Some(bare) if !default.is_empty() => bare.to_string(),
+        _ => a,
+    }
+}
+
+/// `(scheme, authority)` of an origin such as `https://host:8443`; `None`
+/// for `null` or anything that is not an http(s) origin.
+fn split_origin(origin: &str) -> Option<(String, String)> {
+    let (scheme, rest) = origin.trim().split_once("://")?;
+    let scheme = scheme.to_ascii_lowercase();
+    if !(scheme == "http" || scheme == "https") || rest.is_empty() || rest.contains('/') {
+        return None;
+    }
+    let authority = authority_key(&scheme, rest);
+    Some((scheme, authority))
+}
+
+/// The public URL as an origin (`scheme://host[:port]`, lowercased, no
+/// default port, no path), or why it is not one.
+pub fn public_origin(url: &str) -> Result<String, String> {
+    let parsed = url::Url::parse(url).map_err(|e| format!("{url:?}: {e}"))?;
+    if !matches!(parsed.scheme(), "http" | "https") || parsed.host_str().is_none() {
+        return Err(format!("{url:?}: expected an http or https URL"));
+    }
+    match parsed.origin() {
+        url::Origin::Tuple(..) => Ok(parsed.origin().ascii_serialization()),
+        url::Origin::Opaque(_) => Err(format!("{url:?}: expected an http or https URL")),
+    }
+}
+
+fn origin_is_ours(origin: &str, headers: &HeaderMap, config: &crate::Config) -> bool {
+    let Some((scheme, authority)) = split_origin(origin) else {
+        return false;
+    };
+    if let Some(public) = &config.public_url {
+        if split_origin(public).is_some_and(|p| p == (scheme.clone(), authority.clone())) {
+            return true;
+        }
+    }
+    let mut hosts: Vec<&str> = headers
+        .get(header::HOST)
+        .and_then(|v| v.to_str().ok())
+        .into_iter()
+        .collect();
+    if config.trust_forwarded_for {
+        hosts.extend(
+            headers
+                .get_all("x-forwarded-host")
+                .iter()
+                .filter_map(|v| v.to_str().ok())
+                .next_back()
+                .and_then(|v| v.rsplit(',').map(str::trim).find(|s| !s.is_empty())),
+        );
+    }
+    hosts.iter().any(|h| authority_key(&scheme, h) == authority)
+}
+
+/// Whether the session cookie must be `Secure`: said by flag
+/// (`--secure-cookies`), or the public URL is https, or a trusted proxy
+/// (`--trust-forwarded-for`) says the request came over https
+/// (`X-Forwarded-Proto`, its last hop). Berth itself speaks plain HTTP:
+/// TLS, when there is any, ends in front of it.
+pub fn cookie_secure(headers: &HeaderMap, config: &crate::Config) -> bool {
+    if config.secure_cookies {
+        return true;
+    }
+    if config
+        .public_url
+        .as_deref()
+        .is_some_and(|u| u.starts_with("https://"))
+    {
+        return true;
+    }
+    config.trust_forwarded_for
+        && headers
+            .get_all("x-forwarded-proto")
+            .iter()
+            .filter_map(|v| v.to_str().ok())
+            .next_back()
+            .and_then(|v| v.rsplit(',').map(str::trim).find(|s| !s.is_empty()))
+            .is_some_and(|p| p.eq_ignore_ascii_case("https"))
 }
 
 /// The caller as [`authenticate`] found it; `None` when anonymous.
@@ -394,6 +543,16 @@ impl RateLimiter {
         }
     }
 
+    /// `n` at once, then one every 60/`n` s: `n` a minute, sustained.
+    pub fn per_minute(n: u32) -> RateLimiter {
+        let n = f64::from(n.max(1));
+        RateLimiter {
+            inner: Arc::new(Mutex::new(HashMap::new())),
+            burst: n,
+            refill_s: 60.0 / n,
+        }
+    }
+
     /// Take one attempt for `addr`, or say how long to wait.
     pub fn check(&self, addr: IpAddr) -> Result<(), ApiError> {
         self.check_key(&addr.to_string())
@@ -478,6 +637,64 @@ mod tests {
         let peer = Peer(Some("127.0.0.1:5555".parse::<SocketAddr>().unwrap()));
         assert_eq!(client_addr(&h, &peer, false).to_string(), "127.0.0.1");
         assert_eq!(client_addr(&h, &peer, true).to_string(), "198.51.100.7");
+    }
+
+    #[test]
+    fn origins_are_ours_by_host_forwarded_host_or_public_url() {
+        let mut config = crate::Config::default();
+        let mut h = HeaderMap::new();
+        h.insert(header::HOST, "berth.local:3000".parse().unwrap());
+        let with = |h: &HeaderMap, k: &'static str, v: &str| {
+            let mut h = h.clone();
+            h.insert(k, v.parse().unwrap());
+            h
+        };
+        assert!(cross_site(&with(&h, "origin", "http://berth.local:3000"), &config).is_none());
+        assert!(cross_site(&with(&h, "origin", "http://BERTH.local:3000"), &config).is_none());
+        assert!(cross_site(&with(&h, "origin", "http://evil.example"), &config).is_some());
+        assert!(cross_site(&with(&h, "origin", "null"), &config).is_some());
+        assert!(cross_site(&with(&h, "sec-fetch-site", "cross-site"), &config).is_some());
+        assert!(cross_site(&with(&h, "sec-fetch-site", "same-site"), &config).is_some());
+        assert!(cross_site(&with(&h, "sec-fetch-site", "same-origin"), &config).is_none());
+        // Default ports are the same origin.
+        let mut h443 = HeaderMap::new();
+        h443.insert(header::HOST, "berth.example.com:443".parse().unwrap());
+        assert!(cross_site(&with(&h443, "origin", "https://berth.example.com"), &config).is_none());
+        // Behind a proxy that rewrites Host: its X-Forwarded-Host when
+        // trusted, or the public URL.
+        let proxied = with(&h, "x-forwarded-host", "berth.example.com");
+        let from_public = with(&proxied, "origin", "https://berth.example.com");
+        assert!(cross_site(&from_public, &config).is_some());
+        config.trust_forwarded_for = true;
+        assert!(cross_site(&from_public, &config).is_none());
+        config.trust_forwarded_for = false;
+        config.public_url = Some(public_origin("https://Berth.example.com/app/").unwrap());
+        assert_eq!(
+            config.public_url.as_deref(),
+            Some("https://berth.example.com")
+        );
+        assert!(cross_site(&from_public, &config).is_none());
+        assert!(cross_site(&with(&h, "origin", "http://berth.example.com"), &config).is_some());
+    }
+
+    #[test]
+    fn the_cookie_is_secure_over_https_only() {
+        let mut config = crate::Config::default();
+        let mut h = HeaderMap::new();
+        assert!(!cookie_secure(&h, &config));
+        h.insert("x-forwarded-proto", "https".parse().unwrap());
+        assert!(!cookie_secure(&h, &config), "untrusted proxy header");
+        config.trust_forwarded_for = true;
+        assert!(cookie_secure(&h, &config));
+        h.insert("x-forwarded-proto", "https, http".parse().unwrap());
+        assert!(!cookie_secure(&h, &config), "the last hop was http");
+        config.trust_forwarded_for = false;
+        config.public_url = Some("https://berth.example.com".into());
+        assert!(cookie_secure(&h, &config));
+        config.public_url = Some("http://berth.example.com".into());
+        assert!(!cookie_secure(&h, &config));
+        config.secure_cookies = true;
+        assert!(cookie_secure(&h, &config));
     }
 
     #[test]

@@ -38,6 +38,24 @@ pub enum ApiError {
     TooLarge { limit: usize },
     #[error("too many attempts from this address; retry in {retry_after_s} s")]
     RateLimited { retry_after_s: u64 },
+    /// The request body did not arrive whole in time (a client sending
+    /// it slowly); the connection is closed after the answer.
+    #[error("the request body did not arrive within {limit_s} s; the connection is closed")]
+    BodyTimeout { limit_s: u64 },
+    /// Too many engine computations for one caller.
+    #[error("too many engine computations for {subject}: {per_minute} a minute are allowed (--engine-runs-per-minute); retry in {retry_after_s} s")]
+    EngineRateLimited {
+        subject: String,
+        per_minute: u32,
+        retry_after_s: u64,
+    },
+    /// An engine result above the size this server holds in memory.
+    #[error("the {op} result is {size} bytes, above this server's limit of {limit} bytes (--max-result-mib); evaluate a smaller estate, or ask the operator to raise the limit")]
+    ResultTooLarge {
+        op: &'static str,
+        size: usize,
+        limit: usize,
+    },
     #[error("the database is unavailable")]
     Unavailable,
     #[error("internal error")]
@@ -68,7 +86,14 @@ impl ApiError {
             ApiError::NotFound(_) => StatusCode::NOT_FOUND,
             ApiError::Conflict(_) => StatusCode::CONFLICT,
             ApiError::TooLarge { .. } => StatusCode::PAYLOAD_TOO_LARGE,
-            ApiError::RateLimited { .. } => StatusCode::TOO_MANY_REQUESTS,
+            ApiError::RateLimited { .. } | ApiError::EngineRateLimited { .. } => {
+                StatusCode::TOO_MANY_REQUESTS
+            }
+            ApiError::BodyTimeout { .. } => StatusCode::REQUEST_TIMEOUT,
+            // 507 Insufficient Storage: the request is fine, but the server
+            // will not hold its answer; neither 413 (that is the request's
+            // size) nor 500 (nothing failed) says so.
+            ApiError::ResultTooLarge { .. } => StatusCode::INSUFFICIENT_STORAGE,
             ApiError::Unavailable => StatusCode::SERVICE_UNAVAILABLE,
             ApiError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
         }
@@ -84,7 +109,9 @@ impl ApiError {
             ApiError::NotFound(_) => "not_found",
             ApiError::Conflict(_) => "conflict",
             ApiError::TooLarge { .. } => "too_large",
-            ApiError::RateLimited { .. } => "rate_limited",
+            ApiError::RateLimited { .. } | ApiError::EngineRateLimited { .. } => "rate_limited",
+            ApiError::BodyTimeout { .. } => "timeout",
+            ApiError::ResultTooLarge { .. } => "result_too_large",
             ApiError::Unavailable => "unavailable",
             ApiError::Internal(_) => "internal",
         }
@@ -156,10 +183,20 @@ impl IntoResponse for ApiError {
             details,
         };
         let mut resp = (status, axum::Json(body)).into_response();
-        if let ApiError::RateLimited { retry_after_s } = self {
-            if let Ok(v) = HeaderValue::from_str(&retry_after_s.to_string()) {
-                resp.headers_mut().insert(header::RETRY_AFTER, v);
+        match self {
+            ApiError::RateLimited { retry_after_s }
+            | ApiError::EngineRateLimited { retry_after_s, .. } => {
+                if let Ok(v) = HeaderValue::from_str(&retry_after_s.to_string()) {
+                    resp.headers_mut().insert(header::RETRY_AFTER, v);
+                }
             }
+            // The rest of the body may still be on its way: the connection
+            // cannot carry another request.
+            ApiError::BodyTimeout { .. } => {
+                resp.headers_mut()
+                    .insert(header::CONNECTION, HeaderValue::from_static("close"));
+            }
+            _ => {}
         }
         resp
     }

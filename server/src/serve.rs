@@ -1,5 +1,6 @@
 //! `berth serve`: configuration, database, first-start seeding and the
-//! bootstrap administrator, then the HTTP server until SIGTERM or Ctrl-C.
+//! bootstrap administrator, then the HTTP server (`listen`) until SIGTERM
+//! or Ctrl-C.
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -11,6 +12,7 @@ use crate::external::driver::{self, DriverConfig};
 use crate::external::forward::{AllowList, ForwardPolicy, Forwarder, SystemResolver};
 use crate::external::vault::Vault;
 use crate::external::Outbound;
+use crate::listen::{self, NetLimits};
 use crate::{auth, http, store, AppState, Config};
 
 /// The sample estate shipped with Berth, seeded at first start so the
@@ -48,6 +50,8 @@ pub struct ServeOptions {
     pub decider_allow: Vec<String>,
     /// Seconds between advice driver passes; `None`: no driver here.
     pub driver_every_s: Option<u64>,
+    /// Timeouts and connection caps of the listener.
+    pub net: NetLimits,
     pub config: Config,
 }
 
@@ -71,6 +75,7 @@ impl ServeOptions {
             secret_key_file: None,
             decider_allow: Vec::new(),
             driver_every_s: None,
+            net: NetLimits::default(),
             config: Config::default(),
         }
     }
@@ -187,7 +192,8 @@ pub async fn seed(db: &Db, now: i64, sample_at: i64) -> Result<(), crate::error:
     Ok(())
 }
 
-/// Run until SIGTERM or Ctrl-C; in-flight requests finish first.
+/// Run until SIGTERM or Ctrl-C; in-flight requests finish first (for at
+/// most `listen::DRAIN_LIMIT`).
 pub async fn run(opts: ServeOptions) -> Result<(), String> {
     let (state, token) = prepare(&opts).await?;
     if let Some(token) = token {
@@ -208,13 +214,21 @@ pub async fn run(opts: ServeOptions) -> Result<(), String> {
         tracing::info!(every_s = cfg.every.as_secs(), replica = %cfg.replica, "advice driver on");
         tokio::spawn(driver::run(state.clone(), cfg, stopped))
     });
-    axum::serve(
-        listener,
-        http::app(state).into_make_service_with_connect_info::<SocketAddr>(),
-    )
-    .with_graceful_shutdown(shutdown_signal())
-    .await
-    .map_err(|e| format!("server: {e}"))?;
+    let descriptors = listen::descriptor_limit();
+    let limits = opts
+        .net
+        .resolve(descriptors, state.config.trust_forwarded_for);
+    tracing::info!(
+        descriptor_limit = descriptors,
+        max_connections = limits.max_connections,
+        max_connections_per_client = limits.max_connections_per_client,
+        header_timeout_s = limits.header_timeout.as_secs_f64(),
+        body_timeout_s = limits.body_timeout.as_secs_f64(),
+        keep_alive_s = limits.keep_alive_idle.as_secs_f64(),
+        "connection limits"
+    );
+    // The listener hands every request its peer as ConnectInfo.
+    listen::serve(listener, http::app(state), limits, shutdown_signal()).await;
     // A pass in progress is abandoned at its next await; on PostgreSQL
     // its transaction rolls back and the advisory lock goes with it.
     let _ = stop_driver.send(true);

@@ -76,6 +76,7 @@ impl TestApp {
             secret_key_file: None,
             decider_allow: Vec::new(),
             driver_every_s: None,
+            net: Default::default(),
             config: berth::Config::default(),
         };
         let (state, printed) = berth::serve::prepare(&opts).await.expect("server prepares");

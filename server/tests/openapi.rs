@@ -631,6 +631,7 @@ async fn prepared(
         secret_key_file: None,
         decider_allow: Vec::new(),
         driver_every_s,
+        net: Default::default(),
         config: berth::Config::default(),
     };
     let (state, generated) = berth::serve::prepare(&opts).await.expect("prepare");

@@ -58,6 +58,7 @@ impl Server {
             secret_key_file: None,
             decider_allow: Vec::new(),
             driver_every_s: None,
+            net: Default::default(),
             config: berth::Config::default(),
         };
         let (state, _) = berth::serve::prepare(&opts).await.expect("server prepares");

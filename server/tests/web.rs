@@ -35,6 +35,7 @@ async fn app() -> App {
         secret_key_file: None,
         decider_allow: Vec::new(),
         driver_every_s: None,
+        net: Default::default(),
         config: berth::Config {
             site: berth::site::Site::Dir(site.path().to_path_buf()),
             ..berth::Config::default()

@@ -72,6 +72,56 @@ pub enum Command {
         /// Default: now, so the sample looks as designed on any day.
         #[arg(long, env = "BERTH_SAMPLE_AT", value_name = "TIME")]
         sample_at: Option<String>,
+        /// The URL people reach Berth at, e.g. https://berth.example.com:
+        /// browsers' Origin may name it (behind a proxy that rewrites
+        /// Host), and when it is https the session cookie is Secure.
+        #[arg(long, env = "BERTH_PUBLIC_URL", value_name = "URL")]
+        public_url: Option<String>,
+        /// Seconds a client has to send a request's headers (from connect
+        /// for the first request); then the connection is closed.
+        #[arg(long, env = "BERTH_HEADER_TIMEOUT", value_name = "SECONDS",
+              default_value_t = berth::listen::DEFAULT_HEADER_TIMEOUT_S,
+              value_parser = clap::value_parser!(u64).range(1..=3600))]
+        header_timeout_s: u64,
+        /// Seconds a request body has to arrive whole after its headers;
+        /// then the request is answered 408 and the connection closed.
+        #[arg(long, env = "BERTH_BODY_TIMEOUT", value_name = "SECONDS",
+              default_value_t = berth::listen::DEFAULT_BODY_TIMEOUT_S,
+              value_parser = clap::value_parser!(u64).range(1..=86400))]
+        body_timeout_s: u64,
+        /// Seconds an idle connection is kept open after a response.
+        #[arg(long, env = "BERTH_KEEP_ALIVE_TIMEOUT", value_name = "SECONDS",
+              default_value_t = berth::listen::DEFAULT_KEEP_ALIVE_IDLE_S,
+              value_parser = clap::value_parser!(u64).range(1..=3600))]
+        keep_alive_timeout_s: u64,
+        /// Client connections open at once, in total. Default: the
+        /// descriptor limit (ulimit -n) less 128; never more than that.
+        #[arg(long, env = "BERTH_MAX_HTTP_CONNECTIONS", value_name = "N",
+              value_parser = clap::value_parser!(u64).range(1..))]
+        max_http_connections: Option<u64>,
+        /// Client connections open at once from one address. Default: an
+        /// eighth of the total (the total with --trust-forwarded-for).
+        #[arg(long, env = "BERTH_MAX_CONNECTIONS_PER_CLIENT", value_name = "N",
+              value_parser = clap::value_parser!(u64).range(1..))]
+        max_connections_per_client: Option<u64>,
+        /// MiB of memory for cached engine results.
+        #[arg(long, env = "BERTH_RESULT_CACHE_MIB", value_name = "MIB",
+              default_value_t = (berth::cache::DEFAULT_RESULT_CACHE_BYTES >> 20) as u64,
+              value_parser = clap::value_parser!(u64).range(0..=1 << 20))]
+        result_cache_mib: u64,
+        /// The largest engine result served, MiB; larger ones are refused
+        /// with 507.
+        #[arg(long, env = "BERTH_MAX_RESULT_MIB", value_name = "MIB",
+              default_value_t = (berth::DEFAULT_MAX_RESULT_BYTES >> 20) as u64,
+              value_parser = clap::value_parser!(u64).range(1..=1 << 20))]
+        max_result_mib: u64,
+        /// Engine computations (advice, preview, place, what-if, compare,
+        /// decider runs; cached answers are free) one token or user may
+        /// start per minute; past it, 429 with Retry-After.
+        #[arg(long, env = "BERTH_ENGINE_RUNS_PER_MINUTE", value_name = "N",
+              default_value_t = berth::DEFAULT_ENGINE_RUNS_PER_MINUTE,
+              value_parser = clap::value_parser!(u32).range(1..))]
+        engine_runs_per_minute: u32,
     },
     /// Check an estate file; prints a one-line summary or every error.
     Validate { estate: PathBuf },

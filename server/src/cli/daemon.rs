@@ -3,6 +3,7 @@
 //! running until SIGTERM or Ctrl-C.
 
 use std::process::ExitCode;
+use std::time::Duration;
 
 use super::args::Command;
 use super::common::{runtime, Failure};
@@ -23,6 +24,15 @@ pub fn serve(command: Command) -> ExitCode {
         no_driver,
         site_root,
         sample_at,
+        public_url,
+        header_timeout_s,
+        body_timeout_s,
+        keep_alive_timeout_s,
+        max_http_connections,
+        max_connections_per_client,
+        result_cache_mib,
+        max_result_mib,
+        engine_runs_per_minute,
     } = command
     else {
         unreachable!("serve() is called with Command::Serve")
@@ -45,6 +55,14 @@ pub fn serve(command: Command) -> ExitCode {
         Some((_, Some(t))) => Some(t),
         Some((t, None)) => {
             eprintln!("--sample-at {t:?}: not an RFC 3339 time (e.g. 2026-11-30T04:05:00Z)");
+            return ExitCode::from(2);
+        }
+    };
+    let public_url = match public_url.as_deref().map(berth::auth::public_origin) {
+        None => None,
+        Some(Ok(origin)) => Some(origin),
+        Some(Err(e)) => {
+            eprintln!("--public-url {e}");
             return ExitCode::from(2);
         }
     };
@@ -74,10 +92,22 @@ pub fn serve(command: Command) -> ExitCode {
         } else {
             Some(driver_every_s.max(1))
         },
+        net: berth::listen::NetLimits {
+            header_timeout: Duration::from_secs(header_timeout_s),
+            body_timeout: Duration::from_secs(body_timeout_s),
+            keep_alive_idle: Duration::from_secs(keep_alive_timeout_s),
+            max_connections: max_http_connections.map(|n| n.min(usize::MAX as u64) as usize),
+            max_connections_per_client: max_connections_per_client
+                .map(|n| n.min(usize::MAX as u64) as usize),
+        },
         config: berth::Config {
             secure_cookies,
             trust_forwarded_for,
+            public_url,
             site,
+            result_cache_bytes: (result_cache_mib as usize) << 20,
+            max_result_bytes: (max_result_mib as usize) << 20,
+            engine_runs_per_minute,
             ..berth::Config::default()
         },
     };

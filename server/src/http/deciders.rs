@@ -9,7 +9,9 @@ use axum::Json;
 use serde::Deserialize;
 use serde_json::{json, Value};
 
-use super::extract::{eval_now, json_body, read_body, EvalQuery, Query, SMALL_BODY_LIMIT};
+use super::extract::{
+    engine_allowed, eval_now, json_body, read_body, EvalQuery, Query, SMALL_BODY_LIMIT,
+};
 use super::route::{route, Route, ADMIN, OPERATOR, VIEWER};
 use crate::auth::Caller;
 use crate::clock::now_s;
@@ -338,6 +340,9 @@ async fn run_one(
         return Err(not_found(&name));
     }
     let now = eval_now(&q.now)?;
+    // A run builds the decider request (an engine computation) and calls
+    // the decider: it spends the caller's engine budget.
+    engine_allowed(&state, &caller)?;
     let (_, ids, meta) = run_named(&state, &caller, &id, std::slice::from_ref(&name), now).await?;
     // By id: the newest by `started_at` is another run when `now` is
     // earlier than a stored run's.

@@ -1,6 +1,7 @@
 //! What every handler reads requests with and answers in: query strings
-//! and bodies refused as JSON errors, body limits, ids, the evaluation
-//! time, and JSON bodies that are already serialised.
+//! and bodies refused as JSON errors, body limits and the body deadline,
+//! the engine's per-caller budget and result size limit, ids, the
+//! evaluation time, and JSON bodies that are already serialised.
 
 use axum::body::{Body, Bytes};
 use axum::http::{header, HeaderValue, StatusCode};
@@ -10,8 +11,10 @@ use serde_json::json;
 
 use berth_engine::estate;
 
+use crate::auth::Caller;
 use crate::clock::now_s;
 use crate::error::{ApiError, ApiResult};
+use crate::AppState;
 
 /// Body limits. Estate files get room for a 5,000-service estate (~12 MB
 /// as JSON) with margin; compare bodies carry replies of up to the decider
@@ -38,17 +41,72 @@ impl<T: serde::de::DeserializeOwned, S: Send + Sync> axum::extract::FromRequestP
     }
 }
 
-/// Read a body up to `limit` bytes; over it is a 413 naming the limit.
+/// The error a request body gives when it has not arrived whole by its
+/// deadline (`berth serve --body-timeout-s`; the listener sets it).
+#[derive(Debug, thiserror::Error)]
+#[error("the request body did not arrive within {limit_s} s")]
+pub struct BodyTimedOut {
+    pub limit_s: u64,
+}
+
+/// `e` itself or the first error it wraps that is a `T`.
+fn cause<'a, T: std::error::Error + 'static>(
+    e: &'a (dyn std::error::Error + 'static),
+) -> Option<&'a T> {
+    let mut cur = Some(e);
+    while let Some(err) = cur {
+        if let Some(t) = err.downcast_ref::<T>() {
+            return Some(t);
+        }
+        cur = err.source();
+    }
+    None
+}
+
+/// Read a body up to `limit` bytes; over it is a 413 naming the limit, a
+/// body that trickles past the listener's deadline a 408.
 pub async fn read_body(body: Body, limit: usize) -> ApiResult<Bytes> {
     axum::body::to_bytes(body, limit).await.map_err(|e| {
-        let too_large = std::error::Error::source(&e)
-            .is_some_and(|s| s.is::<http_body_util::LengthLimitError>());
-        if too_large {
+        if cause::<http_body_util::LengthLimitError>(&e).is_some() {
             ApiError::TooLarge { limit }
+        } else if let Some(t) = cause::<BodyTimedOut>(&e) {
+            ApiError::BodyTimeout { limit_s: t.limit_s }
         } else {
             ApiError::bad_request(format!("could not read the request body: {e}"))
         }
     })
+}
+
+/// Take one engine computation from the caller's budget
+/// (`--engine-runs-per-minute`), or answer 429 with `Retry-After`. Called
+/// only when a computation is about to start: cached answers are free.
+pub fn engine_allowed(state: &AppState, caller: &Caller) -> ApiResult<()> {
+    let p = caller.principal()?;
+    state
+        .engine_limiter
+        .check_key(&p.subject)
+        .map_err(|e| match e {
+            ApiError::RateLimited { retry_after_s } => ApiError::EngineRateLimited {
+                subject: p.subject.clone(),
+                per_minute: state.config.engine_runs_per_minute,
+                retry_after_s,
+            },
+            other => other,
+        })
+}
+
+/// Refuse an engine result above `--max-result-mib` (507), before it is
+/// wrapped, cached or sent.
+pub fn result_fits(state: &AppState, op: &'static str, result: &str) -> ApiResult<()> {
+    let limit = state.config.max_result_bytes;
+    if result.len() > limit {
+        return Err(ApiError::ResultTooLarge {
+            op,
+            size: result.len(),
+            limit,
+        });
+    }
+    Ok(())
 }
 
 pub fn utf8(bytes: &Bytes) -> ApiResult<&str> {

@@ -2,7 +2,9 @@
 //! engine on, advice, the decider request preview, placement, what-if,
 //! and comparisons (uploaded replies, or registered deciders called
 //! live). Results travel in the envelope of `estates::envelope` and go
-//! through the result cache.
+//! through the result cache. A computation (a cache miss) takes one from
+//! the caller's engine budget (429 past it), and a result above the
+//! server's size limit is refused (507).
 
 use std::time::Instant;
 
@@ -16,8 +18,8 @@ use serde_json::{json, Value};
 use berth_engine::{decider, estate, front, Estate, Policy};
 
 use super::extract::{
-    eval_now, json_body, raw_json, read_body, utf8, EvalQuery, Query, COMPARE_BODY_LIMIT,
-    SMALL_BODY_LIMIT,
+    engine_allowed, eval_now, json_body, raw_json, read_body, result_fits, utf8, EvalQuery, Query,
+    COMPARE_BODY_LIMIT, SMALL_BODY_LIMIT,
 };
 use super::route::{route, Route, OPERATOR, VIEWER};
 use crate::auth::Caller;
@@ -71,6 +73,7 @@ where
         return Ok(raw_json(StatusCode::OK, body));
     }
     state.metrics.cache(op, false);
+    engine_allowed(state, caller)?;
     let (meta, estate, policy) = loaded_estate(state, id).await?;
     let start = Instant::now();
     let policy_digest = meta.policy_digest.clone();
@@ -78,6 +81,7 @@ where
         .await
         .map_err(|e| ApiError::Internal(format!("engine task: {e}")))??;
     state.metrics.engine_run(op, start.elapsed().as_secs_f64());
+    result_fits(state, op, &result)?;
     let body = envelope(&meta, &policy_digest, now, &result);
     let key = result_key(op, &meta, now, extra);
     let body = Bytes::from(body);
@@ -281,6 +285,7 @@ async fn compare_live(
     uploaded: Vec<decider::External>,
 ) -> ApiResult<Response> {
     visible_estate(state, caller, id).await?;
+    engine_allowed(state, caller)?;
     let mut seen = std::collections::BTreeSet::new();
     for n in &names {
         if !seen.insert(n) {
@@ -323,6 +328,7 @@ async fn compare_live(
     state
         .metrics
         .engine_run("compare", start.elapsed().as_secs_f64());
+    result_fits(state, "compare", &result)?;
     Ok(raw_json(
         StatusCode::OK,
         envelope(&meta2, &meta2.policy_digest, now, &result),

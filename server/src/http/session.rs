@@ -124,7 +124,7 @@ async fn login(
         "{}={session_id}; Path=/; HttpOnly; SameSite=Lax; Max-Age={}{}",
         auth::SESSION_COOKIE,
         state.config.session_ttl_s,
-        if state.config.secure_cookies {
+        if auth::cookie_secure(&headers, &state.config) {
             "; Secure"
         } else {
             ""
@@ -159,7 +159,11 @@ async fn whoami(caller: Caller) -> ApiResult<Json<Value>> {
     })))
 }
 
-async fn logout(State(state): State<AppState>, caller: Caller) -> ApiResult<Response> {
+async fn logout(
+    State(state): State<AppState>,
+    caller: Caller,
+    headers: HeaderMap,
+) -> ApiResult<Response> {
     let p = caller.principal()?;
     if let Via::Session { id_hash, .. } = &p.via {
         store::end_session(&state.db, id_hash).await?;
@@ -167,7 +171,7 @@ async fn logout(State(state): State<AppState>, caller: Caller) -> ApiResult<Resp
     let cookie = format!(
         "{}=; Path=/; HttpOnly; SameSite=Lax; Max-Age=0{}",
         auth::SESSION_COOKIE,
-        if state.config.secure_cookies {
+        if auth::cookie_secure(&headers, &state.config) {
             "; Secure"
         } else {
             ""
