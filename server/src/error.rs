@@ -9,7 +9,7 @@
 use axum::extract::Request;
 use axum::http::{header, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
-use serde::Serialize;
+use berth_api::ErrorCode;
 use serde_json::Value;
 
 use crate::store::StoreError;
@@ -62,13 +62,6 @@ pub enum ApiError {
     Internal(String),
 }
 
-#[derive(Serialize)]
-struct Body<'a> {
-    error: &'a str,
-    message: String,
-    details: Value,
-}
-
 impl ApiError {
     pub fn bad_request(message: impl Into<String>) -> ApiError {
         ApiError::BadRequest {
@@ -100,21 +93,28 @@ impl ApiError {
     }
 
     /// Stable machine-readable code, part of the API contract.
-    pub fn code(&self) -> &'static str {
+    /// The stable code of the error body (the API's [`ErrorCode`]).
+    pub fn error_code(&self) -> ErrorCode {
         match self {
-            ApiError::BadRequest { .. } => "bad_request",
-            ApiError::Invalid { .. } => "invalid",
-            ApiError::Unauthenticated | ApiError::InvalidToken => "unauthenticated",
-            ApiError::Forbidden(_) => "forbidden",
-            ApiError::NotFound(_) => "not_found",
-            ApiError::Conflict(_) => "conflict",
-            ApiError::TooLarge { .. } => "too_large",
-            ApiError::RateLimited { .. } | ApiError::EngineRateLimited { .. } => "rate_limited",
-            ApiError::BodyTimeout { .. } => "timeout",
-            ApiError::ResultTooLarge { .. } => "result_too_large",
-            ApiError::Unavailable => "unavailable",
-            ApiError::Internal(_) => "internal",
+            ApiError::BadRequest { .. } => ErrorCode::BadRequest,
+            ApiError::Invalid { .. } => ErrorCode::Invalid,
+            ApiError::Unauthenticated | ApiError::InvalidToken => ErrorCode::Unauthenticated,
+            ApiError::Forbidden(_) => ErrorCode::Forbidden,
+            ApiError::NotFound(_) => ErrorCode::NotFound,
+            ApiError::Conflict(_) => ErrorCode::Conflict,
+            ApiError::TooLarge { .. } => ErrorCode::TooLarge,
+            ApiError::RateLimited { .. } | ApiError::EngineRateLimited { .. } => {
+                ErrorCode::RateLimited
+            }
+            ApiError::BodyTimeout { .. } => ErrorCode::Timeout,
+            ApiError::ResultTooLarge { .. } => ErrorCode::ResultTooLarge,
+            ApiError::Unavailable => ErrorCode::Unavailable,
+            ApiError::Internal(_) => ErrorCode::Internal,
         }
+    }
+
+    pub fn code(&self) -> &'static str {
+        self.error_code().as_str()
     }
 }
 
@@ -177,8 +177,9 @@ impl IntoResponse for ApiError {
             }
             other => other.to_string(),
         };
-        let body = Body {
-            error: self.code(),
+        // The API's error body: what every client reads back.
+        let body = berth_api::ErrorBody {
+            error: self.code().to_string(),
             message,
             details,
         };

@@ -165,15 +165,14 @@ pub fn envelope(meta: &store::EstateMeta, policy_digest: &str, now: i64, result:
     // The digest of the exact result bytes: a browser running the same
     // engine compares its own result's digest with it (parity check).
     let result_digest = sha256_hex(result);
-    format!(
-        "{{\"estate\":{},\"version\":{},\"content_digest\":{},\"policy_digest\":{},\"now\":{},\"result_digest\":{},\"result\":{}}}",
-        json!(meta.id),
+    berth_api::ResultEnvelope::write(
+        &meta.id,
         meta.version,
-        json!(meta.content_digest),
-        json!(policy_digest),
-        json!(estate::format_time(now)),
-        json!(result_digest),
-        result
+        &meta.content_digest,
+        policy_digest,
+        &estate::format_time(now),
+        &result_digest,
+        result,
     )
 }
 

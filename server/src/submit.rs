@@ -54,14 +54,8 @@ pub struct Answer {
     pub cluster_created: Option<String>,
 }
 
-/// One item of a 422's `details.errors`.
-#[derive(Clone, Debug, Deserialize, Serialize, PartialEq, Eq)]
-pub struct Refusal {
-    pub path: String,
-    #[serde(default)]
-    pub line: Option<u64>,
-    pub message: String,
-}
+/// One item of a 422's `details.errors` (the API's [`berth_api::InputError`]).
+pub use berth_api::InputError as Refusal;
 
 /// Why a batch did not land.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -279,12 +273,12 @@ fn connection_error(server: &str, e: reqwest::Error) -> SubmitError {
 /// An error answer, classified. Berth's errors are `{error, message,
 /// details}`; anything else (a proxy's page) is shown briefly.
 fn error_of(status: StatusCode, body: &[u8], retry_after: Option<Duration>) -> SubmitError {
-    let v: Option<Value> = serde_json::from_slice(body).ok();
-    let message = v
+    let parsed = std::str::from_utf8(body)
+        .ok()
+        .and_then(berth_api::ErrorBody::parse);
+    let message = parsed
         .as_ref()
-        .and_then(|v| v.get("message"))
-        .and_then(Value::as_str)
-        .map(String::from)
+        .map(|b| b.message.clone())
         .unwrap_or_else(|| {
             let text: String = String::from_utf8_lossy(body).chars().take(200).collect();
             if text.trim().is_empty() {
@@ -299,10 +293,9 @@ fn error_of(status: StatusCode, body: &[u8], retry_after: Option<Duration>) -> S
     match status {
         StatusCode::UNPROCESSABLE_ENTITY => SubmitError::Invalid {
             message,
-            errors: v
+            errors: parsed
                 .as_ref()
-                .and_then(|v| v.pointer("/details/errors"))
-                .and_then(|e| serde_json::from_value(e.clone()).ok())
+                .map(berth_api::ErrorBody::input_errors)
                 .unwrap_or_default(),
         },
         StatusCode::CONFLICT => SubmitError::Conflict(message),
@@ -582,6 +575,9 @@ mod tests {
             path: p.into(),
             line: None,
             message: "no service".into(),
+            file: None,
+            document: None,
+            object: None,
         };
         assert_eq!(
             prunable(&[r("/observations/0/to"), r("/observations/2/to")], &obs),

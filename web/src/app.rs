@@ -78,12 +78,12 @@ pub fn App() -> impl IntoView {
             return;
         }
         leptos::task::spawn_local(async move {
-            match client::get("/api/session").await {
-                Ok(v) => {
-                    client::set_csrf(v["csrf_token"].as_str().map(str::to_string));
+            match client::get_typed::<berth_api::Caller>("/api/session").await {
+                Ok(caller) => {
+                    client::set_csrf(caller.csrf_token);
                     auth.session.set(Some(Some(Session {
-                        subject: v["subject"].as_str().unwrap_or_default().to_string(),
-                        role: v["role"].as_str().unwrap_or_default().to_string(),
+                        subject: caller.subject,
+                        role: caller.role,
                     })));
                     pick_estate(auth).await;
                 }
@@ -181,7 +181,7 @@ fn Nav() -> impl IntoView {
         )
     };
     let may_operate = move || matches!(auth.session.get(), Some(Some(s)) if s.may_operate());
-    let is_admin = move || matches!(auth.session.get(), Some(Some(s)) if s.role == "admin");
+    let is_admin = move || matches!(auth.session.get(), Some(Some(s)) if s.is_admin());
     let sign_out = move |_| {
         leptos::task::spawn_local(async move {
             let _ = client::request("DELETE", "/api/session", None).await;

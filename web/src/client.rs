@@ -19,11 +19,11 @@ pub struct Failure {
     /// HTTP status; 0 when the server could not be reached.
     pub status: u16,
     pub message: String,
-    /// A 422's `details.errors`: one object per error of the input, each
-    /// with at least `path` and `message` (and `line`, `file`, `document`,
-    /// `object` where the route knows them), so a page can show each one
-    /// at its place. Empty for every other failure.
-    pub errors: Vec<Value>,
+    /// A 422's `details.errors`: one per error of the input, with its
+    /// `path` and `message` (and `line`, `file`, `document`, `object`
+    /// where the route knows them), so a page can show each one at its
+    /// place. Empty for every other failure.
+    pub errors: Vec<berth_api::InputError>,
     /// The message without the list of `errors` appended: for a page
     /// that shows each error at its place and needs only the headline.
     pub summary: String,
@@ -55,11 +55,13 @@ fn advice_for(status: u16, server_message: &str) -> String {
         401 => "You are not signed in (or your session ended): sign in again.",
         403 => "Your role may not do this; ask an operator or administrator.",
         404 => "It is not there (any more); reload the page.",
+        408 => "The request took too long to arrive; try again.",
         409 => "Someone changed it at the same time; reload and try again.",
         413 => "That is too large for the server.",
         422 => "Correct the input and try again.",
         429 => "Too many attempts; wait a few seconds and try again.",
         503 => "The server's database is unavailable; try again in a minute.",
+        507 => "The answer is larger than the server sends; ask for less (one service, a shorter scenario).",
         _ => "Try again; if it persists, the server's log says why.",
     };
     if server_message.is_empty() {
@@ -132,44 +134,22 @@ pub async fn request_typed(
         if (200..300).contains(&status) {
             Ok(text)
         } else {
-            let errors = serde_json::from_str::<Value>(&text)
-                .ok()
-                .and_then(|v| {
-                    v.pointer("/details/errors")
-                        .and_then(Value::as_array)
-                        .cloned()
-                })
+            // Berth's error body, read as the API's type; anything else
+            // (a proxy's page) leaves only the status to go on.
+            let body = berth_api::ErrorBody::parse(&text);
+            let errors = body
+                .as_ref()
+                .map(berth_api::ErrorBody::input_errors)
                 .unwrap_or_default();
-            let headline = serde_json::from_str::<Value>(&text)
-                .ok()
-                .and_then(|v| {
-                    Some(
-                        v.get("message")?
-                            .as_str()?
-                            .trim_end_matches('.')
-                            .to_string(),
-                    )
-                })
+            let headline = body
+                .as_ref()
+                .map(|b| b.message.trim_end_matches('.').to_string())
                 .unwrap_or_default();
-            let msg = serde_json::from_str::<Value>(&text)
-                .ok()
-                .and_then(|v| {
-                    let mut m = v
-                        .get("message")?
-                        .as_str()?
-                        .trim_end_matches('.')
-                        .to_string();
-                    // 422: every error of the input, each at its place.
-                    if let Some(errs) = v.pointer("/details/errors").and_then(Value::as_array) {
-                        for e in errs {
-                            let path = e.get("path").and_then(Value::as_str).unwrap_or("");
-                            let what = e.get("message").and_then(Value::as_str).unwrap_or("");
-                            m.push_str(&format!("; {path}: {what}"));
-                        }
-                    }
-                    Some(m)
-                })
-                .unwrap_or_default();
+            let mut msg = headline.clone();
+            // 422: every error of the input, each at its place.
+            for e in &errors {
+                msg.push_str(&format!("; {}: {}", e.path, e.message));
+            }
             Err(Failure {
                 errors,
                 summary: advice_for(status, &headline),
@@ -203,6 +183,17 @@ pub async fn request(method: &str, path: &str, body: Option<String>) -> Result<V
 
 pub async fn get(path: &str) -> Result<Value, Failure> {
     request("GET", path, None).await
+}
+
+/// A GET whose answer is one of the API's types (`berth_api`).
+pub async fn get_typed<T: serde::de::DeserializeOwned>(path: &str) -> Result<T, Failure> {
+    let text = request_text("GET", path, None).await?;
+    serde_json::from_str(&text).map_err(|e| {
+        Failure::new(
+            200,
+            format!("The server's answer to {path} is not what this page reads ({e}); reload the page, and if it persists the page and the server are of different versions."),
+        )
+    })
 }
 
 /// The estate snapshot, loaded into the engine once and kept until

@@ -9,13 +9,17 @@ use leptos::prelude::*;
 #[derive(Clone, Debug, PartialEq)]
 pub struct Session {
     pub subject: String,
-    pub role: String,
+    pub role: berth_api::Role,
 }
 
 impl Session {
     /// Operators and administrators may change things; viewers only look.
     pub fn may_operate(&self) -> bool {
-        self.role == "operator" || self.role == "admin"
+        self.role.may_operate()
+    }
+
+    pub fn is_admin(&self) -> bool {
+        self.role.is_admin()
     }
 }
 

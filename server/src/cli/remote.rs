@@ -55,30 +55,13 @@ fn server_request(
     if status.is_success() {
         return Ok(v);
     }
+    let body = berth_api::ErrorBody::parse(&text);
     let mut lines = vec![format!(
         "{url}: {status}: {}",
-        v["message"].as_str().unwrap_or(text.trim())
+        body.as_ref().map_or(text.trim(), |b| b.message.as_str())
     )];
-    if let Some(errors) = v["details"]["errors"].as_array() {
-        for e in errors {
-            let mut at = String::new();
-            for k in ["file", "document", "object"] {
-                if let Some(x) = e.get(k).filter(|x| !x.is_null()) {
-                    at.push_str(&format!(
-                        "{}: ",
-                        x.as_str().map_or(x.to_string(), String::from)
-                    ));
-                }
-            }
-            if let Some(l) = e["line"].as_u64() {
-                at.push_str(&format!("line {l}: "));
-            }
-            lines.push(format!(
-                "  {at}{}: {}",
-                e["path"].as_str().unwrap_or("/"),
-                e["message"].as_str().unwrap_or("")
-            ));
-        }
+    for e in body.iter().flat_map(berth_api::ErrorBody::input_errors) {
+        lines.push(format!("  {}", e.line_for_people()));
     }
     // 4xx: the input (or the request) is wrong; 5xx: the server is.
     Err(Failure {

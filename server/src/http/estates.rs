@@ -39,7 +39,22 @@ async fn list_estates(State(state): State<AppState>, caller: Caller) -> ApiResul
         .into_iter()
         .filter(|e| p.may_see_estate(&e.id))
         .collect();
-    Ok(Json(json!({"estates": visible})))
+    Ok(Json(json!(berth_api::EstateList {
+        estates: visible.iter().map(api_meta).collect(),
+    })))
+}
+
+/// The API's form of an estate's metadata (times as RFC 3339).
+fn api_meta(m: &store::EstateMeta) -> berth_api::EstateMeta {
+    berth_api::EstateMeta {
+        id: m.id.clone(),
+        name: m.name.clone(),
+        version: m.version,
+        content_digest: m.content_digest.clone(),
+        policy_digest: m.policy_digest.clone(),
+        created_at: estate::format_time(m.created_at),
+        updated_at: estate::format_time(m.updated_at),
+    }
 }
 
 #[derive(Deserialize)]
@@ -107,27 +122,29 @@ async fn create_estate(
     Ok((StatusCode::CREATED, Json(summary(&meta, &c.estate))).into_response())
 }
 
-fn summary(meta: &store::EstateMeta, e: &Estate) -> Value {
-    json!({
-        "id": meta.id,
-        "name": meta.name,
-        "version": meta.version,
-        "content_digest": meta.content_digest,
-        "policy_digest": meta.policy_digest,
-        "created_at": estate::format_time(meta.created_at),
-        "updated_at": estate::format_time(meta.updated_at),
+fn summary(meta: &store::EstateMeta, e: &Estate) -> berth_api::EstateSummary {
+    let m = api_meta(meta);
+    berth_api::EstateSummary {
+        id: m.id,
+        name: m.name,
+        version: m.version,
+        content_digest: m.content_digest,
+        policy_digest: m.policy_digest,
+        created_at: m.created_at,
+        updated_at: m.updated_at,
         // How recently anything was observed: the pages warn when even
         // this is past the reported window (`stale_since` on GET).
-        "newest_observation": e.newest_observation().map(estate::format_time),
-        "counts": {
-            "sites": e.sites.len(),
-            "clusters": e.clusters.len(),
-            "links": e.links.len(),
-            "paths": e.paths.len(),
-            "services": e.services.len(),
-            "flows": e.flows.len(),
-        }
-    })
+        newest_observation: e.newest_observation().map(estate::format_time),
+        stale_since: None,
+        counts: berth_api::Counts {
+            sites: e.sites.len() as u64,
+            clusters: e.clusters.len() as u64,
+            links: e.links.len() as u64,
+            paths: e.paths.len() as u64,
+            services: e.services.len() as u64,
+            flows: e.flows.len() as u64,
+        },
+    }
 }
 
 async fn get_estate(
@@ -141,10 +158,10 @@ async fn get_estate(
     // From this time on even the newest fact has outlived the measured and
     // reported windows: every fact of the estate is inferred or guessed,
     // so its agents have most likely stopped reporting.
-    s["stale_since"] = json!(e.newest_observation().map(|t| {
+    s.stale_since = Some(e.newest_observation().map(|t| {
         estate::format_time(t + policy.staleness.measured_s + policy.staleness.reported_s)
     }));
-    Ok(Json(s))
+    Ok(Json(json!(s)))
 }
 
 async fn delete_estate(

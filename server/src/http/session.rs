@@ -130,13 +130,13 @@ async fn login(
             ""
         }
     );
-    let mut resp = Json(json!({
-        "subject": subject,
-        "role": role,
-        "estate": estate,
-        "csrf_token": csrf,
-        "expires_at": estate::format_time(now + state.config.session_ttl_s),
-    }))
+    let mut resp = Json(berth_api::Session {
+        subject,
+        role,
+        estate,
+        csrf_token: csrf,
+        expires_at: estate::format_time(now + state.config.session_ttl_s),
+    })
     .into_response();
     resp.headers_mut().insert(
         header::SET_COOKIE,
@@ -145,18 +145,18 @@ async fn login(
     Ok(resp)
 }
 
-async fn whoami(caller: Caller) -> ApiResult<Json<Value>> {
+async fn whoami(caller: Caller) -> ApiResult<Json<berth_api::Caller>> {
     let p = caller.principal()?;
     let csrf = match &p.via {
         Via::Session { csrf, .. } => Some(csrf.clone()),
         Via::Bearer { .. } => None,
     };
-    Ok(Json(json!({
-        "subject": p.subject,
-        "role": p.role,
-        "estate": p.estate,
-        "csrf_token": csrf,
-    })))
+    Ok(Json(berth_api::Caller {
+        subject: p.subject.clone(),
+        role: p.role,
+        estate: p.estate.clone(),
+        csrf_token: csrf,
+    }))
 }
 
 async fn logout(

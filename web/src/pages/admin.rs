@@ -49,7 +49,7 @@ pub fn AdminPage() -> impl IntoView {
             Some(None) => view! {
                 <p class="notice" role="status">"You are not signed in. "<a href="/login">"Sign in"</a>" as an administrator."</p>
             }.into_any(),
-            Some(Some(s)) if s.role != "admin" => view! {
+            Some(Some(s)) if !s.is_admin() => view! {
                 <p class="notice" role="status" data-testid="admins-only">
                     {format!("This page is for administrators only: you are signed in as {} ({}). Ask an administrator to create users or tokens.", s.subject, s.role)}
                 </p>

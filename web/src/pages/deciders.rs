@@ -24,7 +24,7 @@ pub fn Deciders() -> impl IntoView {
     let busy = RwSignal::new(false);
     let secret = RwSignal::new(None::<String>);
     let may_operate = move || matches!(auth.session.get(), Some(Some(s)) if s.may_operate());
-    let is_admin = move || matches!(auth.session.get(), Some(Some(s)) if s.role == "admin");
+    let is_admin = move || matches!(auth.session.get(), Some(Some(s)) if s.is_admin());
 
     let load_registered = move || {
         leptos::task::spawn_local(async move {

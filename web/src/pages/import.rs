@@ -182,7 +182,7 @@ fn KubernetesImport(
     let checked = RwSignal::new(None::<Value>);
     let report = RwSignal::new(None::<Value>);
     let applied = RwSignal::new(None::<Value>);
-    let problems = RwSignal::new(Vec::<Value>::new());
+    let problems = RwSignal::new(Vec::<berth_api::InputError>::new());
     let error = RwSignal::new(None::<String>);
     let busy = RwSignal::new(false);
 
@@ -335,24 +335,24 @@ fn KubernetesImport(
 /// The manifests' errors (a 422), each with its file, line, document and
 /// object.
 #[component]
-fn ImportProblems(list: Vec<Value>) -> impl IntoView {
+fn ImportProblems(list: Vec<berth_api::InputError>) -> impl IntoView {
     view! {
         <ul class="error problems" data-testid="k8s-problems">
             {list.into_iter().map(|e| {
-                let mut at = s(&e["file"]);
-                if let Some(l) = e["line"].as_u64() {
+                let mut at = e.file.clone().unwrap_or_default();
+                if let Some(l) = e.line {
                     at.push_str(&format!(" line {l}"));
                 }
-                if let Some(d) = e["document"].as_u64() {
+                if let Some(d) = e.document {
                     at.push_str(&format!(", document {d}"));
                 }
-                if let Some(o) = e["object"].as_str() {
+                if let Some(o) = &e.object {
                     at.push_str(&format!(", {o}"));
                 }
-                let path = s(&e["path"]);
+                let path = e.path.clone();
                 let path = (path != "/" && !path.is_empty()).then(|| view! { " "<code>{path}</code> });
                 view! {
-                    <li><strong>{at}</strong>{path}": "{s(&e["message"])}</li>
+                    <li><strong>{at}</strong>{path}": "{e.message}</li>
                 }
             }).collect_view()}
         </ul>
@@ -541,7 +541,7 @@ fn EstateFileImport(
                 }
                 Err(f) => {
                     let listed = !f.errors.is_empty();
-                    problems.set(f.errors.iter().map(Problem::of).collect());
+                    problems.set(f.errors.iter().map(Problem::from_input).collect());
                     checked.set(None);
                     error.set(Some(if listed { f.summary } else { f.message }));
                 }

@@ -29,6 +29,19 @@ impl Problem {
             message: v["message"].as_str().unwrap_or_default().to_string(),
         }
     }
+
+    /// From an error of a server's 422, as the API types it.
+    pub fn from_input(e: &berth_api::InputError) -> Problem {
+        Problem {
+            path: if e.path.is_empty() {
+                "/".to_string()
+            } else {
+                e.path.clone()
+            },
+            line: e.line.map(|l| l as usize),
+            message: e.message.clone(),
+        }
+    }
 }
 
 /// What a site's inputs hold, as typed.
@@ -419,7 +432,7 @@ pub fn NewEstate() -> impl IntoView {
                     placed.0.set(
                         f.errors
                             .iter()
-                            .map(Problem::of)
+                            .map(Problem::from_input)
                             .map(|p| (anchor(&p, n_sites, n_clusters), p))
                             .collect(),
                     );
