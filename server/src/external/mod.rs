@@ -161,10 +161,7 @@ pub fn is_json_media_type(value: &str) -> bool {
             && s.bytes()
                 .all(|b| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b))
     };
-    subtype == "json"
-        || subtype
-            .strip_suffix("+json")
-            .is_some_and(|prefix| token(prefix))
+    subtype == "json" || subtype.strip_suffix("+json").is_some_and(token)
 }
 
 /// Characters that are escaped in an excerpt: control characters (a
@@ -182,7 +179,7 @@ fn grouped(n: usize) -> String {
     let digits = n.to_string();
     let mut out = String::with_capacity(digits.len() + digits.len() / 3);
     for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i) % 3 == 0 {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
             out.push(',');
         }
         out.push(c);
