@@ -479,7 +479,9 @@ mod tests {
             {"fact": "rtt_ms", "a": "par", "b": "fra", "value": 9.5, "class": "measured"},
             {"fact": "flow_weight", "from": "a", "to": "b", "value": 3, "class": "reported"}
         ]}));
-        let out = apply(&doc(), &b, 1_796_000_000).unwrap();
+        // Received at 04:05, after the capacity was measured (04:00): a
+        // time ahead of the receipt beyond the skew would be refused.
+        let out = apply(&doc(), &b, 1_796_011_500).unwrap();
         let text = serde_json::to_string(&out).unwrap();
         let e = berth_engine::load(&text, berth_engine::Format::Json).unwrap();
         assert_eq!(e.clusters[0].cpu_free.value, Some(4.0));
