@@ -257,7 +257,7 @@ pub async fn run(opts: AgentOptions, mut stop: watch::Receiver<bool>) {
                             "mesh flow"
                         );
                     }
-                    observations.extend(prometheus::observations(&flows, None));
+                    observations.extend(prometheus::observations(&flows));
                 }
                 Err(e) => tracing::warn!(tick = %tick_text, "mesh metrics not read this tick: {e}"),
             }

@@ -110,11 +110,33 @@ pub struct Mode {
     /// Agents must say when they measured: an observation without a time
     /// could not age, and staleness is half of confidence.
     pub require_observed_at: bool,
-    /// The source when an item gives none.
-    pub default_source: String,
-    /// When the batch arrived: the time of items that may omit it.
+    /// The source recorded for each item.
+    pub source: Source,
+    /// When the batch arrived, by the server's clock: the time of items
+    /// that may omit it, and what times may not be far ahead of.
     pub received_at: i64,
 }
+
+/// Where a fact's recorded `source` comes from.
+pub enum Source {
+    /// The item's own `source`, or this when it gives none (an operator
+    /// may say where a figure came from: a probe, a spreadsheet).
+    Default(String),
+    /// Always this, whatever the item says: who sent the batch. An agent
+    /// token may only speak for itself, so it cannot pass its figures off
+    /// as someone else's (`user:admin`).
+    Sender(String),
+}
+
+/// How far ahead of the server's clock an observation time may be, in
+/// seconds. A fact's age is `now - observed_at`, so a time in the future
+/// would count as fresh (measured) until that time came: from 9999, for
+/// ever. Five minutes covers the skew of any clock that is synchronised
+/// at all (NTP keeps them within milliseconds; a host that lost sync for
+/// days drifts seconds) and the time a batch spends in retries, while a
+/// fact dated five minutes ahead is, at worst, fresh five minutes too
+/// long, well inside the shortest staleness window (hours).
+pub const MAX_AHEAD_S: i64 = 300;
 
 impl Mode {
     pub fn facts(received_at: i64) -> Mode {
@@ -122,7 +144,7 @@ impl Mode {
             list: "updates",
             default_class: None,
             require_observed_at: false,
-            default_source: "api".into(),
+            source: Source::Default("api".into()),
             received_at,
         }
     }
@@ -228,6 +250,18 @@ fn apply_inner(
             }
             None => received_at,
             Some(s) => match parse_time(s) {
+                Some(t) if t > received_at + MAX_AHEAD_S => {
+                    errors.push(err(
+                        i,
+                        "observed_at",
+                        format!(
+                            "{s:?} is more than {} minutes ahead of the server's clock ({}); a fact dated in the future would not age until then: check the sender's clock",
+                            MAX_AHEAD_S / 60,
+                            format_time(received_at)
+                        ),
+                    ));
+                    continue;
+                }
                 Some(t) => t,
                 None => {
                     errors.push(err(
@@ -267,8 +301,11 @@ fn apply_inner(
                 }
             }
         };
-        let source = u.source.clone();
-        let fact_value = |default_source: &str| -> Value {
+        let source = match &mode.source {
+            Source::Default(default) => u.source.clone().unwrap_or_else(|| default.clone()),
+            Source::Sender(sender) => sender.clone(),
+        };
+        let fact_value = || -> Value {
             let mut m = Map::new();
             m.insert("value".into(), value.map_or(Value::Null, |v| json!(v)));
             // An unknown value is a guess whatever the sender says.
@@ -278,10 +315,7 @@ fn apply_inner(
                 class
             };
             m.insert("class".into(), json!(class.as_str()));
-            m.insert(
-                "source".into(),
-                json!(source.clone().unwrap_or_else(|| default_source.to_string())),
-            );
+            m.insert("source".into(), json!(source));
             m.insert("observed_at".into(), json!(format_time(observed_at)));
             Value::Object(m)
         };
@@ -306,7 +340,7 @@ fn apply_inner(
                 if errors.len() > before {
                     continue;
                 }
-                let fact = fact_value(&mode.default_source);
+                let fact = fact_value();
                 if let Some(arr) = out.get_mut("clusters").and_then(Value::as_array_mut) {
                     if let Some(cl) = arr
                         .iter_mut()
@@ -340,7 +374,7 @@ fn apply_inner(
                 if errors.len() > before {
                     continue;
                 }
-                let fact = fact_value(&mode.default_source);
+                let fact = fact_value();
                 let arr = out
                     .as_object_mut()
                     .expect("an estate document is an object")
@@ -376,7 +410,7 @@ fn apply_inner(
                     continue;
                 }
                 let field = if u.fact == "flow_weight" { "weight" } else { "mb_s" };
-                let fact = fact_value(&mode.default_source);
+                let fact = fact_value();
                 let arr = out
                     .as_object_mut()
                     .expect("an estate document is an object")
@@ -445,7 +479,9 @@ mod tests {
             {"fact": "rtt_ms", "a": "par", "b": "fra", "value": 9.5, "class": "measured"},
             {"fact": "flow_weight", "from": "a", "to": "b", "value": 3, "class": "reported"}
         ]}));
-        let out = apply(&doc(), &b, 1_796_000_000).unwrap();
+        // Received at 04:05, after the capacity was measured (04:00): a
+        // time ahead of the receipt beyond the skew would be refused.
+        let out = apply(&doc(), &b, 1_796_011_500).unwrap();
         let text = serde_json::to_string(&out).unwrap();
         let e = berth_engine::load(&text, berth_engine::Format::Json).unwrap();
         assert_eq!(e.clusters[0].cpu_free.value, Some(4.0));
@@ -453,6 +489,39 @@ mod tests {
         assert_eq!(e.links[0].rtt_ms.value, Some(9.5));
         assert_eq!(e.flows[0].weight.value, Some(3.0));
         assert_eq!(e.flows[0].mb_s.value, None);
+    }
+
+    #[test]
+    fn times_beyond_the_skew_ahead_of_the_clock_are_refused() {
+        let now = 1_796_000_000;
+        let b = batch(json!({"updates": [
+            {"fact": "cpu_free", "cluster": "c1", "value": 4, "class": "measured", "observed_at": format_time(now + MAX_AHEAD_S)},
+            {"fact": "cpu_free", "cluster": "c2", "value": 4, "class": "measured", "observed_at": format_time(now + MAX_AHEAD_S + 1)}
+        ]}));
+        let errs = apply(&doc(), &b, now).unwrap_err();
+        assert_eq!(errs.len(), 1, "{errs:?}");
+        assert_eq!(errs[0].path, "/updates/1/observed_at");
+        assert!(
+            errs[0].message.contains("(2026-11-30T00:53:20Z)"),
+            "{}",
+            errs[0].message
+        );
+    }
+
+    #[test]
+    fn a_sender_source_replaces_what_the_item_says() {
+        let b = batch(json!({"updates": [
+            {"fact": "cpu_free", "cluster": "c1", "value": 4, "class": "measured", "source": "user:admin"}
+        ]}));
+        let mut mode = Mode::facts(0);
+        let out = apply_with(&doc(), &b.updates, &mode).unwrap();
+        assert_eq!(out["clusters"][0]["cpu_free"]["source"], "user:admin");
+        mode.source = Source::Sender("token:abc (c1 agent)".into());
+        let out = apply_with(&doc(), &b.updates, &mode).unwrap();
+        assert_eq!(
+            out["clusters"][0]["cpu_free"]["source"],
+            "token:abc (c1 agent)"
+        );
     }
 
     #[test]

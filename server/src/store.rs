@@ -229,20 +229,33 @@ pub struct BatchRecord {
 
 /// A batch to record with the change it makes, in the same transaction.
 pub struct NewBatch<'a> {
+    /// Who sent it (the principal's subject): batch ids are per submitter.
+    pub submitter: &'a str,
     pub batch_id: &'a str,
     pub body_digest: &'a str,
     pub applied: i64,
 }
 
 impl EstateLock<'_> {
-    /// The batch recorded under this id, if any (read under the lock, so a
-    /// retry racing its original sees either nothing or the whole of it).
-    pub async fn batch(&mut self, batch_id: &str) -> StoreResult<Option<BatchRecord>> {
+    /// The batch `submitter` recorded under this id, if any (read under
+    /// the lock, so a retry racing its original sees either nothing or the
+    /// whole of it). A record from before ids were per submitter (migration
+    /// 6 kept those with submitter `''`, who sent them being unknown)
+    /// answers to every submitter, as it did then: a retry that straddles
+    /// the upgrade is still applied once.
+    pub async fn batch(
+        &mut self,
+        submitter: &str,
+        batch_id: &str,
+    ) -> StoreResult<Option<BatchRecord>> {
         let row = sqlx::query(
-            "SELECT body_digest, version, applied FROM observation_batches WHERE estate_id = $1 AND batch_id = $2",
+            "SELECT body_digest, version, applied FROM observation_batches \
+             WHERE estate_id = $1 AND batch_id = $2 AND submitter IN ($3, '') \
+             ORDER BY submitter DESC LIMIT 1",
         )
         .bind(&self.row.meta.id)
         .bind(batch_id)
+        .bind(submitter)
         .fetch_optional(&mut *self.tx)
         .await?;
         let Some(r) = row else { return Ok(None) };
@@ -282,10 +295,11 @@ impl EstateLock<'_> {
         let meta = meta_of(&row)?;
         if let Some(b) = batch {
             sqlx::query(
-                "INSERT INTO observation_batches (estate_id, batch_id, body_digest, version, applied, received_at) \
-                 VALUES ($1, $2, $3, $4, $5, $6)",
+                "INSERT INTO observation_batches (estate_id, submitter, batch_id, body_digest, version, applied, received_at) \
+                 VALUES ($1, $2, $3, $4, $5, $6, $7)",
             )
             .bind(&meta.id)
+            .bind(b.submitter)
             .bind(b.batch_id)
             .bind(b.body_digest)
             .bind(meta.version)

@@ -451,7 +451,13 @@ async fn end_to_end_against_berth_serve() {
         .iter()
         .find(|c| c["id"] == "c-fra-1")
         .unwrap();
-    let measured = |v: f64, at: &str| serde_json::json!({"value": v, "class": "measured", "source": "agent:agent-c-fra-1", "observed_at": at});
+    // The source recorded is the agent's token, by id and name.
+    let source = c_fra_1["cpu_free"]["source"].as_str().unwrap();
+    assert!(
+        source.starts_with("token:") && source.ends_with(" (agent-c-fra-1)"),
+        "{source}"
+    );
+    let measured = |v: f64, at: &str| serde_json::json!({"value": v, "class": "measured", "source": source, "observed_at": at});
     assert_eq!(c_fra_1["cpu_free"], measured(7.25, "2026-11-30T04:10:00Z"));
     assert_eq!(
         c_fra_1["memory_free_gib"],
@@ -460,7 +466,7 @@ async fn end_to_end_against_berth_serve() {
     let gw = fakes::flow(&estate, "shop-gateway", "shop-frontend");
     assert_eq!(gw["weight"]["value"], 14.1034);
     assert_eq!(gw["weight"]["class"], "measured");
-    assert_eq!(gw["weight"]["source"], "agent:agent-c-fra-1");
+    assert_eq!(gw["weight"]["source"], source);
     assert_eq!(gw["mb_s"]["value"], 38.2041);
     assert!(!log.contains(&token), "the token is never logged");
     assert!(!server.log.lock().unwrap().contains(&token));
@@ -554,7 +560,11 @@ async fn an_allowed_agent_creates_its_cluster_at_first_report() {
     assert!(c["enrolled_at"].is_string(), "{c}");
     assert_eq!(c["cpu_free"]["value"], 30.5);
     assert_eq!(c["cpu_free"]["class"], "measured");
-    assert_eq!(c["cpu_free"]["source"], "agent:agent-c-fra-new");
+    let source = c["cpu_free"]["source"].as_str().unwrap();
+    assert!(
+        source.starts_with("token:") && source.ends_with(" (agent-c-fra-new)"),
+        "{source}"
+    );
 
     // Only agent tokens carry the permission.
     let r = reqwest::Client::new()

@@ -1477,9 +1477,14 @@ async fn observations_are_idempotent_atomic_scoped_and_rate_limited(b: Backend) 
         .iter()
         .find(|c| c["id"] == "c-fra-1")
         .unwrap();
+    let source = c["cpu_free"]["source"].as_str().unwrap();
+    assert!(
+        source.starts_with("token:") && source.ends_with(" (agent for tests)"),
+        "{source}"
+    );
     assert_eq!(
         c["cpu_free"],
-        json!({"value": 7.5, "class": "measured", "source": "agent:agent for tests", "observed_at": "2026-11-30T04:06:00Z"})
+        json!({"value": 7.5, "class": "measured", "source": source, "observed_at": "2026-11-30T04:06:00Z"})
     );
     // A retry is answered from the record and changes nothing.
     let r = t
@@ -1672,4 +1677,288 @@ async fn kubernetes_manifests_import_through_the_api(b: Backend) {
     t.send(&viewer, Method::POST, url, &body)
         .await
         .expect(StatusCode::FORBIDDEN);
+}
+
+/// A time the message names that is within a few seconds of `now`: the
+/// server's clock, as a 422 about a future observation states it.
+fn names_a_time_near(message: &str, now: i64) -> bool {
+    message
+        .split(|c: char| c.is_whitespace() || "()\"',;".contains(c))
+        .filter_map(berth_engine::estate::parse_time)
+        .any(|t| (t - now).abs() <= 5)
+}
+
+both!(observations_from_the_future_are_refused_and_the_source_is_the_token);
+/// Issue 15, item 4: an observation dated beyond the allowed clock skew
+/// ahead of the server is refused at its path, naming the server's time
+/// (a fact from the future would count as fresh for as long as it stays
+/// in the future); and the source recorded for an agent's facts is its
+/// token, whatever the batch claims.
+async fn observations_from_the_future_are_refused_and_the_source_is_the_token(b: Backend) {
+    let t = TestApp::new(b).await;
+    let created = t
+        .send(
+            &TestApp::admin(),
+            Method::POST,
+            "/api/tokens",
+            &json!({"name": "c-fra-1 agent", "role": "agent", "estate": "sample"}),
+        )
+        .await
+        .expect(StatusCode::CREATED)
+        .json();
+    let agent = As::Bearer(created["token"].as_str().unwrap().into());
+    let token_id = created["id"].as_str().unwrap();
+    let url = "/api/estates/sample/observations";
+    let at = berth_engine::estate::format_time;
+    let now = berth::clock::now_s();
+    for (i, future) in [
+        "9999-12-31T23:59:59Z".to_string(),
+        // Ten minutes ahead: beyond any clock skew worth tolerating.
+        at(now + 600),
+    ]
+    .iter()
+    .enumerate()
+    {
+        let r = t
+            .send(
+                &agent,
+                Method::POST,
+                url,
+                &json!({"batch_id": format!("future-{i}"), "observations": [
+                    {"fact": "cpu_free", "cluster": "c-fra-1", "value": 7.5, "observed_at": at(now - 60)},
+                    {"fact": "memory_free_gib", "cluster": "c-fra-1", "value": 20, "observed_at": future}
+                ]}),
+            )
+            .await
+            .expect(StatusCode::UNPROCESSABLE_ENTITY)
+            .json();
+        let errors = r["details"]["errors"].as_array().unwrap();
+        assert_eq!(errors.len(), 1, "{r}");
+        assert_eq!(errors[0]["path"], "/observations/1/observed_at", "{r}");
+        let m = errors[0]["message"].as_str().unwrap();
+        assert!(m.contains(future.as_str()), "{m}");
+        assert!(m.contains("ahead of the server's clock"), "{m}");
+        assert!(names_a_time_near(m, berth::clock::now_s()), "{m}");
+    }
+    assert_eq!(t.meta("sample").await["version"], 1, "nothing applied");
+    // An operator's fact update from the future is refused the same way.
+    let r = t
+        .send(
+            &TestApp::admin(),
+            Method::POST,
+            "/api/estates/sample/facts",
+            &json!({"updates": [{"fact": "cpu_free", "cluster": "c-fra-1", "value": 7,
+                "class": "measured", "observed_at": "2062-11-30T04:05:00Z"}]}),
+        )
+        .await
+        .expect(StatusCode::UNPROCESSABLE_ENTITY)
+        .json();
+    assert_eq!(
+        r["details"]["errors"][0]["path"], "/updates/0/observed_at",
+        "{r}"
+    );
+    // A clock a minute fast is within the skew: accepted as sent. And the
+    // source claimed in the batch is not what is recorded: the token is.
+    let ahead = at(now + 60);
+    let r = t
+        .send(
+            &agent,
+            Method::POST,
+            url,
+            &json!({"batch_id": "skewed", "observations": [
+                {"fact": "cpu_free", "cluster": "c-fra-1", "value": 7.5, "observed_at": ahead, "source": "user:admin"},
+                {"fact": "memory_free_gib", "cluster": "c-fra-1", "value": 20, "observed_at": ahead}
+            ]}),
+        )
+        .await
+        .expect(StatusCode::OK)
+        .json();
+    assert_eq!(r["applied"], 2, "{r}");
+    let file = t
+        .get(&TestApp::admin(), "/api/estates/sample/file")
+        .await
+        .json();
+    let c = file["clusters"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["id"] == "c-fra-1")
+        .unwrap();
+    let source = format!("token:{token_id} (c-fra-1 agent)");
+    assert_eq!(
+        c["cpu_free"],
+        json!({"value": 7.5, "class": "measured", "source": source, "observed_at": ahead})
+    );
+    assert_eq!(c["memory_free_gib"]["source"], source);
+}
+
+both!(batch_ids_are_scoped_to_the_token_that_sent_them);
+/// Issue 15, item 9: a batch id is one submitter's idempotency key. Another
+/// token reusing it (an id is often predictable) has its batch applied,
+/// not refused; each token's retries are still answered once; a token
+/// reusing its own id with another body is still told so.
+async fn batch_ids_are_scoped_to_the_token_that_sent_them(b: Backend) {
+    let t = TestApp::new(b).await;
+    let one = As::Bearer(t.token("agent", Some("sample")).await);
+    let two = As::Bearer(t.token("agent", Some("sample")).await);
+    let operator = As::Bearer(t.token("operator", None).await);
+    let url = "/api/estates/sample/observations";
+    let batch = |cluster: &str, value: f64| {
+        json!({"batch_id": "tick-1", "observations": [
+            {"fact": "cpu_free", "cluster": cluster, "value": value, "observed_at": "2026-11-30T04:06:00Z"}]})
+    };
+    let app = &t;
+    let post = |who: &As, body: Value| {
+        let who = who.clone();
+        async move { app.send(&who, Method::POST, url, &body).await }
+    };
+    let r = post(&one, batch("c-fra-1", 5.0))
+        .await
+        .expect(StatusCode::OK)
+        .json();
+    assert_eq!(
+        (r["version"].as_i64(), r["duplicate"].as_bool()),
+        (Some(2), Some(false))
+    );
+    // Same id, another body, another token: its own batch, applied.
+    let r = post(&two, batch("c-fra-2", 6.0))
+        .await
+        .expect(StatusCode::OK)
+        .json();
+    assert_eq!(
+        (r["version"].as_i64(), r["duplicate"].as_bool()),
+        (Some(3), Some(false)),
+        "{r}"
+    );
+    let r = post(&operator, batch("c-par-1", 4.0))
+        .await
+        .expect(StatusCode::OK)
+        .json();
+    assert_eq!(
+        (r["version"].as_i64(), r["duplicate"].as_bool()),
+        (Some(4), Some(false)),
+        "{r}"
+    );
+    // Each one's retry is answered from its own record.
+    for (who, body, version) in [
+        (&one, batch("c-fra-1", 5.0), 2),
+        (&two, batch("c-fra-2", 6.0), 3),
+        (&operator, batch("c-par-1", 4.0), 4),
+    ] {
+        let r = post(who, body).await.expect(StatusCode::OK).json();
+        assert_eq!(
+            (r["version"].as_i64(), r["duplicate"].as_bool()),
+            (Some(version), Some(true)),
+            "{r}"
+        );
+    }
+    assert_eq!(t.meta("sample").await["version"], 4);
+    // Its own id with another body is still the agent's bug, told as 409.
+    let r = post(&two, batch("c-fra-1", 6.0))
+        .await
+        .expect(StatusCode::CONFLICT);
+    assert!(r.text().contains("already used"), "{}", r.text());
+
+    // A batch recorded before ids were per token (migration 6 keeps such
+    // rows with an empty submitter) still answers its retry, from any
+    // token: the retry of a batch sent just before an upgrade is not
+    // applied twice.
+    let legacy = json!({"batch_id": "before-the-upgrade", "observations": [
+        {"fact": "cpu_free", "cluster": "c-fra-1", "value": 1, "observed_at": "2026-11-30T04:06:00Z"}]});
+    sqlx::query(
+        "INSERT INTO observation_batches (estate_id, submitter, batch_id, body_digest, version, applied, received_at) \
+         VALUES ('sample', '', 'before-the-upgrade', $1, 1, 1, 0)",
+    )
+    .bind(berth::digest::sha256_hex_bytes(legacy.to_string().as_bytes()))
+    .execute(&t.state.db.pool)
+    .await
+    .unwrap();
+    let r = post(&one, legacy).await.expect(StatusCode::OK).json();
+    assert_eq!(
+        (r["version"].as_i64(), r["duplicate"].as_bool()),
+        (Some(1), Some(true)),
+        "{r}"
+    );
+    assert_eq!(t.meta("sample").await["version"], 4);
+}
+
+both!(batch_records_survive_the_upgrade_to_per_token_ids);
+/// Migration 6 on a database made by the migrations before it: the batch
+/// records are kept (with no submitter: who sent them was never stored),
+/// and from then on the key is (estate, submitter, batch id).
+async fn batch_records_survive_the_upgrade_to_per_token_ids(b: Backend) {
+    let db = TestDb::new(b).await;
+    sqlx::any::install_default_drivers();
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../migrations")
+        .join(match b {
+            Backend::Sqlite => "sqlite",
+            Backend::Postgres => "postgres",
+        });
+    let mut before = sqlx::migrate::Migrator::new(dir.as_path()).await.unwrap();
+    assert!(
+        before.migrations.iter().any(|m| m.version == 6),
+        "migration 6 is there"
+    );
+    before.migrations = before
+        .migrations
+        .iter()
+        .filter(|m| m.version < 6)
+        .cloned()
+        .collect::<Vec<_>>()
+        .into();
+    {
+        let pool = sqlx::AnyPool::connect(&db.url).await.unwrap();
+        before.run(&pool).await.unwrap();
+        sqlx::query(
+            "INSERT INTO estates (id, name, version, document, content_digest, policy, policy_digest, created_at, updated_at) \
+             VALUES ('old', 'old', 3, '{}', 'c', '{}', 'p', 0, 0)",
+        )
+        .execute(&pool)
+        .await
+        .unwrap();
+        for (id, digest, version) in [("tick-1", "d1", 2), ("tick-2", "d2", 3)] {
+            sqlx::query(
+                "INSERT INTO observation_batches (estate_id, batch_id, body_digest, version, applied, received_at) \
+                 VALUES ('old', $1, $2, $3, 1, 100)",
+            )
+            .bind(id)
+            .bind(digest)
+            .bind(version)
+            .execute(&pool)
+            .await
+            .unwrap();
+        }
+        pool.close().await;
+    }
+    // The server's own start: every migration this binary has.
+    let upgraded = berth::db::Db::connect(&db.url, 2).await.unwrap();
+    upgraded.ready().await.unwrap();
+    let rows: Vec<(String, String, String, i64)> = sqlx::query_as(
+        "SELECT submitter, batch_id, body_digest, version FROM observation_batches \
+         WHERE estate_id = 'old' ORDER BY batch_id",
+    )
+    .fetch_all(&upgraded.pool)
+    .await
+    .unwrap();
+    assert_eq!(
+        rows,
+        [
+            ("".to_string(), "tick-1".to_string(), "d1".to_string(), 2),
+            ("".to_string(), "tick-2".to_string(), "d2".to_string(), 3)
+        ]
+    );
+    // The key now includes the submitter: the same id for two submitters
+    // is two rows, twice for one submitter is refused.
+    let insert = |submitter: &'static str| {
+        sqlx::query(
+            "INSERT INTO observation_batches (estate_id, submitter, batch_id, body_digest, version, applied, received_at) \
+             VALUES ('old', $1, 'tick-1', 'd9', 4, 1, 200)",
+        )
+        .bind(submitter)
+        .execute(&upgraded.pool)
+    };
+    insert("token:aaaaaaaaaaaa").await.unwrap();
+    insert("token:bbbbbbbbbbbb").await.unwrap();
+    assert!(insert("token:aaaaaaaaaaaa").await.is_err());
 }

@@ -132,6 +132,8 @@ struct Script {
     status: u16,
     body: String,
     retry_after: Option<&'static str>,
+    /// The reply's `Content-Type`; `None` sends none.
+    content_type: Option<&'static str>,
 }
 
 #[derive(Clone)]
@@ -155,9 +157,10 @@ impl Fake {
                     body: body.to_vec(),
                 });
                 let s = f.script.lock().unwrap().clone();
-                let mut r = axum::response::Response::builder()
-                    .status(s.status)
-                    .header("content-type", "application/json");
+                let mut r = axum::response::Response::builder().status(s.status);
+                if let Some(ct) = s.content_type {
+                    r = r.header("content-type", ct);
+                }
                 if let Some(ra) = s.retry_after {
                     r = r.header("retry-after", ra);
                 }
@@ -182,6 +185,7 @@ fn ok(body: Value) -> Script {
         status: 200,
         body: body.to_string(),
         retry_after: None,
+        content_type: Some("application/json"),
     }
 }
 
@@ -591,6 +595,7 @@ async fn comparison_calls_the_stored_url_with_the_preview_bytes_signed(b: Backen
         status: 503,
         body: "{}".into(),
         retry_after: Some("120"),
+        content_type: Some("application/json"),
     });
     let (_, v) = t
         .call(
@@ -624,6 +629,7 @@ async fn comparison_calls_the_stored_url_with_the_preview_bytes_signed(b: Backen
         status: 302,
         body: String::new(),
         retry_after: None,
+        content_type: Some("application/json"),
     });
     let (_, v) = t
         .call(
@@ -764,12 +770,14 @@ async fn driver_passes_follow_the_backlog_back_off_and_report_health(b: Backend)
         status: 429,
         body: "{}".into(),
         retry_after: Some("45"),
+        content_type: Some("application/json"),
     })
     .await;
     let (broken, broken_url) = Fake::start(Script {
         status: 500,
         body: "{}".into(),
         retry_after: None,
+        content_type: Some("application/json"),
     })
     .await;
     for (name, url) in [("busy", &busy_url), ("broken", &broken_url)] {
@@ -1070,4 +1078,153 @@ async fn wedged_deciders_do_not_hold_up_a_pass(b: Backend) {
         took < Duration::from_millis(1800),
         "two 1 s timeouts in one pass took {took:?}: called one after the other"
     );
+}
+
+/// Register decider `name` at `url` (admin), 3 s timeout, on request only.
+async fn register(t: &TestApp, name: &str, url: &str) {
+    let (s, v) = t
+        .call(
+            ADMIN,
+            Method::POST,
+            "/api/deciders",
+            Some(json!({"name": name, "url": url, "timeout_ms": 3000})),
+        )
+        .await;
+    assert_eq!(s, StatusCode::CREATED, "{v}");
+}
+
+both!(replies_must_say_json_and_stored_errors_keep_only_an_excerpt);
+/// Issue 15, item 3: a reply is read as a decider's answer only when it
+/// says it is JSON, and whatever a decider sent is kept in a stored error
+/// only as a short, escaped excerpt with its size, so a decider cannot
+/// make its runs' history huge (or put terminal escapes in it).
+async fn replies_must_say_json_and_stored_errors_keep_only_an_excerpt(b: Backend) {
+    let t = app(b, false).await;
+    let operator = t.token("operator").await;
+    let good = json!({"proposals": [{"serviceId": "cart", "to": "c-fra-2"}]});
+    let html = "<html><body>\u{1b}[2J\u{7}Welcome to the proxy</body></html>";
+    let (fake, url) = Fake::start(Script {
+        status: 200,
+        body: html.into(),
+        retry_after: None,
+        content_type: Some("text/html; charset=utf-8"),
+    })
+    .await;
+    register(&t, "pager", &url).await;
+    let run = || async {
+        let (s, v) = t
+            .call(
+                &operator,
+                Method::POST,
+                &format!("/api/estates/sample/deciders/pager/runs?now={NOW}"),
+                None,
+            )
+            .await;
+        assert_eq!(s, StatusCode::OK, "{v}");
+        v["run"].clone()
+    };
+
+    // HTML is refused for what it says it is, with the media type named,
+    // and the excerpt of the body has its control characters escaped.
+    let r = run().await;
+    assert_eq!(r["outcome"], "failed", "{r}");
+    let e = &r["entry"]["error"];
+    assert_eq!(e["code"], "media_type", "{r}");
+    let m = e["message"].as_str().unwrap();
+    assert!(m.contains("text/html; charset=utf-8"), "{m}");
+    assert!(m.contains("Welcome to the proxy"), "{m}");
+    assert!(!m.contains('\u{1b}') && !m.contains('\u{7}'), "{m:?}");
+    assert!(m.contains("\\u{1b}"), "{m}");
+    // A JSON body labelled as something else is refused all the same, and
+    // so is a reply with no Content-Type.
+    for ct in [Some("text/plain"), Some("application/jsonp"), None] {
+        fake.set(Script {
+            content_type: ct,
+            ..ok(good.clone())
+        });
+        let r = run().await;
+        assert_eq!(r["entry"]["error"]["code"], "media_type", "{ct:?}: {r}");
+        let m = r["entry"]["error"]["message"].as_str().unwrap();
+        assert!(m.contains(ct.unwrap_or("no Content-Type")), "{m}");
+    }
+    // JSON media types: any case, with parameters, or a +json suffix.
+    for ct in [
+        "application/json",
+        "Application/JSON ; charset=UTF-8",
+        "application/vnd.pager.v1+json",
+        "application/problem+json;charset=utf-8",
+    ] {
+        fake.set(Script {
+            content_type: Some(ct),
+            ..ok(good.clone())
+        });
+        let r = run().await;
+        assert_eq!(r["outcome"], "ok", "{ct}: {r}");
+        assert_eq!(r["entry"]["accepted_count"], 1, "{ct}: {r}");
+    }
+
+    // One 3 MB JSON string, five times: each run keeps a bounded excerpt
+    // of the message quoting it, with the full size noted.
+    let huge = serde_json::to_string(&format!("\u{1b}]0;{}", "x".repeat(3 << 20))).unwrap();
+    assert!(huge.len() > 3 << 20);
+    fake.set(Script {
+        body: huge,
+        ..ok(good.clone())
+    });
+    for _ in 0..5 {
+        let r = run().await;
+        assert_eq!(r["outcome"], "failed", "{r}");
+        let e = &r["entry"]["error"];
+        assert_eq!(e["code"], "wrong_shape");
+        let m = e["message"].as_str().unwrap();
+        assert!(m.len() <= 1024, "{} bytes stored: {}…", m.len(), &m[..200]);
+        assert!(m.contains("bytes)"), "{m}");
+        assert!(!m.contains('\u{1b}'), "{m:?}");
+    }
+    // So a viewer's longest page of history stays small.
+    let page = t
+        .raw("/api/estates/sample/deciders/pager/runs?limit=200")
+        .await;
+    let v: Value = serde_json::from_str(&page).unwrap();
+    assert_eq!(v["runs"].as_array().unwrap().len(), 13);
+    assert!(
+        page.len() < 64 * 1024,
+        "the history is {} bytes",
+        page.len()
+    );
+}
+
+both!(a_run_refuses_any_body_field_by_name);
+/// Issue 15, item 10: `POST …/runs` takes no body fields (the decider is
+/// called at its stored URL, nothing in the request can steer it), so a
+/// field is refused by name, and a body that is not an object is refused,
+/// before anything is called.
+async fn a_run_refuses_any_body_field_by_name(b: Backend) {
+    let t = app(b, false).await;
+    let operator = t.token("operator").await;
+    let (fake, url) = Fake::start(ok(json!({"proposals": []}))).await;
+    register(&t, "ranker", &url).await;
+    let path = format!("/api/estates/sample/deciders/ranker/runs?now={NOW}");
+    for (body, named) in [
+        (json!({"url": "http://127.0.0.1:1/"}), "`url`"),
+        (json!({"now": NOW}), "`now`"),
+        (json!(["http://127.0.0.1:1/"]), "an array"),
+        (json!("http://127.0.0.1:1/"), "the string"),
+        (json!(null), "null"),
+    ] {
+        let (s, v) = t
+            .call(&operator, Method::POST, &path, Some(body.clone()))
+            .await;
+        assert_eq!(s, StatusCode::BAD_REQUEST, "{body}: {v}");
+        let m = v["message"].as_str().unwrap();
+        assert!(m.contains(named), "{body}: {m}");
+    }
+    assert_eq!(fake.calls().len(), 0, "a refused run calls nothing");
+    // No body, or an empty object: a run.
+    for body in [None, Some(json!({}))] {
+        let (s, v) = t.call(&operator, Method::POST, &path, body).await;
+        assert_eq!(s, StatusCode::OK, "{v}");
+        assert_eq!(v["run"]["outcome"], "ok", "{v}");
+    }
+    assert_eq!(fake.calls().len(), 2);
 }

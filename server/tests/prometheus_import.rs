@@ -36,7 +36,7 @@ fn expected_observations(at: &str) -> Vec<Value> {
     for (from, to, weight, mb_s) in EXPECTED {
         let o = |fact: &str, v: f64| {
             json!({"fact": fact, "from": from, "to": to, "value": v, "class": "measured",
-                   "observed_at": at, "source": "import:prometheus"})
+                   "observed_at": at})
         };
         if let Some(w) = weight {
             out.push(o("flow_weight", w));
@@ -157,7 +157,7 @@ async fn saved_results_and_dry_run() {
     let at = "2026-11-30T04:05:00Z";
     let ingress = |fact: &str, v: f64| {
         json!({"fact": fact, "from": "istio-ingressgateway", "to": "shop-gateway", "value": v,
-               "class": "measured", "observed_at": at, "source": "import:prometheus"})
+               "class": "measured", "observed_at": at})
     };
     // 215.3 req/s × 72.5 ms = 15.60925 → 15.6092 (six digits, the binary
     // value is just below the half); 39,104,220 B/s.
@@ -633,9 +633,19 @@ async fn end_to_end_the_estate_holds_the_observed_flows() {
         .unwrap();
     let at = berth_engine::estate::format_time(time);
     let after = server.estate_file().await;
+    // The source recorded is the token that sent the batch.
+    let source = fakes::flow(&after, "shop-bff", "catalog")["mb_s"]["source"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(
+        source.starts_with("token:") && source.ends_with(" (agent-c-fra-1)"),
+        "{source}"
+    );
     for (from, to, weight, mb_s) in EXPECTED {
         let f = fakes::flow(&after, from, to);
-        let fact = |v: f64| json!({"value": v, "class": "measured", "source": "import:prometheus", "observed_at": at});
+        let fact =
+            |v: f64| json!({"value": v, "class": "measured", "source": source, "observed_at": at});
         assert_eq!(f["mb_s"], fact(mb_s), "{from} → {to}");
         match weight {
             Some(w) => assert_eq!(f["weight"], fact(w), "{from} → {to}"),

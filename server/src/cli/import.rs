@@ -192,9 +192,9 @@ pub fn import_prometheus(args: ImportPrometheus) -> Result<String, Failure> {
         None => None,
     };
     let derived = prometheus::derive(&results, &mapping, known.as_ref());
-    // A named source, not the server's default (the token's name): the
-    // figures come from the mesh, whoever runs the import.
-    let observations = prometheus::observations(&derived.flows, Some("import:prometheus"));
+    // No `source`: the server records who sent the batch (the token), not
+    // what a batch says (docs/observations.md).
+    let observations = prometheus::observations(&derived.flows);
     print!(
         "{origin}: {} flow{} for estate {:?}{}\n{}",
         derived.flows.len(),

@@ -123,6 +123,10 @@ pub struct Reply {
     pub body: Bytes,
     /// From a `Retry-After` header (seconds or HTTP date), if any.
     pub retry_after: Option<Duration>,
+    /// The `Content-Type` header exactly as sent (bytes that are not
+    /// UTF-8 replaced), if any: the caller decides what it accepts, and
+    /// quotes it only through a bounded excerpt.
+    pub content_type: Option<String>,
     /// The checked address the call went to.
     pub remote: SocketAddr,
 }
@@ -525,10 +529,14 @@ impl Forwarder {
             .get(header::RETRY_AFTER)
             .and_then(|v| v.to_str().ok())
             .and_then(|v| parse_retry_after(v, SystemTime::now()));
+        let content_type = headers
+            .get(header::CONTENT_TYPE)
+            .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned());
         Ok(Reply {
             status,
             body,
             retry_after,
+            content_type,
             remote,
         })
     }

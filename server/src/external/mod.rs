@@ -141,6 +141,110 @@ pub fn check_overlap(s: i64) -> Result<(), String> {
     Ok(())
 }
 
+/// The most of anything a decider sent — a reply body, a header value, a
+/// parser message quoting the reply — that an error keeps, in bytes.
+/// Errors are stored with every run and listed to viewers 200 runs at a
+/// time, so a decider must not be able to make them large: 512 bytes is
+/// enough to recognise an error page or a misspelt field, and keeps 200
+/// runs' errors within about 100 KiB.
+pub const MAX_EXCERPT_BYTES: usize = 512;
+
+/// Whether a `Content-Type` value names JSON: `application/json` or
+/// `application/<subtype>+json` (RFC 6839 structured syntax), in any
+/// case, with any parameters (`; charset=utf-8`). Anything else — HTML
+/// from a proxy's error page, `text/plain`, none at all — is not read as
+/// a decider's answer, whatever its bytes look like.
+pub fn is_json_media_type(value: &str) -> bool {
+    let essence = value.split(';').next().unwrap_or("").trim();
+    let Some((kind, subtype)) = essence.split_once('/') else {
+        return false;
+    };
+    if !kind.eq_ignore_ascii_case("application") {
+        return false;
+    }
+    let subtype = subtype.to_ascii_lowercase();
+    // RFC 9110 token characters only: no spaces or separators.
+    let token = |s: &str| {
+        !s.is_empty()
+            && s.bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b))
+    };
+    subtype == "json" || subtype.strip_suffix("+json").is_some_and(token)
+}
+
+/// Characters that are escaped in an excerpt: control characters (a
+/// terminal or log viewer would act on them), and the invisible format
+/// characters that can make text read as something it is not —
+/// zero-width spaces and joiners, bidirectional embeddings, overrides and
+/// isolates, the word joiner and the byte-order mark.
+fn needs_escape(c: char) -> bool {
+    c.is_control()
+        || matches!(c, '\u{200B}'..='\u{200F}' | '\u{202A}'..='\u{202E}' | '\u{2060}'..='\u{2064}' | '\u{2066}'..='\u{2069}' | '\u{FEFF}')
+}
+
+/// `n` with thousands separators, as people read sizes: 3,145,728.
+fn grouped(n: usize) -> String {
+    let digits = n.to_string();
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// Text a decider sent, fit to keep in an error: control and invisible
+/// format characters written as `\u{…}` escapes (`\n`, `\r`, `\t` for
+/// the common ones), at most [`MAX_EXCERPT_BYTES`] bytes of the result
+/// (cut at a character boundary, never inside an escape), and when cut,
+/// `…` and the full size: `…(3,145,728 bytes)`.
+pub fn excerpt(text: &str) -> String {
+    excerpt_of(text, text.len(), false)
+}
+
+/// [`excerpt`] of a body: its bytes read as UTF-8 (invalid sequences
+/// replaced), the size noted being the body's. Only the start is decoded,
+/// so a 4 MiB body costs no more than a short one.
+pub fn excerpt_bytes(body: &[u8]) -> String {
+    if body.is_empty() {
+        return "(an empty body)".to_string();
+    }
+    // Every byte read yields at least one byte of excerpt, so this much
+    // always fills it when the body is longer.
+    let head = &body[..body.len().min(MAX_EXCERPT_BYTES + 4)];
+    excerpt_of(
+        &String::from_utf8_lossy(head),
+        body.len(),
+        head.len() < body.len(),
+    )
+}
+
+/// `text` is all of something `total` bytes long, or with `cut`, its start.
+fn excerpt_of(text: &str, total: usize, cut: bool) -> String {
+    let mut out = String::new();
+    let mut full = true;
+    for c in text.chars() {
+        let piece = match c {
+            '\n' => "\\n".to_string(),
+            '\r' => "\\r".to_string(),
+            '\t' => "\\t".to_string(),
+            c if needs_escape(c) => format!("\\u{{{:x}}}", c as u32),
+            c => c.to_string(),
+        };
+        if out.len() + piece.len() > MAX_EXCERPT_BYTES {
+            full = false;
+            break;
+        }
+        out.push_str(&piece);
+    }
+    if cut || !full {
+        out.push_str(&format!("…({} bytes)", grouped(total)));
+    }
+    out
+}
+
 /// How a call ended, for the driver's bookkeeping and the stored run.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 #[serde(rename_all = "snake_case", tag = "outcome")]
@@ -309,10 +413,34 @@ pub async fn call(out: &Outbound, d: &DeciderRow, body: Bytes, now_unix: i64) ->
         };
     }
     if !(200..300).contains(&status) {
+        let said = if reply.body.is_empty() {
+            String::new()
+        } else {
+            format!("; it said: {}", excerpt_bytes(&reply.body))
+        };
         return failed(
             &d.name,
             "http_status",
-            format!("the decider answered HTTP {status}; only 2xx carries proposals"),
+            format!("the decider answered HTTP {status}; only 2xx carries proposals{said}"),
+            run_time_ms,
+        );
+    }
+    if !reply
+        .content_type
+        .as_deref()
+        .is_some_and(is_json_media_type)
+    {
+        let labelled = match &reply.content_type {
+            Some(ct) => format!("Content-Type {}", excerpt(ct)),
+            None => "no Content-Type".to_string(),
+        };
+        return failed(
+            &d.name,
+            "media_type",
+            format!(
+                "the decider's reply has {labelled}; a reply must be application/json (or application/*+json), so it was not read; it began: {}",
+                excerpt_bytes(&reply.body)
+            ),
             run_time_ms,
         );
     }
@@ -328,10 +456,12 @@ pub async fn call(out: &Outbound, d: &DeciderRow, body: Bytes, now_unix: i64) ->
         },
         Err(e) => {
             let e = DeciderError::from(e);
+            // The parser's message may quote the reply (serde names the
+            // string it found where a list belonged, all of it).
             failed(
                 &d.name,
                 &e.code,
-                format!("the decider's reply: {}", e.message),
+                format!("the decider's reply: {}", excerpt(&e.message)),
                 run_time_ms,
             )
         }
@@ -379,4 +509,73 @@ pub async fn call_all(
         .into_iter()
         .map(|c| c.expect("every call joined"))
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn json_media_types_and_nothing_else() {
+        for yes in [
+            "application/json",
+            "APPLICATION/JSON",
+            "application/json; charset=utf-8",
+            " application/json ;charset=\"UTF-8\"",
+            "application/problem+json",
+            "application/vnd.example.v2+json; q=1",
+        ] {
+            assert!(is_json_media_type(yes), "{yes:?}");
+        }
+        for no in [
+            "",
+            "json",
+            "text/html",
+            "text/json",
+            "text/html; charset=application/json",
+            "application/jsonp",
+            "application/json-seq",
+            "application/+json",
+            "application/x json+json",
+            "application/xml",
+            "*/*",
+            "application/json/extra",
+        ] {
+            assert!(!is_json_media_type(no), "{no:?}");
+        }
+    }
+
+    #[test]
+    fn excerpts_are_bounded_escaped_and_sized() {
+        assert_eq!(excerpt("short and plain"), "short and plain");
+        assert_eq!(
+            excerpt("a\nb\tc\u{1b}[31m\u{202E}d\u{200B}"),
+            "a\\nb\\tc\\u{1b}[31m\\u{202e}d\\u{200b}"
+        );
+        let long = "é".repeat(2_000_000);
+        let e = excerpt(&long);
+        assert!(e.ends_with("…(4,000,000 bytes)"), "{}", &e[e.len() - 40..]);
+        let kept = e.strip_suffix("…(4,000,000 bytes)").unwrap();
+        assert_eq!(kept.len(), MAX_EXCERPT_BYTES);
+        assert!(kept.chars().all(|c| c == 'é'));
+        // An escape is never cut in half.
+        let escapes = "\u{7}".repeat(1000);
+        let kept = excerpt(&escapes);
+        let kept = kept.strip_suffix("…(1,000 bytes)").unwrap();
+        assert!(kept.len() <= MAX_EXCERPT_BYTES);
+        assert_eq!(kept.len() % "\\u{7}".len(), 0);
+        assert!(kept.chars().all(|c| "\\u{7}".contains(c)));
+        // Bodies: the size is the body's, invalid UTF-8 replaced.
+        let body = [b"<html>\xff".as_slice(), &[b'x'; 3 << 20]].concat();
+        let e = excerpt_bytes(&body);
+        assert!(e.starts_with("<html>\u{FFFD}xxx"), "{e}");
+        assert!(e.ends_with("…(3,145,735 bytes)"), "{e}");
+        assert!(e.len() < MAX_EXCERPT_BYTES + 32);
+        assert_eq!(excerpt_bytes(b"{\"a\": 1}"), "{\"a\": 1}");
+        assert_eq!(excerpt_bytes(b""), "(an empty body)");
+        assert_eq!(grouped(0), "0");
+        assert_eq!(grouped(999), "999");
+        assert_eq!(grouped(1000), "1,000");
+        assert_eq!(grouped(3_145_728), "3,145,728");
+    }
 }

@@ -327,6 +327,34 @@ pub(crate) async fn run_named(
     Ok((out, ids, meta))
 }
 
+/// The body of a run: none, or an empty object. A run takes nothing from
+/// the request but the evaluation time (`?now=`): the decider is called
+/// at its stored URL with the request Berth builds. So any field — `url`
+/// most of all — is refused by name rather than ignored, and so is a body
+/// that is not an object (docs/deciders.md).
+fn check_run_body(bytes: &[u8]) -> ApiResult<()> {
+    if bytes.iter().all(u8::is_ascii_whitespace) {
+        return Ok(());
+    }
+    let body: Value = serde_json::from_slice(bytes).map_err(|e| ApiError::BadRequest {
+        message: format!("run: {e}"),
+        details: json!({"line": e.line(), "column": e.column()}),
+    })?;
+    match body {
+        Value::Object(fields) => match fields.keys().next() {
+            None => Ok(()),
+            Some(field) => Err(ApiError::bad_request(format!(
+                "run: unknown field `{}`: a run takes no body fields; the decider is called at its registered URL, and `now` is a query parameter",
+                crate::external::excerpt(field)
+            ))),
+        },
+        other => Err(ApiError::bad_request(format!(
+            "run: expected no body or an empty JSON object, found {}",
+            berth_engine::json_shape::describe(&other)
+        ))),
+    }
+}
+
 /// `POST /api/estates/{id}/deciders/{name}/runs`: one decider, now; the
 /// answer is its comparison entry, also stored as a run.
 async fn run_one(
@@ -334,7 +362,9 @@ async fn run_one(
     caller: Caller,
     Path((id, name)): Path<(String, String)>,
     Query(q): Query<EvalQuery>,
+    body: Body,
 ) -> ApiResult<Json<Value>> {
+    check_run_body(&read_body(body, SMALL_BODY_LIMIT).await?)?;
     visible_estate(&state, &caller, &id).await?;
     if store::decider(&state.db, &name).await?.is_none() {
         return Err(not_found(&name));

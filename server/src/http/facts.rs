@@ -144,12 +144,27 @@ fn with_new_cluster(
     Ok(Some(new_doc))
 }
 
+/// The `source` recorded for facts `p` observed: who sent them, by their
+/// credentials, never what the batch says. A token is its id — unique and
+/// unforgeable — and, for people reading the estate, its name:
+/// `token:3f2a9c1b7d4e (c-fra-1)`; a person signed in by name is
+/// `user:<name>` (the estate format's convention); a session opened with a
+/// token is that token.
+fn observer(p: &crate::auth::Principal) -> String {
+    match p.via {
+        crate::auth::Via::Bearer { .. } => format!("{} ({})", p.subject, p.label),
+        crate::auth::Via::Session { .. } if p.subject.starts_with("token:") => p.subject.clone(),
+        crate::auth::Via::Session { .. } => format!("user:{}", p.subject),
+    }
+}
+
 /// Longest batch id: room for "<estate>/<cluster>/<RFC 3339 time>" and
 /// more, short enough to index.
 const MAX_BATCH_ID_CHARS: usize = 128;
 
 /// Agents' observations (SPEC §12): a batch of measured facts, applied
-/// whole or not at all, exactly once per batch id.
+/// whole or not at all, exactly once per batch id and submitter (the
+/// caller's subject: one token's ids never collide with another's).
 async fn observe(
     State(state): State<AppState>,
     caller: Caller,
@@ -178,7 +193,7 @@ async fn observe(
         .ok_or_else(|| ApiError::NotFound(format!("no estate {id:?}")))?;
     // A retry (the agent never saw our answer) is answered from the
     // record; the same id with other content is a bug to surface.
-    if let Some(seen) = lock.batch(&batch.batch_id).await? {
+    if let Some(seen) = lock.batch(&p.subject, &batch.batch_id).await? {
         if seen.body_digest != digest {
             return Err(ApiError::Conflict(format!(
                 "batch_id {:?} was already used for a different batch; give every batch its own id",
@@ -222,7 +237,7 @@ async fn observe(
         list: "observations",
         default_class: Some(berth_engine::fact::Class::Measured),
         require_observed_at: true,
-        default_source: format!("agent:{}", p.label),
+        source: crate::facts::Source::Sender(observer(&p)),
         received_at,
     };
     let new_doc = crate::facts::apply_with(&doc, &batch.observations, &mode).map_err(|errors| {
@@ -237,6 +252,7 @@ async fn observe(
     })?;
     let applied = batch.observations.len() as i64;
     let record = store::NewBatch {
+        submitter: &p.subject,
         batch_id: &batch.batch_id,
         body_digest: &digest,
         applied,

@@ -927,14 +927,14 @@ pub fn derive(results: &Results, mapping: &Mapping, known: Option<&BTreeSet<Stri
 }
 
 /// The observations to send for these flows: `flow_weight` and
-/// `flow_mb_s`, class `measured`, dated by the samples. `source` is left
-/// out when `None` (the server then records the token's name).
-pub fn observations(flows: &[Flow], source: Option<&str>) -> Vec<Value> {
+/// `flow_mb_s`, class `measured`, dated by the samples. No `source`: the
+/// server records the sender's token as the source of what it observed.
+pub fn observations(flows: &[Flow]) -> Vec<Value> {
     let mut out = Vec::with_capacity(flows.len() * 2);
     for f in flows {
         for (fact, o) in [("flow_weight", f.weight), ("flow_mb_s", f.mb_s)] {
             let Some(o) = o else { continue };
-            let mut v = json!({
+            let v = json!({
                 "fact": fact,
                 "from": f.from,
                 "to": f.to,
@@ -942,9 +942,6 @@ pub fn observations(flows: &[Flow], source: Option<&str>) -> Vec<Value> {
                 "class": "measured",
                 "observed_at": berth_engine::estate::format_time(o.observed_at),
             });
-            if let Some(s) = source {
-                v["source"] = json!(s);
-            }
             out.push(v);
         }
     }
