@@ -816,9 +816,8 @@ fn estates_past_the_published_size_limits_are_refused() {
             .len(),
         limit
     );
-    let one_more = format!(
-        ",\n    {{\"id\": \"x-last\", \"site\": \"par\", \"tier\": \"prod\", \"trust_zone\": \"general\", \"health\": \"healthy\", \"cpu_total\": 1, \"memory_total_gib\": 1, \"cpu_free\": 1, \"memory_free_gib\": 1}}"
-    );
+    let one_more = r#",
+    {"id": "x-last", "site": "par", "tier": "prod", "trust_zone": "general", "health": "healthy", "cpu_total": 1, "memory_total_gib": 1, "cpu_free": 1, "memory_free_gib": 1}"#;
     let past = BASE.replacen(anchor, &format!("{anchor}{extra}{one_more}"), 1);
     let got = errors(&past);
     assert_eq!(

@@ -291,6 +291,8 @@ fn peak_kb() -> Option<u64> {
 }
 
 #[test]
+// One push per target, each after the inputs it needs are built.
+#[allow(clippy::vec_init_then_push)]
 fn every_outside_parser_survives_mutants() {
     let secs: f64 = std::env::var("BERTH_FUZZ_SECS")
         .ok()

@@ -226,7 +226,7 @@ async fn import_file(
     Path(id): Path<String>,
     headers: HeaderMap,
     body: Body,
-) -> ApiResult<Json<Value>> {
+) -> ApiResult<Json<berth_api::EstateSummary>> {
     let meta = visible_estate(&state, &caller, &id).await?;
     let bytes = read_body(body, ESTATE_BODY_LIMIT).await?;
     let text = utf8(&bytes)?.to_string();

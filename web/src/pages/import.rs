@@ -397,7 +397,11 @@ fn DryRunReport(answer: Value) -> impl IntoView {
         arr(&r["flows_removed"]).len(),
     );
     let notes = arr(&r["notes"]);
-    let skipped = arr(&r["skipped"]);
+    // The report's skipped objects are import errors, the API's shape.
+    let skipped: Vec<berth_api::InputError> = arr(&r["skipped"])
+        .iter()
+        .filter_map(|v| serde_json::from_value(v.clone()).ok())
+        .collect();
     let ignored: Vec<String> = r["ignored"]
         .as_object()
         .map(|m| m.iter().map(|(k, n)| format!("{k} {n}")).collect())
