@@ -59,7 +59,13 @@ impl Server {
             decider_allow: Vec::new(),
             driver_every_s: None,
             net: Default::default(),
-            config: berth::Config::default(),
+            // Hundreds of computations in a few seconds, all by the one
+            // administrator token: far past the per-caller engine limit a
+            // server has by default (60 a minute), which is not under test.
+            config: berth::Config {
+                engine_runs_per_minute: 1_000_000,
+                ..berth::Config::default()
+            },
         };
         let (state, _) = berth::serve::prepare(&opts).await.expect("server prepares");
         Server {
