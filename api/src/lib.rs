@@ -290,13 +290,9 @@ pub struct EstateList {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(JsonSchema))]
 pub struct EstateSummary {
-    pub id: String,
-    pub name: String,
-    pub version: i64,
-    pub content_digest: String,
-    pub policy_digest: String,
-    pub created_at: String,
-    pub updated_at: String,
+    /// The members of [`EstateMeta`], at the top level of the object.
+    #[serde(flatten)]
+    pub meta: EstateMeta,
     /// The newest observation time of any fact with a value.
     #[cfg_attr(feature = "schema", schemars(with = "Nullable<String>"))]
     pub newest_observation: Option<String>,

@@ -35,17 +35,16 @@ pub enum StoreError {
 
 pub type StoreResult<T> = Result<T, StoreError>;
 
-/// An estate without its document (cheap to read on every request).
-#[derive(Clone, Debug, Serialize)]
+/// An estate without its document (cheap to read on every request). It
+/// leaves the API as `berth_api::EstateMeta` (times as RFC 3339).
+#[derive(Clone, Debug)]
 pub struct EstateMeta {
     pub id: String,
     pub name: String,
     pub version: i64,
     pub content_digest: String,
     pub policy_digest: String,
-    #[serde(serialize_with = "rfc3339")]
     pub created_at: i64,
-    #[serde(serialize_with = "rfc3339")]
     pub updated_at: i64,
 }
 

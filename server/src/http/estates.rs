@@ -123,15 +123,8 @@ async fn create_estate(
 }
 
 fn summary(meta: &store::EstateMeta, e: &Estate) -> berth_api::EstateSummary {
-    let m = api_meta(meta);
     berth_api::EstateSummary {
-        id: m.id,
-        name: m.name,
-        version: m.version,
-        content_digest: m.content_digest,
-        policy_digest: m.policy_digest,
-        created_at: m.created_at,
-        updated_at: m.updated_at,
+        meta: api_meta(meta),
         // How recently anything was observed: the pages warn when even
         // this is past the reported window (`stale_since` on GET).
         newest_observation: e.newest_observation().map(estate::format_time),
