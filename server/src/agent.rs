@@ -16,8 +16,8 @@ use tokio::time::Instant;
 
 use berth_engine::estate::{format_time, parse_time};
 
-use crate::import::prometheus::{self, Mapping};
-use crate::prom_client::{PromClient, Queries};
+use crate::import::prometheus::{self, Mapping, Reading};
+use crate::prom_client::PromClient;
 use crate::submit::{self, BerthClient, RetryPolicy, SubmitError};
 
 /// Where a cluster's free capacity comes from.
@@ -34,7 +34,7 @@ pub enum CapacitySource {
 pub struct AgentOptions {
     pub client: BerthClient,
     pub prometheus: Option<PromClient>,
-    pub queries: Queries,
+    pub reading: Reading,
     pub mapping: Mapping,
     pub interval: Duration,
     /// The cluster the capacity is for; also part of the batch id.
@@ -225,12 +225,12 @@ pub async fn run(opts: AgentOptions, mut stop: watch::Receiver<bool>) {
         let mut observations = Vec::new();
 
         if let Some(prom) = &opts.prometheus {
-            match prom.fetch(&opts.queries, tick).await {
+            match prom.fetch(&opts.reading, tick).await {
                 Ok(results) => {
-                    if let Some(problem) = prometheus::nothing_found(&results, &opts.queries.rate) {
+                    if let Some(problem) = prometheus::nothing_found(&results, &opts.reading) {
                         tracing::warn!(tick = %tick_text, "mesh: {problem}");
                     }
-                    let derived = prometheus::derive(&results, &opts.mapping, None);
+                    let derived = prometheus::derive(&results, &opts.reading, &opts.mapping, None);
                     for n in &derived.notes {
                         tracing::info!(tick = %tick_text, code = n.code.as_str(), "mesh: {}", n.message);
                     }

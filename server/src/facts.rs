@@ -32,6 +32,13 @@ pub struct FactUpdate {
     pub from: Option<String>,
     #[serde(default)]
     pub to: Option<String>,
+    /// `flow_*` from an agent that may not read the estate: `from` (`to`)
+    /// is then a workload name in this cluster, resolved here to the
+    /// estate's service of it (`import::Directory::in_cluster`).
+    #[serde(default)]
+    pub from_cluster: Option<String>,
+    #[serde(default)]
+    pub to_cluster: Option<String>,
     /// The new value; `null` makes the fact unknown. Required: a
     /// forgotten field must not silently erase what was known.
     #[serde(default, deserialize_with = "present")]
@@ -200,6 +207,7 @@ fn apply_inner(
     let sites = ids(doc, "sites");
     let clusters = ids(doc, "clusters");
     let services = ids(doc, "services");
+    let directory = crate::import::Directory::from_estate(doc);
     let empty = Vec::new();
     let cluster_docs = doc
         .get("clusters")
@@ -321,7 +329,7 @@ fn apply_inner(
         };
         match u.fact.as_str() {
             "cpu_free" | "memory_free_gib" => {
-                unused(&[("a", &u.a), ("b", &u.b), ("from", &u.from), ("to", &u.to)], &mut errors);
+                unused(&[("a", &u.a), ("b", &u.b), ("from", &u.from), ("to", &u.to), ("from_cluster", &u.from_cluster), ("to_cluster", &u.to_cluster)], &mut errors);
                 let Some(c) = need("cluster", &u.cluster, &mut errors) else { continue };
                 let Some(cluster) = find_by_id(cluster_docs, &c) else {
                     errors.push(err(i, "cluster", format!("no cluster {c:?} in this estate")));
@@ -351,7 +359,7 @@ fn apply_inner(
                 }
             }
             "rtt_ms" => {
-                unused(&[("cluster", &u.cluster), ("from", &u.from), ("to", &u.to)], &mut errors);
+                unused(&[("cluster", &u.cluster), ("from", &u.from), ("to", &u.to), ("from_cluster", &u.from_cluster), ("to_cluster", &u.to_cluster)], &mut errors);
                 let (Some(a), Some(b)) = (need("a", &u.a, &mut errors), need("b", &u.b, &mut errors)) else {
                     continue;
                 };
@@ -395,12 +403,22 @@ fn apply_inner(
             }
             "flow_weight" | "flow_mb_s" => {
                 unused(&[("cluster", &u.cluster), ("a", &u.a), ("b", &u.b)], &mut errors);
-                let (Some(from), Some(to)) = (need("from", &u.from, &mut errors), need("to", &u.to, &mut errors)) else {
+                let (Some(mut from), Some(mut to)) = (need("from", &u.from, &mut errors), need("to", &u.to, &mut errors)) else {
                     continue;
                 };
-                for (field, id) in [("from", &from), ("to", &to)] {
-                    if !services.contains(id) {
-                        errors.push(err(i, field, format!("no service {id:?} in this estate")));
+                for (field, id, cluster) in [("from", &mut from, &u.from_cluster), ("to", &mut to, &u.to_cluster)] {
+                    match cluster {
+                        Some(c) if !clusters.contains(c) => {
+                            errors.push(err(i, &format!("{field}_cluster"), format!("no cluster {c:?} in this estate")));
+                        }
+                        Some(c) => match directory.in_cluster(c, "", id) {
+                            Ok(found) => *id = found,
+                            Err(why) => errors.push(err(i, field, format!("workload {id:?}: {why}"))),
+                        },
+                        None if !services.contains(&*id) => {
+                            errors.push(err(i, field, format!("no service {id:?} in this estate")));
+                        }
+                        None => {}
                     }
                 }
                 if from == to {
@@ -551,6 +569,51 @@ mod tests {
             errs[1].message.contains("exceeds cpu_total 10"),
             "{}",
             errs[1].message
+        );
+    }
+
+    #[test]
+    fn an_agent_names_a_workload_in_a_cluster_and_the_estate_says_which_service() {
+        let mut d = doc();
+        // A second replica of `a`, imported into c2 under a qualified id.
+        d["services"].as_array_mut().unwrap().extend([
+            json!({"id": "c2/a", "owner": "x", "cluster": "c2", "cpu": 1, "memory_gib": 1,
+                   "source": "kubernetes:c2/shop/deployment/a"}),
+        ]);
+        let b = batch(json!({"updates": [
+            {"fact": "flow_weight", "from": "a", "from_cluster": "c2", "to": "b", "to_cluster": "c2",
+             "value": 3, "class": "measured"},
+        ]}));
+        let out = apply(&d, &b, 1_796_011_500).unwrap();
+        let flows = out["flows"].as_array().unwrap();
+        assert_eq!(flows.len(), 1);
+        assert_eq!(
+            (flows[0]["from"].as_str(), flows[0]["to"].as_str()),
+            (Some("c2/a"), Some("b"))
+        );
+        // A workload that is no service of that cluster, and a cluster the
+        // estate lacks, are refused at their fields.
+        let b = batch(json!({"updates": [
+            {"fact": "flow_weight", "from": "zz", "from_cluster": "c1", "to": "b", "to_cluster": "c9",
+             "value": 3, "class": "measured"},
+            {"fact": "cpu_free", "cluster": "c1", "from_cluster": "c1", "value": 1, "class": "measured"},
+        ]}));
+        let errors = apply(&d, &b, 1_796_011_500).unwrap_err();
+        let paths: Vec<&str> = errors.iter().map(|e| e.path.as_str()).collect();
+        assert_eq!(
+            paths,
+            [
+                "/updates/0/from",
+                "/updates/0/to_cluster",
+                "/updates/1/from_cluster"
+            ],
+            "{errors:?}"
+        );
+        assert!(
+            errors[0]
+                .message
+                .contains("no service of cluster \"c1\" is workload \"zz\""),
+            "{errors:?}"
         );
     }
 }

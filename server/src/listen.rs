@@ -1,16 +1,22 @@
 //! The HTTP listener under `berth serve`: the accept loop and every limit
 //! a connection meets before a handler sees it.
 //!
-//! * **Header read timeout**: a new connection must deliver its first
-//!   request's headers within `header_timeout` of connecting, and a later
-//!   request's headers must be complete within it of their first byte,
-//!   or the connection is closed.
+//! * **Header read timeout**: a request's headers must be complete
+//!   within `header_timeout` of their first byte, or the connection is
+//!   closed (a slow or stalled client gives its slot back within seconds).
+//!   The clock starts at the first byte, not at connect: browsers open
+//!   sockets ahead of need (Chromium keeps an unused one up to 10 s, the
+//!   header timeout's default) and a server that closed such a socket at
+//!   the moment the browser picked it would answer nothing at all
+//!   (`ERR_EMPTY_RESPONSE`, not retried for a socket never used).
 //! * **Body read timeout**: a request body must arrive whole within
 //!   `body_timeout` of its headers; reading it after that fails with
 //!   [`BodyTimedOut`], which `http::extract::read_body` answers with 408
 //!   and `Connection: close`.
-//! * **Keep-alive idle timeout**: after a response, a connection may wait
-//!   for its next request for `keep_alive_idle`, then it is closed.
+//! * **Idle timeout**: a connection with no request under way — just
+//!   connected, or after a response — may wait for its next request for
+//!   `keep_alive_idle`, then it is closed. Idle connections are also the
+//!   first to go at a connection cap (below).
 //! * **Connection caps**, in total and per client address, the total kept
 //!   below the process's descriptor limit. At a cap, a new connection
 //!   takes the place of the connection of that address (or, at the total
@@ -32,7 +38,7 @@ use std::convert::Infallible;
 use std::future::Future;
 use std::net::{IpAddr, SocketAddr};
 use std::pin::Pin;
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
@@ -97,6 +103,11 @@ pub const DRAIN_LIMIT: Duration = Duration::from_secs(30);
 /// call that keeps failing, and 100 ms is well under a client's connect
 /// timeout, so the queued connection is still there when we come back.
 const ACCEPT_BACKOFF: Duration = Duration::from_millis(100);
+
+/// Evicted connections still closing at which accepting pauses: a quarter
+/// of [`DESCRIPTOR_RESERVE`], so their descriptors never eat into what the
+/// database pool and outbound calls need.
+const MAX_CLOSING: usize = DESCRIPTOR_RESERVE as usize / 4;
 
 /// `Slot::head_since_ms` when no byte of a next request has arrived.
 const NO_HEAD: u64 = u64::MAX;
@@ -221,8 +232,6 @@ struct Slot {
     /// Milliseconds since the table's epoch when it last became idle (at
     /// connect, then at the end of each response).
     idle_since_ms: AtomicU64,
-    /// Whether a request has ever started on it.
-    served: AtomicBool,
     /// When the first byte of the next request's headers arrived, while
     /// idle ([`NO_HEAD`]: none yet); milliseconds since the table's epoch.
     head_since_ms: AtomicU64,
@@ -247,6 +256,11 @@ struct Registry {
     table: Mutex<Table>,
     refused: AtomicU64,
     evicted: AtomicU64,
+    /// Evicted connections whose task has not closed the socket yet: they
+    /// still hold a descriptor each.
+    closing: AtomicUsize,
+    /// Told when one of those closes.
+    closed: Notify,
     last_refusal_log: Mutex<Option<Instant>>,
 }
 
@@ -268,9 +282,13 @@ struct Ticket {
 impl Drop for Ticket {
     fn drop(&mut self) {
         let mut t = self.registry.table.lock().expect("connection table");
-        // An evicted slot has left the table already.
+        // An evicted slot has left the table already; its socket closes
+        // now.
         if t.open.remove(&self.slot.id).is_some() {
             t.leave(self.slot.ip);
+        } else {
+            self.registry.closing.fetch_sub(1, Ordering::AcqRel);
+            self.registry.closed.notify_waiters();
         }
     }
 }
@@ -294,9 +312,10 @@ impl Table {
             .cloned()
     }
 
-    fn evict(&mut self, victim: &Slot) {
+    fn evict(&mut self, victim: &Slot, closing: &AtomicUsize) {
         self.open.remove(&victim.id);
         self.leave(victim.ip);
+        closing.fetch_add(1, Ordering::AcqRel);
         victim.evict.notify_one();
     }
 }
@@ -314,6 +333,8 @@ impl Registry {
             }),
             refused: AtomicU64::new(0),
             evicted: AtomicU64::new(0),
+            closing: AtomicUsize::new(0),
+            closed: Notify::new(),
             last_refusal_log: Mutex::new(None),
         })
     }
@@ -327,12 +348,12 @@ impl Registry {
         let mut t = self.table.lock().expect("connection table");
         if t.per_ip.get(&ip).copied().unwrap_or(0) >= self.per_client {
             let victim = t.oldest_idle(|s| s.ip == ip).ok_or(Refusal::Client)?;
-            t.evict(&victim);
+            t.evict(&victim, &self.closing);
             self.evicted.fetch_add(1, Ordering::Relaxed);
         }
         if t.open.len() >= self.total {
             let victim = t.oldest_idle(|_| true).ok_or(Refusal::Full)?;
-            t.evict(&victim);
+            t.evict(&victim, &self.closing);
             self.evicted.fetch_add(1, Ordering::Relaxed);
         }
         t.next += 1;
@@ -341,7 +362,6 @@ impl Registry {
             ip,
             busy: AtomicUsize::new(0),
             idle_since_ms: AtomicU64::new(now),
-            served: AtomicBool::new(false),
             head_since_ms: AtomicU64::new(NO_HEAD),
             evict: Notify::new(),
             became_idle: Notify::new(),
@@ -386,7 +406,6 @@ struct Busy {
 impl Busy {
     fn begin(slot: &Arc<Slot>, registry: &Arc<Registry>) -> Busy {
         slot.busy.fetch_add(1, Ordering::AcqRel);
-        slot.served.store(true, Ordering::Release);
         slot.head_since_ms.store(NO_HEAD, Ordering::Release);
         Busy {
             slot: slot.clone(),
@@ -551,6 +570,18 @@ pub async fn serve(
     // episode, not one per attempt.
     let mut starved: Option<(Instant, u64)> = None;
     loop {
+        // A flood evicts one idle connection per accept, and the evicted
+        // ones close on their own tasks, later: under load the accept loop
+        // could run far ahead of them, each still holding a descriptor.
+        // Accepting pauses while MAX_CLOSING are pending, so open plus
+        // closing stays within the cap plus part of the reserve.
+        while registry.closing.load(Ordering::Acquire) >= MAX_CLOSING {
+            let closed = registry.closed.notified();
+            if registry.closing.load(Ordering::Acquire) < MAX_CLOSING {
+                break;
+            }
+            let _ = tokio::time::timeout(ACCEPT_BACKOFF, closed).await;
+        }
         let accepted = tokio::select! {
             r = listener.accept() => r,
             () = &mut shutdown => break,
@@ -705,18 +736,13 @@ async fn connection(
             draining = true;
             conn.as_mut().graceful_shutdown();
         }
-        // Idle: no request in service. Before the first request the
-        // header timeout counts from connect; after a response, the
-        // keep-alive timeout from its end, until a byte of the next
-        // request arrives: then the header timeout from that byte.
+        // Idle: no request in service. With no byte of a next request
+        // yet (just connected, or after a response) the idle timeout runs
+        // from when it became idle; once a byte arrives, the header
+        // timeout from that byte.
         let idle_deadline = (slot.busy.load(Ordering::Acquire) == 0).then(|| {
             let head = slot.head_since_ms.load(Ordering::Acquire);
-            let (since, limit) = if !slot.served.load(Ordering::Acquire) {
-                (
-                    slot.idle_since_ms.load(Ordering::Acquire),
-                    limits.header_timeout,
-                )
-            } else if head != NO_HEAD {
+            let (since, limit) = if head != NO_HEAD {
                 (head, limits.header_timeout)
             } else {
                 (
@@ -748,8 +774,7 @@ async fn connection(
                 // Still idle, with no new request bytes since the deadline
                 // was set: close; otherwise the next turn re-arms.
                 let head_now = slot.head_since_ms.load(Ordering::Acquire);
-                let re_armed = slot.served.load(Ordering::Acquire)
-                    && head_now != NO_HEAD
+                let re_armed = head_now != NO_HEAD
                     && Duration::from_millis(head_now) + limits.header_timeout
                         > ticket.registry.epoch.elapsed();
                 if slot.busy.load(Ordering::Acquire) == 0 && !re_armed {

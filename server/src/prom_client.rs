@@ -6,25 +6,7 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use crate::import::prometheus::{self, QueryError, QueryResult, Results};
-
-/// The three queries (`docs/observations.md`). `bytes: None` skips MB/s.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Queries {
-    pub rate: String,
-    pub duration: String,
-    pub bytes: Option<String>,
-}
-
-impl Default for Queries {
-    fn default() -> Queries {
-        Queries {
-            rate: prometheus::DEFAULT_RATE_QUERY.to_string(),
-            duration: prometheus::DEFAULT_DURATION_QUERY.to_string(),
-            bytes: Some(prometheus::DEFAULT_BYTES_QUERY.to_string()),
-        }
-    }
-}
+use crate::import::prometheus::{self, QueryError, QueryResult, Reading, Results};
 
 /// How long one query may take, connection included. Prometheus's own
 /// default query timeout is 2 minutes, but these are small aggregations
@@ -107,6 +89,7 @@ impl PromClient {
         name: &str,
         query: &str,
         time: i64,
+        reading: &Reading,
     ) -> Result<QueryResult, FetchError> {
         let unreachable = |message: String| FetchError::Unreachable {
             query: name.to_string(),
@@ -151,18 +134,26 @@ impl PromClient {
                 "HTTP {status} from {url} is not a Prometheus query response: {snippet:?}"
             ))
         })?;
-        prometheus::parse_response(name, "", &v).map_err(FetchError::Query)
+        prometheus::parse_response(name, "", &v, reading).map_err(FetchError::Query)
     }
 
-    /// Run the three queries at `time`.
-    pub async fn fetch(&self, queries: &Queries, time: i64) -> Result<Results, FetchError> {
+    /// Run the reading's queries at `time`.
+    pub async fn fetch(&self, reading: &Reading, time: i64) -> Result<Results, FetchError> {
+        let q = &reading.queries;
+        let optional = |name: &'static str, query: &Option<String>| {
+            let query = query.clone();
+            async move {
+                match query {
+                    Some(query) => self.query(name, &query, time, reading).await.map(Some),
+                    None => Ok(None),
+                }
+            }
+        };
         Ok(Results {
-            rate: self.query("rate", &queries.rate, time).await?,
-            duration: self.query("duration", &queries.duration, time).await?,
-            bytes: match &queries.bytes {
-                Some(q) => Some(self.query("bytes", q, time).await?),
-                None => None,
-            },
+            rate: self.query("rate", &q.rate, time, reading).await?,
+            duration: self.query("duration", &q.duration, time, reading).await?,
+            bytes: optional("bytes", &q.bytes).await?,
+            coverage: optional("coverage", &q.coverage).await?,
         })
     }
 }

@@ -169,10 +169,10 @@ impl BerthClient {
         )
     }
 
-    /// The estate's service ids, when the token may read the estate
+    /// The estate's services (ids, clusters, import sources), when the token may read the estate
     /// (viewer or above); `None` for an agent token, which may only post
     /// observations.
-    pub async fn estate_services(&self) -> Result<Option<BTreeSet<String>>, SubmitError> {
+    pub async fn estate_services(&self) -> Result<Option<crate::import::Directory>, SubmitError> {
         let resp = self
             .http
             .get(self.estate_url("/file"))
@@ -196,16 +196,7 @@ impl BerthClient {
             status: status.as_u16(),
             message: format!("the estate file is not JSON: {e}"),
         })?;
-        Ok(Some(
-            doc.get("services")
-                .and_then(Value::as_array)
-                .map(|a| {
-                    a.iter()
-                        .filter_map(|s| s.get("id").and_then(Value::as_str).map(String::from))
-                        .collect()
-                })
-                .unwrap_or_default(),
-        ))
+        Ok(Some(crate::import::Directory::from_estate(&doc)))
     }
 
     /// Post one batch, once.

@@ -24,6 +24,7 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use berth::external::signing::{self, Secret};
+use berth::import::mesh::Mesh;
 use berth::import::{kubernetes, prometheus, Input};
 use berth_engine::{decider, whatif::Scenario, Format, Policy};
 
@@ -440,13 +441,29 @@ fn every_outside_parser_survives_mutants() {
         budget,
         &|b| match serde_json::from_slice::<serde_json::Value>(b) {
             Err(e) => Outcome::Refused(e.to_string()),
-            Ok(v) => match prometheus::parse_file(&v) {
-                Ok(results) => {
-                    let _ = prometheus::derive(&results, &prometheus::Mapping::default(), None);
-                    Outcome::Accepted
+            // Istio's reading refuses a sample without workload labels;
+            // Linkerd's takes it as a peer outside the mesh: both paths
+            // run (neither may panic); Istio's, whose labels the seeds
+            // carry, gives the outcome.
+            Ok(v) => {
+                let mut outcome = Outcome::Refused(String::new());
+                for mesh in [Mesh::Linkerd, Mesh::Istio] {
+                    let reading = prometheus::Reading::new(mesh);
+                    outcome = match prometheus::parse_file(&v, &reading) {
+                        Ok(results) => {
+                            let _ = prometheus::derive(
+                                &results,
+                                &reading,
+                                &prometheus::Mapping::default(),
+                                None,
+                            );
+                            Outcome::Accepted
+                        }
+                        Err(e) => Outcome::Refused(format!("{e:?}")),
+                    };
                 }
-                Err(e) => Outcome::Refused(format!("{e:?}")),
-            },
+                outcome
+            }
         },
     ));
     let header_seed = format!(

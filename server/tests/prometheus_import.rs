@@ -78,15 +78,17 @@ async fn istio_metrics_become_measured_flow_observations() {
     let (code, out, err) = run(c).await;
     assert_eq!(code, 0, "{out}\n{err}");
 
-    // The three default queries, evaluated at one and the same time.
+    // The four default queries, evaluated at one and the same time.
     let requests = prom_log.requests.lock().unwrap().clone();
     let queries: Vec<&str> = requests.iter().map(|(q, _)| q.as_str()).collect();
+    let d = berth::import::mesh::Queries::default();
     assert_eq!(
         queries,
         [
-            berth::import::prometheus::DEFAULT_RATE_QUERY,
-            berth::import::prometheus::DEFAULT_DURATION_QUERY,
-            berth::import::prometheus::DEFAULT_BYTES_QUERY
+            d.rate.as_str(),
+            d.duration.as_str(),
+            d.bytes.as_deref().unwrap(),
+            d.coverage.as_deref().unwrap()
         ]
     );
     let time = requests[0].1.clone().expect("an evaluation time is given");
@@ -128,7 +130,7 @@ async fn saved_results_and_dry_run() {
     let saved: Value = serde_json::from_str(&std::fs::read_to_string(example()).unwrap()).unwrap();
     assert_eq!(
         saved,
-        json!({"rate": fixture("rate"), "duration": fixture("duration"), "bytes": fixture("bytes")})
+        json!({"rate": fixture("rate"), "duration": fixture("duration"), "bytes": fixture("bytes"), "coverage": fixture("coverage")})
     );
 
     // --dry-run needs no server, sends nothing, and shows the batch. With
@@ -413,9 +415,10 @@ async fn prometheus_errors_and_custom_queries() {
         .iter()
         .map(|r| r.0.clone())
         .collect();
+    let d = berth::import::mesh::Queries::default();
     assert_eq!(
         queries,
-        ["my_rate", berth::import::prometheus::DEFAULT_DURATION_QUERY]
+        ["my_rate".to_string(), d.duration, d.coverage.unwrap()]
     );
     assert!(
         out.contains("dry run: 6 observations not sent"),

@@ -18,7 +18,7 @@
 //!   BERTH_RECORD_FIXTURES=1 cargo test --release -p berth --test prometheus_real
 //!   ```
 //!
-//!   which rewrites the three fixtures and `examples/prometheus/istio-results.json`;
+//!   which rewrites the four fixtures and `examples/prometheus/istio-results.json`;
 //! - a Prometheus without Istio's metrics makes the import fail loudly and
 //!   the agent warn (and carry on).
 //!
@@ -32,7 +32,8 @@ use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
-use berth::import::prometheus::{DEFAULT_BYTES_QUERY, DEFAULT_DURATION_QUERY, DEFAULT_RATE_QUERY};
+use berth::import::mesh::Queries;
+use berth::import::prometheus::Reading;
 use fakes::{berth, fake_berth, run, terminate, TOKEN};
 use serde_json::Value;
 
@@ -425,6 +426,18 @@ async fn raw_query(url: &str, query: &str, time: i64) -> Value {
     v
 }
 
+/// Istio's default queries by the names the fixtures and results files
+/// use.
+fn default_queries() -> [(&'static str, String); 4] {
+    let q = Queries::default();
+    [
+        ("rate", q.rate),
+        ("duration", q.duration),
+        ("bytes", q.bytes.unwrap()),
+        ("coverage", q.coverage.unwrap()),
+    ]
+}
+
 fn fixture_path(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("tests/fixtures/prometheus/{name}.json"))
 }
@@ -561,13 +574,10 @@ async fn the_default_queries_work_on_a_real_prometheus() {
     // Every default query is accepted and answers for the graph; the old
     // bytes query (one selector over both names) is refused.
     let client = berth::prom_client::PromClient::new(&prom.url).unwrap();
-    for (name, q) in [
-        ("rate", DEFAULT_RATE_QUERY),
-        ("duration", DEFAULT_DURATION_QUERY),
-        ("bytes", DEFAULT_BYTES_QUERY),
-    ] {
+    let reading = Reading::default();
+    for (name, q) in default_queries() {
         let r = client
-            .query(name, q, now)
+            .query(name, &q, now, &reading)
             .await
             .unwrap_or_else(|e| panic!("{name}: {e}"));
         let edges = if name == "duration" { 9 } else { 10 };
@@ -575,7 +585,7 @@ async fn the_default_queries_work_on_a_real_prometheus() {
     }
     let old = "sum by (source_workload, source_workload_namespace, destination_workload, destination_workload_namespace) (rate({__name__=~\"istio_request_bytes_sum|istio_response_bytes_sum\", reporter=\"source\"}[5m]))";
     let refused = client
-        .query("bytes", old, now)
+        .query("bytes", old, now, &reading)
         .await
         .unwrap_err()
         .to_string();
@@ -652,12 +662,8 @@ async fn the_default_queries_work_on_a_real_prometheus() {
 
     // The recorded fixtures are what this Prometheus answers at their time.
     let mut answers = vec![];
-    for (name, q) in [
-        ("rate", DEFAULT_RATE_QUERY),
-        ("duration", DEFAULT_DURATION_QUERY),
-        ("bytes", DEFAULT_BYTES_QUERY),
-    ] {
-        answers.push((name, raw_query(&prom.url, q, FIXTURE_TIME).await));
+    for (name, q) in default_queries() {
+        answers.push((name, raw_query(&prom.url, &q, FIXTURE_TIME).await));
     }
     if std::env::var_os("BERTH_RECORD_FIXTURES").is_some() {
         let mut example = vec![];
@@ -735,5 +741,733 @@ async fn without_istio_metrics_the_import_fails_loudly_and_the_agent_warns() {
             && l.contains("no mesh metrics")
             && l.contains("istio_requests_total")),
         "{log}"
+    );
+}
+
+// ---- every mesh preset ------------------------------------------------------
+
+/// A call edge of a small graph for the other presets: (namespace, name)
+/// of each end ("" for a peer the mesh did not identify), requests/s
+/// (`None`: a TCP connection, bytes only), mean duration (ms) as the
+/// caller sees it, and bytes/s both ways (`None`: the mesh has no bytes).
+struct Call {
+    src: (&'static str, &'static str),
+    dst: (&'static str, &'static str),
+    rps: Option<f64>,
+    mean_ms: f64,
+    bytes: Option<f64>,
+}
+
+const fn call(
+    src: (&'static str, &'static str),
+    dst: (&'static str, &'static str),
+    rps: Option<f64>,
+    mean_ms: f64,
+    bytes: Option<f64>,
+) -> Call {
+    Call {
+        src,
+        dst,
+        rps,
+        mean_ms,
+        bytes,
+    }
+}
+
+/// What a written series stands for in the independent computation:
+/// only the caller's side counts; the other side is written to show it is
+/// not counted twice.
+#[derive(Clone, Copy, PartialEq)]
+enum Part {
+    Requests,
+    DurationSum,
+    DurationCount,
+    Bytes,
+    OtherSide,
+}
+
+struct Written {
+    name: &'static str,
+    labels: Vec<(&'static str, String)>,
+    call: usize,
+    part: Part,
+    per_s: f64,
+}
+
+fn written_text(all: &[Written], times: &[i64]) -> String {
+    let as_series: Vec<Series> = all
+        .iter()
+        .map(|w| Series {
+            name: w.name,
+            labels: w.labels.clone(),
+            edge: w.call,
+            reporter: "",
+            per_s: w.per_s,
+            offset: 1234.0 + w.per_s * 3600.0,
+        })
+        .collect();
+    openmetrics(&as_series, times)
+}
+
+fn written_rate_of(w: &Written, times: &[i64], at: i64) -> f64 {
+    written_rate(
+        &Series {
+            name: w.name,
+            labels: vec![],
+            edge: w.call,
+            reporter: "",
+            per_s: w.per_s,
+            offset: 1234.0 + w.per_s * 3600.0,
+        },
+        times,
+        at,
+    )
+}
+
+/// The flows expected from the written series, computed here: per call,
+/// Little's law over the caller's series (`to_s` converts the duration
+/// sum's unit to seconds) and the bytes; calls with an unidentified end
+/// or `outside` name are left out.
+fn expected_calls(
+    calls: &[Call],
+    all: &[Written],
+    times: &[i64],
+    at: i64,
+    to_s: f64,
+    outside: &str,
+) -> BTreeMap<(String, String, String), f64> {
+    let mut per: BTreeMap<usize, [f64; 4]> = BTreeMap::new();
+    for w in all {
+        let slot = match w.part {
+            Part::Requests => 0,
+            Part::DurationSum => 1,
+            Part::DurationCount => 2,
+            Part::Bytes => 3,
+            Part::OtherSide => continue,
+        };
+        per.entry(w.call).or_default()[slot] += written_rate_of(w, times, at);
+    }
+    let mut out = BTreeMap::new();
+    for (i, [req, sum, count, bytes]) in per {
+        let c = &calls[i];
+        let unnamed = |n: &str| n.is_empty() || n == outside;
+        if unnamed(c.src.1) || unnamed(c.dst.1) {
+            continue;
+        }
+        let key = |fact: &str| (fact.to_string(), c.src.1.to_string(), c.dst.1.to_string());
+        if c.rps.is_some() {
+            out.insert(key("flow_weight"), req * (sum / count) * to_s);
+        }
+        if c.bytes.is_some() {
+            out.insert(key("flow_mb_s"), bytes / 1e6);
+        }
+    }
+    out
+}
+
+/// Run `berth import prometheus --dry-run` with `args`; the observations
+/// of the batch it would send, the evaluation time, and its output.
+async fn dry_run(prom: &Prometheus, args: &[&str]) -> (Vec<Value>, i64, String) {
+    let mut c = berth();
+    c.args([
+        "import",
+        "prometheus",
+        "--estate",
+        "sample",
+        "--url",
+        &prom.url,
+        "--dry-run",
+    ])
+    .args(args);
+    let (code, out, err) = run(c).await;
+    assert_eq!(code, 0, "{out}\n{err}");
+    let at_text = out
+        .split("evaluated at ")
+        .nth(1)
+        .and_then(|r| r.get(..20).map(String::from))
+        .unwrap_or_else(|| panic!("no evaluation time in:\n{out}"));
+    let at = berth_engine::estate::parse_time(&at_text).unwrap();
+    let batch: Value =
+        serde_json::from_str(&out[out.find("the batch would be:\n").unwrap() + 20..]).unwrap();
+    (batch["observations"].as_array().unwrap().clone(), at, out)
+}
+
+fn by_key(observations: &[Value]) -> BTreeMap<(String, String, String), f64> {
+    observations
+        .iter()
+        .map(|o| {
+            (
+                (
+                    o["fact"].as_str().unwrap().to_string(),
+                    o["from"].as_str().unwrap().to_string(),
+                    o["to"].as_str().unwrap().to_string(),
+                ),
+                o["value"].as_f64().unwrap(),
+            )
+        })
+        .collect()
+}
+
+fn assert_within_1_percent(
+    mesh: &str,
+    want: &BTreeMap<(String, String, String), f64>,
+    got: &BTreeMap<(String, String, String), f64>,
+    out: &str,
+) {
+    eprintln!(
+        "{mesh}: {:<12} {:<26} {:>12} {:>12}",
+        "fact", "flow", "expected", "got"
+    );
+    for ((fact, from, to), w) in want {
+        let g = got.get(&(fact.clone(), from.clone(), to.clone()));
+        eprintln!(
+            "{mesh}: {fact:<12} {:<26} {w:>12.6} {:>12}",
+            format!("{from} → {to}"),
+            g.map_or("–".into(), |g| g.to_string())
+        );
+    }
+    assert_eq!(
+        want.keys().collect::<Vec<_>>(),
+        got.keys().collect::<Vec<_>>(),
+        "{mesh}: the flows sent:\n{out}"
+    );
+    for (k, w) in want {
+        let g = got[k];
+        assert!(
+            (g - w).abs() <= 0.01 * w.abs(),
+            "{mesh}: {k:?}: expected {w}, got {g}\n{out}"
+        );
+    }
+}
+
+/// A Linkerd mesh: the caller's proxy reports outbound (`dst_…` labels),
+/// the callee's inbound with a shorter latency; a call to a host outside
+/// the mesh has no `dst_deployment`; a Postgres connection is TCP only.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn linkerd_metrics_give_the_same_figures_as_computed_here() {
+    if !have_prometheus() {
+        return;
+    }
+    const CALLS: [Call; 4] = [
+        call(
+            ("shop", "web"),
+            ("shop", "api"),
+            Some(120.0),
+            40.0,
+            Some(3_000_000.0),
+        ),
+        call(
+            ("shop", "api"),
+            ("shop", "search"),
+            Some(35.5),
+            95.0,
+            Some(400_000.0),
+        ),
+        call(("shop", "api"), ("", ""), Some(4.0), 300.0, Some(10_000.0)),
+        call(
+            ("shop", "api"),
+            ("data", "postgres"),
+            None,
+            0.0,
+            Some(1_500_000.0),
+        ),
+    ];
+    let mut all = vec![];
+    for (i, c) in CALLS.iter().enumerate() {
+        let mut out_labels = vec![
+            ("direction", "outbound".to_string()),
+            ("deployment", c.src.1.to_string()),
+            ("namespace", c.src.0.to_string()),
+            ("pod", format!("{}-7d9f8-abcde", c.src.1)),
+            ("tls", "true".to_string()),
+        ];
+        if !c.dst.1.is_empty() {
+            out_labels.push(("dst_deployment", c.dst.1.to_string()));
+            out_labels.push(("dst_namespace", c.dst.0.to_string()));
+        }
+        let inbound = vec![
+            ("direction", "inbound".to_string()),
+            ("deployment", c.dst.1.to_string()),
+            ("namespace", c.dst.0.to_string()),
+            ("tls", "true".to_string()),
+        ];
+        let mut push = |name, labels: &Vec<(&'static str, String)>, part, per_s| {
+            all.push(Written {
+                name,
+                labels: labels.clone(),
+                call: i,
+                part,
+                per_s,
+            })
+        };
+        if let Some(rps) = c.rps {
+            push("request_total", &out_labels, Part::Requests, rps);
+            let mut ok = out_labels.clone();
+            ok.push(("classification", "success".into()));
+            push("response_total", &ok, Part::OtherSide, rps);
+            push(
+                "response_latency_ms_sum",
+                &out_labels,
+                Part::DurationSum,
+                rps * c.mean_ms,
+            );
+            push(
+                "response_latency_ms_count",
+                &out_labels,
+                Part::DurationCount,
+                rps,
+            );
+            if !c.dst.1.is_empty() {
+                push("request_total", &inbound, Part::OtherSide, rps);
+                push(
+                    "response_latency_ms_sum",
+                    &inbound,
+                    Part::OtherSide,
+                    rps * c.mean_ms * 0.8,
+                );
+                push("response_latency_ms_count", &inbound, Part::OtherSide, rps);
+            }
+        }
+        if let Some(b) = c.bytes {
+            let mut dst = out_labels.clone();
+            dst.push(("peer", "dst".into()));
+            push("tcp_write_bytes_total", &dst, Part::Bytes, b * 0.25);
+            push("tcp_read_bytes_total", &dst, Part::Bytes, b * 0.75);
+            let mut src = inbound.clone();
+            src.push(("peer", "src".into()));
+            push("tcp_read_bytes_total", &src, Part::OtherSide, b * 0.25);
+        }
+    }
+    let now = chrono::Utc::now().timestamp();
+    let times = sample_times(now);
+    let prom = start_prometheus(Some(&written_text(&all, &times))).await;
+    let (obs, at, out) = dry_run(&prom, &["--mesh", "linkerd"]).await;
+    let want = expected_calls(&CALLS, &all, &times, at, 1.0 / 1000.0, "");
+    assert_within_1_percent("linkerd", &want, &by_key(&obs), &out);
+    assert!(out.contains("outside_mesh"), "{out}");
+    assert!(
+        out.contains("no_requests: shop/api → data/postgres"),
+        "{out}"
+    );
+    assert!(obs.iter().all(|o| o["class"] == "measured"), "{obs:?}");
+}
+
+/// The OpenTelemetry service graph (Tempo or the collector's connector):
+/// `client`/`server` labels, durations in seconds, no bytes; the root
+/// requests come from the virtual "user" client.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn otel_service_graph_metrics_give_the_same_figures_as_computed_here() {
+    if !have_prometheus() {
+        return;
+    }
+    const CALLS: [Call; 3] = [
+        call(("", "user"), ("", "frontend"), Some(50.0), 120.0, None),
+        call(
+            ("", "frontend"),
+            ("", "cartservice"),
+            Some(44.0),
+            22.5,
+            None,
+        ),
+        call(
+            ("", "frontend"),
+            ("", "currencyservice"),
+            Some(130.0),
+            4.2,
+            None,
+        ),
+    ];
+    let mut all = vec![];
+    for (i, c) in CALLS.iter().enumerate() {
+        let labels = vec![
+            ("client", c.src.1.to_string()),
+            ("server", c.dst.1.to_string()),
+            ("connection_type", String::new()),
+        ];
+        let rps = c.rps.unwrap();
+        let mut push = |name, part, per_s| {
+            all.push(Written {
+                name,
+                labels: labels.clone(),
+                call: i,
+                part,
+                per_s,
+            })
+        };
+        push("traces_service_graph_request_total", Part::Requests, rps);
+        push(
+            "traces_service_graph_request_failed_total",
+            Part::OtherSide,
+            rps * 0.01,
+        );
+        push(
+            "traces_service_graph_request_server_seconds_sum",
+            Part::DurationSum,
+            rps * c.mean_ms / 1000.0,
+        );
+        push(
+            "traces_service_graph_request_server_seconds_count",
+            Part::DurationCount,
+            rps,
+        );
+        // The client span's, longer by the network: not the one read.
+        push(
+            "traces_service_graph_request_client_seconds_sum",
+            Part::OtherSide,
+            rps * c.mean_ms * 1.3 / 1000.0,
+        );
+        push(
+            "traces_service_graph_request_client_seconds_count",
+            Part::OtherSide,
+            rps,
+        );
+    }
+    let now = chrono::Utc::now().timestamp();
+    let times = sample_times(now);
+    let prom = start_prometheus(Some(&written_text(&all, &times))).await;
+    let (obs, at, out) = dry_run(&prom, &["--mesh", "otel-servicegraph"]).await;
+    let want = expected_calls(&CALLS, &all, &times, at, 1.0, "user");
+    assert_within_1_percent("otel-servicegraph", &want, &by_key(&obs), &out);
+    assert!(out.contains("the mesh's \"user\" workload"), "{out}");
+}
+
+/// Cilium Hubble's httpV2 metric with workload context: both endpoints
+/// report (`reporter` client and server); a request to a host outside
+/// the cluster (`world`) has no destination workload.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn hubble_metrics_give_the_same_figures_as_computed_here() {
+    if !have_prometheus() {
+        return;
+    }
+    const CALLS: [Call; 3] = [
+        call(("shop", "frontend"), ("", ""), Some(80.0), 150.0, None),
+        call(
+            ("shop", "frontend"),
+            ("shop", "productcatalog"),
+            Some(210.0),
+            12.0,
+            None,
+        ),
+        call(
+            ("shop", "checkout"),
+            ("shop", "payment"),
+            Some(3.5),
+            480.0,
+            None,
+        ),
+    ];
+    let mut all = vec![];
+    for (i, c) in CALLS.iter().enumerate() {
+        for reporter in ["client", "server"] {
+            // Only a managed endpoint reports: nothing reports for world.
+            if reporter == "server" && c.dst.1.is_empty() {
+                continue;
+            }
+            let mut labels = vec![
+                ("method", "GET".to_string()),
+                ("protocol", "HTTP/1.1".to_string()),
+                ("reporter", reporter.to_string()),
+                ("source_namespace", c.src.0.to_string()),
+                ("source_workload", c.src.1.to_string()),
+            ];
+            if !c.dst.1.is_empty() {
+                labels.push(("destination_namespace", c.dst.0.to_string()));
+                labels.push(("destination_workload", c.dst.1.to_string()));
+            }
+            let rps = c.rps.unwrap();
+            let (part, factor) = if reporter == "client" {
+                (
+                    (Part::Requests, Part::DurationSum, Part::DurationCount),
+                    1.0,
+                )
+            } else {
+                ((Part::OtherSide, Part::OtherSide, Part::OtherSide), 0.8)
+            };
+            let mut status = labels.clone();
+            status.push(("status", "200".into()));
+            all.push(Written {
+                name: "hubble_http_requests_total",
+                labels: status,
+                call: i,
+                part: part.0,
+                per_s: rps,
+            });
+            all.push(Written {
+                name: "hubble_http_request_duration_seconds_sum",
+                labels: labels.clone(),
+                call: i,
+                part: part.1,
+                per_s: rps * c.mean_ms * factor / 1000.0,
+            });
+            all.push(Written {
+                name: "hubble_http_request_duration_seconds_count",
+                labels,
+                call: i,
+                part: part.2,
+                per_s: rps,
+            });
+        }
+    }
+    let now = chrono::Utc::now().timestamp();
+    let times = sample_times(now);
+    let prom = start_prometheus(Some(&written_text(&all, &times))).await;
+    let (obs, at, out) = dry_run(&prom, &["--mesh", "hubble"]).await;
+    let want = expected_calls(&CALLS, &all, &times, at, 1.0, "");
+    assert_within_1_percent("hubble", &want, &by_key(&obs), &out);
+    assert!(out.contains("a peer the mesh did not identify"), "{out}");
+}
+
+/// Istio over two clusters: a workload replicated in both gets a flow per
+/// replica (`--cluster-labels default`), a cache connection seen only as
+/// TCP bytes is measured, a replica whose scrapes stopped for 90 s inside
+/// the window goes as *reported*, and a custom query that sums both
+/// reporters is warned about.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn istio_clusters_tcp_and_scrape_gaps_on_a_real_prometheus() {
+    if !have_prometheus() {
+        return;
+    }
+    // (cluster, src, dst, rps (None: TCP), mean ms, bytes/s)
+    type Spec = (
+        &'static str,
+        &'static str,
+        &'static str,
+        Option<f64>,
+        f64,
+        f64,
+    );
+    const SPECS: [Spec; 3] = [
+        (
+            "c-a",
+            "frontend",
+            "cartservice",
+            Some(40.0),
+            25.0,
+            900_000.0,
+        ),
+        (
+            "c-b",
+            "frontend",
+            "cartservice",
+            Some(160.0),
+            30.0,
+            3_600_000.0,
+        ),
+        ("c-a", "cartservice", "redis-cart", None, 0.0, 2_000_000.0),
+    ];
+    let gapped = 1;
+    let mut all = vec![];
+    for (i, (cluster, src, dst, rps, ms, bytes)) in SPECS.iter().enumerate() {
+        for reporter in ["source", "destination"] {
+            let labels = vec![
+                ("reporter", reporter.to_string()),
+                ("source_workload", src.to_string()),
+                ("source_workload_namespace", "shop".to_string()),
+                ("source_cluster", cluster.to_string()),
+                ("destination_workload", dst.to_string()),
+                ("destination_workload_namespace", "shop".to_string()),
+                ("destination_cluster", cluster.to_string()),
+            ];
+            let counted = |p| {
+                if reporter == "source" {
+                    p
+                } else {
+                    Part::OtherSide
+                }
+            };
+            let mut push = |name, part, per_s| {
+                all.push(Written {
+                    name,
+                    labels: labels.clone(),
+                    call: i,
+                    part,
+                    per_s,
+                })
+            };
+            match rps {
+                Some(rps) => {
+                    push("istio_requests_total", counted(Part::Requests), *rps);
+                    push(
+                        "istio_request_duration_milliseconds_sum",
+                        counted(Part::DurationSum),
+                        rps * ms * if reporter == "source" { 1.0 } else { 0.8 },
+                    );
+                    push(
+                        "istio_request_duration_milliseconds_count",
+                        counted(Part::DurationCount),
+                        *rps,
+                    );
+                    push("istio_request_bytes_sum", counted(Part::Bytes), bytes * 0.2);
+                    push(
+                        "istio_response_bytes_sum",
+                        counted(Part::Bytes),
+                        bytes * 0.8,
+                    );
+                }
+                None => {
+                    push(
+                        "istio_tcp_sent_bytes_total",
+                        counted(Part::Bytes),
+                        bytes * 0.3,
+                    );
+                    push(
+                        "istio_tcp_received_bytes_total",
+                        counted(Part::Bytes),
+                        bytes * 0.7,
+                    );
+                }
+            }
+        }
+    }
+    let now = chrono::Utc::now().timestamp();
+    let times = sample_times(now);
+    // The gapped replica's series lose 90 s of samples well inside the
+    // window the CLI evaluates (it runs a moment after `now`).
+    let mut text = String::new();
+    for &t in &times {
+        let keep: Vec<Written> = all
+            .iter()
+            .filter(|w| w.call != gapped || !(now - 200..now - 110).contains(&t))
+            .map(|w| Written {
+                name: w.name,
+                labels: w.labels.clone(),
+                call: w.call,
+                part: w.part,
+                per_s: w.per_s,
+            })
+            .collect();
+        let one = written_text(&keep, &[t]);
+        text.push_str(one.trim_end_matches("# EOF\n"));
+    }
+    text.push_str("# EOF\n");
+    let prom = start_prometheus(Some(&text)).await;
+    let (obs, at, out) = dry_run(&prom, &["--cluster-labels", "default"]).await;
+
+    // Independently: per replica, Little's law over the source reporter.
+    let mut want: BTreeMap<(String, String, String, String), f64> = BTreeMap::new();
+    for (i, (cluster, src, dst, rps, _, _)) in SPECS.iter().enumerate() {
+        let rate = |part: Part| -> f64 {
+            all.iter()
+                .filter(|w| w.call == i && w.part == part)
+                .map(|w| written_rate_of(w, &times, at))
+                .sum()
+        };
+        let key = |fact: &str| {
+            (
+                fact.to_string(),
+                cluster.to_string(),
+                src.to_string(),
+                dst.to_string(),
+            )
+        };
+        if rps.is_some() {
+            let w =
+                rate(Part::Requests) * rate(Part::DurationSum) / rate(Part::DurationCount) / 1000.0;
+            want.insert(key("flow_weight"), w);
+        }
+        want.insert(key("flow_mb_s"), rate(Part::Bytes) / 1e6);
+    }
+    let mut got = BTreeMap::new();
+    for o in &obs {
+        assert_eq!(o["from_cluster"], o["to_cluster"], "{o}");
+        let key = (
+            o["fact"].as_str().unwrap().to_string(),
+            o["from_cluster"].as_str().unwrap().to_string(),
+            o["from"].as_str().unwrap().to_string(),
+            o["to"].as_str().unwrap().to_string(),
+        );
+        let class = if key.1 == "c-b" {
+            "reported"
+        } else {
+            "measured"
+        };
+        assert_eq!(o["class"], class, "{o}\n{out}");
+        got.insert(key, o["value"].as_f64().unwrap());
+    }
+    eprintln!("istio clusters: want {want:?}\n got {got:?}");
+    assert_eq!(
+        want.keys().collect::<Vec<_>>(),
+        got.keys().collect::<Vec<_>>(),
+        "{out}"
+    );
+    for (k, w) in &want {
+        assert!(
+            (got[k] - w).abs() <= 0.01 * w,
+            "{k:?}: expected {w}, got {}\n{out}",
+            got[k]
+        );
+    }
+    assert!(
+        out.contains("scrape_gap: c-b:shop/frontend → c-b:shop/cartservice"),
+        "{out}"
+    );
+    assert!(
+        out.contains("no_requests: c-a:shop/cartservice → c-a:shop/redis-cart"),
+        "{out}"
+    );
+
+    // Summing both reporters doubles every request: said, not hidden.
+    let (obs, _, out) = dry_run(
+        &prom,
+        &[
+            "--query-rate",
+            "sum by (source_workload, source_workload_namespace, destination_workload, destination_workload_namespace) (rate(istio_requests_total[5m]))",
+        ],
+    )
+    .await;
+    assert!(!obs.is_empty());
+    assert!(
+        out.contains("both_sides: the custom rate query does not select reporter=\"source\""),
+        "{out}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_preset_fails_loudly_on_a_prometheus_without_its_metrics() {
+    if !have_prometheus() {
+        return;
+    }
+    let prom = start_prometheus(None).await;
+    for (mesh, metric) in [
+        ("linkerd", "request_total{direction=\"outbound\"}"),
+        ("otel-servicegraph", "traces_service_graph_request_total"),
+        ("hubble", "hubble_http_requests_total{reporter=\"client\"}"),
+    ] {
+        let mut c = berth();
+        c.args([
+            "import",
+            "prometheus",
+            "--estate",
+            "sample",
+            "--url",
+            &prom.url,
+            "--dry-run",
+            "--mesh",
+            mesh,
+        ]);
+        let (code, out, err) = run(c).await;
+        assert_eq!(code, 1, "{mesh}: {out}\n{err}");
+        assert!(
+            err.contains(&format!("no mesh metrics ({mesh})")) && err.contains(metric),
+            "{mesh}: {err}"
+        );
+    }
+    let mut c = berth();
+    c.args([
+        "import",
+        "prometheus",
+        "--estate",
+        "sample",
+        "--url",
+        &prom.url,
+        "--dry-run",
+        "--mesh",
+        "consul",
+    ]);
+    let (code, _, err) = run(c).await;
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("expected one of istio, linkerd, otel-servicegraph, hubble"),
+        "{err}"
     );
 }

@@ -306,25 +306,45 @@ pub struct Target {
 /// Which queries to run and how workloads become services.
 #[derive(clap::Args)]
 pub struct MeshArgs {
-    /// PromQL giving requests/s per workload edge (default: Istio's
-    /// istio_requests_total; see docs/observations.md).
+    /// Whose metrics: istio, linkerd, otel-servicegraph or hubble (the
+    /// labels and default queries of each: docs/observations.md).
+    #[arg(long, default_value = "istio", value_name = "MESH")]
+    pub mesh: String,
+    /// Read each end's cluster from these two labels (SOURCE,DESTINATION;
+    /// `default` for the mesh's own: Istio's source_cluster,
+    /// destination_cluster), so a workload replicated in two clusters
+    /// gets a flow per replica.
+    #[arg(long, value_name = "SOURCE,DESTINATION")]
+    pub cluster_labels: Option<String>,
+    /// PromQL giving requests/s per workload edge (default: the mesh's;
+    /// Istio's istio_requests_total; see docs/observations.md).
     #[arg(long, value_name = "PROMQL")]
     pub query_rate: Option<String>,
     /// PromQL giving the mean request duration in ms per workload edge
-    /// (default: from istio_request_duration_milliseconds).
+    /// (default: from the mesh's duration histogram).
     #[arg(long, value_name = "PROMQL")]
     pub query_duration: Option<String>,
-    /// PromQL giving bytes/s per workload edge (default: Istio's request
-    /// and response byte counters); an empty string skips MB/s.
+    /// PromQL giving bytes/s per workload edge (default: the mesh's byte
+    /// counters, HTTP and TCP, where it has them); an empty string skips MB/s.
     #[arg(long, value_name = "PROMQL")]
     pub query_bytes: Option<String>,
-    /// Map a workload (NAME or NAMESPACE/NAME) to an estate service id;
-    /// repeatable. Unmapped workloads stand for the service of their name.
+    /// PromQL giving the samples in the window per workload edge, to find
+    /// scrape gaps (figures then go as reported); an empty string skips
+    /// the check.
+    #[arg(long, value_name = "PROMQL")]
+    pub query_coverage: Option<String>,
+    /// Map a workload ([CLUSTER:][NAMESPACE/]NAME) to an estate service
+    /// id; repeatable. Unmapped workloads stand for the service of their
+    /// name (in their cluster, with --cluster-labels).
     #[arg(long = "map", value_name = "WORKLOAD=SERVICE")]
     pub map: Vec<String>,
     /// A JSON or YAML object of workload → service id.
     #[arg(long, value_name = "FILE")]
     pub map_file: Option<PathBuf>,
+    /// Map a cluster as the mesh labels it to an estate cluster id;
+    /// repeatable.
+    #[arg(long = "map-cluster", value_name = "MESH_CLUSTER=CLUSTER")]
+    pub map_cluster: Vec<String>,
 }
 
 #[derive(Subcommand)]

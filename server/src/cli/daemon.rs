@@ -155,7 +155,7 @@ pub fn agent(command: Command) -> ExitCode {
                 "nothing to report: give --prometheus URL, or --cluster C with --capacity-file F or --capacity-command CMD".into(),
             ));
         }
-        let (queries, mapping) = mesh_setup(mesh)?;
+        let (reading, mapping) = mesh_setup(mesh)?;
         let mut client = berth::submit::BerthClient::new(
             &target.server,
             berth::submit::Secret::new(target.token),
@@ -173,7 +173,7 @@ pub fn agent(command: Command) -> ExitCode {
                 }
                 None => None,
             },
-            queries,
+            reading,
             mapping,
             interval,
             cluster,

@@ -66,18 +66,50 @@ pub fn import_kubernetes(
     }
 }
 
-/// The queries and the mapping, from the flags (a bad flag is a usage
-/// error, 2; a mapping file that cannot be understood is invalid input, 1).
+/// The reading (mesh, labels, queries) and the mapping, from the flags (a
+/// bad flag is a usage error, 2; a mapping file that cannot be understood
+/// is invalid input, 1).
 pub fn mesh_setup(
     mesh: MeshArgs,
 ) -> Result<
     (
-        berth::prom_client::Queries,
+        berth::import::prometheus::Reading,
         berth::import::prometheus::Mapping,
     ),
     Failure,
 > {
-    let mut queries = berth::prom_client::Queries::default();
+    use berth::import::mesh::Mesh;
+    let kind = Mesh::parse(&mesh.mesh).map_err(Failure::usage)?;
+    let mut labels = kind.labels();
+    if let Some(arg) = &mesh.cluster_labels {
+        let (source, destination) = match (arg.trim(), kind.cluster_labels()) {
+            ("default", Some(own)) => own,
+            ("default", None) => {
+                return Err(Failure::usage(format!(
+                    "--cluster-labels default: {kind} metrics carry no cluster labels of their own; name the two labels (SOURCE,DESTINATION) your setup adds"
+                )))
+            }
+            (pair, _) => pair
+                .split_once(',')
+                .map(|(a, b)| (a.trim(), b.trim()))
+                .filter(|(a, b)| {
+                    let ok = |l: &str| {
+                        !l.is_empty()
+                            && l.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+                            && !l.starts_with(|c: char| c.is_ascii_digit())
+                    };
+                    ok(a) && ok(b)
+                })
+                .ok_or_else(|| {
+                    Failure::usage(format!(
+                        "--cluster-labels {arg:?}: expected two Prometheus label names, SOURCE,DESTINATION (e.g. source_cluster,destination_cluster), or default"
+                    ))
+                })?,
+        };
+        labels = labels.with_clusters(source, destination);
+    }
+    let mut reading = berth::import::prometheus::Reading::with_labels(kind, labels);
+    let queries = &mut reading.queries;
     if let Some(q) = mesh.query_rate {
         queries.rate = q;
     }
@@ -86,6 +118,9 @@ pub fn mesh_setup(
     }
     if let Some(q) = mesh.query_bytes {
         queries.bytes = (!q.trim().is_empty()).then_some(q);
+    }
+    if let Some(q) = mesh.query_coverage {
+        queries.coverage = (!q.trim().is_empty()).then_some(q);
     }
     let mut mapping = berth::import::prometheus::Mapping::default();
     if let Some(path) = &mesh.map_file {
@@ -102,7 +137,10 @@ pub fn mesh_setup(
     for m in &mesh.map {
         mapping.add_arg(m).map_err(Failure::usage)?;
     }
-    Ok((queries, mapping))
+    for m in &mesh.map_cluster {
+        mapping.add_cluster_arg(m).map_err(Failure::usage)?;
+    }
+    Ok((reading, mapping))
 }
 
 pub struct ImportPrometheus {
@@ -125,7 +163,7 @@ const IMPORT_RETRY_WINDOW: std::time::Duration = std::time::Duration::from_secs(
 pub fn import_prometheus(args: ImportPrometheus) -> Result<String, Failure> {
     use berth::import::prometheus;
     use berth::submit::{self, BerthClient, Secret, SubmitError};
-    let (queries, mapping) = mesh_setup(args.mesh)?;
+    let (reading, mapping) = mesh_setup(args.mesh)?;
     let client = match (&args.server, &args.token) {
         (Some(server), Some(token)) => Some(
             BerthClient::new(server, Secret::new(token.clone()), &args.estate)
@@ -142,7 +180,7 @@ pub fn import_prometheus(args: ImportPrometheus) -> Result<String, Failure> {
         (Some(prom), _) => {
             let time = chrono::Utc::now().timestamp();
             let results = rt
-                .block_on(prom.fetch(&queries, time))
+                .block_on(prom.fetch(&reading, time))
                 .map_err(|e| Failure {
                     code: if e.is_transient() { 2 } else { 1 },
                     lines: vec![format!("Prometheus: {e}")],
@@ -160,7 +198,7 @@ pub fn import_prometheus(args: ImportPrometheus) -> Result<String, Failure> {
                 code: 1,
                 lines: vec![format!("{}:{}: not JSON: {e}", file.display(), e.line())],
             })?;
-            let results = prometheus::parse_file(&v).map_err(|e| Failure {
+            let results = prometheus::parse_file(&v, &reading).map_err(|e| Failure {
                 code: 1,
                 lines: vec![format!("{}: {e}", file.display())],
             })?;
@@ -171,7 +209,7 @@ pub fn import_prometheus(args: ImportPrometheus) -> Result<String, Failure> {
     // Nothing found at all means the wrong Prometheus or other metric
     // names, not "0 flows": say what was looked for and fail (the agent
     // warns instead and carries on).
-    if let Some(problem) = prometheus::nothing_found(&results, &queries.rate) {
+    if let Some(problem) = prometheus::nothing_found(&results, &reading) {
         return Err(Failure {
             code: 1,
             lines: vec![format!("{origin}: {problem}")],
@@ -191,7 +229,7 @@ pub fn import_prometheus(args: ImportPrometheus) -> Result<String, Failure> {
         })?,
         None => None,
     };
-    let derived = prometheus::derive(&results, &mapping, known.as_ref());
+    let derived = prometheus::derive(&results, &reading, &mapping, known.as_ref());
     // No `source`: the server records who sent the batch (the token), not
     // what a batch says (docs/observations.md).
     let observations = prometheus::observations(&derived.flows);

@@ -2,15 +2,17 @@
 //! responses (JSON values, as `/api/v1/query` answers them) in; flows
 //! between estate services, with their weight and MB/s, and notes out. No
 //! I/O and no clock: the HTTP client is `crate::prom_client`, the
-//! submission `crate::submit`. `docs/observations.md` has the rules.
+//! submission `crate::submit`. `docs/observations.md` has the rules; the
+//! meshes' metric and label names are in [`super::mesh`].
 //!
-//! Three instant queries, each grouped by the four workload labels
-//! (`source_workload`, `source_workload_namespace`, `destination_workload`,
-//! `destination_workload_namespace`):
+//! Up to four instant queries, each grouped by the mesh's workload labels
+//! (and cluster labels, when asked for):
 //!
 //! - **rate**: requests per second on the edge;
 //! - **duration**: the mean request duration in milliseconds;
-//! - **bytes** (optional): bytes per second, request and response.
+//! - **bytes** (optional): bytes per second, both ways;
+//! - **coverage** (optional): samples in the rate window of each edge's
+//!   best-covered series, to tell a scrape gap (figures then *reported*).
 //!
 //! A flow's weight is the mean number of requests in flight on it
 //! (`docs/advice.md` §1), which Little's law gives from what the mesh
@@ -25,70 +27,79 @@ use serde_json::{json, Value};
 
 use berth_engine::json_shape::describe;
 
-/// The labels every query must group by. Istio's standard metrics carry
-/// them; a custom query must keep them (`sum by (…)`).
-pub const SOURCE_WORKLOAD: &str = "source_workload";
-pub const SOURCE_NAMESPACE: &str = "source_workload_namespace";
-pub const DESTINATION_WORKLOAD: &str = "destination_workload";
-pub const DESTINATION_NAMESPACE: &str = "destination_workload_namespace";
+use super::mesh::{Labels, Mesh, Queries};
+use super::Directory;
 
-/// Istio's value of `source_workload` / `destination_workload` when the
-/// peer is outside the mesh (no sidecar identified it): no estate service
-/// can be named, so such edges are skipped with a note.
-pub const OUTSIDE_MESH: &str = "unknown";
+/// What is read and how: the mesh, the labels its answers are grouped by,
+/// and the queries run (the mesh's defaults unless overridden).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Reading {
+    pub mesh: Mesh,
+    pub labels: Labels,
+    pub queries: Queries,
+}
 
-// The default queries: Istio's standard metrics, as the client-side proxy
-// reports them (`reporter="source"`). Both sidecars of a call report it,
-// the caller's with `reporter="source"` and the callee's with
-// `reporter="destination"`, so summing over `reporter` would count every
-// request twice; taking one counts it once. The source's view is the one a
-// flow's weight is about — the caller waits the whole duration, network
-// included. `[5m]`: at Istio's usual 15–60 s scrape interval a 5-minute
-// window holds 5 or more scrapes, so a single missed scrape or a burst does
-// not swing the figure; shorter windows jitter, longer ones lag behind a
-// move. All of them are checked against a real Prometheus in
-// `server/tests/prometheus_real.rs`.
+impl Reading {
+    /// The mesh's own labels and default queries.
+    pub fn new(mesh: Mesh) -> Reading {
+        Reading::with_labels(mesh, mesh.labels())
+    }
 
-/// Requests per second per workload edge.
-pub const DEFAULT_RATE_QUERY: &str = "sum by (source_workload, source_workload_namespace, destination_workload, destination_workload_namespace) (rate(istio_requests_total{reporter=\"source\"}[5m]))";
+    /// The mesh's default queries over other labels (cluster labels added).
+    pub fn with_labels(mesh: Mesh, labels: Labels) -> Reading {
+        Reading {
+            queries: mesh.queries(&labels),
+            mesh,
+            labels,
+        }
+    }
 
-/// Mean request duration in milliseconds per workload edge: the rate of the
-/// histogram's sum over the rate of its count (both per second, so the
-/// ratio is milliseconds per request).
-pub const DEFAULT_DURATION_QUERY: &str = "sum by (source_workload, source_workload_namespace, destination_workload, destination_workload_namespace) (rate(istio_request_duration_milliseconds_sum{reporter=\"source\"}[5m])) / sum by (source_workload, source_workload_namespace, destination_workload, destination_workload_namespace) (rate(istio_request_duration_milliseconds_count{reporter=\"source\"}[5m]))";
+    /// The queries this reading would run by default.
+    pub fn defaults(&self) -> Queries {
+        self.mesh.queries(&self.labels)
+    }
 
-/// Bytes per second per workload edge, requests and responses together.
-///
-/// Not one selector over both names (`rate({__name__=~"a|b"}[5m])`):
-/// `rate()` drops the metric name, so a request series and the response
-/// series of the same call end up with one label set, and Prometheus
-/// refuses the whole query ("vector cannot contain metrics with the same
-/// labelset"). Not `sum(rate(a)) + sum(rate(b))` either: `+` matches the
-/// two sides and drops an edge that has only one of them (a collector that
-/// answers with no body, a stream that only sends). Instead each side is
-/// tagged with a label of its own (`label_replace`, which adds
-/// `istio_bytes="request"` or `"response"`), so the two sides never
-/// collide, `or` keeps every series of both, and `sum by` then adds
-/// whatever is there per edge.
-pub const DEFAULT_BYTES_QUERY: &str = "sum by (source_workload, source_workload_namespace, destination_workload, destination_workload_namespace) (label_replace(rate(istio_request_bytes_sum{reporter=\"source\"}[5m]), \"istio_bytes\", \"request\", \"\", \"\") or label_replace(rate(istio_response_bytes_sum{reporter=\"source\"}[5m]), \"istio_bytes\", \"response\", \"\", \"\"))";
+    /// Warnings about the queries themselves (a custom query that counts
+    /// both sides of every call).
+    pub fn query_notes(&self) -> Vec<Note> {
+        self.mesh
+            .query_warnings(&self.queries, &self.defaults())
+            .into_iter()
+            .map(|message| Note {
+                code: NoteCode::BothSides,
+                message,
+            })
+            .collect()
+    }
+}
+
+impl Default for Reading {
+    fn default() -> Reading {
+        Reading::new(Mesh::Istio)
+    }
+}
 
 /// When the queries found nothing at all — no request rate and no bytes
 /// for any edge — the Prometheus asked is almost certainly not the one
 /// with the mesh's metrics, or the metrics are named otherwise: "0 flows"
 /// would hide that. What to say instead: which metric (or query) was
 /// looked for and what to check. `None` when something was found.
-pub fn nothing_found(results: &Results, rate_query: &str) -> Option<String> {
+pub fn nothing_found(results: &Results, reading: &Reading) -> Option<String> {
     let bytes_empty = results.bytes.as_ref().is_none_or(|b| b.samples.is_empty());
     if !results.rate.samples.is_empty() || !bytes_empty {
         return None;
     }
-    let looked_for = if rate_query == DEFAULT_RATE_QUERY {
-        "Istio's istio_requests_total{reporter=\"source\"} (and istio_request_bytes_sum, istio_response_bytes_sum)".to_string()
+    let mesh = reading.mesh;
+    let looked_for = if reading.queries.rate == reading.defaults().rate {
+        mesh.metric_names().to_string()
     } else {
-        format!("the rate query {rate_query:?}")
+        format!("the rate query {:?}", reading.queries.rate)
     };
     Some(format!(
-        "no mesh metrics: {looked_for} gave no samples over the last 5 minutes. Check that this is the Prometheus that scrapes the mesh (its targets include the Envoy sidecars' :15090/stats/prometheus), that Istio's standard metrics are enabled (Telemetry API or meshConfig), that the mesh carried traffic in the last 5 minutes, and, for a custom --query-rate, that it gives one sample per edge grouped by {SOURCE_WORKLOAD}, {SOURCE_NAMESPACE}, {DESTINATION_WORKLOAD}, {DESTINATION_NAMESPACE}"
+        "no mesh metrics ({mesh}): {looked_for} gave no samples over the last {w}. Check {check}, that the mesh carried traffic in the last {w}, and, for a custom --query-rate, that it gives one sample per edge grouped by {by}",
+        w = super::mesh::WINDOW,
+        check = mesh.what_to_check(),
+        by = reading.labels.group_by(),
     ))
 }
 
@@ -104,20 +115,25 @@ const BYTES_PER_MB: f64 = 1e6;
 /// Milliseconds in a second: durations come in ms, Little's law wants s.
 const MS_PER_S: f64 = 1000.0;
 
-/// A workload as the mesh names it.
+/// A workload as the mesh names it: its cluster (empty unless cluster
+/// labels are read), namespace (empty where the mesh has none) and name.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
 pub struct Workload {
+    pub cluster: String,
     pub namespace: String,
     pub name: String,
 }
 
 impl fmt::Display for Workload {
+    /// `[CLUSTER:][NAMESPACE/]NAME`, the form `--map` takes.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        if self.namespace.is_empty() {
-            write!(f, "{}", self.name)
-        } else {
-            write!(f, "{}/{}", self.namespace, self.name)
+        if !self.cluster.is_empty() {
+            write!(f, "{}:", self.cluster)?;
         }
+        if !self.namespace.is_empty() {
+            write!(f, "{}/", self.namespace)?;
+        }
+        write!(f, "{}", self.name)
     }
 }
 
@@ -219,10 +235,15 @@ fn parse_sample_value(s: &str) -> Option<f64> {
 
 /// Parse one `/api/v1/query` response. `query` names it in errors; `base`
 /// is the pointer of the response within its file ("" when it is the
-/// whole body). An instant vector grouped by the four workload labels is
+/// whole body). An instant vector grouped by `reading`'s labels is
 /// expected; two samples for one edge are refused (the query grouped by
 /// more than the workloads, so their meaning is ambiguous).
-pub fn parse_response(query: &str, base: &str, v: &Value) -> Result<QueryResult, QueryError> {
+pub fn parse_response(
+    query: &str,
+    base: &str,
+    v: &Value,
+    reading: &Reading,
+) -> Result<QueryResult, QueryError> {
     let at = |p: &str| format!("{base}{p}");
     let err = |p: &str, m: String| QueryError::at(query, at(p), m);
     let Some(obj) = v.as_object() else {
@@ -347,6 +368,7 @@ pub fn parse_response(query: &str, base: &str, v: &Value) -> Result<QueryResult,
             }
             None => return Err(err(&p("/metric"), "missing".into())),
         };
+        let labels = &reading.labels;
         let label = |name: &str, required: bool| -> Result<String, QueryError> {
             match metric.get(name) {
                 Some(Value::String(v)) => Ok(v.clone()),
@@ -356,23 +378,32 @@ pub fn parse_response(query: &str, base: &str, v: &Value) -> Result<QueryResult,
                 )),
                 None if required => Err(err(
                     &p(&format!("/metric/{name}")),
-                    format!(
-                        "missing: the query must group by {SOURCE_WORKLOAD}, {SOURCE_NAMESPACE}, {DESTINATION_WORKLOAD} and {DESTINATION_NAMESPACE}"
-                    ),
+                    format!("missing: the query must group by {}", labels.group_by()),
                 )),
                 // A namespace may be left out of a custom query's grouping
-                // (one namespace, or names unique across namespaces).
+                // (one namespace, or names unique across namespaces); a
+                // cluster label may be absent (a series from a cluster
+                // that does not set it); where the mesh leaves a peer it
+                // did not identify unlabelled, the workload too (Prometheus
+                // drops empty labels): such an edge is outside the mesh.
                 None => Ok(String::new()),
             }
         };
+        let optional = |name: Option<&String>| match name {
+            Some(n) => label(n, false),
+            None => Ok(String::new()),
+        };
+        let workload_required = !reading.mesh.absent_is_outside();
         let edge = Edge {
             source: Workload {
-                namespace: label(SOURCE_NAMESPACE, false)?,
-                name: label(SOURCE_WORKLOAD, true)?,
+                cluster: optional(labels.source_cluster.as_ref())?,
+                namespace: optional(labels.source_namespace.as_ref())?,
+                name: label(&labels.source_workload, workload_required)?,
             },
             destination: Workload {
-                namespace: label(DESTINATION_NAMESPACE, false)?,
-                name: label(DESTINATION_WORKLOAD, true)?,
+                cluster: optional(labels.destination_cluster.as_ref())?,
+                namespace: optional(labels.destination_namespace.as_ref())?,
+                name: label(&labels.destination_workload, workload_required)?,
             },
         };
         let pair =
@@ -433,7 +464,7 @@ pub fn parse_response(query: &str, base: &str, v: &Value) -> Result<QueryResult,
             return Err(err(
                 &p("/metric"),
                 format!(
-                    "a second sample for {edge} (the first is {base}/data/result/{first}): group the query by exactly the four workload labels"
+                    "a second sample for {edge} (the first is {base}/data/result/{first}): group the query by exactly {}", reading.labels.group_by()
                 ),
             ));
         }
@@ -442,22 +473,24 @@ pub fn parse_response(query: &str, base: &str, v: &Value) -> Result<QueryResult,
     Ok(QueryResult { samples, warnings })
 }
 
-/// The three query results, parsed. `bytes` is `None` when no bytes query
-/// was run (or the saved file has none).
+/// The query results, parsed. `bytes` is `None` when no bytes query was
+/// run (or the saved file has none); `coverage` likewise.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Results {
     pub rate: QueryResult,
     pub duration: QueryResult,
     pub bytes: Option<QueryResult>,
+    pub coverage: Option<QueryResult>,
 }
 
 /// The keys of a saved results file.
-pub const FILE_KEYS: [&str; 3] = ["rate", "duration", "bytes"];
+pub const FILE_KEYS: [&str; 4] = ["rate", "duration", "bytes", "coverage"];
 
 /// Parse a saved results file: `{"rate": <response>, "duration":
-/// <response>, "bytes": <response>}`, `bytes` optional. Paths in errors
-/// start at the query's key (`/rate/data/result/2/value/1`).
-pub fn parse_file(v: &Value) -> Result<Results, QueryError> {
+/// <response>, "bytes": <response>, "coverage": <response>}`, `bytes` and
+/// `coverage` optional. Paths in errors start at the query's key
+/// (`/rate/data/result/2/value/1`).
+pub fn parse_file(v: &Value, reading: &Reading) -> Result<Results, QueryError> {
     let Some(obj) = v.as_object() else {
         return Err(QueryError::at(
             "",
@@ -479,12 +512,12 @@ pub fn parse_file(v: &Value) -> Result<Results, QueryError> {
         return Err(QueryError::at(
             "",
             format!("/{k}"),
-            "unknown key: expected \"rate\", \"duration\" and optionally \"bytes\"",
+            "unknown key: expected \"rate\", \"duration\" and optionally \"bytes\" and \"coverage\"",
         ));
     }
     let required = |k: &str| -> Result<QueryResult, QueryError> {
         match obj.get(k) {
-            Some(r) => parse_response(k, &format!("/{k}"), r),
+            Some(r) => parse_response(k, &format!("/{k}"), r, reading),
             None => Err(QueryError::at(
                 k,
                 format!("/{k}"),
@@ -492,34 +525,55 @@ pub fn parse_file(v: &Value) -> Result<Results, QueryError> {
             )),
         }
     };
+    let optional = |k: &str| -> Result<Option<QueryResult>, QueryError> {
+        match obj.get(k) {
+            None | Some(Value::Null) => Ok(None),
+            Some(r) => parse_response(k, &format!("/{k}"), r, reading).map(Some),
+        }
+    };
     Ok(Results {
         rate: required("rate")?,
         duration: required("duration")?,
-        bytes: match obj.get("bytes") {
-            None | Some(Value::Null) => None,
-            Some(r) => Some(parse_response("bytes", "/bytes", r)?),
-        },
+        bytes: optional("bytes")?,
+        coverage: optional("coverage")?,
     })
 }
 
-/// Workload → service id. By default a workload's name is the service id;
-/// entries here override that, by `namespace/name` (that workload only)
-/// or by `name` (in any namespace). The namespaced entry wins.
+/// Workload → service id. By default a workload's name is the service id
+/// (in a cluster, the estate's service of that name there: [`Resolved`]);
+/// entries here override that, by `cluster:namespace/name`,
+/// `cluster:name`, `namespace/name` or `name`, the most specific entry
+/// winning. Cluster names as the mesh labels them may be renamed to the
+/// estate's cluster ids (`--map-cluster`).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Mapping {
     entries: BTreeMap<String, String>,
+    clusters: BTreeMap<String, String>,
+}
+
+/// A name part of a workload key: not empty, no spaces, none of the
+/// separators.
+fn bad_key_part(p: &str) -> bool {
+    p.is_empty() || p.chars().any(|c| c.is_whitespace() || c == '/' || c == ':')
 }
 
 impl Mapping {
-    /// Add `workload` (`name` or `namespace/name`) → `service`. Refuses
+    /// Add `workload` (`[CLUSTER:][NAMESPACE/]NAME`) → `service`. Refuses
     /// empty names and a workload mapped twice to different services.
     pub fn add(&mut self, workload: &str, service: &str) -> Result<(), String> {
-        let bad_part = workload
-            .split('/')
-            .any(|p| p.is_empty() || p.chars().any(char::is_whitespace));
-        if workload.is_empty() || workload.matches('/').count() > 1 || bad_part {
+        // Workload names and namespaces are DNS labels (no ':'), so a
+        // cluster is what comes before the last ':'.
+        let (cluster, rest) = match workload.rsplit_once(':') {
+            Some((c, r)) => (Some(c), r),
+            None => (None, workload),
+        };
+        let parts: Vec<&str> = rest.split('/').collect();
+        let bad = parts.len() > 2
+            || parts.iter().any(|p| bad_key_part(p))
+            || cluster.is_some_and(|c| c.is_empty() || c.chars().any(char::is_whitespace));
+        if bad {
             return Err(format!(
-                "workload {workload:?}: expected NAME or NAMESPACE/NAME, without spaces"
+                "workload {workload:?}: expected NAME, NAMESPACE/NAME, CLUSTER:NAME or CLUSTER:NAMESPACE/NAME, without spaces"
             ));
         }
         if service.is_empty() || service.chars().any(char::is_whitespace) {
@@ -550,6 +604,26 @@ impl Mapping {
             .map_err(|e| format!("--map {arg:?}: {e}"))
     }
 
+    /// Parse `MESH_CLUSTER=ESTATE_CLUSTER` (the `--map-cluster` flag).
+    pub fn add_cluster_arg(&mut self, arg: &str) -> Result<(), String> {
+        let bad = |p: &str| p.is_empty() || p.chars().any(char::is_whitespace);
+        match arg.split_once('=') {
+            Some((m, e)) if !bad(m.trim()) && !bad(e.trim()) => {
+                match self.clusters.insert(m.trim().into(), e.trim().into()) {
+                    Some(prev) if prev != e.trim() => Err(format!(
+                        "--map-cluster {arg:?}: {:?} is mapped twice: to {prev:?} and to {:?}",
+                        m.trim(),
+                        e.trim()
+                    )),
+                    _ => Ok(()),
+                }
+            }
+            _ => Err(format!(
+                "--map-cluster {arg:?}: expected MESH_CLUSTER=ESTATE_CLUSTER, e.g. --map-cluster cluster-1=c-fra-1"
+            )),
+        }
+    }
+
     /// Add a mapping file's entries: an object of workload → service id
     /// (JSON, or YAML with the same shape).
     pub fn add_file(&mut self, v: &Value) -> Result<(), String> {
@@ -575,13 +649,80 @@ impl Mapping {
         self.entries.is_empty()
     }
 
-    /// The service id a workload stands for.
-    pub fn service_for(&self, w: &Workload) -> String {
-        self.entries
-            .get(&w.to_string())
-            .or_else(|| self.entries.get(&w.name))
+    /// The estate cluster a mesh's cluster label stands for.
+    pub fn cluster_for(&self, mesh_cluster: &str) -> String {
+        self.clusters
+            .get(mesh_cluster)
             .cloned()
-            .unwrap_or_else(|| w.name.clone())
+            .unwrap_or_else(|| mesh_cluster.to_string())
+    }
+
+    /// The service an entry maps the workload to, the most specific first.
+    pub fn entry_for(&self, w: &Workload) -> Option<&str> {
+        let mut keys = vec![];
+        if !w.cluster.is_empty() {
+            let c = self.cluster_for(&w.cluster);
+            for cluster in [w.cluster.as_str(), c.as_str()] {
+                if !w.namespace.is_empty() {
+                    keys.push(format!("{cluster}:{}/{}", w.namespace, w.name));
+                }
+                keys.push(format!("{cluster}:{}", w.name));
+            }
+        }
+        if !w.namespace.is_empty() {
+            keys.push(format!("{}/{}", w.namespace, w.name));
+        }
+        keys.push(w.name.clone());
+        keys.iter()
+            .find_map(|k| self.entries.get(k))
+            .map(String::as_str)
+    }
+
+    /// The service id a workload stands for, ignoring its cluster.
+    pub fn service_for(&self, w: &Workload) -> String {
+        self.entry_for(w)
+            .map_or_else(|| w.name.clone(), String::from)
+    }
+}
+
+/// How one end of an edge was resolved to a service.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Resolved {
+    /// An estate service id.
+    Service(String),
+    /// A workload name in a cluster, for the server to resolve against
+    /// its estate (sent as `from`/`to` with `from_cluster`/`to_cluster`):
+    /// an agent may not read the estate.
+    InCluster { name: String, cluster: String },
+    /// Nothing in the estate: the reason.
+    Missing(String),
+}
+
+/// Resolve one end: a mapping entry wins; else, for a workload with a
+/// cluster, the estate service of that workload in that cluster (or, with
+/// no estate to ask, the name and cluster for the server to resolve);
+/// else the workload's name.
+pub fn resolve(w: &Workload, mapping: &Mapping, known: Option<&Directory>) -> Resolved {
+    let checked = |id: String| match known {
+        Some(d) if !d.contains(&id) => Resolved::Missing(format!("as service {id:?}")),
+        _ => Resolved::Service(id),
+    };
+    if let Some(id) = mapping.entry_for(w) {
+        return checked(id.to_string());
+    }
+    if w.cluster.is_empty() {
+        return checked(w.name.clone());
+    }
+    let cluster = mapping.cluster_for(&w.cluster);
+    match known {
+        None => Resolved::InCluster {
+            name: w.name.clone(),
+            cluster,
+        },
+        Some(d) => match d.in_cluster(&cluster, &w.namespace, &w.name) {
+            Ok(id) => Resolved::Service(id),
+            Err(why) => Resolved::Missing(why),
+        },
     }
 }
 
@@ -605,6 +746,14 @@ pub enum NoteCode {
     BadValue,
     /// A warning Prometheus attached to a response.
     PrometheusWarning,
+    /// Bytes but no requests (a TCP connection: a database, a cache): the
+    /// weight cannot be derived.
+    NoRequests,
+    /// Fewer samples in the window than the best-covered edges have: a
+    /// scrape gap; the figures go as *reported*.
+    ScrapeGap,
+    /// A custom query of a two-sided mesh that does not pick a side.
+    BothSides,
 }
 
 impl NoteCode {
@@ -618,6 +767,9 @@ impl NoteCode {
             NoteCode::NoByteMetrics => "no_byte_metrics",
             NoteCode::BadValue => "bad_value",
             NoteCode::PrometheusWarning => "prometheus_warning",
+            NoteCode::NoRequests => "no_requests",
+            NoteCode::ScrapeGap => "scrape_gap",
+            NoteCode::BothSides => "both_sides",
         }
     }
 }
@@ -642,15 +794,41 @@ pub struct Observed {
     pub observed_at: i64,
 }
 
+/// How sure the figures of a flow are: *measured* over the whole window,
+/// or *reported* when the window has a scrape gap (the rate is then
+/// extrapolated over missing samples).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Class {
+    Measured,
+    Reported,
+}
+
+impl Class {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Class::Measured => "measured",
+            Class::Reported => "reported",
+        }
+    }
+}
+
 /// A flow between two estate services, as derived. `weight` or `mb_s` is
 /// `None` when it could not be derived: it is then not sent, so what the
 /// estate knew stays (a missing metric is not evidence of anything).
+/// `from_cluster`/`to_cluster` are set when an end is a workload in a
+/// cluster for the server to resolve ([`Resolved::InCluster`]).
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Flow {
     pub from: String,
     pub to: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub from_cluster: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub to_cluster: Option<String>,
     pub weight: Option<Observed>,
     pub mb_s: Option<Observed>,
+    pub class: Class,
     /// The workload edges summed into it.
     pub edges: Vec<Edge>,
 }
@@ -661,6 +839,13 @@ pub struct Derived {
     pub flows: Vec<Flow>,
     pub notes: Vec<Note>,
 }
+
+/// An edge with fewer samples than this share of the best-covered edge's
+/// has a gap. 10 % slack covers the window's alignment (a 5-minute window
+/// holds 20 or 21 samples at 15 s) and one missed scrape at 15 s (5 %);
+/// at a 60 s interval one missed scrape — two minutes of a five-minute
+/// window without a sample — counts as a gap, as it should.
+pub const COVERAGE_FRACTION: f64 = 0.9;
 
 /// Round to [`SIGNIFICANT_DIGITS`] significant digits (correctly rounded
 /// through the decimal form, so 14.200000000000001 becomes 14.2).
@@ -692,7 +877,15 @@ fn edge_figures(
     notes: &mut Vec<Note>,
 ) -> EdgeFigures {
     let weight = match (rate.get(edge), duration.get(edge)) {
-        (None, _) => None,
+        // Only bytes: a TCP connection (a database, a cache) carries no
+        // requests to count, and an open connection is not one in use.
+        (None, _) => {
+            notes.push(Note {
+                code: NoteCode::NoRequests,
+                message: format!("{edge}: bytes but no requests (TCP): MB/s observed, weight not"),
+            });
+            None
+        }
         (Some(r), _) if !usable(r.value) => {
             notes.push(Note {
                 code: NoteCode::BadValue,
@@ -766,17 +959,23 @@ fn edge_figures(
     }
 }
 
-/// Derive flows from the query results. Workloads become services through
-/// `mapping`; when `known` (the estate's service ids) is given, edges to
-/// or from anything else are skipped and reported. Several workload edges
-/// mapping to one pair of services are summed: in-flight requests and
-/// bytes/s both add up.
-pub fn derive(results: &Results, mapping: &Mapping, known: Option<&BTreeSet<String>>) -> Derived {
-    let mut notes = Vec::new();
+/// Derive flows from the query results. Workloads become services
+/// through `mapping` ([`resolve`]); when `known` (the estate's services)
+/// is given, edges to or from anything else are skipped and reported.
+/// Several workload edges mapping to one pair of services are summed:
+/// in-flight requests and bytes/s both add up.
+pub fn derive(
+    results: &Results,
+    reading: &Reading,
+    mapping: &Mapping,
+    known: Option<&Directory>,
+) -> Derived {
+    let mut notes = reading.query_notes();
     for (name, r) in [
         ("rate", Some(&results.rate)),
         ("duration", Some(&results.duration)),
         ("bytes", results.bytes.as_ref()),
+        ("coverage", results.coverage.as_ref()),
     ] {
         for w in r.map(|r| r.warnings.as_slice()).unwrap_or_default() {
             notes.push(Note {
@@ -794,14 +993,26 @@ pub fn derive(results: &Results, mapping: &Mapping, known: Option<&BTreeSet<Stri
     let rate = index(&results.rate);
     let duration = index(&results.duration);
     let bytes = results.bytes.as_ref().map(index);
+    let coverage = results.coverage.as_ref().map(index);
     if let Some(b) = &bytes {
         if b.is_empty() && !rate.is_empty() {
             notes.push(Note {
                 code: NoteCode::NoByteMetrics,
-                message: "the bytes query returned no samples (are Istio's request/response size metrics enabled?): MB/s not observed".into(),
+                message: format!(
+                    "the bytes query returned no samples (are the mesh's byte counters enabled? {}): MB/s not observed",
+                    reading.mesh.metric_names()
+                ),
             });
         }
     }
+    // The samples the best-covered edge has in the window: what every
+    // edge scraped without a gap has too (they share the scrape interval).
+    let full = coverage.as_ref().map(|c| {
+        c.values()
+            .map(|s| s.value)
+            .filter(|v| v.is_finite())
+            .fold(0.0_f64, f64::max)
+    });
     // Every edge any query saw, except edges with only a duration: a
     // duration alone derives nothing.
     let edges: BTreeSet<&Edge> = rate
@@ -818,6 +1029,7 @@ pub fn derive(results: &Results, mapping: &Mapping, known: Option<&BTreeSet<Stri
         weight_missing: bool,
         bytes: Option<Observed>,
         bytes_missing: bool,
+        class: Class,
     }
     let add = |acc: &mut Option<Observed>, missing: &mut bool, v: Option<Observed>| match v {
         None => *missing = true,
@@ -830,44 +1042,55 @@ pub fn derive(results: &Results, mapping: &Mapping, known: Option<&BTreeSet<Stri
             prev.observed_at = prev.observed_at.max(v.observed_at);
         }
     };
-    let mut pairs: BTreeMap<(String, String), Acc> = BTreeMap::new();
+    /// One end as sent: a service id, or a name and its cluster.
+    type End = (String, Option<String>);
+    let mut pairs: BTreeMap<(End, End), Acc> = BTreeMap::new();
     // Workloads that map to nothing in the estate, with the edges skipped
     // because of them: one note per workload, not per edge.
     let mut not_in_estate: BTreeMap<(&Workload, String), usize> = BTreeMap::new();
+    let outside =
+        |w: &Workload| w.name.is_empty() || reading.mesh.outside().contains(&w.name.as_str());
     // Edges are judged first (outside the mesh, not in the estate, self),
     // so notes about missing figures only concern edges that count.
     for edge in edges {
-        if edge.source.name == OUTSIDE_MESH || edge.destination.name == OUTSIDE_MESH {
-            let side = if edge.source.name == OUTSIDE_MESH {
-                "from"
+        if outside(&edge.source) || outside(&edge.destination) {
+            let (side, w) = if outside(&edge.source) {
+                ("from", &edge.source.name)
             } else {
-                "to"
+                ("to", &edge.destination.name)
+            };
+            let what = if w.is_empty() {
+                "a peer the mesh did not identify".to_string()
+            } else {
+                format!("the mesh's {w:?} workload")
             };
             notes.push(Note {
                 code: NoteCode::OutsideMesh,
-                message: format!("{edge}: traffic {side} outside the mesh (Istio's \"{OUTSIDE_MESH}\" workload): no service to name, skipped"),
+                message: format!(
+                    "{edge}: traffic {side} outside the mesh ({what}): no service to name, skipped"
+                ),
             });
             continue;
         }
-        let from = mapping.service_for(&edge.source);
-        let to = mapping.service_for(&edge.destination);
-        if let Some(known) = known {
-            let mut missing = false;
-            for (w, s) in [(&edge.source, &from), (&edge.destination, &to)] {
-                if !known.contains(s) {
-                    *not_in_estate.entry((w, s.clone())).or_default() += 1;
-                    missing = true;
+        let mut ends: Vec<End> = vec![];
+        for w in [&edge.source, &edge.destination] {
+            match resolve(w, mapping, known) {
+                Resolved::Service(id) => ends.push((id, None)),
+                Resolved::InCluster { name, cluster } => ends.push((name, Some(cluster))),
+                Resolved::Missing(why) => {
+                    *not_in_estate.entry((w, why)).or_default() += 1;
                 }
             }
-            if missing {
-                continue;
-            }
         }
+        let Ok([from, to]) = <[End; 2]>::try_from(ends) else {
+            continue;
+        };
         if from == to {
             notes.push(Note {
                 code: NoteCode::SelfEdge,
                 message: format!(
-                    "{edge}: both ends are service {from:?}: a flow needs two services, skipped"
+                    "{edge}: both ends are service {:?}: a flow needs two services, skipped",
+                    from.0
                 ),
             });
             continue;
@@ -878,25 +1101,39 @@ pub fn derive(results: &Results, mapping: &Mapping, known: Option<&BTreeSet<Stri
             weight_missing: false,
             bytes: None,
             bytes_missing: false,
+            class: Class::Measured,
         });
         let f = edge_figures(edge, &rate, &duration, bytes.as_ref(), &mut notes);
+        if let (Some(c), Some(full)) = (&coverage, full) {
+            let have = c.get(edge).map_or(0.0, |s| s.value);
+            if have < COVERAGE_FRACTION * full {
+                notes.push(Note {
+                    code: NoteCode::ScrapeGap,
+                    message: format!(
+                        "{edge}: {have} samples in the {} window where the best-covered edges have {full}: a scrape gap; its figures go as reported, not measured",
+                        super::mesh::WINDOW
+                    ),
+                });
+                acc.class = Class::Reported;
+            }
+        }
         acc.edges.push(edge);
         add(&mut acc.weight, &mut acc.weight_missing, f.weight);
         add(&mut acc.bytes, &mut acc.bytes_missing, f.bytes_per_s);
     }
-    for ((w, s), n) in not_in_estate {
+    for ((w, why), n) in not_in_estate {
         notes.push(Note {
             code: NoteCode::NotInEstate,
             message: format!(
-                "workload {w} (as service {s:?}) is not a service of the estate: {n} edge{} skipped; map it with --map {}=SERVICE",
+                "workload {w} ({why}) is not a service of the estate: {n} edge{} skipped; map it with --map {}=SERVICE",
                 if n == 1 { "" } else { "s" },
-                w.name
+                if w.cluster.is_empty() { w.name.clone() } else { w.to_string() },
             ),
         });
     }
     let flows = pairs
         .into_iter()
-        .map(|((from, to), acc)| {
+        .map(|(((from, from_cluster), (to, to_cluster)), acc)| {
             let partial = |missing: bool, v: Option<Observed>, what: &str, notes: &mut Vec<Note>| {
                 if missing && v.is_some() && acc.edges.len() > 1 {
                     notes.push(Note {
@@ -915,9 +1152,12 @@ pub fn derive(results: &Results, mapping: &Mapping, known: Option<&BTreeSet<Stri
             Flow {
                 weight: weight.map(|o| Observed { value: round_significant(o.value), ..o }),
                 mb_s: bytes.map(|o| Observed { value: round_significant(o.value / BYTES_PER_MB), ..o }),
+                class: acc.class,
                 edges: acc.edges.into_iter().cloned().collect(),
                 from,
                 to,
+                from_cluster,
+                to_cluster,
             }
         })
         // A pair with neither figure has nothing to send.
@@ -927,21 +1167,29 @@ pub fn derive(results: &Results, mapping: &Mapping, known: Option<&BTreeSet<Stri
 }
 
 /// The observations to send for these flows: `flow_weight` and
-/// `flow_mb_s`, class `measured`, dated by the samples. No `source`: the
-/// server records the sender's token as the source of what it observed.
+/// `flow_mb_s`, class `measured` (`reported` over a scrape gap), dated by
+/// the samples, with `from_cluster`/`to_cluster` for ends the server is to
+/// resolve. No `source`: the server records the sender's token as the
+/// source of what it observed.
 pub fn observations(flows: &[Flow]) -> Vec<Value> {
     let mut out = Vec::with_capacity(flows.len() * 2);
     for f in flows {
         for (fact, o) in [("flow_weight", f.weight), ("flow_mb_s", f.mb_s)] {
             let Some(o) = o else { continue };
-            let v = json!({
+            let mut v = json!({
                 "fact": fact,
                 "from": f.from,
                 "to": f.to,
                 "value": o.value,
-                "class": "measured",
+                "class": f.class.as_str(),
                 "observed_at": berth_engine::estate::format_time(o.observed_at),
             });
+            if let Some(c) = &f.from_cluster {
+                v["from_cluster"] = json!(c);
+            }
+            if let Some(c) = &f.to_cluster {
+                v["to_cluster"] = json!(c);
+            }
             out.push(v);
         }
     }
@@ -955,17 +1203,37 @@ pub fn report(derived: &Derived) -> String {
     let width = derived
         .flows
         .iter()
-        .map(|f| f.from.chars().count() + f.to.chars().count() + 3)
+        .map(|f| {
+            let c = |c: &Option<String>| c.as_ref().map_or(0, |c| c.chars().count() + 1);
+            f.from.chars().count()
+                + f.to.chars().count()
+                + 3
+                + c(&f.from_cluster)
+                + c(&f.to_cluster)
+        })
         .max()
         .unwrap_or(0);
     for f in &derived.flows {
-        let edge = format!("{} → {}", f.from, f.to);
+        let end = |id: &str, c: &Option<String>| match c {
+            Some(c) => format!("{c}:{id}"),
+            None => id.to_string(),
+        };
+        let edge = format!(
+            "{} → {}",
+            end(&f.from, &f.from_cluster),
+            end(&f.to, &f.to_cluster)
+        );
         let show = |o: Option<Observed>| o.map_or_else(|| "–".to_string(), |o| o.value.to_string());
         let _ = writeln!(
             s,
-            "  {edge:<width$}  weight {:<10} MB/s {}",
+            "  {edge:<width$}  weight {:<10} MB/s {}{}",
             show(f.weight),
             show(f.mb_s),
+            if f.class == Class::Measured {
+                ""
+            } else {
+                "  (reported: scrape gap)"
+            },
         );
     }
     if !derived.notes.is_empty() {
@@ -994,15 +1262,32 @@ mod tests {
     #[test]
     fn little_s_law_and_megabytes() {
         let r = Results {
-            rate: parse_response("rate", "", &vector(json!([sample("a", "b", "200")]))).unwrap(),
-            duration: parse_response("duration", "", &vector(json!([sample("a", "b", "71")])))
-                .unwrap(),
+            rate: parse_response(
+                "rate",
+                "",
+                &vector(json!([sample("a", "b", "200")])),
+                &Reading::default(),
+            )
+            .unwrap(),
+            duration: parse_response(
+                "duration",
+                "",
+                &vector(json!([sample("a", "b", "71")])),
+                &Reading::default(),
+            )
+            .unwrap(),
             bytes: Some(
-                parse_response("bytes", "", &vector(json!([sample("a", "b", "38000000")])))
-                    .unwrap(),
+                parse_response(
+                    "bytes",
+                    "",
+                    &vector(json!([sample("a", "b", "38000000")])),
+                    &Reading::default(),
+                )
+                .unwrap(),
             ),
+            coverage: None,
         };
-        let d = derive(&r, &Mapping::default(), None);
+        let d = derive(&r, &Reading::default(), &Mapping::default(), None);
         assert_eq!(d.notes, vec![]);
         assert_eq!(d.flows.len(), 1);
         // 200 req/s × 0.071 s = 14.2 in flight; 38e6 B/s = 38 MB/s.
@@ -1033,15 +1318,17 @@ mod tests {
         // b-v2 has no duration: b's weight would be half the truth.
         let duration = vector(json!([sample("a", "b-v1", "100"), sample("a", "zz", "1")]));
         let r = Results {
-            rate: parse_response("rate", "", &rate).unwrap(),
-            duration: parse_response("duration", "", &duration).unwrap(),
+            rate: parse_response("rate", "", &rate, &Reading::default()).unwrap(),
+            duration: parse_response("duration", "", &duration, &Reading::default()).unwrap(),
             bytes: None,
+            coverage: None,
         };
         let mut m = Mapping::default();
         m.add_arg("b-v1=b").unwrap();
         m.add_arg("b-v2=b").unwrap();
-        let known: BTreeSet<String> = ["a", "b"].map(String::from).into();
-        let d = derive(&r, &m, Some(&known));
+        let known = Directory::from_estate(&json!({"services": [
+            {"id": "a", "cluster": "c1"}, {"id": "b", "cluster": "c1"}]}));
+        let d = derive(&r, &Reading::default(), &m, Some(&known));
         assert_eq!(d.flows, vec![], "nothing complete to send");
         let codes: Vec<NoteCode> = d.notes.iter().map(|n| n.code).collect();
         assert_eq!(
@@ -1064,7 +1351,7 @@ mod tests {
             .contains("a → b: weight known for only some of its 2 workload edges"));
         // Without the estate's services, zz is not judged here (the
         // server refuses it) and is sent.
-        let d = derive(&r, &m, None);
+        let d = derive(&r, &Reading::default(), &m, None);
         assert_eq!(d.flows.len(), 1);
         assert_eq!(
             (d.flows[0].from.as_str(), d.flows[0].to.as_str()),
@@ -1096,6 +1383,7 @@ mod tests {
         m.add_arg("catalog-v2=catalog").unwrap();
         m.add_arg("legacy/catalog-v2=old-catalog").unwrap();
         let w = |ns: &str, n: &str| Workload {
+            cluster: String::new(),
             namespace: ns.into(),
             name: n.into(),
         };
@@ -1108,5 +1396,152 @@ mod tests {
             .contains("mapped twice"));
         assert!(m.add_arg("nope").unwrap_err().contains("WORKLOAD=SERVICE"));
         assert!(m.add_arg("a/b/c=x").is_err());
+    }
+
+    fn reading_with_clusters() -> Reading {
+        Reading::with_labels(
+            Mesh::Istio,
+            Mesh::Istio
+                .labels()
+                .with_clusters("source_cluster", "destination_cluster"),
+        )
+    }
+
+    fn in_cluster(src: (&str, &str), dst: (&str, &str), v: &str) -> Value {
+        json!({"metric": {"source_workload": src.1, "source_workload_namespace": "shop", "source_cluster": src.0,
+                          "destination_workload": dst.1, "destination_workload_namespace": "shop", "destination_cluster": dst.0},
+               "value": [1796011500.25, v]})
+    }
+
+    #[test]
+    fn a_replica_in_another_cluster_gets_its_own_flow() {
+        let reading = reading_with_clusters();
+        let parse = |q: &str, v: Value| parse_response(q, "", &vector(v), &reading).unwrap();
+        let r = Results {
+            rate: parse(
+                "rate",
+                json!([
+                    in_cluster(("c-a", "front"), ("c-a", "cart"), "10"),
+                    in_cluster(("c-b", "front"), ("c-b", "cart"), "30"),
+                ]),
+            ),
+            duration: parse(
+                "duration",
+                json!([
+                    in_cluster(("c-a", "front"), ("c-a", "cart"), "100"),
+                    in_cluster(("c-b", "front"), ("c-b", "cart"), "100"),
+                ]),
+            ),
+            bytes: None,
+            coverage: None,
+        };
+        // The estate: the first import named them plainly, the second
+        // (cluster c-b) qualified the ids it found taken.
+        let known = Directory::from_estate(&json!({"services": [
+            {"id": "front", "cluster": "c-a", "source": "kubernetes:c-a/shop/deployment/front"},
+            {"id": "cart", "cluster": "c-a", "source": "kubernetes:c-a/shop/deployment/cart"},
+            {"id": "c-b/front", "cluster": "c-b", "source": "kubernetes:c-b/shop/deployment/front"},
+            {"id": "c-b/cart", "cluster": "c-b", "source": "kubernetes:c-b/shop/deployment/cart"},
+        ]}));
+        let d = derive(&r, &reading, &Mapping::default(), Some(&known));
+        let got: Vec<(&str, &str, f64)> = d
+            .flows
+            .iter()
+            .map(|f| (f.from.as_str(), f.to.as_str(), f.weight.unwrap().value))
+            .collect();
+        assert_eq!(
+            got,
+            [("c-b/front", "c-b/cart", 3.0), ("front", "cart", 1.0)],
+            "{:?}",
+            d.notes
+        );
+        // Without the estate (an agent), the ends go with their cluster
+        // for the server to resolve.
+        let d = derive(&r, &reading, &Mapping::default(), None);
+        let obs = observations(&d.flows);
+        assert_eq!(obs[0]["from"], "front");
+        assert_eq!(obs[0]["from_cluster"], "c-a");
+        assert_eq!(obs[1]["to_cluster"], "c-b");
+        // A mapping entry names one replica.
+        let mut m = Mapping::default();
+        m.add_arg("c-b:shop/cart=cart-eu").unwrap();
+        let w = Workload {
+            cluster: "c-b".into(),
+            namespace: "shop".into(),
+            name: "cart".into(),
+        };
+        assert_eq!(resolve(&w, &m, None), Resolved::Service("cart-eu".into()));
+        assert!(m.add_arg("c-b:a/b/c=x").is_err());
+    }
+
+    #[test]
+    fn a_scrape_gap_makes_the_figures_reported() {
+        let parse =
+            |q: &str, v: Value| parse_response(q, "", &vector(v), &Reading::default()).unwrap();
+        let r = Results {
+            rate: parse(
+                "rate",
+                json!([sample("a", "b", "10"), sample("a", "c", "10")]),
+            ),
+            duration: parse(
+                "duration",
+                json!([sample("a", "b", "100"), sample("a", "c", "100")]),
+            ),
+            bytes: None,
+            coverage: Some(parse(
+                "coverage",
+                json!([sample("a", "b", "21"), sample("a", "c", "14")]),
+            )),
+        };
+        let d = derive(&r, &Reading::default(), &Mapping::default(), None);
+        let classes: Vec<Class> = d.flows.iter().map(|f| f.class).collect();
+        assert_eq!(classes, [Class::Measured, Class::Reported]);
+        assert_eq!(d.notes.len(), 1, "{:?}", d.notes);
+        assert_eq!(d.notes[0].code, NoteCode::ScrapeGap);
+        assert_eq!(observations(&d.flows)[1]["class"], "reported");
+    }
+
+    #[test]
+    fn bytes_without_requests_is_a_tcp_flow() {
+        let parse =
+            |q: &str, v: Value| parse_response(q, "", &vector(v), &Reading::default()).unwrap();
+        let r = Results {
+            rate: parse("rate", json!([])),
+            duration: parse("duration", json!([])),
+            bytes: Some(parse("bytes", json!([sample("cart", "redis", "2000000")]))),
+            coverage: None,
+        };
+        let d = derive(&r, &Reading::default(), &Mapping::default(), None);
+        assert_eq!(d.flows.len(), 1);
+        assert_eq!(d.flows[0].weight, None);
+        assert_eq!(d.flows[0].mb_s.unwrap().value, 2.0);
+        assert_eq!(d.notes[0].code, NoteCode::NoRequests);
+    }
+
+    #[test]
+    fn an_unidentified_peer_is_outside_the_mesh_where_the_mesh_leaves_it_unlabelled() {
+        let reading = Reading::new(Mesh::Linkerd);
+        let v = vector(json!([
+            {"metric": {"deployment": "web", "namespace": "shop", "dst_deployment": "api", "dst_namespace": "shop"}, "value": [1.0, "5"]},
+            {"metric": {"deployment": "web", "namespace": "shop"}, "value": [1.0, "2"]},
+        ]));
+        let rate = parse_response("rate", "", &v, &reading).unwrap();
+        assert_eq!(rate.samples[1].edge.destination.name, "");
+        let r = Results {
+            rate,
+            duration: parse_response("duration", "", &vector(json!([])), &reading).unwrap(),
+            bytes: None,
+            coverage: None,
+        };
+        let d = derive(&r, &reading, &Mapping::default(), None);
+        assert!(
+            d.notes
+                .iter()
+                .any(|n| n.code == NoteCode::OutsideMesh && n.message.contains("did not identify")),
+            "{:?}",
+            d.notes
+        );
+        // Istio always names both ends: a missing label is a bad query.
+        assert!(parse_response("rate", "", &v, &Reading::default()).is_err());
     }
 }

@@ -13,7 +13,7 @@ use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Json, Router};
-use berth::import::prometheus::{DEFAULT_BYTES_QUERY, DEFAULT_DURATION_QUERY, DEFAULT_RATE_QUERY};
+use berth::import::mesh::Queries;
 use serde_json::{json, Value};
 
 /// The token the fake Berth accepts.
@@ -72,13 +72,12 @@ struct PromState {
 
 /// The recorded Istio responses under the default queries.
 pub fn istio_responses() -> HashMap<String, (u16, Value)> {
+    let q = Queries::default();
     HashMap::from([
-        (DEFAULT_RATE_QUERY.to_string(), (200, fixture("rate"))),
-        (
-            DEFAULT_DURATION_QUERY.to_string(),
-            (200, fixture("duration")),
-        ),
-        (DEFAULT_BYTES_QUERY.to_string(), (200, fixture("bytes"))),
+        (q.rate, (200, fixture("rate"))),
+        (q.duration, (200, fixture("duration"))),
+        (q.bytes.unwrap(), (200, fixture("bytes"))),
+        (q.coverage.unwrap(), (200, fixture("coverage"))),
     ])
 }
 
