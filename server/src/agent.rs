@@ -40,6 +40,178 @@ pub struct AgentOptions {
     /// The cluster the capacity is for; also part of the batch id.
     pub cluster: Option<String>,
     pub capacity: Option<CapacitySource>,
+    /// Round trips to the other clusters' agents (`--probe-listen`).
+    pub probe: Option<ProbeSetup>,
+}
+
+/// This agent's probe endpoint: a TCP listener that accepts and closes
+/// (a connect is the round trip measured; nothing is read or written, so
+/// a peer learns nothing and can ask for nothing), and the address the
+/// others are told to reach it at.
+#[derive(Debug)]
+pub struct ProbeSetup {
+    listener: std::net::TcpListener,
+    pub advertised: String,
+}
+
+impl Clone for ProbeSetup {
+    fn clone(&self) -> ProbeSetup {
+        ProbeSetup {
+            listener: self
+                .listener
+                .try_clone()
+                .expect("a listening socket can be shared"),
+            advertised: self.advertised.clone(),
+        }
+    }
+}
+
+impl ProbeSetup {
+    /// Bind `listen` (IP:PORT; port 0 takes a free one) now, so a bad or
+    /// taken address is a usage error at start, not a log line later.
+    pub fn bind(listen: &str, advertised: Option<&str>) -> Result<ProbeSetup, String> {
+        let addr: std::net::SocketAddr = listen.parse().map_err(|_| {
+            format!("--probe-listen {listen:?}: expected IP:PORT, e.g. 0.0.0.0:7946")
+        })?;
+        let listener = std::net::TcpListener::bind(addr)
+            .map_err(|e| format!("--probe-listen {listen}: cannot listen there: {e}"))?;
+        listener
+            .set_nonblocking(true)
+            .map_err(|e| format!("--probe-listen {listen}: {e}"))?;
+        let bound = listener
+            .local_addr()
+            .map_err(|e| format!("--probe-listen {listen}: {e}"))?;
+        let advertised = match advertised {
+            Some(a) => {
+                let parsed: std::net::SocketAddr = a.parse().map_err(|_| {
+                    format!("--probe-address {a:?}: expected IP:PORT its peers can connect to")
+                })?;
+                if parsed.ip().is_unspecified() || parsed.port() == 0 {
+                    return Err(format!(
+                        "--probe-address {a}: give the address peers connect to, not 0.0.0.0 or port 0"
+                    ));
+                }
+                a.to_string()
+            }
+            None if bound.ip().is_unspecified() => {
+                return Err(format!(
+                    "--probe-listen {listen}: listening on every address, so say which one peers reach with --probe-address IP:{}",
+                    bound.port()
+                ))
+            }
+            None => bound.to_string(),
+        };
+        Ok(ProbeSetup {
+            listener,
+            advertised,
+        })
+    }
+}
+
+/// Connects per peer and tick: the median of five is steady against one
+/// slow handshake (a retransmitted SYN, a busy node) and costs five
+/// handshakes a minute per peer at the default interval.
+pub const PROBE_SAMPLES: usize = 5;
+
+/// Successful connects needed for a figure: a majority of the samples, so
+/// the median is of real round trips, not of the few that got through.
+pub const PROBE_QUORUM: usize = 3;
+
+/// How long one connect may take. A round trip between clusters is
+/// milliseconds to a few hundred; one that has not completed in 2 s is
+/// lost (the kernel's first SYN retransmit comes at 1 s), and five of
+/// them stay well inside a tick.
+pub const PROBE_TIMEOUT: Duration = Duration::from_secs(2);
+
+/// The round trip to `addr` in milliseconds: the median of
+/// [`PROBE_SAMPLES`] TCP connects (a connect completes after one round
+/// trip: SYN out, SYN-ACK back), to the microsecond.
+pub async fn probe_rtt_ms(addr: std::net::SocketAddr) -> Result<f64, String> {
+    let mut samples = Vec::with_capacity(PROBE_SAMPLES);
+    let mut last_error = String::new();
+    for _ in 0..PROBE_SAMPLES {
+        let started = std::time::Instant::now();
+        match tokio::time::timeout(PROBE_TIMEOUT, tokio::net::TcpStream::connect(addr)).await {
+            Ok(Ok(s)) => {
+                samples.push(started.elapsed().as_secs_f64() * 1000.0);
+                drop(s);
+            }
+            Ok(Err(e)) => last_error = e.to_string(),
+            Err(_) => last_error = format!("no answer within {} s", PROBE_TIMEOUT.as_secs()),
+        }
+    }
+    if samples.len() < PROBE_QUORUM {
+        return Err(format!(
+            "{} of {PROBE_SAMPLES} connects to {addr} succeeded ({last_error})",
+            samples.len()
+        ));
+    }
+    samples.sort_by(f64::total_cmp);
+    let median = samples[samples.len() / 2];
+    Ok((median * 1000.0).round() / 1000.0)
+}
+
+/// Round trips from `cluster` to every peer, as `rtt_ms` path
+/// observations dated `tick`; a peer that does not answer is logged and
+/// left out (its path keeps what the estate knew). Peers are probed at
+/// once, each with its own connects.
+async fn measure_peers(cluster: &str, peers: &[submit::Peer], tick: i64) -> Vec<Value> {
+    let mut set = tokio::task::JoinSet::new();
+    for (i, p) in peers.iter().enumerate() {
+        let address = p.address.clone();
+        set.spawn(async move {
+            let r = match address.parse::<std::net::SocketAddr>() {
+                Ok(a) => probe_rtt_ms(a).await,
+                Err(_) => Err(format!("{address:?} is not IP:PORT")),
+            };
+            (i, r)
+        });
+    }
+    let mut results: Vec<(usize, Result<f64, String>)> = Vec::with_capacity(peers.len());
+    while let Some(r) = set.join_next().await {
+        if let Ok(r) = r {
+            results.push(r);
+        }
+    }
+    // In the peers' order, whatever order the probes finished in.
+    results.sort_by_key(|(i, _)| *i);
+    let mut out = Vec::new();
+    for (i, r) in results {
+        let peer = &peers[i];
+        match r {
+            Ok(ms) => {
+                tracing::info!(peer = %peer.cluster, rtt_ms = ms, "round trip measured");
+                out.push(json!({
+                    "fact": "rtt_ms",
+                    "a": cluster,
+                    "b": peer.cluster,
+                    "value": ms,
+                    "class": "measured",
+                    "observed_at": format_time(tick),
+                }));
+            }
+            Err(e) => tracing::warn!(peer = %peer.cluster, "round trip not measured: {e}"),
+        }
+    }
+    out
+}
+
+/// Answer probes until the process ends: accept, close.
+async fn answer_probes(listener: std::net::TcpListener) {
+    let listener = match tokio::net::TcpListener::from_std(listener) {
+        Ok(l) => l,
+        Err(e) => {
+            tracing::error!("probe endpoint not started: {e}");
+            return;
+        }
+    };
+    loop {
+        match listener.accept().await {
+            Ok((s, _)) => drop(s),
+            // Out of descriptors or the like: wait a little, go on.
+            Err(_) => tokio::time::sleep(Duration::from_millis(100)).await,
+        }
+    }
 }
 
 /// How long a capacity command may run. It is expected to print a few
@@ -202,6 +374,16 @@ pub async fn run(opts: AgentOptions, mut stop: watch::Receiver<bool>) {
         retry_unreachable: true,
     };
     let mut unknown_services: BTreeSet<String> = BTreeSet::new();
+    // The other clusters' probe addresses, as the last answer named them.
+    let mut peers: Vec<submit::Peer> = Vec::new();
+    if let Some(p) = &opts.probe {
+        let listener = p
+            .listener
+            .try_clone()
+            .expect("a listening socket can be shared");
+        tracing::info!(address = %p.advertised, "answering round-trip probes");
+        tokio::spawn(answer_probes(listener));
+    }
     let mut forget_at = Instant::now() + FORGET_UNKNOWN_AFTER;
     let mut next = Instant::now();
     tracing::info!(
@@ -279,7 +461,13 @@ pub async fn run(opts: AgentOptions, mut stop: watch::Receiver<bool>) {
             }
         }
 
-        if observations.is_empty() {
+        if let (Some(_), Some(cluster)) = (&opts.probe, &opts.cluster) {
+            observations.extend(measure_peers(cluster, &peers, tick).await);
+        }
+
+        // With a probe, a batch goes even when empty: it registers this
+        // agent's probe address and brings back the peers'.
+        if observations.is_empty() && opts.probe.is_none() {
             tracing::info!(tick = %tick_text, "nothing to send this tick");
         } else {
             let id = submit::batch_id("agent", &[&opts.client.estate, &cluster_part, &tick_text]);
@@ -304,6 +492,15 @@ pub async fn run(opts: AgentOptions, mut stop: watch::Receiver<bool>) {
                     for p in &d.pruned {
                         unknown_services.extend(p.refused.iter().cloned());
                         tracing::info!(batch_id = %id, from = %p.from, to = %p.to, fact = %p.fact, "left out: {}", p.message);
+                    }
+                    if let Some(a) = &d.answer {
+                        if opts.probe.is_some() && a.peers != peers {
+                            tracing::info!(
+                                peers = ?a.peers.iter().map(|p| format!("{}={}", p.cluster, p.address)).collect::<Vec<_>>(),
+                                "probe peers"
+                            );
+                            peers = a.peers.clone();
+                        }
                     }
                     if let Some(c) = d.answer.as_ref().and_then(|a| a.cluster_created.as_ref()) {
                         tracing::info!(batch_id = %id, cluster = %c, "created the cluster in the estate");

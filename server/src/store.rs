@@ -235,6 +235,14 @@ pub struct NewBatch<'a> {
     pub applied: i64,
 }
 
+/// Where a cluster's agent answers round-trip probes.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct Probe {
+    pub cluster: String,
+    pub address: String,
+    pub updated_at: i64,
+}
+
 impl EstateLock<'_> {
     /// The batch `submitter` recorded under this id, if any (read under
     /// the lock, so a retry racing its original sees either nothing or the
@@ -263,6 +271,58 @@ impl EstateLock<'_> {
             version: r.try_get("version")?,
             applied: r.try_get("applied")?,
         }))
+    }
+
+    /// Record (or move) the probe address of `cluster`'s agent.
+    pub async fn put_probe(
+        &mut self,
+        cluster: &str,
+        address: &str,
+        submitter: &str,
+        now: i64,
+    ) -> StoreResult<()> {
+        sqlx::query(
+            "INSERT INTO agent_probes (estate_id, cluster, address, submitter, updated_at) \
+             VALUES ($1, $2, $3, $4, $5) \
+             ON CONFLICT (estate_id, cluster) DO UPDATE SET address = excluded.address, \
+             submitter = excluded.submitter, updated_at = excluded.updated_at",
+        )
+        .bind(&self.row.meta.id)
+        .bind(cluster)
+        .bind(address)
+        .bind(submitter)
+        .bind(now)
+        .execute(&mut *self.tx)
+        .await?;
+        Ok(())
+    }
+
+    /// The probe addresses registered since `since`, by cluster.
+    pub async fn probes(&mut self, since: i64) -> StoreResult<Vec<Probe>> {
+        let rows = sqlx::query(
+            "SELECT cluster, address, updated_at FROM agent_probes \
+             WHERE estate_id = $1 AND updated_at >= $2 ORDER BY cluster",
+        )
+        .bind(&self.row.meta.id)
+        .bind(since)
+        .fetch_all(&mut *self.tx)
+        .await?;
+        rows.iter()
+            .map(|r| {
+                Ok(Probe {
+                    cluster: r.try_get("cluster")?,
+                    address: r.try_get("address")?,
+                    updated_at: r.try_get("updated_at")?,
+                })
+            })
+            .collect()
+    }
+
+    /// Commit what was done under the lock without a new version (a
+    /// probe registered by a batch that changes no fact).
+    pub async fn commit(self) -> StoreResult<()> {
+        self.tx.commit().await?;
+        Ok(())
     }
 
     /// Store the new document, bump the version, commit; with `batch`,

@@ -52,6 +52,18 @@ pub struct Answer {
     /// had no cluster of that id).
     #[serde(default)]
     pub cluster_created: Option<String>,
+    /// The other clusters' agents' probe addresses, when this batch
+    /// carried a probe of its own.
+    #[serde(default)]
+    pub peers: Vec<Peer>,
+}
+
+/// Another cluster's agent, to probe.
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize, Serialize)]
+pub struct Peer {
+    pub cluster: String,
+    pub address: String,
+    pub updated_at: i64,
 }
 
 /// One item of a 422's `details.errors` (the API's [`berth_api::InputError`]).
@@ -119,6 +131,10 @@ pub struct BerthClient {
     /// --create-cluster`): the server creates the cluster from it when the
     /// estate has none of that id, and ignores it otherwise.
     cluster_record: Option<Value>,
+    /// Where this agent answers round-trip probes (`berth agent
+    /// --probe-listen`), sent with every batch; the answer names the
+    /// peers'.
+    probe: Option<Value>,
 }
 
 impl BerthClient {
@@ -144,11 +160,18 @@ impl BerthClient {
             token,
             estate: estate.to_string(),
             cluster_record: None,
+            probe: None,
         })
     }
 
     /// Send `record` (a cluster as the estate file has it, less its facts)
     /// with every batch.
+    /// Send `{"cluster": …, "address": …}` with every batch.
+    pub fn with_probe(mut self, cluster: &str, address: &str) -> BerthClient {
+        self.probe = Some(serde_json::json!({"cluster": cluster, "address": address}));
+        self
+    }
+
     pub fn with_cluster_record(mut self, record: Value) -> BerthClient {
         self.cluster_record = Some(record);
         self
@@ -206,6 +229,9 @@ impl BerthClient {
         observations: &[Value],
     ) -> Result<Answer, SubmitError> {
         let mut body = json!({"batch_id": batch_id, "observations": observations});
+        if let Some(probe) = &self.probe {
+            body["probe"] = probe.clone();
+        }
         if let Some(record) = &self.cluster_record {
             body["cluster"] = record.clone();
         }
@@ -440,7 +466,9 @@ pub async fn deliver(
     let mut attempts = 0u32;
     let mut retry = 0u32;
     loop {
-        if observations.is_empty() {
+        // Nothing to say — unless the batch carries a probe address, which
+        // is worth registering (and brings back the peers') on its own.
+        if observations.is_empty() && client.probe.is_none() {
             return Ok(Delivery {
                 batch_id,
                 answer: None,

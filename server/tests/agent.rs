@@ -608,3 +608,129 @@ async fn a_bad_cluster_record_is_refused_at_its_place() {
     );
     assert_eq!(server.estate_file().await, before, "nothing written");
 }
+
+/// Round trips between clusters (issue 14): two agents on loopback, each
+/// answering probes and told the other's address by the server, post the
+/// median of their TCP connects as measured path facts; the advice then
+/// takes the path between their clusters as measured (`measured_path`).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_agents_probe_each_other_and_post_measured_round_trips() {
+    let server = fakes::RealBerth::start().await;
+    let mut agents = vec![];
+    let mut tokens = vec![];
+    for cluster in ["c-fra-1", "c-par-1"] {
+        let token = server.agent_token(&format!("agent-{cluster}")).await;
+        let mut c = berth();
+        c.args(["agent", "--server", &server.url, "--estate", "sample"])
+            .args(["--interval", "1s", "--cluster", cluster])
+            // Port 0: the agent takes a free one and advertises it.
+            .args(["--probe-listen", "127.0.0.1:0"])
+            .env("BERTH_TOKEN", &token)
+            .stderr(std::process::Stdio::piped());
+        agents.push(c.spawn().unwrap());
+        tokens.push(token);
+    }
+    // Both have registered after their first tick, each learns the other
+    // at its next, and measures at the one after.
+    let start = Instant::now();
+    let path = loop {
+        let estate = server.estate_file().await;
+        let found = estate["paths"].as_array().unwrap().iter().find(|p| {
+            let pair = (p["a"].as_str().unwrap(), p["b"].as_str().unwrap());
+            (pair == ("c-fra-1", "c-par-1") || pair == ("c-par-1", "c-fra-1"))
+                && p["rtt_ms"]["source"]
+                    .as_str()
+                    .is_some_and(|s| s.starts_with("token:"))
+        });
+        if let Some(p) = found {
+            break p.clone();
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(30),
+            "no measured round trip within 30 s:\n{}",
+            server.log.lock().unwrap()
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    };
+    // Two more ticks: by then the other agent has measured too.
+    tokio::time::sleep(Duration::from_millis(2500)).await;
+    let mut logs = vec![];
+    for a in agents {
+        let (code, log) = stop(a).await;
+        assert_eq!(code, 0, "{log}");
+        logs.push(log);
+    }
+    // The figure as it stands once both have stopped.
+    let estate = server.estate_file().await;
+    let path = estate["paths"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["a"] == path["a"] && p["b"] == path["b"])
+        .unwrap()
+        .clone();
+    let rtt = &path["rtt_ms"];
+    eprintln!("measured path: {path}");
+    assert_eq!(rtt["class"], "measured");
+    let ms = rtt["value"].as_f64().unwrap();
+    assert!(ms > 0.0 && ms < 5.0, "a loopback round trip of {ms} ms");
+    let observed = berth_engine::estate::parse_time(rtt["observed_at"].as_str().unwrap()).unwrap();
+    let now = chrono::Utc::now().timestamp();
+    assert!(
+        (now - observed).abs() < 60,
+        "observed at {observed}, now {now}"
+    );
+    for (log, token) in logs.iter().zip(&tokens) {
+        assert!(log.contains("round trip measured"), "{log}");
+        assert!(!log.contains(token.as_str()), "the token is never logged");
+    }
+
+    // The engine takes it as the measured path between the two clusters:
+    // the decider request it builds (what every decider sees) has it, and
+    // the advice's deciding facts show it with its derivation.
+    let get = |what: &str| {
+        let url = format!(
+            "{}/api/estates/sample/{what}?now={}",
+            server.url,
+            berth_engine::estate::format_time(now)
+        );
+        async move {
+            reqwest::Client::new()
+                .get(url)
+                .bearer_auth(fakes::ADMIN_TOKEN)
+                .send()
+                .await
+                .unwrap()
+                .json::<Value>()
+                .await
+                .unwrap()
+        }
+    };
+    let preview = get("preview").await;
+    let in_request = preview["result"]["paths"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["a"] == "c-fra-1" && p["b"] == "c-par-1")
+        .cloned()
+        .unwrap();
+    assert_eq!(in_request["class"], "measured", "{in_request}");
+    assert_eq!(in_request["rtt_ms"].as_f64(), rtt["value"].as_f64());
+    let advice = get("advice").await;
+    let deciding: Vec<&Value> = advice["result"]["moves"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|m| m["facts"].as_array().unwrap())
+        .filter(|f| f["fact"] == "rtt c-fra-1↔c-par-1")
+        .collect();
+    assert!(
+        !deciding.is_empty(),
+        "no move rests on the c-fra-1↔c-par-1 round trip: {advice}"
+    );
+    for f in deciding {
+        assert_eq!(f["derivation"], "measured_path", "{f}");
+        assert_eq!(f["class"], "measured", "{f}");
+        assert!(f["source"].as_str().unwrap().starts_with("token:"), "{f}");
+    }
+}

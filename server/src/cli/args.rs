@@ -229,6 +229,17 @@ pub enum Command {
         /// run at every tick.
         #[arg(long, value_name = "CMD", requires = "cluster")]
         capacity_command: Option<String>,
+        /// Answer round-trip probes from the other clusters' agents here
+        /// (IP:PORT, e.g. 0.0.0.0:7946), and measure the round trip to
+        /// theirs each tick (median of 5 TCP connects), posted as measured
+        /// rtt_ms path facts.
+        #[arg(long, value_name = "IP:PORT", requires = "cluster")]
+        probe_listen: Option<String>,
+        /// The address the other agents reach this one's probe at (a pod
+        /// or node IP and port; default: --probe-listen, unless that is
+        /// 0.0.0.0 or ::).
+        #[arg(long, value_name = "IP:PORT", requires = "probe_listen")]
+        probe_address: Option<String>,
         #[command(flatten)]
         new_cluster: NewCluster,
         #[command(flatten)]

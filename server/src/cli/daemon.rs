@@ -136,6 +136,8 @@ pub fn agent(command: Command) -> ExitCode {
         cluster,
         capacity_file,
         capacity_command,
+        probe_listen,
+        probe_address,
         new_cluster,
         mesh,
     } = command
@@ -145,16 +147,6 @@ pub fn agent(command: Command) -> ExitCode {
     let setup = || -> Result<berth::agent::AgentOptions, Failure> {
         use berth::agent::CapacitySource;
         let interval = berth::agent::parse_interval(&interval).map_err(Failure::usage)?;
-        let capacity = match (capacity_file, capacity_command) {
-            (Some(f), _) => Some(CapacitySource::File(f)),
-            (None, Some(c)) => Some(CapacitySource::Command(c)),
-            (None, None) => None,
-        };
-        if prometheus.is_none() && capacity.is_none() {
-            return Err(Failure::usage(
-                "nothing to report: give --prometheus URL, or --cluster C with --capacity-file F or --capacity-command CMD".into(),
-            ));
-        }
         let (reading, mapping) = mesh_setup(mesh)?;
         let mut client = berth::submit::BerthClient::new(
             &target.server,
@@ -162,6 +154,30 @@ pub fn agent(command: Command) -> ExitCode {
             &target.estate,
         )
         .map_err(Failure::usage)?;
+        let capacity = match (capacity_file, capacity_command) {
+            (Some(f), _) => Some(CapacitySource::File(f)),
+            (None, Some(c)) => Some(CapacitySource::Command(c)),
+            (None, None) => None,
+        };
+        if prometheus.is_none() && capacity.is_none() && probe_listen.is_none() {
+            return Err(Failure::usage(
+                "nothing to report: give --prometheus URL, or --cluster C with --capacity-file F, --capacity-command CMD or --probe-listen IP:PORT".into(),
+            ));
+        }
+        let probe = match &probe_listen {
+            None => None,
+            Some(listen) => {
+                let setup = berth::agent::ProbeSetup::bind(listen, probe_address.as_deref())
+                    .map_err(Failure::usage)?;
+                client = client.with_probe(
+                    cluster
+                        .as_deref()
+                        .expect("clap: --probe-listen requires --cluster"),
+                    &setup.advertised,
+                );
+                Some(setup)
+            }
+        };
         if let Some(record) = new_cluster.record(cluster.as_deref()) {
             client = client.with_cluster_record(record);
         }
@@ -178,6 +194,7 @@ pub fn agent(command: Command) -> ExitCode {
             interval,
             cluster,
             capacity,
+            probe,
         })
     };
     let run = || -> Result<(), Failure> {

@@ -72,6 +72,67 @@ struct ObservationBatch {
     /// the estate owns its record.
     #[serde(default)]
     cluster: Option<ClusterRecord>,
+    /// Where this agent answers round-trip probes; the answer then lists
+    /// the other clusters' agents' (`peers`), to probe next tick.
+    #[serde(default)]
+    probe: Option<ProbeRecord>,
+}
+
+/// An agent's probe address: an IP address and port its peers connect to
+/// (no host name: peers would resolve it in their own cluster's DNS).
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ProbeRecord {
+    cluster: String,
+    address: String,
+}
+
+/// How long a probe address is handed out after its agent last reported:
+/// ten minutes is ten ticks at the default interval, so an agent that
+/// stopped is no longer probed (and no failed probes are logged for it)
+/// soon after, while a slow tick or a server restart does not drop it.
+const PEER_FRESH_S: i64 = 600;
+
+/// Register `probe` (its cluster must be one of the estate's, `known`)
+/// and list the other clusters' probe addresses; nothing when the batch
+/// has no probe.
+async fn register_probe(
+    lock: &mut store::EstateLock<'_>,
+    probe: Option<&ProbeRecord>,
+    known: impl Fn(&str) -> bool,
+    submitter: &str,
+    now: i64,
+) -> ApiResult<Vec<store::Probe>> {
+    let Some(probe) = probe else {
+        return Ok(vec![]);
+    };
+    let refuse = |path: &str, message: String| ApiError::Invalid {
+        message: "invalid probe; nothing was applied".into(),
+        details: json!({"errors": [{"path": path, "line": null, "message": message}]}),
+    };
+    if !known(&probe.cluster) {
+        return Err(refuse(
+            "/probe/cluster",
+            format!("no cluster {:?} in this estate", probe.cluster),
+        ));
+    }
+    match probe.address.parse::<std::net::SocketAddr>() {
+        Ok(a) if a.port() != 0 && !a.ip().is_unspecified() => {}
+        _ => {
+            return Err(refuse(
+                "/probe/address",
+                format!(
+                    "expected IP:PORT its peers can connect to (e.g. 10.1.2.3:7946 or [fd00::3]:7946), found {:?}",
+                    probe.address
+                ),
+            ))
+        }
+    }
+    lock.put_probe(&probe.cluster, &probe.address, submitter, now)
+        .await?;
+    let mut peers = lock.probes(now - PEER_FRESH_S).await?;
+    peers.retain(|p| p.cluster != probe.cluster);
+    Ok(peers)
 }
 
 /// A cluster as an agent describes it (its flags); the estate file's
@@ -191,6 +252,23 @@ async fn observe(
     let mut lock = store::lock_estate(&state.db, &id)
         .await?
         .ok_or_else(|| ApiError::NotFound(format!("no estate {id:?}")))?;
+    let mut doc: Value = serde_json::from_str(&lock.row.document)
+        .map_err(|e| ApiError::Internal(format!("stored document of {id}: {e}")))?;
+    let received_at = now_s();
+    let has_cluster = |doc: &Value, c: &str| {
+        doc["clusters"]
+            .as_array()
+            .is_some_and(|a| a.iter().any(|x| x["id"] == c))
+            || batch.cluster.as_ref().is_some_and(|r| r.id == c)
+    };
+    let peers = register_probe(
+        &mut lock,
+        batch.probe.as_ref(),
+        |c| has_cluster(&doc, c),
+        &p.subject,
+        received_at,
+    )
+    .await?;
     // A retry (the agent never saw our answer) is answered from the
     // record; the same id with other content is a bug to surface.
     if let Some(seen) = lock.batch(&p.subject, &batch.batch_id).await? {
@@ -200,17 +278,32 @@ async fn observe(
                 batch.batch_id
             )));
         }
+        if batch.probe.is_some() {
+            lock.commit().await?;
+        }
         return Ok(Json(json!({
             "estate": id,
             "batch_id": batch.batch_id,
             "version": seen.version,
             "applied": seen.applied,
             "duplicate": true,
+            "peers": peers,
         })));
     }
-    let mut doc: Value = serde_json::from_str(&lock.row.document)
-        .map_err(|e| ApiError::Internal(format!("stored document of {id}: {e}")))?;
-    let received_at = now_s();
+    // Nothing to apply, only a probe to register (an agent's first tick,
+    // before it knows any peer): no new version.
+    if batch.observations.is_empty() && batch.probe.is_some() && batch.cluster.is_none() {
+        let version = lock.row.meta.version;
+        lock.commit().await?;
+        return Ok(Json(json!({
+            "estate": id,
+            "batch_id": batch.batch_id,
+            "version": version,
+            "applied": 0,
+            "duplicate": false,
+            "peers": peers,
+        })));
+    }
     let mut cluster_created = None;
     if let Some(record) = &batch.cluster {
         let created =
@@ -269,6 +362,7 @@ async fn observe(
         "applied": applied,
         "duplicate": false,
         "cluster_created": cluster_created,
+        "peers": peers,
     })))
 }
 
