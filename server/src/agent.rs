@@ -406,7 +406,10 @@ async fn kubernetes_tick(
                     "services re-synced from the Kubernetes API"
                 );
             }
-            Err(SubmitError::Refused { status: 403, message }) => {
+            Err(SubmitError::Refused {
+                status: 403,
+                message,
+            }) => {
                 tracing::error!(
                     cluster = %cluster,
                     "services not re-synced: the server refused the import (403: {message}); it takes an operator token. Capacity is still reported; services are not tried again this run"

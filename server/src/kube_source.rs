@@ -405,10 +405,7 @@ async fn from_kubeconfig(
         }
     };
     if !names.contains(&name) {
-        return Err(format!(
-            "{where_}: no context {name:?} ({})",
-            list()
-        ));
+        return Err(format!("{where_}: no context {name:?} ({})", list()));
     }
     let options = KubeConfigOptions {
         context: Some(name.clone()),

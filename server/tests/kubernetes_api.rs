@@ -39,11 +39,21 @@ const KINDS: [(&str, &str, &str, bool); 12] = [
     ("StatefulSet", "apps/v1", "statefulsets", true),
     ("DaemonSet", "apps/v1", "daemonsets", true),
     ("ReplicaSet", "apps/v1", "replicasets", true),
-    ("ReplicationController", "v1", "replicationcontrollers", true),
+    (
+        "ReplicationController",
+        "v1",
+        "replicationcontrollers",
+        true,
+    ),
     ("Pod", "v1", "pods", true),
     ("Service", "v1", "services", true),
     ("ConfigMap", "v1", "configmaps", true),
-    ("PersistentVolumeClaim", "v1", "persistentvolumeclaims", true),
+    (
+        "PersistentVolumeClaim",
+        "v1",
+        "persistentvolumeclaims",
+        true,
+    ),
     ("PersistentVolume", "v1", "persistentvolumes", false),
     ("StorageClass", "storage.k8s.io/v1", "storageclasses", false),
     ("Node", "v1", "nodes", false),
@@ -104,6 +114,8 @@ struct Script {
     expire_once: Option<&'static str>,
     /// A plural whose continue tokens are always stale.
     expire_always: Option<&'static str>,
+    /// Add a Ready node that reports no `status.allocatable`.
+    bare_node: bool,
 }
 
 /// One request: plural, `limit`, `continue`, and the status answered.
@@ -177,7 +189,7 @@ fn default_requests(spec: &mut Value) {
 }
 
 /// Everything the fake serves, by plural, each object as stored.
-fn cluster_objects() -> BTreeMap<&'static str, Vec<Value>> {
+fn cluster_objects(bare_node: bool) -> BTreeMap<&'static str, Vec<Value>> {
     let mut store: BTreeMap<&'static str, Vec<Value>> = BTreeMap::new();
     for name in FIXTURES {
         for v in documents(name) {
@@ -240,7 +252,14 @@ fn cluster_objects() -> BTreeMap<&'static str, Vec<Value>> {
     pods.push(job_pod("report-29312", None, "Pending"));
     store.insert("pods", pods);
     store.insert("replicasets", sets);
-    store.insert("nodes", nodes());
+    let mut all_nodes = nodes();
+    if bare_node {
+        let mut n = all_nodes[0].clone();
+        n["metadata"]["name"] = json!("node-f");
+        n["status"].as_object_mut().unwrap().remove("allocatable");
+        all_nodes.push(n);
+    }
+    store.insert("nodes", all_nodes);
     // Stored order: etcd's key order, namespace then name.
     let mut rv = 1000;
     for items in store.values_mut() {
@@ -301,7 +320,13 @@ async fn api(
     let plural = found.map_or(path.to_string(), |k| k.2.to_string());
     let limit = q.get("limit").cloned();
     let token = q.get("continue").cloned();
-    let answer = answer(&f, found.copied(), limit.as_deref(), token.as_deref(), &headers);
+    let answer = answer(
+        &f,
+        found.copied(),
+        limit.as_deref(),
+        token.as_deref(),
+        &headers,
+    );
     f.log
         .lock()
         .unwrap()
@@ -322,7 +347,11 @@ fn answer(
         return status(401, "Unauthorized", "Unauthorized");
     }
     let Some((kind, api_version, plural, _)) = kind else {
-        return status(404, "NotFound", "the server could not find the requested resource");
+        return status(
+            404,
+            "NotFound",
+            "the server could not find the requested resource",
+        );
     };
     if f.script.forbidden == Some(plural) {
         return status(
@@ -394,7 +423,7 @@ fn answer(
 
 impl FakeKube {
     async fn start(script: Script) -> FakeKube {
-        let store = Arc::new(cluster_objects());
+        let store = Arc::new(cluster_objects(script.bare_node));
         let fake = Fake {
             store: store.clone(),
             script,
@@ -553,7 +582,7 @@ async fn the_api_import_equals_the_file_import() {
     let mut c = berth_clean();
     c.args(["import", "kubernetes", "--cluster", "c-par", "--into"])
         .arg(&estate)
-        .args(FIXTURES.map(|f| fixture_path(f)));
+        .args(FIXTURES.map(fixture_path));
     let (code, raw_out, raw_err) = run(c).await;
     assert_eq!(code, 0, "{raw_err}");
     let mut raw: Value = serde_json::from_str(&raw_out).unwrap();
@@ -576,13 +605,22 @@ async fn the_api_import_equals_the_file_import() {
         .as_array()
         .unwrap()
         .iter()
-        .filter(|s| s["source"].as_str().is_some_and(|s| s.starts_with("kubernetes:")))
+        .filter(|s| {
+            s["source"]
+                .as_str()
+                .is_some_and(|s| s.starts_with("kubernetes:"))
+        })
         .count();
     assert_eq!(imported, 26, "every Deployment, no owned ReplicaSet or Pod");
 
     // The report: the same services, the forbidden kind by name, the
     // restarted list, nothing removed.
-    let first = |t: &str| t.lines().find(|l| l.starts_with("kubernetes import")).unwrap().to_string();
+    let first = |t: &str| {
+        t.lines()
+            .find(|l| l.starts_with("kubernetes import"))
+            .unwrap()
+            .to_string()
+    };
     assert_eq!(first(&api_err), first(&file_err));
     assert!(
         first(&api_err).contains("26 services — 26 added"),
@@ -597,7 +635,9 @@ async fn the_api_import_equals_the_file_import() {
         "{api_err}"
     );
     assert!(
-        api_err.contains("[incomplete_input] part of the input could not be read: nothing was removed"),
+        api_err.contains(
+            "[incomplete_input] part of the input could not be read: nothing was removed"
+        ),
         "{api_err}"
     );
 
@@ -657,7 +697,10 @@ async fn bad_sources_fail_clearly() {
     let (code, out, err) = import(strings(&["--kubeconfig", s(&kc), "--context", "nope"])).await;
     assert_eq!((code, out.as_str()), (2, ""), "{err}");
     assert!(
-        err.contains(&format!("{}: no context \"nope\" (it has shop, other)", kc.display())),
+        err.contains(&format!(
+            "{}: no context \"nope\" (it has shop, other)",
+            kc.display()
+        )),
         "{err}"
     );
     assert!(kube.log.lock().unwrap().is_empty(), "nothing was asked");
@@ -676,10 +719,13 @@ async fn bad_sources_fail_clearly() {
     let down = dir.path().join("down");
     std::fs::create_dir_all(&down).unwrap();
     let kc_down = kubeconfig(&down, &closed);
-    let (code, out, err) = import(strings(&["--kubeconfig", s(&kc_down), "--context", "shop"])).await;
+    let (code, out, err) =
+        import(strings(&["--kubeconfig", s(&kc_down), "--context", "shop"])).await;
     assert_eq!((code, out.as_str()), (2, ""), "{err}");
     assert!(
-        err.contains(&format!("context shop ({closed}/): listing deployments (/apis/apps/v1/deployments)")),
+        err.contains(&format!(
+            "context shop ({closed}/): listing deployments (/apis/apps/v1/deployments)"
+        )),
         "{err}"
     );
 
@@ -746,7 +792,10 @@ fn expected_free(store: &BTreeMap<&'static str, Vec<Value>>) -> (f64, f64) {
     for n in &store["nodes"] {
         if counted.contains(&n["metadata"]["name"].as_str().unwrap()) {
             free[0] += quantity(n["status"]["allocatable"]["cpu"].as_str().unwrap(), true);
-            free[1] += quantity(n["status"]["allocatable"]["memory"].as_str().unwrap(), false);
+            free[1] += quantity(
+                n["status"]["allocatable"]["memory"].as_str().unwrap(),
+                false,
+            );
         }
     }
     for p in &store["pods"] {
@@ -761,7 +810,12 @@ fn expected_free(store: &BTreeMap<&'static str, Vec<Value>>) -> (f64, f64) {
                     .and_then(Value::as_str)
                     .map_or(0.0, |q| quantity(q, k == 0))
             };
-            let apps: f64 = p["spec"]["containers"].as_array().unwrap().iter().map(req).sum();
+            let apps: f64 = p["spec"]["containers"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(req)
+                .sum();
             let init = p["spec"]["initContainers"]
                 .as_array()
                 .into_iter()
@@ -798,7 +852,13 @@ async fn the_agent_resyncs_services_and_reports_measured_free_capacity() {
     let before = chrono::Utc::now().timestamp();
     let mut c = berth_clean();
     c.args(["agent", "--server", &server.url, "--estate", "sample"])
-        .args(["--cluster", "c-fra-1", "--kubernetes", "--kubeconfig", s(&kc)])
+        .args([
+            "--cluster",
+            "c-fra-1",
+            "--kubernetes",
+            "--kubeconfig",
+            s(&kc),
+        ])
         .args(["--context", "shop", "--interval", "1s", "--page-size", "10"])
         .env("BERTH_TOKEN", fakes::ADMIN_TOKEN)
         .stderr(std::process::Stdio::piped());
@@ -863,7 +923,9 @@ async fn the_agent_resyncs_services_and_reports_measured_free_capacity() {
     assert!(synced.len() >= 2, "{log}");
     assert!(synced[0].contains("added=26"), "{}", synced[0]);
     assert!(
-        synced[1].contains("added=0") && synced[1].contains("changed=0") && synced[1].contains("removed=0"),
+        synced[1].contains("added=0")
+            && synced[1].contains("changed=0")
+            && synced[1].contains("removed=0"),
         "{}",
         synced[1]
     );
@@ -871,8 +933,14 @@ async fn the_agent_resyncs_services_and_reports_measured_free_capacity() {
         log.contains("kubernetes: ConfigMap (configmaps) not read"),
         "{log}"
     );
-    assert!(log.contains("capacity measured from the Kubernetes API"), "{log}");
-    assert!(!log.contains(KUBE_TOKEN), "the Kubernetes token is never logged");
+    assert!(
+        log.contains("capacity measured from the Kubernetes API"),
+        "{log}"
+    );
+    assert!(
+        !log.contains(KUBE_TOKEN),
+        "the Kubernetes token is never logged"
+    );
     assert!(!log.contains(fakes::ADMIN_TOKEN), "nor Berth's");
 }
 
@@ -893,4 +961,108 @@ async fn stop(mut child: tokio::process::Child) -> (i32, String) {
         .await
         .unwrap();
     (status.code().unwrap_or(-1), log)
+}
+
+/// A Ready node without `status.allocatable` makes the free capacity
+/// unknown: nothing is posted for it (never zero), and the log names the
+/// node. (The fake Berth has no import: the re-sync is refused and
+/// logged, the ticks go on.)
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_node_without_allocatable_leaves_the_capacity_unknown() {
+    let kube = FakeKube::start(Script {
+        bare_node: true,
+        ..Script::default()
+    })
+    .await;
+    let (server, posts) = fakes::fake_berth(false, vec![]).await;
+    let dir = tempfile::tempdir().unwrap();
+    let kc = kubeconfig(dir.path(), &kube.url);
+    let mut c = berth_clean();
+    c.args(["agent", "--server", &server, "--estate", "sample"])
+        .args([
+            "--cluster",
+            "c-fra-1",
+            "--context",
+            "shop",
+            "--kubeconfig",
+            s(&kc),
+        ])
+        .args(["--interval", "1s"])
+        .env("BERTH_TOKEN", fakes::TOKEN)
+        .stderr(std::process::Stdio::piped());
+    let child = c.spawn().unwrap();
+    let start = Instant::now();
+    while kube.requests("nodes").len() < 3 {
+        assert!(
+            start.elapsed() < Duration::from_secs(30),
+            "three ticks within 30 s"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let (code, log) = stop(child).await;
+    assert_eq!(code, 0, "{log}");
+    assert!(
+        posts.posts.lock().unwrap().is_empty(),
+        "nothing to post: {log}"
+    );
+    assert!(
+        log.contains("capacity: node node-f is Ready but reports no status.allocatable: free capacity unknown"),
+        "{log}"
+    );
+    assert!(log.contains("cpu_free=None memory_free_gib=None"), "{log}");
+    assert!(log.contains("nothing to send this tick"), "{log}");
+    assert!(log.contains("services not re-synced this tick"), "{log}");
+}
+
+/// The agent's Kubernetes options: a context without a cluster, with a
+/// capacity file, or one the kubeconfig lacks stop it at once (exit 2).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn agent_kubernetes_usage_errors_exit_2() {
+    let kube = FakeKube::start(Script::default()).await;
+    let dir = tempfile::tempdir().unwrap();
+    let kc = kubeconfig(dir.path(), &kube.url);
+    let cases: Vec<(Vec<&str>, String)> = vec![
+        (vec!["--context", "shop"], "needs --cluster C".to_string()),
+        (vec!["--kubernetes"], "--cluster".to_string()),
+        (
+            vec![
+                "--cluster",
+                "c-fra-1",
+                "--kubernetes",
+                "--capacity-file",
+                "x.json",
+            ],
+            "cannot be used with".to_string(),
+        ),
+        (
+            vec![
+                "--cluster",
+                "c-fra-1",
+                "--kubeconfig",
+                s(&kc),
+                "--context",
+                "prod",
+            ],
+            format!("{}: no context \"prod\" (it has shop, other)", kc.display()),
+        ),
+    ];
+    for (args, expect) in cases {
+        let mut c = berth_clean();
+        c.args([
+            "agent",
+            "--server",
+            "http://127.0.0.1:9",
+            "--estate",
+            "sample",
+        ])
+        .args(["--token", fakes::TOKEN])
+        .args(&args);
+        let (code, out, err) = run(c).await;
+        assert_eq!(code, 2, "{args:?}: {out}\n{err}");
+        assert!(
+            err.contains(&expect),
+            "{args:?}: expected {expect:?} in:\n{err}"
+        );
+    }
+    assert!(kube.log.lock().unwrap().is_empty(), "nothing was asked");
 }

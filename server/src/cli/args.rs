@@ -16,6 +16,10 @@ pub struct Cli {
     pub command: Command,
 }
 
+// One value a process, parsed once: the size of its largest variant (the
+// agent's options) costs nothing, and boxing fields would only make clap's
+// derive harder to read.
+#[allow(clippy::large_enum_variant)]
 #[derive(Subcommand)]
 pub enum Command {
     /// Run the server: REST API, sessions, metrics. With no options it

@@ -34,9 +34,14 @@ pub fn run(command: Command) -> Result<String, Failure> {
         } => {
             let api = (api || kube.named()).then_some(&kube);
             match into {
-                Some(into) => {
-                    import_kubernetes(&cluster, &into, output.as_deref(), skip_invalid, &files, api)
-                }
+                Some(into) => import_kubernetes(
+                    &cluster,
+                    &into,
+                    output.as_deref(),
+                    skip_invalid,
+                    &files,
+                    api,
+                ),
                 None => {
                     import_kubernetes_remote(&remote, &cluster, skip_invalid, dry_run, &files, api)
                 }

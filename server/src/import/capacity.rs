@@ -173,8 +173,7 @@ pub fn free_capacity(nodes: &[Value], pods: &[Value]) -> FreeCapacity {
         let phase = pod.pointer("/status/phase").and_then(Value::as_str);
         // A pod not yet bound to a node holds nothing; a finished one
         // (Succeeded, Failed) has given its requests back.
-        if !on.is_some_and(|n| counted.contains(n))
-            || matches!(phase, Some("Succeeded" | "Failed"))
+        if !on.is_some_and(|n| counted.contains(n)) || matches!(phase, Some("Succeeded" | "Failed"))
         {
             continue;
         }
@@ -242,11 +241,26 @@ mod tests {
     #[test]
     fn ready_schedulable_nodes_less_running_pods() {
         let nodes = [
-            node("a", "True", false, Some(json!({"cpu": "3900m", "memory": "15Gi"}))),
-            node("b", "True", false, Some(json!({"cpu": 4, "memory": "16Gi"}))),
+            node(
+                "a",
+                "True",
+                false,
+                Some(json!({"cpu": "3900m", "memory": "15Gi"})),
+            ),
+            node(
+                "b",
+                "True",
+                false,
+                Some(json!({"cpu": 4, "memory": "16Gi"})),
+            ),
             // Cordoned, not Ready: neither counts, nor do their pods.
             node("c", "True", true, Some(json!({"cpu": 8, "memory": "32Gi"}))),
-            node("d", "False", false, Some(json!({"cpu": 8, "memory": "32Gi"}))),
+            node(
+                "d",
+                "False",
+                false,
+                Some(json!({"cpu": 8, "memory": "32Gi"})),
+            ),
         ];
         let pods = [
             pod("a", "Running", "500m", "1Gi"),
@@ -265,7 +279,12 @@ mod tests {
     #[test]
     fn a_ready_node_without_allocatable_makes_it_unknown() {
         let nodes = [
-            node("a", "True", false, Some(json!({"cpu": 4, "memory": "16Gi"}))),
+            node(
+                "a",
+                "True",
+                false,
+                Some(json!({"cpu": 4, "memory": "16Gi"})),
+            ),
             node("b", "True", false, None),
         ];
         let f = free_capacity(&nodes, &[]);
@@ -275,10 +294,7 @@ mod tests {
             ["node b is Ready but reports no status.allocatable: free capacity unknown"]
         );
         // Only memory missing: CPU is still known.
-        let f = free_capacity(
-            &[node("a", "True", false, Some(json!({"cpu": 4})))],
-            &[],
-        );
+        let f = free_capacity(&[node("a", "True", false, Some(json!({"cpu": 4})))], &[]);
         assert_eq!((f.cpu_free, f.memory_free_gib), (Some(4.0), None));
     }
 
@@ -296,7 +312,12 @@ mod tests {
             "status": {"phase": "Running"}
         });
         let f = free_capacity(
-            &[node("a", "True", false, Some(json!({"cpu": 4, "memory": "4Gi"})))],
+            &[node(
+                "a",
+                "True",
+                false,
+                Some(json!({"cpu": 4, "memory": "4Gi"})),
+            )],
             std::slice::from_ref(&p),
         );
         // max(1 + 0.2, 0.2 + 2) + 0.1 = 2.3 cores; memory from the limit.

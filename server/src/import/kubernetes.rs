@@ -892,7 +892,10 @@ fn claim(
             .volumes
             .values()
             .filter(|pv| {
-                pv.value.pointer("/spec/storageClassName").and_then(Value::as_str) == Some(c)
+                pv.value
+                    .pointer("/spec/storageClassName")
+                    .and_then(Value::as_str)
+                    == Some(c)
                     && pv.value.pointer("/spec/claimRef").is_none()
             })
             .collect();
