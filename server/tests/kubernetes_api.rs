@@ -1066,3 +1066,62 @@ async fn agent_kubernetes_usage_errors_exit_2() {
     }
     assert!(kube.log.lock().unwrap().is_empty(), "nothing was asked");
 }
+
+/// `--server` with the API: the lists go to the server's import. A second
+/// import whose credentials may not list Deployments sends
+/// `"incomplete": true`, so the services the first one added stay (as
+/// they would not for files that simply lacked them).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn into_a_server_a_forbidden_kind_removes_nothing() {
+    let server = fakes::RealBerth::start().await;
+    let count = |e: &Value| {
+        e["services"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|s| {
+                s["source"]
+                    .as_str()
+                    .is_some_and(|s| s.starts_with("kubernetes:c-par-1/"))
+            })
+            .count()
+    };
+    let import = |kc: PathBuf| {
+        let mut c = berth_clean();
+        c.args(["import", "kubernetes", "--cluster", "c-par-1"])
+            .args(["--server", &server.url, "--estate", "sample"])
+            .args(["--kubeconfig", s(&kc), "--context", "shop"])
+            .env("BERTH_TOKEN", fakes::ADMIN_TOKEN);
+        run(c)
+    };
+
+    let kube = FakeKube::start(Script::default()).await;
+    let dir = tempfile::tempdir().unwrap();
+    let (code, out, err) = import(kubeconfig(dir.path(), &kube.url)).await;
+    assert_eq!(code, 0, "{out}\n{err}");
+    assert!(
+        out.starts_with("sample, cluster c-par-1: 26 added"),
+        "{out}"
+    );
+    assert_eq!(count(&server.estate_file().await), 26);
+
+    let refused = FakeKube::start(Script {
+        forbidden: Some("deployments"),
+        ..Script::default()
+    })
+    .await;
+    let other = dir.path().join("refused");
+    std::fs::create_dir_all(&other).unwrap();
+    let (code, out, err) = import(kubeconfig(&other, &refused.url)).await;
+    assert_eq!(code, 0, "{out}\n{err}");
+    assert!(
+        err.contains("note: Deployment (deployments) not read"),
+        "{err}"
+    );
+    assert!(out.contains("0 added, 0 changed, 0 removed"), "{out}");
+    assert!(
+        err.contains("[incomplete_input] part of the input could not be read: nothing was removed"),
+        "{err}"
+    );
+    assert_eq!(count(&server.estate_file().await), 26, "nothing removed");
+}
