@@ -1,7 +1,9 @@
 //! `berth agent`: every interval, read the mesh metrics (Prometheus) and a
-//! cluster's free capacity (a file or a command), and post them to Berth
-//! as one observations batch; retry with backoff; log what was sent and
-//! what came of it; stop cleanly when asked.
+//! cluster's free capacity (a file, a command, or the Kubernetes API), and
+//! post them to Berth as one observations batch; retry with backoff; log
+//! what was sent and what came of it; stop cleanly when asked. With the
+//! Kubernetes API (`--kubernetes`) the cluster's services are re-synced
+//! into the estate first, through the server's Kubernetes import.
 //!
 //! A batch's id is derived from (estate, cluster, tick time), so every
 //! retry of one tick is the same batch and the server applies it once.
@@ -16,7 +18,9 @@ use tokio::time::Instant;
 
 use berth_engine::estate::{format_time, parse_time};
 
+use crate::import::capacity::free_capacity;
 use crate::import::prometheus::{self, Mapping, Reading};
+use crate::kube_source::KubeSource;
 use crate::prom_client::PromClient;
 use crate::submit::{self, BerthClient, RetryPolicy, SubmitError};
 
@@ -42,6 +46,9 @@ pub struct AgentOptions {
     pub capacity: Option<CapacitySource>,
     /// Round trips to the other clusters' agents (`--probe-listen`).
     pub probe: Option<ProbeSetup>,
+    /// The cluster's Kubernetes API (`--kubernetes`): services re-synced
+    /// and free capacity measured every tick.
+    pub kubernetes: Option<KubeSource>,
 }
 
 /// This agent's probe endpoint: a TCP listener that accepts and closes
@@ -392,8 +399,12 @@ pub async fn run(opts: AgentOptions, mut stop: watch::Receiver<bool>) {
         interval_s = opts.interval.as_secs_f64(),
         prometheus = opts.prometheus.is_some(),
         capacity = opts.capacity.is_some(),
+        kubernetes = ?opts.kubernetes.as_ref().map(|k| k.context.as_str()),
         "agent started"
     );
+    // Cleared when the server says the token may not import: services are
+    // then left alone for the rest of the run (capacity still goes).
+    let mut sync_services = true;
     loop {
         if *stop.borrow() {
             break;
@@ -459,6 +470,12 @@ pub async fn run(opts: AgentOptions, mut stop: watch::Receiver<bool>) {
                 }
                 Err(e) => tracing::warn!(tick = %tick_text, "capacity not read this tick: {e}"),
             }
+        }
+
+        if let (Some(kube), Some(cluster)) = (&opts.kubernetes, &opts.cluster) {
+            observations.extend(
+                kubernetes_tick(kube, cluster, &opts.client, &mut sync_services, &tick_text).await,
+            );
         }
 
         if let (Some(_), Some(cluster)) = (&opts.probe, &opts.cluster) {
@@ -541,6 +558,93 @@ pub async fn run(opts: AgentOptions, mut stop: watch::Receiver<bool>) {
         }
     }
     tracing::info!("agent stopped");
+}
+
+/// One tick's reading of the Kubernetes API: re-sync the cluster's
+/// services (logged: added, changed, removed), then measure its free
+/// capacity, observed when the API was read. Returns the capacity
+/// observations; trouble is logged and the next tick tries again.
+async fn kubernetes_tick(
+    kube: &KubeSource,
+    cluster: &str,
+    client: &BerthClient,
+    sync_services: &mut bool,
+    tick_text: &str,
+) -> Vec<Value> {
+    let snapshot = match kube.read().await {
+        Ok(s) => s,
+        Err(e) => {
+            tracing::warn!(tick = %tick_text, "Kubernetes API not read this tick: {e}");
+            return Vec::new();
+        }
+    };
+    for n in snapshot.notes() {
+        tracing::warn!(tick = %tick_text, "kubernetes: {n}");
+    }
+    if *sync_services {
+        match client
+            .import_kubernetes(cluster, &snapshot.inputs(), !snapshot.complete())
+            .await
+        {
+            Ok(answer) => {
+                let r = &answer["report"];
+                let count = |k: &str| r[k].as_array().map_or(0, Vec::len);
+                tracing::info!(
+                    tick = %tick_text,
+                    cluster = %cluster,
+                    services = count("services"),
+                    added = count("added"),
+                    changed = count("changed"),
+                    removed = count("removed"),
+                    unchanged = r["unchanged"].as_u64().unwrap_or(0),
+                    skipped = count("skipped"),
+                    written = answer["written"] == true,
+                    version = ?answer["version"].as_i64(),
+                    "services re-synced from the Kubernetes API"
+                );
+            }
+            Err(SubmitError::Refused {
+                status: 403,
+                message,
+            }) => {
+                tracing::error!(
+                    cluster = %cluster,
+                    "services not re-synced: the server refused the import (403: {message}); it takes an operator token. Capacity is still reported; services are not tried again this run"
+                );
+                *sync_services = false;
+            }
+            Err(e) => {
+                tracing::warn!(tick = %tick_text, "services not re-synced this tick: {e}")
+            }
+        }
+    }
+    let (Some(nodes), Some(pods)) = (snapshot.items("Node"), snapshot.items("Pod")) else {
+        tracing::warn!(tick = %tick_text, "free capacity not measured: nodes or pods could not be listed");
+        return Vec::new();
+    };
+    let f = free_capacity(nodes, pods);
+    for n in &f.notes {
+        tracing::warn!(tick = %tick_text, "capacity: {n}");
+    }
+    tracing::info!(
+        tick = %tick_text,
+        cluster = %cluster,
+        cpu_free = ?f.cpu_free,
+        memory_free_gib = ?f.memory_free_gib,
+        nodes = f.nodes_counted,
+        nodes_listed = f.nodes_listed,
+        pods = f.pods_counted,
+        observed_at = %format_time(snapshot.read_at),
+        "capacity measured from the Kubernetes API"
+    );
+    // Unknown is not sent (never as zero): the estate keeps what it had,
+    // and it goes stale as it should.
+    let c = Capacity {
+        cpu_free: f.cpu_free.map(Some),
+        memory_free_gib: f.memory_free_gib.map(Some),
+        observed_at: snapshot.read_at,
+    };
+    capacity_observations(cluster, &c)
 }
 
 /// Parse an interval: `60s`, `5m`, `1h`, `500ms`, or plain seconds.

@@ -35,6 +35,7 @@ pub mod external;
 pub mod facts;
 pub mod http;
 pub mod import;
+pub mod kube_source;
 pub mod listen;
 pub mod metrics;
 pub mod prom_client;

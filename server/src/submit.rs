@@ -222,6 +222,48 @@ impl BerthClient {
         Ok(Some(crate::import::Directory::from_estate(&doc)))
     }
 
+    /// Import Kubernetes manifests (`List` documents read from the API)
+    /// into one cluster of the estate, once: the server parses and merges
+    /// them as for `berth import kubernetes --server` and answers
+    /// `{report, written, version}`. Needs an operator token.
+    pub async fn import_kubernetes(
+        &self,
+        cluster: &str,
+        files: &[(String, String)],
+        incomplete: bool,
+    ) -> Result<Value, SubmitError> {
+        let body = json!({
+            "cluster": cluster,
+            // A live cluster holds objects no one checked: one that
+            // cannot be understood is reported and kept, not a reason
+            // to leave the others stale.
+            "skip_invalid": true,
+            "incomplete": incomplete,
+            "files": files.iter().map(|(name, text)| json!({"name": name, "text": text})).collect::<Vec<_>>(),
+        });
+        let resp = self
+            .http
+            .post(self.estate_url("/import/kubernetes"))
+            .header(AUTHORIZATION, self.auth())
+            .json(&body)
+            .send()
+            .await
+            .map_err(|e| connection_error(&self.server, e))?;
+        let status = resp.status();
+        let retry_after = retry_after(resp.headers());
+        let bytes = resp
+            .bytes()
+            .await
+            .map_err(|e| connection_error(&self.server, e))?;
+        if !status.is_success() {
+            return Err(error_of(status, &bytes, retry_after));
+        }
+        serde_json::from_slice(&bytes).map_err(|e| SubmitError::Refused {
+            status: status.as_u16(),
+            message: format!("the import's answer is not JSON: {e}"),
+        })
+    }
+
     /// Post one batch, once.
     pub async fn post_once(
         &self,

@@ -899,6 +899,81 @@ spec:
     );
 }
 
+/// Claims bound as Kubernetes binds them: by `claimRef` on the volume, by
+/// the claims a StatefulSet made from its template, by the storage class's
+/// provisioner, by the default class when a claim names none, and, for a
+/// claim not bound yet, by the free volumes of its class. A claim on a
+/// network volume stays movable.
+#[test]
+fn claims_bind_the_way_kubernetes_binds_them() {
+    let deployment = |name: &str, claim: &str| {
+        format!(
+            "kind: Deployment\nmetadata: {{name: {name}}}\nspec:\n  template:\n    spec:\n      volumes: [{{name: d, persistentVolumeClaim: {{claimName: {claim}}}}}]\n      containers: [{{name: c, resources: {{requests: {{cpu: 1, memory: 1Gi}}}}}}]\n---\n"
+        )
+    };
+    let mut text = String::new();
+    // Bound through the volume's claimRef (the claim has no volumeName).
+    text += &deployment("by-ref", "ref-data");
+    text += "kind: PersistentVolumeClaim\nmetadata: {name: ref-data}\nspec: {storageClassName: '', resources: {requests: {storage: 1Gi}}}\n---\n";
+    text += "kind: PersistentVolume\nmetadata: {name: pv-ssd-2}\nspec: {local: {path: /mnt/ssd}, claimRef: {name: ref-data, namespace: default}}\n---\n";
+    // A class whose provisioner makes node-local volumes.
+    text += &deployment("by-provisioner", "fast-data");
+    text += "kind: PersistentVolumeClaim\nmetadata: {name: fast-data}\nspec: {storageClassName: fast, resources: {requests: {storage: 1Gi}}}\n---\n";
+    text += "kind: StorageClass\nmetadata: {name: fast}\nprovisioner: rancher.io/local-path\n---\n";
+    // No class named: the default one (k3s's local-path).
+    text += &deployment("by-default-class", "plain-data");
+    text += "kind: PersistentVolumeClaim\nmetadata: {name: plain-data}\nspec: {resources: {requests: {storage: 1Gi}}}\n---\n";
+    text += "kind: StorageClass\nmetadata: {name: local-path, annotations: {storageclass.kubernetes.io/is-default-class: 'true'}}\nprovisioner: rancher.io/local-path\n---\n";
+    // Not bound yet; every free volume of its class is a local one.
+    text += &deployment("unbound", "wait-data");
+    text += "kind: PersistentVolumeClaim\nmetadata: {name: wait-data}\nspec: {storageClassName: disks, resources: {requests: {storage: 1Gi}}}\n---\n";
+    text += "kind: StorageClass\nmetadata: {name: disks}\nprovisioner: kubernetes.io/no-provisioner\n---\n";
+    text += "kind: PersistentVolume\nmetadata: {name: pv-disk-1}\nspec: {storageClassName: disks, local: {path: /mnt/d1}}\n---\n";
+    text += "kind: PersistentVolume\nmetadata: {name: pv-disk-2}\nspec: {storageClassName: disks, hostPath: {path: /mnt/d2}}\n---\n";
+    // A StatefulSet whose claim from its template is bound to a local
+    // volume: `data-db-0`.
+    text += "kind: StatefulSet\nmetadata: {name: db}\nspec:\n  replicas: 1\n  volumeClaimTemplates: [{metadata: {name: data}, spec: {storageClassName: disks, resources: {requests: {storage: 1Gi}}}}]\n  template:\n    spec:\n      containers: [{name: c, resources: {requests: {cpu: 1, memory: 1Gi}}}]\n---\n";
+    text += "kind: PersistentVolumeClaim\nmetadata: {name: data-db-0}\nspec: {storageClassName: disks, volumeName: pv-disk-0, resources: {requests: {storage: 1Gi}}}\n---\n";
+    text += "kind: PersistentVolume\nmetadata: {name: pv-disk-0}\nspec: {storageClassName: disks, local: {path: /mnt/d0}, claimRef: {name: data-db-0, namespace: default}}\n---\n";
+    // A network volume, bound by claimRef: movable.
+    text += &deployment("on-nfs", "nfs-data");
+    text += "kind: PersistentVolumeClaim\nmetadata: {name: nfs-data}\nspec: {storageClassName: nfs, resources: {requests: {storage: 1Gi}}}\n---\n";
+    text += "kind: PersistentVolume\nmetadata: {name: pv-nfs}\nspec: {storageClassName: nfs, nfs: {server: nas, path: /x}, claimRef: {name: nfs-data, namespace: default}}\n";
+    let i = import_text(&text);
+    let local: Vec<(&str, bool)> = i
+        .services
+        .iter()
+        .map(|s| (s.id.as_str(), s.local_volumes))
+        .collect();
+    assert_eq!(
+        local,
+        [
+            ("by-default-class", true),
+            ("by-provisioner", true),
+            ("by-ref", true),
+            ("on-nfs", false),
+            ("unbound", true),
+            ("db", true),
+        ]
+    );
+    let why: Vec<String> = i
+        .notes
+        .iter()
+        .filter(|n| n.code == NoteCode::LocalVolumes)
+        .map(|n| format!("{}: {}", n.service.as_deref().unwrap_or("-"), n.message))
+        .collect();
+    assert_eq!(
+        why,
+        [
+            "by-default-class: claim plain-data: storage class \"local-path\" is node-local",
+            "by-provisioner: claim fast-data: storage class \"fast\" provisions node-local volumes (rancher.io/local-path)",
+            "by-ref: claim ref-data: bound to PersistentVolume pv-ssd-2, a local volume",
+            "unbound: claim wait-data: not bound yet, and every free PersistentVolume of storage class \"disks\" is a local or hostPath volume",
+            "db: volume claim template data: bound to PersistentVolume pv-disk-0, a local volume",
+        ]
+    );
+}
+
 /// `berth import kubernetes` end to end: the report on stderr, the merged
 /// estate on stdout (or --output), exit 1 with every error otherwise.
 #[test]

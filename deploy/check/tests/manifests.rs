@@ -47,12 +47,26 @@ const AGENT: &str = "berth-agent";
 const AGENT_ROLE: &str = "berth-agent-read";
 /// What reading a cluster's workloads and capacity needs, by API group;
 /// the agent's ClusterRole may grant no more.
+/// (`server/src/kube_source.rs` lists these.)
 const AGENT_READS: &[(&str, &[&str])] = &[
-    ("", &["nodes", "pods", "services", "namespaces"]),
+    (
+        "",
+        &[
+            "nodes",
+            "pods",
+            "services",
+            "namespaces",
+            "replicationcontrollers",
+            "configmaps",
+            "persistentvolumeclaims",
+            "persistentvolumes",
+        ],
+    ),
     (
         "apps",
         &["deployments", "statefulsets", "daemonsets", "replicasets"],
     ),
+    ("storage.k8s.io", &["storageclasses"]),
 ];
 const READ_VERBS: &[&str] = &["get", "list", "watch"];
 /// Environment variables that carry secrets: never a literal value.

@@ -16,6 +16,10 @@ pub struct Cli {
     pub command: Command,
 }
 
+// One value a process, parsed once: the size of its largest variant (the
+// agent's options) costs nothing, and boxing fields would only make clap's
+// derive harder to read.
+#[allow(clippy::large_enum_variant)]
 #[derive(Subcommand)]
 pub enum Command {
     /// Run the server: REST API, sessions, metrics. With no options it
@@ -240,6 +244,20 @@ pub enum Command {
         /// 0.0.0.0 or ::).
         #[arg(long, value_name = "IP:PORT", requires = "probe_listen")]
         probe_address: Option<String>,
+        /// Read the cluster's Kubernetes API every tick: re-sync its
+        /// services into the estate (an operator token) and report its
+        /// free capacity (allocatable of Ready nodes less the requests of
+        /// their running pods) as measured. In a pod: its service
+        /// account; else the kubeconfig (--context, --kubeconfig imply
+        /// it).
+        #[arg(
+            long,
+            requires = "cluster",
+            conflicts_with_all = ["capacity_file", "capacity_command"]
+        )]
+        kubernetes: bool,
+        #[command(flatten)]
+        kube: KubeApi,
         #[command(flatten)]
         new_cluster: NewCluster,
         #[command(flatten)]
@@ -360,9 +378,10 @@ pub struct MeshArgs {
 
 #[derive(Subcommand)]
 pub enum ImportFrom {
-    /// Kubernetes manifests or `kubectl get … -o yaml|json` output
-    /// (docs/kubernetes-import.md), into an estate file (--into) or into
-    /// an estate on a server (--server, --estate).
+    /// Kubernetes manifests or `kubectl get … -o yaml|json` output, or
+    /// the objects themselves read from the Kubernetes API (--context,
+    /// --kubeconfig, --api) (docs/kubernetes-import.md), into an estate
+    /// file (--into) or into an estate on a server (--server, --estate).
     Kubernetes {
         /// The estate cluster the manifests describe.
         #[arg(long)]
@@ -382,8 +401,19 @@ pub enum ImportFrom {
         /// With --server: report what would change, write nothing.
         #[arg(long, requires = "server")]
         dry_run: bool,
+        /// Read from the Kubernetes API instead of files, through the
+        /// kubeconfig's current context (KUBECONFIG, else ~/.kube/config),
+        /// or the pod's service account when run in a pod without one.
+        /// --context or --kubeconfig imply it.
+        #[arg(long)]
+        api: bool,
+        #[command(flatten)]
+        kube: KubeApi,
         /// Manifest files; `-` reads standard input.
-        #[arg(required = true)]
+        #[arg(
+            required_unless_present_any = ["api", "context", "kubeconfig"],
+            conflicts_with_all = ["api", "context", "kubeconfig"]
+        )]
         files: Vec<PathBuf>,
     },
     /// Service-mesh metrics from Prometheus (Istio by default): derive each
@@ -438,6 +468,32 @@ pub enum ImportFrom {
         create: bool,
         file: PathBuf,
     },
+}
+
+/// Which Kubernetes API to read and how (`import kubernetes`, `agent
+/// --kubernetes`).
+#[derive(clap::Args, Clone)]
+pub struct KubeApi {
+    /// The kubeconfig context to read the Kubernetes API through
+    /// (default: the file's current context).
+    #[arg(long, value_name = "NAME")]
+    pub context: Option<String>,
+    /// The kubeconfig file (default: KUBECONFIG, else ~/.kube/config).
+    #[arg(long, value_name = "PATH")]
+    pub kubeconfig: Option<PathBuf>,
+    /// Objects per Kubernetes API request (`limit`); each kind is read
+    /// page by page with `continue` tokens.
+    #[arg(long, value_name = "N",
+          default_value_t = berth::kube_source::DEFAULT_PAGE_SIZE,
+          value_parser = clap::value_parser!(u32).range(1..))]
+    pub page_size: u32,
+}
+
+impl KubeApi {
+    /// A context or a kubeconfig was named.
+    pub fn named(&self) -> bool {
+        self.context.is_some() || self.kubeconfig.is_some()
+    }
 }
 
 /// Where a server-side import goes.

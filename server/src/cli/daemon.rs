@@ -138,15 +138,33 @@ pub fn agent(command: Command) -> ExitCode {
         capacity_command,
         probe_listen,
         probe_address,
+        kubernetes,
+        kube,
         new_cluster,
         mesh,
     } = command
     else {
         unreachable!("agent() is called with Command::Agent")
     };
-    let setup = || -> Result<berth::agent::AgentOptions, Failure> {
+    let setup = || -> Result<(berth::agent::AgentOptions, bool), Failure> {
         use berth::agent::CapacitySource;
         let interval = berth::agent::parse_interval(&interval).map_err(Failure::usage)?;
+        let capacity = match (capacity_file, capacity_command) {
+            (Some(f), _) => Some(CapacitySource::File(f)),
+            (None, Some(c)) => Some(CapacitySource::Command(c)),
+            (None, None) => None,
+        };
+        let kubernetes = kubernetes || kube.named();
+        if kubernetes && cluster.is_none() {
+            return Err(Failure::usage(
+                "--kubernetes (or --context, --kubeconfig) needs --cluster C: the estate cluster the API describes".into(),
+            ));
+        }
+        if kubernetes && capacity.is_some() {
+            return Err(Failure::usage(
+                "--kubernetes measures the free capacity itself: leave out --capacity-file and --capacity-command".into(),
+            ));
+        }
         let (reading, mapping) = mesh_setup(mesh)?;
         let mut client = berth::submit::BerthClient::new(
             &target.server,
@@ -154,14 +172,9 @@ pub fn agent(command: Command) -> ExitCode {
             &target.estate,
         )
         .map_err(Failure::usage)?;
-        let capacity = match (capacity_file, capacity_command) {
-            (Some(f), _) => Some(CapacitySource::File(f)),
-            (None, Some(c)) => Some(CapacitySource::Command(c)),
-            (None, None) => None,
-        };
-        if prometheus.is_none() && capacity.is_none() && probe_listen.is_none() {
+        if prometheus.is_none() && capacity.is_none() && !kubernetes && probe_listen.is_none() {
             return Err(Failure::usage(
-                "nothing to report: give --prometheus URL, or --cluster C with --capacity-file F, --capacity-command CMD or --probe-listen IP:PORT".into(),
+                "nothing to report: give --prometheus URL, --kubernetes, or --cluster C with --capacity-file F, --capacity-command CMD or --probe-listen IP:PORT".into(),
             ));
         }
         let probe = match &probe_listen {
@@ -195,12 +208,26 @@ pub fn agent(command: Command) -> ExitCode {
             cluster,
             capacity,
             probe,
+            kubernetes: None,
         })
+        .map(|o| (o, kubernetes))
     };
     let run = || -> Result<(), Failure> {
-        let opts = setup()?;
+        let (mut opts, kubernetes) = setup()?;
         berth::serve::init_logging();
         let rt = runtime()?;
+        if kubernetes {
+            // Connecting reads the kubeconfig (or the pod's service
+            // account): a wrong path or context ends the agent at once.
+            let source = rt
+                .block_on(berth::kube_source::KubeSource::connect(
+                    kube.kubeconfig.as_deref(),
+                    kube.context.as_deref(),
+                    kube.page_size,
+                ))
+                .map_err(Failure::usage)?;
+            opts.kubernetes = Some(source);
+        }
         rt.block_on(async {
             let (tx, rx) = tokio::sync::watch::channel(false);
             tokio::spawn(async move {

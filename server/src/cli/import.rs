@@ -7,17 +7,60 @@ use std::path::{Path, PathBuf};
 
 use berth_engine::Format;
 
-use super::args::MeshArgs;
+use super::args::{KubeApi, MeshArgs};
 use super::common::{pretty, read_inputs, read_text, runtime, Failure};
 
-/// `berth import kubernetes`: read, parse, merge (all in the library),
-/// report on stderr, write the estate.
+/// The manifests to import: the files as read, or one `List` document
+/// per kind read from the Kubernetes API (its notes — kinds the
+/// credentials may not list, restarted lists — printed on stderr), and
+/// whether every kind could be read.
+pub fn kubernetes_inputs(
+    files: &[PathBuf],
+    api: Option<&KubeApi>,
+) -> Result<(Vec<(String, String)>, bool), Failure> {
+    let Some(api) = api else {
+        return Ok((read_inputs(files)?, true));
+    };
+    let rt = runtime()?;
+    let snapshot = rt.block_on(async {
+        let source = berth::kube_source::KubeSource::connect(
+            api.kubeconfig.as_deref(),
+            api.context.as_deref(),
+            api.page_size,
+        )
+        .await
+        .map_err(Failure::usage)?;
+        let snapshot = source.read().await.map_err(|e| Failure {
+            // The API could not be read: not the input's fault (2), as
+            // for a server that cannot be reached.
+            code: 2,
+            lines: vec![e],
+        })?;
+        eprintln!(
+            "read {} objects of {} kinds from context {} ({}) in {} requests",
+            snapshot.lists.iter().map(|l| l.items.len()).sum::<usize>(),
+            snapshot.lists.len(),
+            source.context,
+            source.server,
+            snapshot.requests()
+        );
+        Ok::<_, Failure>(snapshot)
+    })?;
+    for n in snapshot.notes() {
+        eprintln!("note: {n}");
+    }
+    Ok((snapshot.inputs(), snapshot.complete()))
+}
+
+/// `berth import kubernetes`: read (files or the API), parse, merge (all
+/// in the library), report on stderr, write the estate.
 pub fn import_kubernetes(
     cluster: &str,
     into: &Path,
     output: Option<&Path>,
     skip_invalid: bool,
     files: &[PathBuf],
+    api: Option<&KubeApi>,
 ) -> Result<String, Failure> {
     use berth::import::{self, kubernetes};
     let estate_text = read_text(into)?;
@@ -35,7 +78,7 @@ pub fn import_kubernetes(
             into.display()
         )],
     })?;
-    let texts = read_inputs(files)?;
+    let (texts, complete) = kubernetes_inputs(files, api)?;
     let inputs: Vec<import::Input> = texts
         .iter()
         .map(|(name, text)| import::Input { name, text })
@@ -50,6 +93,10 @@ pub fn import_kubernetes(
             lines.extend(errors.iter().map(|e| e.to_string()));
             Failure { code: 1, lines }
         })?;
+    // A kind that could not be read leaves the input incomplete: what it
+    // holds is unknown, so nothing may be removed for its absence.
+    let mut imported = imported;
+    imported.complete &= complete;
     let (merged, report) = import::merge(&estate, cluster, &imported).map_err(|e| Failure {
         code: 1,
         lines: vec![format!("{}: {e}", into.display())],

@@ -27,14 +27,26 @@ pub fn run(command: Command) -> Result<String, Failure> {
                     remote,
                     skip_invalid,
                     dry_run,
+                    api,
+                    kube,
                     files,
                 },
-        } => match into {
-            Some(into) => {
-                import_kubernetes(&cluster, &into, output.as_deref(), skip_invalid, &files)
+        } => {
+            let api = (api || kube.named()).then_some(&kube);
+            match into {
+                Some(into) => import_kubernetes(
+                    &cluster,
+                    &into,
+                    output.as_deref(),
+                    skip_invalid,
+                    &files,
+                    api,
+                ),
+                None => {
+                    import_kubernetes_remote(&remote, &cluster, skip_invalid, dry_run, &files, api)
+                }
             }
-            None => import_kubernetes_remote(&remote, &cluster, skip_invalid, dry_run, &files),
-        },
+        }
         Command::Import {
             from:
                 ImportFrom::Prometheus {

@@ -5,8 +5,9 @@ use std::path::{Path, PathBuf};
 
 use berth_engine::Format;
 
-use super::args::Remote;
-use super::common::{read_inputs, read_text, Failure};
+use super::args::{KubeApi, Remote};
+use super::common::{read_text, Failure};
+use super::import::kubernetes_inputs;
 
 /// The server, estate and token of a remote import, each required.
 pub fn remote_parts(r: &Remote) -> Result<(String, String, String), Failure> {
@@ -78,15 +79,21 @@ pub fn import_kubernetes_remote(
     skip_invalid: bool,
     dry_run: bool,
     files: &[PathBuf],
+    api: Option<&KubeApi>,
 ) -> Result<String, Failure> {
     let (server, estate, token) = remote_parts(remote)?;
-    let texts = read_inputs(files)?;
-    let body = serde_json::json!({
+    let (texts, complete) = kubernetes_inputs(files, api)?;
+    let mut body = serde_json::json!({
         "cluster": cluster,
         "skip_invalid": skip_invalid,
         "dry_run": dry_run,
         "files": texts.iter().map(|(name, text)| serde_json::json!({"name": name, "text": text})).collect::<Vec<_>>(),
     });
+    if !complete {
+        // Kinds the credentials may not list: the server must not remove
+        // what it cannot see.
+        body["incomplete"] = serde_json::json!(true);
+    }
     let url = format!("{server}/api/estates/{estate}/import/kubernetes");
     let v = server_request(
         reqwest::Method::POST,

@@ -378,6 +378,11 @@ struct KubernetesImportBody {
     /// Report what would change, and change nothing.
     #[serde(default)]
     dry_run: bool,
+    /// The files are not all there is: the sender could not read some
+    /// kinds (a Kubernetes API that refused to list them). Nothing is
+    /// removed for its absence, as for a file that could not be read.
+    #[serde(default)]
+    incomplete: bool,
 }
 
 #[derive(Deserialize)]
@@ -435,6 +440,8 @@ async fn import_kubernetes(
                 "object": e.object,
             })).collect::<Vec<_>>()}),
     })?;
+    let mut imported = imported;
+    imported.complete &= !b.incomplete;
     let lock = store::lock_estate(&state.db, &id)
         .await?
         .ok_or_else(|| ApiError::NotFound(format!("no estate {id:?}")))?;

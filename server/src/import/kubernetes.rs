@@ -75,8 +75,18 @@ const ADDRESS_SUFFIXES: [&str; 13] = [
 
 /// Storage class names containing one of these (case-insensitively) are
 /// node-local provisioners (`local-path`, `local-storage`,
-/// `openebs-hostpath`, …): data there is bound to one node.
+/// `openebs-hostpath`, …): data there is bound to one node. The same holds
+/// for a StorageClass's provisioner (`rancher.io/local-path`,
+/// `openebs.io/local`, `microk8s.io/hostpath`).
 const LOCAL_STORAGE_HINTS: [&str; 2] = ["local", "hostpath"];
+
+/// The annotations that make a StorageClass the default one: a claim that
+/// names no class is given it when created (the GA name, then the beta
+/// one older clusters still set).
+const DEFAULT_CLASS_ANNOTATIONS: [&str; 2] = [
+    "storageclass.kubernetes.io/is-default-class",
+    "storageclass.beta.kubernetes.io/is-default-class",
+];
 
 /// Kinds read for what they say about workloads, or known to say nothing
 /// about placement: counted under `ignored`, no note.
@@ -98,6 +108,7 @@ const KNOWN_KINDS: &[&str] = &[
     "MutatingWebhookConfiguration",
     "Namespace",
     "NetworkPolicy",
+    "Node",
     "PersistentVolume",
     "PersistentVolumeClaim",
     "PodDisruptionBudget",
@@ -398,6 +409,7 @@ fn reads(kind: &str) -> bool {
                 | "Service"
                 | "PersistentVolumeClaim"
                 | "PersistentVolume"
+                | "StorageClass"
                 | "ConfigMap"
         )
 }
@@ -766,6 +778,12 @@ struct Index<'a> {
     /// Claims that could not be read (their errors are reported once).
     bad_claims: std::collections::BTreeSet<(String, String)>,
     volumes: BTreeMap<String, &'a Obj>,
+    /// (namespace, claim name) → the PersistentVolume whose
+    /// `spec.claimRef` names that claim (bound, or reserved for it).
+    claim_refs: BTreeMap<(String, String), &'a Obj>,
+    storage_classes: BTreeMap<String, &'a Obj>,
+    /// The StorageClass marked default, when the input has one.
+    default_class: Option<String>,
     config_maps: BTreeMap<(String, String), &'a Obj>,
 }
 
@@ -783,11 +801,50 @@ fn storage_is_local(class: Option<&str>) -> bool {
     })
 }
 
-/// Bytes of a claim (a PVC object or a StatefulSet template at `path`),
-/// and whether its storage class or volume is node-local.
-fn claim(r: &mut Reader, path: &str, index: &Index) -> (Option<i128>, Option<String>) {
+/// The PersistentVolume a claim is bound to, the way Kubernetes binds
+/// them: the claim's `spec.volumeName`, else a volume whose
+/// `spec.claimRef` names the claim.
+fn bound_volume<'a>(claim: &Obj, index: &Index<'a>) -> Option<&'a Obj> {
+    claim
+        .value
+        .pointer("/spec/volumeName")
+        .and_then(Value::as_str)
+        .filter(|v| !v.is_empty())
+        .and_then(|v| index.volumes.get(v).copied())
+        .or_else(|| {
+            index
+                .claim_refs
+                .get(&(claim.ns().to_string(), claim.name.clone()))
+                .copied()
+        })
+}
+
+/// `local` or `hostPath` when the volume is one: its data lives on one node.
+fn local_kind(pv: &Obj) -> Option<&'static str> {
+    ["local", "hostPath"]
+        .into_iter()
+        .find(|kind| pv.value.pointer(&format!("/spec/{kind}")).is_some())
+}
+
+/// Bytes of a claim (a PVC object at `path` "", or a StatefulSet template
+/// at `path` with the claims made from it, `instances`), and why its data
+/// is node-local, if it is: its storage class (named, or the default
+/// class when it names none) is a node-local one by name or provisioner;
+/// the volume it is bound to is a `local` or `hostPath` one; or, unbound,
+/// every free volume of its class is one (it will bind to one of them).
+fn claim(
+    r: &mut Reader,
+    path: &str,
+    index: &Index,
+    instances: &[&Obj],
+) -> (Option<i128>, Option<String>) {
     let bytes = r.amount(&format!("{path}/spec/resources/requests/storage"), false);
-    let class = r.string(&format!("{path}/spec/storageClassName"));
+    let class_at = format!("{path}/spec/storageClassName");
+    let class = if r.at(&class_at).is_some() {
+        r.string(&class_at)
+    } else {
+        index.default_class.as_deref()
+    };
     if storage_is_local(class) {
         return (
             bytes,
@@ -797,19 +854,77 @@ fn claim(r: &mut Reader, path: &str, index: &Index) -> (Option<i128>, Option<Str
             )),
         );
     }
-    if let Some(pv) = r.string(&format!("{path}/spec/volumeName")) {
-        if let Some(pv_obj) = index.volumes.get(pv) {
-            for kind in ["local", "hostPath"] {
-                if pv_obj.value.pointer(&format!("/spec/{kind}")).is_some() {
-                    return (
-                        bytes,
-                        Some(format!("bound to PersistentVolume {pv}, a {kind} volume")),
-                    );
-                }
+    if let Some((c, sc)) = class.and_then(|c| Some((c, *index.storage_classes.get(c)?))) {
+        if let Some(p) = sc.value.pointer("/provisioner").and_then(Value::as_str) {
+            if storage_is_local(Some(p)) {
+                return (
+                    bytes,
+                    Some(format!(
+                        "storage class {c:?} provisions node-local volumes ({p})"
+                    )),
+                );
             }
         }
     }
+    if path.is_empty() {
+        // Read through the reader so a malformed name is reported.
+        let _ = r.string("/spec/volumeName");
+    }
+    let own = [r.obj];
+    let claims: &[&Obj] = if path.is_empty() { &own } else { instances };
+    let mut bound = false;
+    for c in claims {
+        if let Some(pv) = bound_volume(c, index) {
+            bound = true;
+            if let Some(kind) = local_kind(pv) {
+                return (
+                    bytes,
+                    Some(format!(
+                        "bound to PersistentVolume {}, a {kind} volume",
+                        pv.name
+                    )),
+                );
+            }
+        }
+    }
+    if let (false, Some(c)) = (bound, class.filter(|c| !c.is_empty())) {
+        let free: Vec<&&Obj> = index
+            .volumes
+            .values()
+            .filter(|pv| {
+                pv.value
+                    .pointer("/spec/storageClassName")
+                    .and_then(Value::as_str)
+                    == Some(c)
+                    && pv.value.pointer("/spec/claimRef").is_none()
+            })
+            .collect();
+        if !free.is_empty() && free.iter().all(|pv| local_kind(pv).is_some()) {
+            return (
+                bytes,
+                Some(format!(
+                    "not bound yet, and every free PersistentVolume of storage class {c:?} is a local or hostPath volume"
+                )),
+            );
+        }
+    }
     (bytes, None)
+}
+
+/// The claims a StatefulSet made from its template `template`: Kubernetes
+/// names them `<template>-<statefulset>-<ordinal>`.
+fn template_instances<'a>(sts: &Obj, template: &str, index: &Index<'a>) -> Vec<&'a Obj> {
+    let prefix = format!("{template}-{}-", sts.name);
+    index
+        .claims
+        .range((sts.ns().to_string(), prefix.clone())..)
+        .take_while(|((ns, name), _)| ns == sts.ns() && name.starts_with(&prefix))
+        .filter(|((_, name), _)| {
+            let ordinal = &name[prefix.len()..];
+            !ordinal.is_empty() && ordinal.bytes().all(|b| b.is_ascii_digit())
+        })
+        .map(|(_, c)| *c)
+        .collect()
 }
 
 fn workload(obj: &Obj, index: &Index) -> Result<Workload, Vec<ImportError>> {
@@ -880,7 +995,8 @@ fn workload(obj: &Obj, index: &Index) -> Result<Workload, Vec<ImportError>> {
                 .and_then(Value::as_str)
                 .unwrap_or("?")
                 .to_string();
-            let (bytes, why_local) = claim(&mut r, &p, index);
+            let instances = template_instances(obj, &tname, index);
+            let (bytes, why_local) = claim(&mut r, &p, index, &instances);
             match (bytes, replicas) {
                 (Some(b), Some(n)) => {
                     data_bytes = data_bytes.saturating_add(b.saturating_mul(i128::from(n)))
@@ -922,7 +1038,7 @@ fn workload(obj: &Obj, index: &Index) -> Result<Workload, Vec<ImportError>> {
         match index.claims.get(&claim_key) {
             Some(pvc) => {
                 let mut pr = Reader::new(pvc);
-                let (bytes, why_local) = claim(&mut pr, "", index);
+                let (bytes, why_local) = claim(&mut pr, "", index, &[]);
                 // A claim's errors are its own (reported with it).
                 match bytes {
                     Some(b) => data_bytes = data_bytes.saturating_add(b),
@@ -1396,7 +1512,7 @@ pub fn parse(inputs: &[Input], options: Options) -> Result<Imported, Vec<ImportE
             "PersistentVolumeClaim" => {
                 // Checked once here, so a bad claim is reported once.
                 let mut r = Reader::new(o);
-                let _ = claim(&mut r, "", &Index::default());
+                let _ = claim(&mut r, "", &Index::default(), &[]);
                 if r.errors.is_empty() {
                     index.claims.insert((o.ns().into(), o.name.clone()), o);
                 } else {
@@ -1406,6 +1522,33 @@ pub fn parse(inputs: &[Input], options: Options) -> Result<Imported, Vec<ImportE
             }
             "PersistentVolume" => {
                 index.volumes.insert(o.name.clone(), o);
+                let claim_ref = |f: &str| {
+                    o.value
+                        .pointer(&format!("/spec/claimRef/{f}"))
+                        .and_then(Value::as_str)
+                        .filter(|s| !s.is_empty())
+                };
+                if let Some(name) = claim_ref("name") {
+                    let ns = claim_ref("namespace").unwrap_or(DEFAULT_NAMESPACE);
+                    index
+                        .claim_refs
+                        .insert((ns.to_string(), name.to_string()), o);
+                }
+            }
+            "StorageClass" => {
+                index.storage_classes.insert(o.name.clone(), o);
+                let default = DEFAULT_CLASS_ANNOTATIONS.iter().any(|a| {
+                    o.value
+                        .pointer("/metadata/annotations")
+                        .and_then(|m| m.get(*a))
+                        .and_then(Value::as_str)
+                        == Some("true")
+                });
+                // Two defaults: Kubernetes gives new claims the newest;
+                // the input does not say which, so the first is taken.
+                if default && index.default_class.is_none() {
+                    index.default_class = Some(o.name.clone());
+                }
             }
             "ConfigMap" => {
                 index.config_maps.insert((o.ns().into(), o.name.clone()), o);

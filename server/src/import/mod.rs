@@ -11,6 +11,7 @@
 //! `source` — and reports what changed. `docs/kubernetes-import.md` has
 //! the rules.
 
+pub mod capacity;
 pub mod kubernetes;
 pub mod mesh;
 pub mod prometheus;
