@@ -46,6 +46,9 @@ pub struct AgentOptions {
     pub capacity: Option<CapacitySource>,
     /// Round trips to the other clusters' agents (`--probe-listen`).
     pub probe: Option<ProbeSetup>,
+    /// Round trips a tool already measures, read from `prometheus`
+    /// (`--rtt-from`).
+    pub rtt_from: Option<crate::import::rtt::RttSource>,
     /// The cluster's Kubernetes API (`--kubernetes`): services re-synced
     /// and free capacity measured every tick.
     pub kubernetes: Option<KubeSource>,
@@ -480,6 +483,30 @@ pub async fn run(opts: AgentOptions, mut stop: watch::Receiver<bool>) {
 
         if let (Some(_), Some(cluster)) = (&opts.probe, &opts.cluster) {
             observations.extend(measure_peers(cluster, &peers, tick).await);
+        }
+        if let (Some(source), Some(prom), Some(cluster)) =
+            (opts.rtt_from, &opts.prometheus, &opts.cluster)
+        {
+            use crate::import::rtt;
+            match prom.query_raw("rtt", &source.query(), tick).await {
+                Ok(answer) => match rtt::derive(source, &answer, cluster, &opts.mapping) {
+                    Ok((rtts, notes)) => {
+                        for n in notes {
+                            tracing::info!(tick = %tick_text, source = source.name(), "round trips: {n}");
+                        }
+                        if rtts.is_empty() {
+                            tracing::warn!(tick = %tick_text, source = source.name(), query = %source.query(), "round trips: the query gave no pair of clusters");
+                        }
+                        observations.extend(rtt::observations(&rtts));
+                    }
+                    Err(e) => {
+                        tracing::warn!(tick = %tick_text, source = source.name(), "round trips not read this tick: {e}")
+                    }
+                },
+                Err(e) => {
+                    tracing::warn!(tick = %tick_text, source = source.name(), "round trips not read this tick: {e}")
+                }
+            }
         }
 
         // With a probe, a batch goes even when empty: it registers this

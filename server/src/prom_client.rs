@@ -91,6 +91,13 @@ impl PromClient {
         time: i64,
         reading: &Reading,
     ) -> Result<QueryResult, FetchError> {
+        let v = self.query_raw(name, query, time).await?;
+        prometheus::parse_response(name, "", &v, reading).map_err(FetchError::Query)
+    }
+
+    /// One instant query's answer as Prometheus gave it (any JSON it
+    /// sent, errors included), for readers of other shapes than flows.
+    pub async fn query_raw(&self, name: &str, query: &str, time: i64) -> Result<Value, FetchError> {
         let unreachable = |message: String| FetchError::Unreachable {
             query: name.to_string(),
             message,
@@ -127,14 +134,13 @@ impl PromClient {
         }
         // Prometheus answers its own errors (bad query: 400, timeout: 503,
         // …) with a JSON body saying what; anything else is not from it.
-        let v: Value = serde_json::from_slice(&body).map_err(|_| {
+        serde_json::from_slice(&body).map_err(|_| {
             let text = String::from_utf8_lossy(&body);
             let snippet: String = text.chars().take(200).collect();
             unreachable(format!(
                 "HTTP {status} from {url} is not a Prometheus query response: {snippet:?}"
             ))
-        })?;
-        prometheus::parse_response(name, "", &v, reading).map_err(FetchError::Query)
+        })
     }
 
     /// Run the reading's queries at `time`.

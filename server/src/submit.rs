@@ -469,10 +469,12 @@ pub struct Delivery {
     pub attempts: u32,
 }
 
-/// The flow observations a 422 refused only because of an unknown
-/// service (`/observations/{i}/from` or `/to` of a `flow_*` fact), or
-/// `None` when anything else was refused too: then the batch is wrong,
-/// not merely ahead of the estate.
+/// The observations a 422 refused only because the estate lacks what
+/// they name — a service or cluster of a flow (`/observations/{i}/from`,
+/// `/to`, `/from_cluster`, `/to_cluster` of a `flow_*` fact), an end of a
+/// round trip (`/a`, `/b` of `rtt_ms`: a mesh or a probe tool knows
+/// clusters the estate does not track) — or `None` when anything else was
+/// refused too: then the batch is wrong, not merely ahead of the estate.
 pub fn prunable(errors: &[Refusal], observations: &[Value]) -> Option<BTreeSet<usize>> {
     let mut out = BTreeSet::new();
     for e in errors {
@@ -480,7 +482,10 @@ pub fn prunable(errors: &[Refusal], observations: &[Value]) -> Option<BTreeSet<u
         let (i, field) = rest.split_once('/')?;
         let i: usize = i.parse().ok()?;
         let fact = observations.get(i)?.get("fact")?.as_str()?;
-        if !(fact.starts_with("flow_") && matches!(field, "from" | "to")) {
+        let flow_end = fact.starts_with("flow_")
+            && matches!(field, "from" | "to" | "from_cluster" | "to_cluster");
+        let rtt_end = fact == "rtt_ms" && matches!(field, "a" | "b");
+        if !(flow_end || rtt_end) {
             return None;
         }
         out.insert(i);
@@ -547,10 +552,11 @@ pub async fn deliver(
                         .collect();
                     let mut refused: Vec<String> = mine.iter().map(|(field, _)| s(field)).collect();
                     refused.dedup();
+                    let is_rtt = s("fact") == "rtt_ms";
                     pruned.push(Pruned {
                         fact: s("fact"),
-                        from: s("from"),
-                        to: s("to"),
+                        from: s(if is_rtt { "a" } else { "from" }),
+                        to: s(if is_rtt { "b" } else { "to" }),
                         refused,
                         message: mine.iter().map(|(_, m)| *m).collect::<Vec<_>>().join("; "),
                     });

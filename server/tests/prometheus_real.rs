@@ -1471,3 +1471,204 @@ async fn every_preset_fails_loudly_on_a_prometheus_without_its_metrics() {
         "{err}"
     );
 }
+
+// ---- round trips a tool already measures -----------------------------------
+
+/// Gauge series in OpenMetrics text: (name, labels, value around which
+/// the samples alternate ±10 %, so `avg_over_time` has work to do).
+/// A gauge series: its name, labels and base value.
+type Gauge<'a> = (&'a str, Vec<(&'a str, &'a str)>, f64);
+
+fn gauges(series: &[Gauge], times: &[i64]) -> String {
+    use std::fmt::Write;
+    let mut text = String::new();
+    for (k, &t) in times.iter().enumerate() {
+        for (name, labels, base) in series {
+            let labels: Vec<String> = labels.iter().map(|(a, b)| format!("{a}=\"{b}\"")).collect();
+            let wobble = if k % 2 == 0 { 0.9 } else { 1.1 };
+            let _ = writeln!(text, "{name}{{{}}} {} {t}", labels.join(","), base * wobble);
+        }
+    }
+    text.push_str("# EOF\n");
+    text
+}
+
+/// `berth agent --rtt-from` for each source against a real Prometheus:
+/// the round trips it posts, per pair of clusters, are the ones written
+/// (averaged over the window and over both directions), and what is not a
+/// round trip between two clusters (a check inside one cluster, a failed
+/// probe's −1, another protocol) is left out.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn round_trips_from_blackbox_submariner_cilium_and_liqo() {
+    if !have_prometheus() {
+        return;
+    }
+    let now = chrono::Utc::now().timestamp();
+    let times: Vec<i64> = (now - 1800..=now + 600).step_by(STEP as usize).collect();
+    let series = vec![
+        (
+            "probe_icmp_duration_seconds",
+            vec![
+                ("phase", "rtt"),
+                ("instance", "10.0.2.1"),
+                ("job", "blackbox"),
+            ],
+            0.0094,
+        ),
+        (
+            "probe_icmp_duration_seconds",
+            vec![
+                ("phase", "setup"),
+                ("instance", "10.0.2.1"),
+                ("job", "blackbox"),
+            ],
+            0.0002,
+        ),
+        (
+            "submariner_connection_latency_seconds",
+            vec![
+                ("cable_driver", "libreswan"),
+                ("local_cluster", "c-fra-1"),
+                ("remote_cluster", "c-par-1"),
+            ],
+            0.009,
+        ),
+        (
+            "submariner_connection_latency_seconds",
+            vec![
+                ("cable_driver", "libreswan"),
+                ("local_cluster", "c-par-1"),
+                ("remote_cluster", "c-fra-1"),
+            ],
+            0.010,
+        ),
+        (
+            "cilium_node_connectivity_latency_seconds",
+            vec![
+                ("source_cluster", "c-fra-1"),
+                ("target_cluster", "c-lon-1"),
+                ("type", "node"),
+                ("protocol", "icmp"),
+                ("source_node_name", "n1"),
+                ("target_node_name", "l1"),
+            ],
+            0.0142,
+        ),
+        (
+            "cilium_node_connectivity_latency_seconds",
+            vec![
+                ("source_cluster", "c-fra-1"),
+                ("target_cluster", "c-lon-1"),
+                ("type", "node"),
+                ("protocol", "http"),
+                ("source_node_name", "n1"),
+                ("target_node_name", "l1"),
+            ],
+            0.0301,
+        ),
+        (
+            "cilium_node_connectivity_latency_seconds",
+            vec![
+                ("source_cluster", "c-fra-1"),
+                ("target_cluster", "c-fra-1"),
+                ("type", "node"),
+                ("protocol", "icmp"),
+                ("source_node_name", "n1"),
+                ("target_node_name", "n2"),
+            ],
+            0.0004,
+        ),
+        (
+            "liqo_peer_latency_us",
+            vec![("driver", "wireguard"), ("cluster_id", "c-dub-1")],
+            21000.0,
+        ),
+    ];
+    // A node that does not answer reports −1 (written as is, no wobble).
+    let mut text = gauges(&series, &times);
+    text.truncate(text.len() - "# EOF\n".len());
+    for &t in &times {
+        text.push_str(&format!(
+            "cilium_node_connectivity_latency_seconds{{source_cluster=\"c-fra-1\",target_cluster=\"c-sin-1\",type=\"node\",protocol=\"icmp\"}} -1 {t}\n"
+        ));
+    }
+    text.push_str("# EOF\n");
+    let prom = start_prometheus(Some(&text)).await;
+    for (source, extra, want) in [
+        (
+            "blackbox",
+            vec!["--map-cluster", "10.0.2.1=c-par-1"],
+            vec![("c-fra-1", "c-par-1", 9.4)],
+        ),
+        ("submariner", vec![], vec![("c-fra-1", "c-par-1", 9.5)]),
+        ("cilium", vec![], vec![("c-fra-1", "c-lon-1", 14.2)]),
+        ("liqo", vec![], vec![("c-dub-1", "c-fra-1", 21.0)]),
+    ] {
+        let (server, log) = fake_berth(false, vec![]).await;
+        let mut c = berth();
+        c.args([
+            "agent",
+            "--server",
+            &server,
+            "--estate",
+            "sample",
+            "--interval",
+            "1s",
+        ])
+        .args([
+            "--cluster",
+            "c-fra-1",
+            "--prometheus",
+            &prom.url,
+            "--rtt-from",
+            source,
+        ])
+        .args(&extra)
+        .env("BERTH_TOKEN", TOKEN)
+        .stderr(Stdio::piped());
+        let child = c.spawn().unwrap();
+        let start = Instant::now();
+        let rtts = loop {
+            let posted: Vec<Value> = log
+                .posts
+                .lock()
+                .unwrap()
+                .iter()
+                .flat_map(|(b, _, _)| b["observations"].as_array().cloned().unwrap_or_default())
+                .filter(|o| o["fact"] == "rtt_ms")
+                .collect();
+            if !posted.is_empty() {
+                break posted;
+            }
+            assert!(
+                start.elapsed() < Duration::from_secs(20),
+                "{source}: no round trip posted"
+            );
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        };
+        terminate(&child);
+        let out = child.wait_with_output().await.unwrap();
+        let agent_log = String::from_utf8_lossy(&out.stderr);
+        let got: Vec<(String, String, f64)> = rtts
+            .iter()
+            .map(|o| {
+                assert_eq!(o["class"], "measured", "{o}");
+                (
+                    o["a"].as_str().unwrap().to_string(),
+                    o["b"].as_str().unwrap().to_string(),
+                    o["value"].as_f64().unwrap(),
+                )
+            })
+            .collect();
+        eprintln!("{source}: {got:?}");
+        assert_eq!(got.len(), want.len(), "{source}: {got:?}\n{agent_log}");
+        for ((a, b, ms), (wa, wb, wms)) in got.iter().zip(&want) {
+            assert_eq!((a.as_str(), b.as_str()), (*wa, *wb), "{source}");
+            assert!(
+                (ms - wms).abs() <= 0.01 * wms,
+                "{source}: {a}↔{b} {ms} ms, written {wms}"
+            );
+        }
+        assert!(!agent_log.contains(TOKEN));
+    }
+}

@@ -244,6 +244,11 @@ pub enum Command {
         /// 0.0.0.0 or ::).
         #[arg(long, value_name = "IP:PORT", requires = "probe_listen")]
         probe_address: Option<String>,
+        /// Read the round trips to other clusters that a tool already
+        /// measures, from --prometheus: blackbox (ICMP probes; targets
+        /// mapped with --map-cluster), submariner, cilium or liqo.
+        #[arg(long, value_name = "SOURCE", requires_all = ["cluster", "prometheus"])]
+        rtt_from: Option<String>,
         /// Read the cluster's Kubernetes API every tick: re-sync its
         /// services into the estate (an operator token) and report its
         /// free capacity (allocatable of Ready nodes less the requests of

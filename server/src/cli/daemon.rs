@@ -138,6 +138,7 @@ pub fn agent(command: Command) -> ExitCode {
         capacity_command,
         probe_listen,
         probe_address,
+        rtt_from,
         kubernetes,
         kube,
         new_cluster,
@@ -166,6 +167,11 @@ pub fn agent(command: Command) -> ExitCode {
             ));
         }
         let (reading, mapping) = mesh_setup(mesh)?;
+        let rtt_from = rtt_from
+            .as_deref()
+            .map(berth::import::rtt::RttSource::parse)
+            .transpose()
+            .map_err(Failure::usage)?;
         let mut client = berth::submit::BerthClient::new(
             &target.server,
             berth::submit::Secret::new(target.token),
@@ -208,6 +214,7 @@ pub fn agent(command: Command) -> ExitCode {
             cluster,
             capacity,
             probe,
+            rtt_from,
             kubernetes: None,
         })
         .map(|o| (o, kubernetes))

@@ -16,6 +16,7 @@ pub mod kubernetes;
 pub mod mesh;
 pub mod prometheus;
 pub mod quantity;
+pub mod rtt;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::{self, Write};

@@ -216,7 +216,7 @@ impl fmt::Display for QueryError {
 
 /// Prometheus's sample values are strings; these are the spellings of the
 /// special values it uses (Go's `strconv.FormatFloat`).
-fn parse_sample_value(s: &str) -> Option<f64> {
+pub(crate) fn parse_sample_value(s: &str) -> Option<f64> {
     match s {
         "NaN" => Some(f64::NAN),
         "+Inf" | "Inf" => Some(f64::INFINITY),
