@@ -734,3 +734,193 @@ async fn two_agents_probe_each_other_and_post_measured_round_trips() {
         assert!(f["source"].as_str().unwrap().starts_with("token:"), "{f}");
     }
 }
+
+/// End to end (issue 14): an agent reporting its cluster's flows (mesh),
+/// free capacity and round trips, and the other cluster's agent answering
+/// probes, against a real `berth serve` that is killed and restarted while
+/// they run. Everything arrives, the batches in flight during the outage
+/// are retried and land once the server is back (none given up), the
+/// advice changes with the fresh facts, and no token is in any log.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn flows_capacity_and_round_trips_arrive_across_a_server_restart() {
+    let server = fakes::RealBerth::start().await;
+    let fra = server.agent_token("agent-c-fra-1").await;
+    let par = server.agent_token("agent-c-par-1").await;
+    let (prom, _) = fake_prometheus(istio_responses()).await;
+    let dir = tempfile::tempdir().unwrap();
+    let capacity = dir.path().join("capacity.json");
+    std::fs::write(&capacity, r#"{"cpu_free": 3.5, "memory_free_gib": 20}"#).unwrap();
+    let now = || berth_engine::estate::format_time(chrono::Utc::now().timestamp());
+    let http = reqwest::Client::new();
+    let advice = |url: String, at: String| {
+        let http = http.clone();
+        async move {
+            http.get(format!("{url}/api/estates/sample/advice?now={at}"))
+                .bearer_auth(fakes::ADMIN_TOKEN)
+                .send()
+                .await
+                .unwrap()
+                .json::<Value>()
+                .await
+                .unwrap()
+        }
+    };
+    let at = now();
+    let before = advice(server.url.clone(), at.clone()).await;
+
+    let agent = |token: &str, args: &[&str]| {
+        let mut c = berth();
+        c.args([
+            "agent",
+            "--server",
+            &server.url,
+            "--estate",
+            "sample",
+            "--interval",
+            "1s",
+        ])
+        .args(args)
+        .args(["--probe-listen", "127.0.0.1:0"])
+        .env("BERTH_TOKEN", token)
+        .stderr(std::process::Stdio::piped());
+        c.spawn().unwrap()
+    };
+    let cap = capacity.to_str().unwrap().to_string();
+    let a = agent(
+        &fra,
+        &[
+            "--cluster",
+            "c-fra-1",
+            "--prometheus",
+            &prom,
+            "--capacity-file",
+            &cap,
+            "--map",
+            "catalog-v1=catalog",
+            "--map",
+            "catalog-v2=catalog",
+        ],
+    );
+    let b = agent(&par, &["--cluster", "c-par-1"]);
+
+    // Everything arrives: capacity, a flow, the round trip.
+    let arrived = |estate: &Value| {
+        let by_token = |v: &Value| {
+            v["source"]
+                .as_str()
+                .is_some_and(|s| s.starts_with("token:"))
+        };
+        let cluster = estate["clusters"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["id"] == "c-fra-1")
+            .unwrap();
+        let path = estate["paths"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|p| p["a"] == "c-fra-1" && p["b"] == "c-par-1");
+        by_token(&cluster["cpu_free"])
+            && by_token(&fakes::flow(estate, "shop-gateway", "shop-frontend")["weight"])
+            && path.is_some_and(|p| by_token(&p["rtt_ms"]))
+    };
+    let start = Instant::now();
+    let version_before_restart = loop {
+        let estate = server.estate_file().await;
+        if arrived(&estate) {
+            break estate;
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(30),
+            "not everything arrived:\n{}",
+            server.log.lock().unwrap()
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    };
+    let _ = version_before_restart;
+    let (v0, _) = version(&server).await;
+
+    // Killed, down for 3 ticks, back on the same address and data.
+    let server = server.restart(Duration::from_secs(3)).await;
+    let (v1, _) = version(&server).await;
+    assert_eq!(v1, v0, "a restart loses no version");
+    // Batches keep landing after the restart.
+    let start = Instant::now();
+    loop {
+        let (v, _) = version(&server).await;
+        if v >= v1 + 3 {
+            break;
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(30),
+            "no batch landed after the restart:\n{}",
+            server.log.lock().unwrap()
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    let estate = server.estate_file().await;
+    assert!(arrived(&estate));
+    let after = advice(server.url.clone(), now()).await;
+
+    let mut logs = vec![];
+    for child in [a, b] {
+        let (code, log) = stop(child).await;
+        assert_eq!(code, 0, "{log}");
+        logs.push(log);
+    }
+    // The outage was seen and ridden out: retried, never given up.
+    assert!(
+        logs.iter().any(|l| l.contains("not delivered, retrying")),
+        "{}",
+        logs.join("\n")
+    );
+    for log in &logs {
+        assert!(!log.contains("batch not delivered"), "{log}");
+    }
+    // Fresh measured facts change the advice (the sample's are a day old).
+    assert_ne!(
+        before["result_digest"], after["result_digest"],
+        "the advice did not change"
+    );
+    let measured = |a: &Value| {
+        a["result"]["moves"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .flat_map(|m| m["facts"].as_array().unwrap())
+            .filter(|f| {
+                f["class"] == "measured"
+                    && f["source"]
+                        .as_str()
+                        .is_some_and(|s| s.starts_with("token:"))
+            })
+            .count()
+    };
+    assert!(
+        measured(&after) > measured(&before),
+        "no deciding fact is one the agents measured"
+    );
+    for (log, token) in logs.iter().zip([&fra, &par]) {
+        assert!(!log.contains(token.as_str()));
+    }
+    let server_log = server.log.lock().unwrap().clone();
+    assert!(!server_log.contains(&fra) && !server_log.contains(&par));
+}
+
+/// The sample estate's version and content digest, as the admin sees it.
+async fn version(server: &fakes::RealBerth) -> (i64, String) {
+    let v: Value = reqwest::Client::new()
+        .get(format!("{}/api/estates/sample", server.url))
+        .bearer_auth(fakes::ADMIN_TOKEN)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    (
+        v["version"].as_i64().unwrap_or_else(|| panic!("{v}")),
+        v["content_digest"].as_str().unwrap_or_default().to_string(),
+    )
+}

@@ -366,16 +366,32 @@ pub struct RealBerth {
     /// Everything it logged so far.
     pub log: Arc<Mutex<String>>,
     http: reqwest::Client,
-    _child: tokio::process::Child,
-    _dir: tempfile::TempDir,
+    child: tokio::process::Child,
+    dir: tempfile::TempDir,
 }
 
 impl RealBerth {
     pub async fn start() -> RealBerth {
+        RealBerth::start_in(tempfile::tempdir().unwrap(), "127.0.0.1:0").await
+    }
+
+    /// Stop this server (SIGKILL: nothing is flushed on the way out) and,
+    /// `down` later, start another on the same address and data
+    /// directory, as a crash and a restart by the orchestrator would.
+    pub async fn restart(mut self, down: std::time::Duration) -> RealBerth {
+        let _ = self.child.kill().await;
+        tokio::time::sleep(down).await;
+        let listen = self.url.trim_start_matches("http://").to_string();
+        let dir = std::mem::replace(&mut self.dir, tempfile::tempdir().unwrap());
+        drop(self);
+        // The port is free again once the process is gone.
+        RealBerth::start_in(dir, &listen).await
+    }
+
+    async fn start_in(dir: tempfile::TempDir, listen: &str) -> RealBerth {
         use tokio::io::{AsyncBufReadExt, BufReader};
-        let dir = tempfile::tempdir().unwrap();
         let mut child = berth()
-            .args(["serve", "--listen", "127.0.0.1:0", "--data-dir"])
+            .args(["serve", "--listen", listen, "--data-dir"])
             .arg(dir.path())
             // The sample as written: the tests' observations are dated
             // just after its designed time.
@@ -417,8 +433,8 @@ impl RealBerth {
             url,
             log,
             http: reqwest::Client::new(),
-            _child: child,
-            _dir: dir,
+            child,
+            dir,
         }
     }
 
