@@ -84,6 +84,9 @@ pub struct Principal {
     /// An agent token allowed to create its own cluster on first report
     /// (never a session).
     pub may_create_clusters: bool,
+    /// An agent token an administrator allowed to import its cluster's
+    /// services (`may_sync_services`).
+    pub may_sync_services: bool,
     pub via: Via,
 }
 
@@ -389,6 +392,7 @@ async fn principal_of(
                 role: t.role,
                 estate: t.estate_id,
                 may_create_clusters: t.may_create_clusters,
+                may_sync_services: t.may_sync_services,
                 via: Via::Bearer { token_id: t.id },
             })),
             // A wrong or revoked token is an error, not anonymity: the
@@ -405,6 +409,7 @@ async fn principal_of(
                 role: s.role,
                 estate: s.estate_id,
                 may_create_clusters: false,
+                may_sync_services: false,
                 via: Via::Session {
                     id_hash,
                     csrf: s.csrf,

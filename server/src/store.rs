@@ -517,6 +517,9 @@ pub struct TokenRow {
     pub revoked_at: Option<i64>,
     /// An agent token that may create its own cluster on first report.
     pub may_create_clusters: bool,
+    /// An agent token that may import its cluster's services (the
+    /// agent's `--kubernetes` re-sync).
+    pub may_sync_services: bool,
 }
 
 fn token_of(r: &sqlx::any::AnyRow) -> Result<TokenRow, sqlx::Error> {
@@ -530,11 +533,12 @@ fn token_of(r: &sqlx::any::AnyRow) -> Result<TokenRow, sqlx::Error> {
         created_by: r.try_get("created_by")?,
         revoked_at: r.try_get("revoked_at")?,
         may_create_clusters: r.try_get::<i64, _>("may_create_clusters")? != 0,
+        may_sync_services: r.try_get::<i64, _>("may_sync_services")? != 0,
     })
 }
 
 const TOKEN_COLUMNS: &str =
-    "id, name, role, estate_id, created_at, created_by, revoked_at, may_create_clusters";
+    "id, name, role, estate_id, created_at, created_by, revoked_at, may_create_clusters, may_sync_services";
 
 /// A live (not revoked) token by the hash of its secret.
 pub async fn token_by_hash(db: &Db, hash: &str) -> StoreResult<Option<TokenRow>> {
@@ -564,12 +568,13 @@ pub struct NewToken<'a> {
     pub estate_id: Option<&'a str>,
     pub created_by: &'a str,
     pub may_create_clusters: bool,
+    pub may_sync_services: bool,
 }
 
 pub async fn insert_token(db: &Db, t: NewToken<'_>, now: i64) -> StoreResult<()> {
     let _w = db.write_guard().await;
     sqlx::query(
-        "INSERT INTO tokens (id, hash, name, role, estate_id, created_at, created_by, may_create_clusters) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
+        "INSERT INTO tokens (id, hash, name, role, estate_id, created_at, created_by, may_create_clusters, may_sync_services) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
     )
     .bind(t.id)
     .bind(t.hash)
@@ -579,6 +584,7 @@ pub async fn insert_token(db: &Db, t: NewToken<'_>, now: i64) -> StoreResult<()>
     .bind(now)
     .bind(t.created_by)
     .bind(i64::from(t.may_create_clusters))
+    .bind(i64::from(t.may_sync_services))
     .execute(&db.pool)
     .await?;
     Ok(())

@@ -849,6 +849,22 @@ async fn the_agent_resyncs_services_and_reports_measured_free_capacity() {
     // allocatable on the three nodes less what their pods ask.
     assert!(cpu > 0.0 && cpu < 15.75 && mem > 0.0, "{cpu} {mem}");
 
+    // An agent token may re-sync services only when an administrator
+    // allowed it to; a plain one is refused, saying how.
+    let plain = server.agent_token("plain-agent").await;
+    let refused = reqwest::Client::new()
+        .post(format!("{}/api/estates/sample/import/kubernetes", server.url))
+        .bearer_auth(&plain)
+        .json(&serde_json::json!({"cluster": "c-fra-1", "files": [{"name": "x.yaml", "text": "kind: List\nitems: []\n"}]}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(refused.status(), 403);
+    assert!(refused.text().await.unwrap().contains("may_sync_services"));
+    let token = server
+        .token(serde_json::json!({"name": "agent-c-fra-1", "role": "agent", "estate": "sample", "may_sync_services": true}))
+        .await;
+
     let before = chrono::Utc::now().timestamp();
     let mut c = berth_clean();
     c.args(["agent", "--server", &server.url, "--estate", "sample"])
@@ -860,7 +876,7 @@ async fn the_agent_resyncs_services_and_reports_measured_free_capacity() {
             s(&kc),
         ])
         .args(["--context", "shop", "--interval", "1s", "--page-size", "10"])
-        .env("BERTH_TOKEN", fakes::ADMIN_TOKEN)
+        .env("BERTH_TOKEN", &token)
         .stderr(std::process::Stdio::piped());
     let child = c.spawn().unwrap();
     let start = Instant::now();
@@ -941,7 +957,7 @@ async fn the_agent_resyncs_services_and_reports_measured_free_capacity() {
         !log.contains(KUBE_TOKEN),
         "the Kubernetes token is never logged"
     );
-    assert!(!log.contains(fakes::ADMIN_TOKEN), "nor Berth's");
+    assert!(!log.contains(&token), "nor Berth's");
 }
 
 /// SIGTERM, then the exit status and stderr (the log), within 10 s.

@@ -873,6 +873,7 @@ async fn refusals_are_answered_as_documented() {
             estate_id: None,
             created_by: "test",
             may_create_clusters: false,
+            may_sync_services: false,
         },
         0,
     )
@@ -914,6 +915,7 @@ async fn refusals_are_answered_as_documented() {
             estate_id: Some("sample"),
             created_by: "test",
             may_create_clusters: false,
+            may_sync_services: false,
         },
         0,
     )

@@ -22,7 +22,7 @@ use crate::AppState;
 pub const ROUTES: &[Route] = &[
     route!(POST "/api/estates/{id}/facts", OPERATOR, "update individual facts" => update_facts),
     route!(POST "/api/estates/{id}/observations", Access::Observe, "post a batch of measured facts (agents)" => observe),
-    route!(POST "/api/estates/{id}/import/kubernetes", OPERATOR, "import Kubernetes manifests into one cluster of the estate" => import_kubernetes),
+    route!(POST "/api/estates/{id}/import/kubernetes", Access::Observe, "import Kubernetes manifests into one cluster of the estate" => import_kubernetes),
 ];
 
 async fn update_facts(
@@ -403,6 +403,16 @@ async fn import_kubernetes(
     body: Body,
 ) -> ApiResult<Json<Value>> {
     use crate::import::{self, kubernetes};
+    // Operators import; an agent token only when an administrator allowed
+    // it to re-sync its cluster's services (`may_sync_services`): an agent
+    // otherwise only reports measured facts, so a token stolen from a
+    // cluster cannot rewrite the estate's services.
+    let p = caller.principal()?;
+    if p.role < crate::auth::Role::Operator && !p.may_sync_services {
+        return Err(ApiError::Forbidden(
+            "this agent token may not import services: an administrator can create one with \"may_sync_services\": true (for `berth agent --kubernetes`), or import with an operator's token".into(),
+        ));
+    }
     visible_estate(&state, &caller, &id).await?;
     let bytes = read_body(body, ESTATE_BODY_LIMIT).await?;
     let b: KubernetesImportBody = json_body(&bytes, "kubernetes import")?;

@@ -202,6 +202,10 @@ struct NewTokenBody {
     /// estate has none of that id (the agent's `--create-cluster`).
     #[serde(default)]
     may_create_clusters: bool,
+    /// Agent tokens only: may import its cluster's services (the agent's
+    /// `--kubernetes` re-sync through `POST …/import/kubernetes`).
+    #[serde(default)]
+    may_sync_services: bool,
 }
 
 async fn create_token(
@@ -224,6 +228,11 @@ async fn create_token(
     if b.may_create_clusters && role != Role::Agent {
         return Err(ApiError::bad_request(
             "may_create_clusters is for agent tokens: operators and administrators change the estate itself",
+        ));
+    }
+    if b.may_sync_services && role != Role::Agent {
+        return Err(ApiError::bad_request(
+            "may_sync_services is for agent tokens: operators and administrators import services already",
         ));
     }
     if role == Role::Agent && b.estate.is_none() {
@@ -264,6 +273,7 @@ async fn create_token(
             estate_id: b.estate.as_deref(),
             created_by: &by,
             may_create_clusters: b.may_create_clusters,
+            may_sync_services: b.may_sync_services,
         },
         now_s(),
     )
@@ -278,6 +288,7 @@ async fn create_token(
             "role": role,
             "estate": b.estate,
             "may_create_clusters": b.may_create_clusters,
+            "may_sync_services": b.may_sync_services,
             "note": "the token is shown only now; Berth keeps only its hash",
         })),
     )
