@@ -7,12 +7,13 @@
 import { test, before, after, beforeEach, afterEach } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { startServer, makeUser, launch, artifacts, admin, repo, signIn } from '../support.mjs';
 
 // The shared fixtures live beside the repository (a symlink in worktrees).
 const boutique = join(repo, '..', 'shared', 'fixtures', 'kubernetes', 'online-boutique.yaml');
+const sockShop = join(repo, '..', 'shared', 'fixtures', 'kubernetes', 'sock-shop.yaml');
 
 let server, browser, operator, viewer, administrator;
 let page, problems;
@@ -164,6 +165,23 @@ test('Import: a dry run of Online Boutique reports services and notes and writes
   assert.equal(await prov.getAttribute('data-parity'), 'match', await prov.textContent());
   assert.match(await prov.textContent(), /version 2/);
   await shot('import-placement');
+});
+
+test('Placement names the services that can never move for want of a request (Sock Shop), and does not call the estate settled', async () => {
+  const r = await admin(server.base, 'POST', '/api/estates/lab/import/kubernetes', {
+    cluster: 'c-par-1', files: [{ name: 'sock-shop.yaml', text: readFileSync(sockShop, 'utf8') }], skip_invalid: true,
+  });
+  assert.ok(r.written, JSON.stringify(r));
+  await signIn(page, server.base, operator);
+  await page.goto(`${server.base}/?estate=lab`);
+  const unknown = page.getByTestId('unknown-requests');
+  await unknown.locator('li').first().waitFor();
+  const items = await unknown.locator('li').allTextContents();
+  assert.ok(items.length >= 1, 'Sock Shop has services without requests');
+  for (const i of items) assert.match(i, / on c-par-1: no (CPU|memory|CPU or memory) request$/);
+  const empty = page.getByTestId('moves-empty');
+  if (await empty.count()) assert.doesNotMatch(await empty.textContent(), /every service is where it should be/);
+  await shot('placement-unknown-requests');
 });
 
 test('a broken manifest is refused at its file and line, Apply stays off, nothing is written; a bad estate file shows the engine\'s errors with lines', async () => {

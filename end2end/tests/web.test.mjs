@@ -57,6 +57,16 @@ test('sign in; Placement shows the sample moves, a Why panel with flip condition
   const moves = page.locator('[data-testid=moves] li.move');
   await moves.first().waitFor();
   assert.ok(await moves.count() >= 1, 'the sample estate has recommended moves');
+  // The sample's nw-erp-bridge move rests on guesses: shown apart, with
+  // its reason, never numbered among the recommendations.
+  const weak = page.getByTestId('weak-moves');
+  await weak.locator('li.move[data-service=nw-erp-bridge]').waitFor();
+  assert.match(await weak.textContent(), /Not enough evidence to recommend — \d+ of \d+ inputs are guesses/);
+  assert.equal(await page.locator('[data-testid=moves] li.move[data-service=nw-erp-bridge]').count(), 0);
+  // Every Why names its move (not eight buttons called "Why").
+  const whyNames = await page.locator('summary').evaluateAll(ss => ss.map(s => s.getAttribute('aria-label')));
+  assert.ok(whyNames.every(n => /^Why move \S+ to \S+$/.test(n)), whyNames.join(', '));
+  assert.equal(new Set(whyNames).size, whyNames.length, whyNames.join(', '));
   const first = moves.first();
   assert.match(await first.textContent(), /points/);
   assert.match(await first.locator('.badge').first().textContent(), /^(measured|reported|inferred|guessed)$/);
@@ -79,6 +89,7 @@ test('what-if: an edit re-projects with no network request; evacuating a cluster
   await signIn(page, server.base, operator);
   await page.goto(`${server.base}/?now=${NOW}`);
   await page.locator('[data-testid=moves] li.move').first().waitFor();
+  const recommended = await page.locator('[data-testid=moves] li.move').count();
   await page.getByRole('button', { name: 'Take these moves into a what-if scenario' }).click();
   // The estate and the evaluation time go along (kept in the address).
   await page.waitForURL(`${server.base}/whatif?estate=sample&now=${encodeURIComponent(NOW)}`);
@@ -86,7 +97,7 @@ test('what-if: an edit re-projects with no network request; evacuating a cluster
   await totals.waitFor();
   const steps = page.getByTestId('steps');
   const n0 = Number(await steps.getAttribute('data-count'));
-  assert.ok(n0 >= 1, 'the recommendations came over as steps');
+  assert.equal(n0, recommended, 'the recommendations came over as steps, not the moves resting on guesses');
   const before = await totals.textContent();
 
   const requests = [];

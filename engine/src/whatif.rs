@@ -250,21 +250,19 @@ impl Parser {
                 self.err(path, format!("missing; expected a {what} id"));
                 None
             }
-            Some(Value::String(s))
-                if !s.is_empty()
-                    && s.len() <= 128
-                    && !s.chars().any(|c| c.is_whitespace() || c.is_control()) =>
-            {
-                Some(s.clone())
-            }
+            // The estate's own id rule (`chars::id_problem`): an id it
+            // refuses names nothing in any estate.
+            Some(Value::String(s)) => match crate::chars::id_problem(s) {
+                None => Some(s.clone()),
+                Some(problem) => {
+                    self.err(path, format!("expected a {what} id: {problem}"));
+                    None
+                }
+            },
             Some(v) => {
                 self.err(
                     path,
-                    format!(
-                        "expected a {what} id (a string of at most 128 characters without \
-                         spaces), got {}",
-                        describe(v)
-                    ),
+                    format!("expected a {what} id (a string), got {}", describe(v)),
                 );
                 None
             }
@@ -1199,7 +1197,7 @@ mod tests {
             [
                 "/steps/1 (line 6): a step does one thing, not both `move` and `evacuate`; expected {\"move\": {\"service\": \"…\", \"to\": \"…\"}} or {\"evacuate\": \"cluster-id\"}",
                 "/steps/2/move/service (line 7): /steps/0 already moves service \"a\"; a scenario does that at most once (edit that step instead)",
-                "/steps/3/evacuate (line 8): expected a cluster id (a string of at most 128 characters without spaces), got the number 7",
+                "/steps/3/evacuate (line 8): expected a cluster id (a string), got the number 7",
                 "/steps/4/teleport (line 9): unknown field `teleport`; expected one of: move, evacuate",
                 "/steps/5/move/to (line 10): missing; expected a cluster id",
             ]

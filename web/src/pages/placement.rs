@@ -115,8 +115,11 @@ pub fn Placement() -> impl IntoView {
     let navigate = StoredValue::new_local(use_navigate());
     let take = move |_| {
         if let Some(a) = advice.get_untracked() {
+            // The recommendations only: a move the evidence cannot back is
+            // shown apart and left out (it can be added by hand).
             let steps: Vec<Step> = arr(&a["moves"])
                 .iter()
+                .filter(|m| m["evidence"].is_null())
                 .map(|m| Step::Move {
                     service: s(&m["service"]),
                     to: s(&m["to"]),
@@ -143,11 +146,13 @@ pub fn Placement() -> impl IntoView {
                 Some(a) => view! {
                     <Moves advice=a.clone()/>
                     <p>
-                        <button type="button" on:click=take disabled=arr(&a["moves"]).is_empty()>
+                        <button type="button" on:click=take disabled=!arr(&a["moves"]).iter().any(|m| m["evidence"].is_null())>
                             "Take these moves into a what-if scenario"
                         </button>
                     </p>
+                    <WeakMoves advice=a.clone()/>
                     <Immovable advice=a.clone()/>
+                    <UnknownRequests advice=a.clone()/>
                     <CantTell advice=a/>
                 }.into_any(),
             }}
@@ -185,43 +190,134 @@ pub fn Provenance(
     }
 }
 
-#[component]
-fn Moves(advice: Value) -> impl IntoView {
-    let moves = arr(&advice["moves"]);
-    let whys = arr(&advice["why"]);
-    if moves.is_empty() {
-        return view! { <p class="empty" data-testid="moves-empty">"No move is worth making: every service is where it should be, or the evidence is not strong enough to say otherwise."</p> }.into_any();
+/// One move with its gain, confidence badge and Why panel.
+fn move_item(m: &Value, why: Value) -> impl IntoView {
+    let class = s(&m["confidence"]);
+    let service = s(&m["service"]);
+    let to = s(&m["to"]);
+    // Each Why names its move: a screen reader's list of controls is
+    // otherwise a column of identical "Why"s.
+    let why_label = format!("Why move {service} to {to}");
+    view! {
+        <li class="move" data-service=service.clone()>
+            <div class="move-head">
+                <strong>{service.clone()}</strong>
+                " from "<code>{s(&m["from"])}</code>" to "<code>{to.clone()}</code>
+                <span class="gain">{format!("{} points", signed(m["gain"].as_f64().unwrap_or_default(), 1))}</span>
+                <span class=format!("badge conf-{class}") title="the weakest fact deciding this move">{class.clone()}</span>
+            </div>
+            {m["evidence"].as_str().map(|e| view! { <p class="evidence">{e.to_string()}</p> })}
+            <details class="why">
+                <summary aria-label=why_label>"Why"</summary>
+                <WhyPanel why=why/>
+            </details>
+        </li>
     }
-    let before = &advice["totals_before"]["cost"];
-    let after = &advice["totals_after"]["cost"];
-    let rows = moves
+}
+
+/// The moves and their Why panels, split into the recommendations (the
+/// evidence backs them) and the rest; each with its Why.
+fn split_moves(advice: &Value) -> (Vec<(Value, Value)>, Vec<(Value, Value)>) {
+    let whys = arr(&advice["why"]);
+    arr(&advice["moves"])
         .into_iter()
         .enumerate()
         .map(|(i, m)| {
             let why = whys.get(i).cloned().unwrap_or(Value::Null);
-            let class = s(&m["confidence"]);
-            view! {
-                <li class="move" data-service=s(&m["service"])>
-                    <div class="move-head">
-                        <strong>{s(&m["service"])}</strong>
-                        " from "<code>{s(&m["from"])}</code>" to "<code>{s(&m["to"])}</code>
-                        <span class="gain">{format!("{} points", signed(m["gain"].as_f64().unwrap_or_default(), 1))}</span>
-                        <span class=format!("badge conf-{class}") title="the weakest fact deciding this move">{class.clone()}</span>
-                    </div>
-                    {m["evidence"].as_str().map(|e| view! { <p class="evidence">{e.to_string()}</p> })}
-                    <details class="why">
-                        <summary>"Why"</summary>
-                        <WhyPanel why=why/>
-                    </details>
-                </li>
-            }
+            (m, why)
         })
+        .partition(|(m, _)| m["evidence"].is_null())
+}
+
+#[component]
+fn Moves(advice: Value) -> impl IntoView {
+    let (recommended, weak) = split_moves(&advice);
+    if recommended.is_empty() {
+        // Say what stopped it: guesses, unknowns, or nothing to gain.
+        let why_none = if !weak.is_empty() {
+            format!(
+                "No move is recommended: {} possible move{} rest{} on guesses (below). Measure the facts they name to decide.",
+                weak.len(),
+                if weak.len() == 1 { "" } else { "s" },
+                if weak.len() == 1 { "s" } else { "" }
+            )
+        } else if !arr(&advice["unknown_requests"]).is_empty()
+            || !arr(&advice["cant_tell"]).is_empty()
+            || !arr(&advice["unknown_capacity"]).is_empty()
+        {
+            "No move is worth making with what is known: some services or clusters lack the facts to tell (below).".to_string()
+        } else {
+            "No move is worth making: every service is where it should be, or no move clears the bars.".to_string()
+        };
+        return view! { <p class="empty" data-testid="moves-empty">{why_none}</p> }.into_any();
+    }
+    let before = &advice["totals_before"]["cost"];
+    let after = &advice["totals_after"]["cost"];
+    let rows = recommended
+        .into_iter()
+        .map(|(m, why)| move_item(&m, why))
         .collect_view();
     view! {
         <section aria-labelledby="moves-h">
             <h2 id="moves-h">"Recommended moves, in order"</h2>
-            <p>{format!("Estate cost {} → {} points.", num(before, 1), num(after, 1))}</p>
+            <p>{format!("Estate cost {} → {} points (all moves below applied).", num(before, 1), num(after, 1))}</p>
             <ol class="moves" data-testid="moves">{rows}</ol>
+        </section>
+    }
+    .into_any()
+}
+
+/// Moves the engine found worth making but cannot back: the weakest
+/// deciding fact is a guess. Not numbered with the recommendations, not
+/// taken into a what-if.
+#[component]
+fn WeakMoves(advice: Value) -> impl IntoView {
+    let (_, weak) = split_moves(&advice);
+    if weak.is_empty() {
+        return ().into_any();
+    }
+    let rows = weak
+        .into_iter()
+        .map(|(m, why)| move_item(&m, why))
+        .collect_view();
+    view! {
+        <section aria-labelledby="weak-h">
+            <h2 id="weak-h">"Not enough evidence to recommend"</h2>
+            <p>"These would gain if the guesses they rest on are right; measure those facts (see each Why) and they become recommendations or drop out."</p>
+            <ul class="moves weak" data-testid="weak-moves">{rows}</ul>
+        </section>
+    }
+    .into_any()
+}
+
+/// Services whose CPU or memory request is unknown: the engine never
+/// moves them (no fit can be told).
+#[component]
+fn UnknownRequests(advice: Value) -> impl IntoView {
+    let items = arr(&advice["unknown_requests"]);
+    if items.is_empty() {
+        return ().into_any();
+    }
+    let rows = items
+        .into_iter()
+        .map(|u| {
+            let missing = arr(&u["missing"])
+                .iter()
+                .map(|m| match m.as_str() {
+                    Some("cpu") => "CPU".to_string(),
+                    Some("memory_gib") => "memory".to_string(),
+                    _ => s(m),
+                })
+                .collect::<Vec<_>>()
+                .join(" or ");
+            view! { <li><strong>{s(&u["service"])}</strong>" on "<code>{s(&u["cluster"])}</code>": no "{missing}" request"</li> }
+        })
+        .collect_view();
+    view! {
+        <section aria-labelledby="unknown-requests-h">
+            <h2 id="unknown-requests-h">"Services never moved: their request is unknown"</h2>
+            <p>"Without a CPU and memory request no destination can be told to fit. Set the requests in the manifests (or the estate) to let Berth consider them."</p>
+            <ul data-testid="unknown-requests">{rows}</ul>
         </section>
     }
     .into_any()
