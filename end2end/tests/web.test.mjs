@@ -208,6 +208,23 @@ test('Estate and Health pages render their parts', async () => {
   assert.ok(await page.getByTestId('map').locator('line.link').count() >= 1, 'links drawn');
   assert.ok(await page.locator('[data-testid=clusters] tbody tr').count() >= 1);
   const facts = page.locator('[data-testid=facts] tbody tr');
+  await facts.first().waitFor();
+  // A page of the table at a time: the sample's 232 facts in three.
+  const count = page.getByTestId('facts-count');
+  const m = (await count.textContent()).match(/^Showing 1–100 of (\d+) facts\.$/);
+  assert.ok(m, await count.textContent());
+  const total = Number(m[1]);
+  assert.ok(total > 100, `the sample has ${total} facts`);
+  assert.equal(await facts.count(), 100);
+  await page.getByRole('button', { name: 'Next facts' }).click();
+  await page.waitForFunction(() => document.querySelector('[data-testid=facts-count]').textContent.startsWith('Showing 101–'));
+  // A search finds a cluster's facts wherever they are, from page one.
+  await page.getByLabel('Search').fill('c-fra-pci');
+  await page.waitForFunction(() => document.querySelector('[data-testid=facts-count]').textContent.startsWith('Showing 1–'));
+  const found = await facts.allTextContents();
+  assert.ok(found.length >= 1 && found.length < 100, `${found.length} rows`);
+  assert.ok(found.every(t => t.includes('c-fra-pci')), found.join('\n'));
+  await page.getByLabel('Search').fill('');
   const all = await facts.count();
   await page.getByLabel('Class').selectOption('guessed');
   await page.waitForFunction(n => document.querySelectorAll('[data-testid=facts] tbody tr').length < n, all);

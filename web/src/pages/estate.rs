@@ -73,6 +73,45 @@ pub fn facts(doc: &Value, staleness: &Value, now: i64) -> Vec<FactRow> {
     out
 }
 
+/// Facts one page of the table shows. An estate of 1,000 services has
+/// some 11,000 facts: all of them at once is a page 350,000 px tall and
+/// 80,000 elements, which no one reads and every browser renders slowly;
+/// a hundred is a screenful or two, and the filters find the rest.
+pub const FACTS_PAGE: usize = 100;
+
+/// The facts a class filter (`""`: any), an age filter (`""`, `"stale"`,
+/// or seconds) and a search (in the fact's name and source, any case)
+/// leave, in table order.
+pub fn filtered<'a>(rows: &'a [FactRow], class: &str, age: &str, search: &str) -> Vec<&'a FactRow> {
+    let needle = search.trim().to_lowercase();
+    rows.iter()
+        .filter(|r| {
+            (class.is_empty() || r.class == class)
+                && match age {
+                    "" => true,
+                    "stale" => r.stale,
+                    secs => r.age_s.unwrap_or(0) > secs.parse::<i64>().unwrap_or(0),
+                }
+                && (needle.is_empty()
+                    || r.fact.to_lowercase().contains(&needle)
+                    || r.source.to_lowercase().contains(&needle))
+        })
+        .collect()
+}
+
+/// "Showing 101–200 of 232 facts" for page `page` (0-based) of `total`.
+pub fn page_words(page: usize, total: usize) -> String {
+    if total == 0 {
+        return "No fact matches.".into();
+    }
+    let first = page * FACTS_PAGE + 1;
+    let last = ((page + 1) * FACTS_PAGE).min(total);
+    format!(
+        "Showing {first}–{last} of {total} fact{}.",
+        if total == 1 { "" } else { "s" }
+    )
+}
+
 #[component]
 pub fn EstatePage() -> impl IntoView {
     let auth = expect_context::<Auth>();
@@ -80,6 +119,8 @@ pub fn EstatePage() -> impl IntoView {
     let error = RwSignal::new(None::<String>);
     let class_filter = RwSignal::new(String::new());
     let age_filter = RwSignal::new(String::new());
+    let search = RwSignal::new(String::new());
+    let page = RwSignal::new(0usize);
     Effect::new(move |_| {
         let Some(id) = auth.estate.get() else { return };
         leptos::task::spawn_local(async move {
@@ -108,7 +149,7 @@ pub fn EstatePage() -> impl IntoView {
                         <section aria-labelledby="facts-h">
                             <h2 id="facts-h">"Facts"</h2>
                             <label for="f-class">"Class "</label>
-                            <select id="f-class" on:change=move |ev| class_filter.set(event_target_value(&ev))>
+                            <select id="f-class" on:change=move |ev| { class_filter.set(event_target_value(&ev)); page.set(0); }>
                                 <option value="">"all"</option>
                                 <option value="measured">"measured"</option>
                                 <option value="reported">"reported"</option>
@@ -117,36 +158,61 @@ pub fn EstatePage() -> impl IntoView {
                             </select>
                             " "
                             <label for="f-age">"Age "</label>
-                            <select id="f-age" on:change=move |ev| age_filter.set(event_target_value(&ev))>
+                            <select id="f-age" on:change=move |ev| { age_filter.set(event_target_value(&ev)); page.set(0); }>
                                 <option value="">"any"</option>
                                 <option value="stale">"stale only"</option>
                                 <option value="3600">"older than 1 h"</option>
                                 <option value="86400">"older than 1 day"</option>
                             </select>
-                            <table class="facts" data-testid="facts">
-                                <thead><tr><th scope="col">"fact"</th><th scope="col">"value"</th><th scope="col">"class"</th><th scope="col">"source"</th><th scope="col">"age"</th></tr></thead>
-                                <tbody>
-                                    {move || {
-                                        let (c, a) = (class_filter.get(), age_filter.get());
-                                        rows.iter().filter(|r| {
-                                            (c.is_empty() || r.class == c)
-                                                && match a.as_str() {
-                                                    "" => true,
-                                                    "stale" => r.stale,
-                                                    secs => r.age_s.unwrap_or(0) > secs.parse::<i64>().unwrap_or(0),
-                                                }
-                                        }).map(|r| view! {
-                                            <tr class:stale=r.stale>
-                                                <td>{r.fact.clone()}</td>
-                                                <td class="n">{num(&r.value, 2)}</td>
-                                                <td><span class=format!("badge conf-{}", r.class)>{r.class.clone()}</span></td>
-                                                <td>{r.source.clone()}</td>
-                                                <td class="n">{r.age_s.map(age).unwrap_or_else(|| "—".into())}{if r.stale { " (stale)" } else { "" }}</td>
-                                            </tr>
-                                        }).collect_view()
-                                    }}
-                                </tbody>
-                            </table>
+                            " "
+                            <label for="f-search">"Search "</label>
+                            <input id="f-search" type="search" placeholder="a service, cluster or source"
+                                on:input=move |ev| { search.set(event_target_value(&ev)); page.set(0); }/>
+                            {
+                                let rows = std::sync::Arc::new(rows);
+                                let shown = {
+                                    let rows = rows.clone();
+                                    move || {
+                                        let (c, a, q) = (class_filter.get(), age_filter.get(), search.get());
+                                        let all = filtered(&rows, &c, &a, &q);
+                                        let total = all.len();
+                                        let pages = total.div_ceil(FACTS_PAGE).max(1);
+                                        let p = page.get().min(pages - 1);
+                                        let items = all
+                                            .into_iter()
+                                            .skip(p * FACTS_PAGE)
+                                            .take(FACTS_PAGE)
+                                            .cloned()
+                                            .collect::<Vec<FactRow>>();
+                                        (items, total, p, pages)
+                                    }
+                                };
+                                let shown = Memo::new(move |_| shown());
+                                view! {
+                                    <p class="facts-count" data-testid="facts-count" role="status">{move || { let (_, t, p, _) = shown.get(); page_words(p, t) }}</p>
+                                    <table class="facts" data-testid="facts">
+                                        <thead><tr><th scope="col">"fact"</th><th scope="col">"value"</th><th scope="col">"class"</th><th scope="col">"source"</th><th scope="col">"age"</th></tr></thead>
+                                        <tbody>
+                                            {move || shown.get().0.into_iter().map(|r| view! {
+                                                <tr class:stale=r.stale>
+                                                    <td>{r.fact.clone()}</td>
+                                                    <td class="n">{num(&r.value, 2)}</td>
+                                                    <td><span class=format!("badge conf-{}", r.class)>{r.class.clone()}</span></td>
+                                                    <td>{r.source.clone()}</td>
+                                                    <td class="n">{r.age_s.map(age).unwrap_or_else(|| "—".into())}{if r.stale { " (stale)" } else { "" }}</td>
+                                                </tr>
+                                            }).collect_view()}
+                                        </tbody>
+                                    </table>
+                                    <p class="pager">
+                                        <button type="button" disabled=move || shown.get().2 == 0
+                                            on:click=move |_| page.update(|p| *p = p.saturating_sub(1))>"Previous facts"</button>
+                                        " "
+                                        <button type="button" disabled=move || { let (_, _, p, n) = shown.get(); p + 1 >= n }
+                                            on:click=move |_| page.update(|p| *p += 1)>"Next facts"</button>
+                                    </p>
+                                }
+                            }
                         </section>
                     }.into_any()
                 }
@@ -349,5 +415,30 @@ mod tests {
         assert_eq!(rows[1].fact, "flow a→b weight");
         assert!(!rows[1].stale);
         assert_eq!(rows[1].age_s, Some(3600));
+    }
+
+    #[test]
+    fn the_facts_table_filters_searches_and_pages() {
+        let row = |fact: &str, class: &str, stale: bool| FactRow {
+            fact: fact.into(),
+            value: serde_json::json!(1),
+            class: class.into(),
+            source: "agent:c-fra-1".into(),
+            age_s: Some(if stale { 90_000 } else { 60 }),
+            stale,
+        };
+        let mut rows: Vec<FactRow> = (0..250)
+            .map(|i| row(&format!("svc-{i} cpu"), "measured", false))
+            .collect();
+        rows.push(row("flow cart→redis weight", "guessed", true));
+        assert_eq!(filtered(&rows, "", "", "").len(), 251);
+        assert_eq!(filtered(&rows, "guessed", "", "").len(), 1);
+        assert_eq!(filtered(&rows, "", "stale", "").len(), 1);
+        assert_eq!(filtered(&rows, "", "", "REDIS").len(), 1, "any case");
+        assert_eq!(filtered(&rows, "", "", "c-fra-1").len(), 251, "sources too");
+        assert_eq!(filtered(&rows, "", "", "svc-24").len(), 11);
+        assert_eq!(page_words(0, 251), "Showing 1–100 of 251 facts.");
+        assert_eq!(page_words(2, 251), "Showing 201–251 of 251 facts.");
+        assert_eq!(page_words(0, 0), "No fact matches.");
     }
 }

@@ -217,7 +217,10 @@ fn move_item(m: &Value, why: Value) -> impl IntoView {
 
 /// The moves and their Why panels, split into the recommendations (the
 /// evidence backs them) and the rest; each with its Why.
-fn split_moves(advice: &Value) -> (Vec<(Value, Value)>, Vec<(Value, Value)>) {
+/// A move and its Why panel.
+type MoveAndWhy = (Value, Value);
+
+fn split_moves(advice: &Value) -> (Vec<MoveAndWhy>, Vec<MoveAndWhy>) {
     let whys = arr(&advice["why"]);
     arr(&advice["moves"])
         .into_iter()
