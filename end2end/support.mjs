@@ -4,7 +4,7 @@
 // Chromium through playwright-core (Playwright's own browser downloads
 // are not reachable here).
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync, existsSync, mkdirSync } from 'node:fs';
+import { mkdtempSync, rmSync, existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve, dirname } from 'node:path';
 import { createServer } from 'node:net';
@@ -72,8 +72,17 @@ export async function startServer({ embedded = false, sampleAt = SAMPLE_NOW } = 
     async stop() {
       child.kill('SIGTERM');
       await new Promise(r => child.once('exit', r));
+      // The server's log is kept beside the screenshots; a panic in it is
+      // a failure even when the page that hit it was retried or lucky (a
+      // panicking request is answered with nothing: ERR_EMPTY_RESPONSE).
+      mkdirSync(artifacts, { recursive: true });
+      writeFileSync(join(artifacts, `server-${port}.log`), log);
       rmSync(dataDir, { recursive: true, force: true });
       if (embedded) rmSync(cwd, { recursive: true, force: true });
+      const panic = log.split('\n').findIndex(l => l.includes('panicked'));
+      if (panic >= 0) {
+        throw new Error(`berth serve panicked (log in artifacts/server-${port}.log):\n${log.split('\n').slice(panic, panic + 4).join('\n')}`);
+      }
     },
   };
 }

@@ -111,8 +111,14 @@ pub fn Placement() -> impl IntoView {
         });
     });
 
-    // Kept in the reactive arena so the handler below is `Copy`.
-    let navigate = StoredValue::new_local(use_navigate());
+    // The router is asked for a navigator when the button is pressed,
+    // under this component's owner (kept in the arena, so the handler
+    // below is `Copy`). Not a navigator stored up front: that needs a
+    // thread-bound arena slot (`new_local`), and the server renders on a
+    // multi-threaded runtime, where dropping it from another worker thread
+    // panicked ("Dropped SendWrapper<T> variable from a thread different
+    // to the one it has been created with") and the page answered nothing.
+    let owner = StoredValue::new(Owner::current());
     let take = move |_| {
         if let Some(a) = advice.get_untracked() {
             // The recommendations only: a move the evidence cannot back is
@@ -132,7 +138,10 @@ pub fn Placement() -> impl IntoView {
                 auth.estate.get_untracked().as_deref(),
                 client::query_param("now").as_deref(),
             );
-            navigate.with_value(|n| n(&to, Default::default()));
+            if let Some(owner) = owner.get_value() {
+                let navigate = owner.with(use_navigate);
+                navigate(&to, Default::default());
+            }
         }
     };
 
