@@ -272,7 +272,7 @@ fn Moves(advice: Value) -> impl IntoView {
     view! {
         <section aria-labelledby="moves-h">
             <h2 id="moves-h">"Recommended moves, in order"</h2>
-            <p>{format!("Estate cost {} → {} points (all moves below applied).", num(before, 1), num(after, 1))}</p>
+            <p>{format!("Estate cost {} → {} points (with every move on this page applied).", num(before, 1), num(after, 1))}</p>
             <ol class="moves" data-testid="moves">{rows}</ol>
         </section>
     }
