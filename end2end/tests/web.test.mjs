@@ -243,6 +243,13 @@ test('the pages work on a narrow window', async () => {
   await page.locator('[data-testid=moves] li.move').first().waitFor();
   const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
   assert.ok(overflow <= 1, `no horizontal scrolling (${overflow} px too wide)`);
+  // The header leaves the screen to the page (it took ~225 px of 844).
+  const header = await page.locator('header.top').boundingBox();
+  assert.ok(header.height <= 160, `the header is ${header.height} px tall on a phone`);
+  // "Skip to content" moves the focus to the page's content.
+  await page.locator('a.skip').focus();
+  await page.keyboard.press('Enter');
+  await page.waitForFunction(() => document.activeElement?.id === 'main');
   await shot('placement-narrow');
 });
 

@@ -97,7 +97,9 @@ pub fn App() -> impl IntoView {
             {move || auth.stale.get().map(|m| view! {
                 <p class="notice stale" role="status" data-testid="stale-banner">{m}</p>
             })}
-            <main id="main">
+            // tabindex -1: "Skip to content" moves the focus here (a
+            // fragment link focuses its target only if it can take focus).
+            <main id="main" tabindex="-1">
                 <Routes fallback=|| view! { <h1>"Not found"</h1><p>"There is no such page. "<a href="/">"Go to Placement"</a></p> }>
                     <Route path=path!("/") view=pages::placement::Placement/>
                     <Route path=path!("/whatif") view=pages::whatif::WhatIf/>
