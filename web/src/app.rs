@@ -192,7 +192,10 @@ fn Nav() -> impl IntoView {
     };
     view! {
         <header class="top">
-            <a class="skip" href="#main">"Skip to content"</a>
+            <a class="skip" href="#main" on:click=move |ev: leptos::ev::MouseEvent| {
+                ev.prevent_default();
+                client::focus_by_id("main");
+            }>"Skip to content"</a>
             <span class="brand">"Berth"</span>
             <nav aria-label="Pages">
                 <A href=move || link("/")>"Placement"</A>

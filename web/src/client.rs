@@ -322,6 +322,27 @@ pub async fn file_text(file: web_sys::File) -> Result<String, Failure> {
     Ok(v.as_string().unwrap_or_default())
 }
 
+/// Move the keyboard focus to the element with this id (the skip link's
+/// target): the router answers a fragment link itself, so the browser's
+/// own focus move does not happen.
+pub fn focus_by_id(id: &str) {
+    #[cfg(feature = "hydrate")]
+    {
+        use wasm_bindgen::JsCast;
+        if let Some(el) = web_sys::window()
+            .and_then(|w| w.document())
+            .and_then(|d| d.get_element_by_id(id))
+            .and_then(|e| e.dyn_into::<web_sys::HtmlElement>().ok())
+        {
+            let _ = el.focus();
+        }
+    }
+    #[cfg(not(feature = "hydrate"))]
+    {
+        let _ = id;
+    }
+}
+
 /// The files picked in an `<input type=file>` (its change event), read
 /// as text, as (file name, text) in the order picked; `done` gets them
 /// once all are read, or the failure if one could not be.
