@@ -79,6 +79,15 @@ test('sign in; Placement shows the sample moves, a Why panel with flip condition
   const flips = first.locator('[data-testid=flips] li');
   await flips.first().waitFor();
   assert.ok(await flips.count() >= 1, 'flip conditions are listed');
+  // Nearest first, each with the fact's value now; the facts no value of
+  // which changes the move are one line, not padding in the list.
+  const margins = (await flips.evaluateAll(ls => ls.map(l => Number(l.dataset.margin))));
+  assert.deepEqual(margins, [...margins].sort((a, b) => a - b), `ranked: ${margins}`);
+  for (const t of await flips.allTextContents()) {
+    assert.match(t, /now -?[\d.]+ /);
+    assert.doesNotMatch(t, /No value of|no flip computed/);
+  }
+  assert.match(await first.getByTestId('flips-none').textContent(), /^No value of \d+ facts? changes this move/);
   assert.equal(await prov.getAttribute('data-parity'), 'match', await prov.textContent());
   assert.match(await prov.textContent(), /matches server/);
   assert.match(await prov.textContent(), /version 1/);

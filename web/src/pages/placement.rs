@@ -363,26 +363,47 @@ pub fn WhyPanel(why: Value) -> impl IntoView {
             }
         })
         .collect_view();
-    let flips: Vec<Value> = arr(&why["flips"])
+    let (ranked, quiet) = rank_flips(
+        arr(&why["flips"])
+            .into_iter()
+            .chain(arr(&why["other_flips"]))
+            .collect(),
+    );
+    let flip_items = ranked
         .into_iter()
-        .chain(arr(&why["other_flips"]))
-        .collect();
-    let flip_items = flips
-        .into_iter()
-        .map(|f| {
+        .map(|(margin, f)| {
             let sentences = arr(&f["sentences"])
                 .iter()
                 .map(s)
                 .collect::<Vec<_>>()
                 .join(" ");
-            view! { <li><code>{s(&f["fact"])}</code>": "{sentences}</li> }
+            let class = s(&f["class"]);
+            let unit = s(&f["unit"]);
+            let now = format!("now {} {unit}", num(&f["value"], 2));
+            view! {
+                <li data-margin=format!("{margin:.6}")>
+                    <code>{s(&f["fact"])}</code>" "
+                    <span class="flip-now">{now}" "<span class=format!("badge conf-{class}")>{class.clone()}</span></span>
+                    " "<span class="flip-margin">{margin_words(margin)}</span>": "{sentences}
+                </li>
+            }
         })
         .collect_view();
+    let quiet_line = (!quiet.is_empty()).then(|| {
+        let names = quiet.iter().map(|f| s(&f["fact"])).collect::<Vec<_>>().join(", ");
+        view! {
+            <p class="flips-none" data-testid="flips-none">
+                {format!("No value of {} fact{} changes this move", quiet.len(), if quiet.len() == 1 { "" } else { "s" })}
+                " (or it is a policy value, not a stored fact): "<span class="muted">{names}</span>"."
+            </p>
+        }
+    });
     view! {
         <div class="why-body">
             {why["note"].as_str().map(|n| view! { <p>{n.to_string()}</p> })}
-            <h3>"Flip conditions"</h3>
+            <h3>"Flip conditions, nearest first"</h3>
             <ul class="flips" data-testid="flips">{flip_items}</ul>
+            {quiet_line}
             <h3>"Terms"</h3>
             <table><thead><tr><th scope="col">"term"</th><th scope="col">"points"</th></tr></thead><tbody>{terms}</tbody></table>
             <h3>"Facts"</h3>
@@ -391,6 +412,52 @@ pub fn WhyPanel(why: Value) -> impl IntoView {
                 <tbody>{facts}</tbody>
             </table>
         </div>
+    }
+}
+
+/// The flip conditions that can change the move, with how far the
+/// nearest threshold is from the current value (a share of it: 0.25 is a
+/// quarter of the way), nearest first (ties by fact key); and the facts no
+/// value of which changes it (or that are policy values), which need no
+/// ranking — they are listed in one line.
+pub fn rank_flips(flips: Vec<Value>) -> (Vec<(f64, Value)>, Vec<Value>) {
+    let mut ranked = Vec::new();
+    let mut quiet = Vec::new();
+    for f in flips {
+        let value = f["value"].as_f64();
+        let nearest = ["above", "below"]
+            .iter()
+            .filter_map(|k| f[*k]["value"].as_f64())
+            .filter_map(|t| {
+                let v = value?;
+                // A share of the current value; from zero any threshold
+                // is all the way (1).
+                Some(if v == 0.0 {
+                    1.0
+                } else {
+                    (t - v).abs() / v.abs()
+                })
+            })
+            .fold(None, |m: Option<f64>, d| Some(m.map_or(d, |m| m.min(d))));
+        match nearest {
+            Some(d) => ranked.push((d, f)),
+            None => quiet.push(f),
+        }
+    }
+    ranked.sort_by(|a, b| {
+        a.0.total_cmp(&b.0)
+            .then_with(|| s(&a.1["fact"]).cmp(&s(&b.1["fact"])))
+    });
+    (ranked, quiet)
+}
+
+/// "12 % away" for a margin of 0.12.
+fn margin_words(margin: f64) -> String {
+    let pct = margin * 100.0;
+    if pct < 1.0 {
+        "under 1 % away".into()
+    } else {
+        format!("{pct:.0} % away")
     }
 }
 
@@ -445,4 +512,29 @@ fn CantTell(advice: Value) -> impl IntoView {
         </section>
     }
     .into_any()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn flips_are_ranked_nearest_first_and_the_quiet_ones_set_apart() {
+        let (ranked, quiet) = rank_flips(vec![
+            json!({"fact": "c-dub-1 cpu_free", "value": 44.0, "above": null, "below": {"value": 16.84}}),
+            json!({"fact": "flow a→b weight", "value": 0.4, "above": {"value": 5.47}, "below": null}),
+            json!({"fact": "flow a→c mb_s", "value": 35.0, "above": {"value": 43.9}, "below": {"value": 30.0}}),
+            json!({"fact": "rtt c1↔c1", "value": 0.3, "above": null, "below": null}),
+        ]);
+        let order: Vec<String> = ranked.iter().map(|(_, f)| s(&f["fact"])).collect();
+        assert_eq!(
+            order,
+            ["flow a→c mb_s", "c-dub-1 cpu_free", "flow a→b weight"]
+        );
+        assert!((ranked[0].0 - 5.0 / 35.0).abs() < 1e-12);
+        assert_eq!(quiet.len(), 1);
+        assert_eq!(margin_words(0.142857), "14 % away");
+        assert_eq!(margin_words(0.004), "under 1 % away");
+    }
 }
