@@ -892,6 +892,55 @@ async fn dry_run(prom: &Prometheus, args: &[&str]) -> (Vec<Value>, i64, String) 
     (batch["observations"].as_array().unwrap().clone(), at, out)
 }
 
+/// Run `berth agent --mesh … --prometheus …` against a fake Berth until
+/// it posts flows; those observations and their evaluation time.
+async fn agent_flows(prom: &Prometheus, mesh: &str) -> (Vec<Value>, i64) {
+    let (server, log) = fake_berth(false, vec![]).await;
+    let mut c = berth();
+    c.args([
+        "agent",
+        "--server",
+        &server,
+        "--estate",
+        "sample",
+        "--interval",
+        "1s",
+    ])
+    .args(["--prometheus", &prom.url, "--mesh", mesh])
+    .env("BERTH_TOKEN", TOKEN)
+    .stderr(Stdio::piped());
+    let child = c.spawn().unwrap();
+    let start = Instant::now();
+    let flows = loop {
+        let posted: Vec<Value> = log
+            .posts
+            .lock()
+            .unwrap()
+            .iter()
+            .flat_map(|(b, _, _)| b["observations"].as_array().cloned().unwrap_or_default())
+            .filter(|o| o["fact"].as_str().is_some_and(|f| f.starts_with("flow_")))
+            .collect();
+        if !posted.is_empty() {
+            break posted;
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(20),
+            "{mesh}: the agent posted no flow"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
+    terminate(&child);
+    let out = child.wait_with_output().await.unwrap();
+    assert!(!String::from_utf8_lossy(&out.stderr).contains(TOKEN));
+    // One tick's batch: every observation dated by the same evaluation.
+    let at = berth_engine::estate::parse_time(flows[0]["observed_at"].as_str().unwrap()).unwrap();
+    let first: Vec<Value> = flows
+        .into_iter()
+        .filter(|o| o["observed_at"] == berth_engine::estate::format_time(at).as_str())
+        .collect();
+    (first, at)
+}
+
 fn by_key(observations: &[Value]) -> BTreeMap<(String, String, String), f64> {
     observations
         .iter()
@@ -1044,6 +1093,10 @@ async fn linkerd_metrics_give_the_same_figures_as_computed_here() {
     let (obs, at, out) = dry_run(&prom, &["--mesh", "linkerd"]).await;
     let want = expected_calls(&CALLS, &all, &times, at, 1.0 / 1000.0, "");
     assert_within_1_percent("linkerd", &want, &by_key(&obs), &out);
+    // The agent reads the same through the same preset, at its own tick.
+    let (posted, tick) = agent_flows(&prom, "linkerd").await;
+    let want = expected_calls(&CALLS, &all, &times, tick, 1.0 / 1000.0, "");
+    assert_within_1_percent("linkerd (agent)", &want, &by_key(&posted), "");
     assert!(out.contains("outside_mesh"), "{out}");
     assert!(
         out.contains("no_requests: shop/api → data/postgres"),
@@ -1128,6 +1181,10 @@ async fn otel_service_graph_metrics_give_the_same_figures_as_computed_here() {
     let (obs, at, out) = dry_run(&prom, &["--mesh", "otel-servicegraph"]).await;
     let want = expected_calls(&CALLS, &all, &times, at, 1.0, "user");
     assert_within_1_percent("otel-servicegraph", &want, &by_key(&obs), &out);
+    // The agent reads the same through the same preset, at its own tick.
+    let (posted, tick) = agent_flows(&prom, "otel-servicegraph").await;
+    let want = expected_calls(&CALLS, &all, &times, tick, 1.0, "user");
+    assert_within_1_percent("otel-servicegraph (agent)", &want, &by_key(&posted), "");
     assert!(out.contains("the mesh's \"user\" workload"), "{out}");
 }
 
@@ -1214,6 +1271,10 @@ async fn hubble_metrics_give_the_same_figures_as_computed_here() {
     let (obs, at, out) = dry_run(&prom, &["--mesh", "hubble"]).await;
     let want = expected_calls(&CALLS, &all, &times, at, 1.0, "");
     assert_within_1_percent("hubble", &want, &by_key(&obs), &out);
+    // The agent reads the same through the same preset, at its own tick.
+    let (posted, tick) = agent_flows(&prom, "hubble").await;
+    let want = expected_calls(&CALLS, &all, &times, tick, 1.0, "");
+    assert_within_1_percent("hubble (agent)", &want, &by_key(&posted), "");
     assert!(out.contains("a peer the mesh did not identify"), "{out}");
 }
 
