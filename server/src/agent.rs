@@ -488,21 +488,21 @@ pub async fn run(opts: AgentOptions, mut stop: watch::Receiver<bool>) {
             (opts.rtt_from, &opts.prometheus, &opts.cluster)
         {
             use crate::import::rtt;
-            match prom.query_raw("rtt", &source.query(), tick).await {
-                Ok(answer) => match rtt::derive(source, &answer, cluster, &opts.mapping) {
-                    Ok((rtts, notes)) => {
-                        for n in notes {
-                            tracing::info!(tick = %tick_text, source = source.name(), "round trips: {n}");
-                        }
-                        if rtts.is_empty() {
-                            tracing::warn!(tick = %tick_text, source = source.name(), query = %source.query(), "round trips: the query gave no pair of clusters");
-                        }
-                        observations.extend(rtt::observations(&rtts));
+            let read = prom
+                .query_raw("rtt", &source.query(), tick)
+                .await
+                .map_err(|e| e.to_string())
+                .and_then(|answer| rtt::derive(source, &answer, cluster, &opts.mapping));
+            match read {
+                Ok((rtts, notes)) => {
+                    for n in notes {
+                        tracing::info!(tick = %tick_text, source = source.name(), "round trips: {n}");
                     }
-                    Err(e) => {
-                        tracing::warn!(tick = %tick_text, source = source.name(), "round trips not read this tick: {e}")
+                    if rtts.is_empty() {
+                        tracing::warn!(tick = %tick_text, source = source.name(), query = %source.query(), "round trips: the query gave no pair of clusters");
                     }
-                },
+                    observations.extend(rtt::observations(&rtts));
+                }
                 Err(e) => {
                     tracing::warn!(tick = %tick_text, source = source.name(), "round trips not read this tick: {e}")
                 }

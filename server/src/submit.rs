@@ -241,11 +241,29 @@ impl BerthClient {
             "incomplete": incomplete,
             "files": files.iter().map(|(name, text)| json!({"name": name, "text": text})).collect::<Vec<_>>(),
         });
+        let (status, retry_after, bytes) = self.post_json("/import/kubernetes", &body).await?;
+        if !status.is_success() {
+            return Err(error_of(status, &bytes, retry_after));
+        }
+        serde_json::from_slice(&bytes).map_err(|e| SubmitError::Refused {
+            status: status.as_u16(),
+            message: format!("the import's answer is not JSON: {e}"),
+        })
+    }
+
+    /// `POST` `body` to the estate's `rest` with the token: the status,
+    /// its `Retry-After` and the answer's bytes; only a connection that
+    /// fails is an error here.
+    async fn post_json(
+        &self,
+        rest: &str,
+        body: &Value,
+    ) -> Result<(StatusCode, Option<Duration>, bytes::Bytes), SubmitError> {
         let resp = self
             .http
-            .post(self.estate_url("/import/kubernetes"))
+            .post(self.estate_url(rest))
             .header(AUTHORIZATION, self.auth())
-            .json(&body)
+            .json(body)
             .send()
             .await
             .map_err(|e| connection_error(&self.server, e))?;
@@ -255,13 +273,7 @@ impl BerthClient {
             .bytes()
             .await
             .map_err(|e| connection_error(&self.server, e))?;
-        if !status.is_success() {
-            return Err(error_of(status, &bytes, retry_after));
-        }
-        serde_json::from_slice(&bytes).map_err(|e| SubmitError::Refused {
-            status: status.as_u16(),
-            message: format!("the import's answer is not JSON: {e}"),
-        })
+        Ok((status, retry_after, bytes))
     }
 
     /// Post one batch, once.
@@ -277,20 +289,7 @@ impl BerthClient {
         if let Some(record) = &self.cluster_record {
             body["cluster"] = record.clone();
         }
-        let resp = self
-            .http
-            .post(self.estate_url("/observations"))
-            .header(AUTHORIZATION, self.auth())
-            .json(&body)
-            .send()
-            .await
-            .map_err(|e| connection_error(&self.server, e))?;
-        let status = resp.status();
-        let retry_after = retry_after(resp.headers());
-        let bytes = resp
-            .bytes()
-            .await
-            .map_err(|e| connection_error(&self.server, e))?;
+        let (status, retry_after, bytes) = self.post_json("/observations", &body).await?;
         if status.is_success() {
             return serde_json::from_slice(&bytes).map_err(|e| SubmitError::Refused {
                 status: status.as_u16(),

@@ -8,7 +8,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use fakes::{berth, fake_berth, fake_prometheus, istio_responses, terminate, TOKEN};
+use fakes::{berth, fake_berth, fake_prometheus, istio_responses, stop_agent as stop, TOKEN};
 use serde_json::Value;
 
 /// Wait until `done` holds, checking every 100 ms, for at most `limit`.
@@ -18,25 +18,6 @@ async fn wait_for(limit: Duration, what: &str, mut done: impl FnMut() -> bool) {
         assert!(start.elapsed() < limit, "timed out waiting for {what}");
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
-}
-
-/// SIGTERM, then the exit status and stderr (the log), within 10 s.
-async fn stop(mut child: tokio::process::Child) -> (i32, String) {
-    terminate(&child);
-    let status = tokio::time::timeout(Duration::from_secs(10), child.wait())
-        .await
-        .expect("the agent stops within 10 s of SIGTERM")
-        .unwrap();
-    let mut log = String::new();
-    use tokio::io::AsyncReadExt;
-    child
-        .stderr
-        .take()
-        .unwrap()
-        .read_to_string(&mut log)
-        .await
-        .unwrap();
-    (status.code().unwrap_or(-1), log)
 }
 
 fn facts(o: &[Value], prefix: &str) -> Vec<Value> {
@@ -688,25 +669,10 @@ async fn two_agents_probe_each_other_and_post_measured_round_trips() {
     // The engine takes it as the measured path between the two clusters:
     // the decider request it builds (what every decider sees) has it, and
     // the advice's deciding facts show it with its derivation.
-    let get = |what: &str| {
-        let url = format!(
-            "{}/api/estates/sample/{what}?now={}",
-            server.url,
-            berth_engine::estate::format_time(now)
-        );
-        async move {
-            reqwest::Client::new()
-                .get(url)
-                .bearer_auth(fakes::ADMIN_TOKEN)
-                .send()
-                .await
-                .unwrap()
-                .json::<Value>()
-                .await
-                .unwrap()
-        }
-    };
-    let preview = get("preview").await;
+    let at = berth_engine::estate::format_time(now);
+    let preview = server
+        .get(&format!("/api/estates/sample/preview?now={at}"))
+        .await;
     let in_request = preview["result"]["paths"]
         .as_array()
         .unwrap()
@@ -716,7 +682,9 @@ async fn two_agents_probe_each_other_and_post_measured_round_trips() {
         .unwrap();
     assert_eq!(in_request["class"], "measured", "{in_request}");
     assert_eq!(in_request["rtt_ms"].as_f64(), rtt["value"].as_f64());
-    let advice = get("advice").await;
+    let advice = server
+        .get(&format!("/api/estates/sample/advice?now={at}"))
+        .await;
     let deciding: Vec<&Value> = advice["result"]["moves"]
         .as_array()
         .unwrap()
@@ -751,22 +719,8 @@ async fn flows_capacity_and_round_trips_arrive_across_a_server_restart() {
     let capacity = dir.path().join("capacity.json");
     std::fs::write(&capacity, r#"{"cpu_free": 3.5, "memory_free_gib": 20}"#).unwrap();
     let now = || berth_engine::estate::format_time(chrono::Utc::now().timestamp());
-    let http = reqwest::Client::new();
-    let advice = |url: String, at: String| {
-        let http = http.clone();
-        async move {
-            http.get(format!("{url}/api/estates/sample/advice?now={at}"))
-                .bearer_auth(fakes::ADMIN_TOKEN)
-                .send()
-                .await
-                .unwrap()
-                .json::<Value>()
-                .await
-                .unwrap()
-        }
-    };
-    let at = now();
-    let before = advice(server.url.clone(), at.clone()).await;
+    let advice_path = || format!("/api/estates/sample/advice?now={}", now());
+    let before = server.get(&advice_path()).await;
 
     let agent = |token: &str, args: &[&str]| {
         let mut c = berth();
@@ -861,7 +815,7 @@ async fn flows_capacity_and_round_trips_arrive_across_a_server_restart() {
     }
     let estate = server.estate_file().await;
     assert!(arrived(&estate));
-    let after = advice(server.url.clone(), now()).await;
+    let after = server.get(&advice_path()).await;
 
     let mut logs = vec![];
     for child in [a, b] {
@@ -910,15 +864,7 @@ async fn flows_capacity_and_round_trips_arrive_across_a_server_restart() {
 
 /// The sample estate's version and content digest, as the admin sees it.
 async fn version(server: &fakes::RealBerth) -> (i64, String) {
-    let v: Value = reqwest::Client::new()
-        .get(format!("{}/api/estates/sample", server.url))
-        .bearer_auth(fakes::ADMIN_TOKEN)
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let v = server.get("/api/estates/sample").await;
     (
         v["version"].as_i64().unwrap_or_else(|| panic!("{v}")),
         v["content_digest"].as_str().unwrap_or_default().to_string(),

@@ -14,6 +14,8 @@
 
 mod fakes;
 
+use fakes::stop_agent as stop;
+
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
@@ -958,25 +960,6 @@ async fn the_agent_resyncs_services_and_reports_measured_free_capacity() {
         "the Kubernetes token is never logged"
     );
     assert!(!log.contains(&token), "nor Berth's");
-}
-
-/// SIGTERM, then the exit status and stderr (the log), within 10 s.
-async fn stop(mut child: tokio::process::Child) -> (i32, String) {
-    use tokio::io::AsyncReadExt;
-    fakes::terminate(&child);
-    let status = tokio::time::timeout(Duration::from_secs(10), child.wait())
-        .await
-        .expect("the agent stops within 10 s of SIGTERM")
-        .unwrap();
-    let mut log = String::new();
-    child
-        .stderr
-        .take()
-        .unwrap()
-        .read_to_string(&mut log)
-        .await
-        .unwrap();
-    (status.code().unwrap_or(-1), log)
 }
 
 /// A Ready node without `status.allocatable` makes the free capacity

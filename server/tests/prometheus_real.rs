@@ -592,33 +592,18 @@ async fn the_default_queries_work_on_a_real_prometheus() {
     assert!(refused.contains("same labelset"), "{refused}");
 
     // The real CLI, against it.
-    let mut c = berth();
-    c.args([
-        "import",
-        "prometheus",
-        "--estate",
-        "sample",
-        "--url",
-        &prom.url,
-        "--dry-run",
-    ])
-    .args(["--map", "catalog-v1=catalog", "--map", "catalog-v2=catalog"]);
-    let (code, out, err) = run(c).await;
-    assert_eq!(code, 0, "{out}\n{err}");
-    let at_text = out
-        .split("evaluated at ")
-        .nth(1)
-        .and_then(|r| r.get(..20).map(String::from))
-        .unwrap_or_else(|| panic!("no evaluation time in:\n{out}"));
-    let at = berth_engine::estate::parse_time(&at_text).unwrap();
+    let (observations, at, out) = dry_run(
+        &prom,
+        &["--map", "catalog-v1=catalog", "--map", "catalog-v2=catalog"],
+    )
+    .await;
+    let at_text = berth_engine::estate::format_time(at);
     assert!(
         at >= now && at < now + 300,
         "evaluated at {at_text}, data ends at now + 600 s"
     );
-    let batch: Value =
-        serde_json::from_str(&out[out.find("the batch would be:\n").unwrap() + 20..]).unwrap();
     let mut got = BTreeMap::new();
-    for o in batch["observations"].as_array().unwrap() {
+    for o in &observations {
         assert_eq!(o["class"], "measured");
         assert_eq!(o["observed_at"], at_text.as_str());
         let key = (
@@ -794,34 +779,27 @@ struct Written {
     per_s: f64,
 }
 
-fn written_text(all: &[Written], times: &[i64]) -> String {
-    let as_series: Vec<Series> = all
-        .iter()
-        .map(|w| Series {
-            name: w.name,
-            labels: w.labels.clone(),
-            edge: w.call,
+impl Written {
+    /// As a counter series: growing at `per_s` from an hour of earlier
+    /// traffic, like the Istio graph's.
+    fn series(&self) -> Series {
+        Series {
+            name: self.name,
+            labels: self.labels.clone(),
+            edge: self.call,
             reporter: "",
-            per_s: w.per_s,
-            offset: 1234.0 + w.per_s * 3600.0,
-        })
-        .collect();
-    openmetrics(&as_series, times)
+            per_s: self.per_s,
+            offset: 1234.0 + self.per_s * 3600.0,
+        }
+    }
+}
+
+fn written_text(all: &[Written], times: &[i64]) -> String {
+    openmetrics(&all.iter().map(Written::series).collect::<Vec<_>>(), times)
 }
 
 fn written_rate_of(w: &Written, times: &[i64], at: i64) -> f64 {
-    written_rate(
-        &Series {
-            name: w.name,
-            labels: vec![],
-            edge: w.call,
-            reporter: "",
-            per_s: w.per_s,
-            offset: 1234.0 + w.per_s * 3600.0,
-        },
-        times,
-        at,
-    )
+    written_rate(&w.series(), times, at)
 }
 
 /// The flows expected from the written series, computed here: per call,
@@ -892,9 +870,10 @@ async fn dry_run(prom: &Prometheus, args: &[&str]) -> (Vec<Value>, i64, String) 
     (batch["observations"].as_array().unwrap().clone(), at, out)
 }
 
-/// Run `berth agent --mesh … --prometheus …` against a fake Berth until
-/// it posts flows; those observations and their evaluation time.
-async fn agent_flows(prom: &Prometheus, mesh: &str) -> (Vec<Value>, i64) {
+/// Run `berth agent` with `args` against a fake Berth until it posts an
+/// observation `keep` accepts; every such observation posted by then,
+/// and the agent's log (which must not hold the token).
+async fn agent_posts(args: &[&str], keep: impl Fn(&Value) -> bool) -> (Vec<Value>, String) {
     let (server, log) = fake_berth(false, vec![]).await;
     let mut c = berth();
     c.args([
@@ -906,32 +885,43 @@ async fn agent_flows(prom: &Prometheus, mesh: &str) -> (Vec<Value>, i64) {
         "--interval",
         "1s",
     ])
-    .args(["--prometheus", &prom.url, "--mesh", mesh])
+    .args(args)
     .env("BERTH_TOKEN", TOKEN)
     .stderr(Stdio::piped());
     let child = c.spawn().unwrap();
     let start = Instant::now();
-    let flows = loop {
+    let kept = loop {
         let posted: Vec<Value> = log
             .posts
             .lock()
             .unwrap()
             .iter()
             .flat_map(|(b, _, _)| b["observations"].as_array().cloned().unwrap_or_default())
-            .filter(|o| o["fact"].as_str().is_some_and(|f| f.starts_with("flow_")))
+            .filter(|o| keep(o))
             .collect();
         if !posted.is_empty() {
             break posted;
         }
         assert!(
             start.elapsed() < Duration::from_secs(20),
-            "{mesh}: the agent posted no flow"
+            "{args:?}: the agent posted nothing of the kind"
         );
         tokio::time::sleep(Duration::from_millis(100)).await;
     };
     terminate(&child);
     let out = child.wait_with_output().await.unwrap();
-    assert!(!String::from_utf8_lossy(&out.stderr).contains(TOKEN));
+    let agent_log = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(!agent_log.contains(TOKEN));
+    (kept, agent_log)
+}
+
+/// `berth agent --mesh … --prometheus …`: the flows of its first tick
+/// that posted any, and their evaluation time.
+async fn agent_flows(prom: &Prometheus, mesh: &str) -> (Vec<Value>, i64) {
+    let (flows, _) = agent_posts(&["--prometheus", &prom.url, "--mesh", mesh], |o| {
+        o["fact"].as_str().is_some_and(|f| f.starts_with("flow_"))
+    })
+    .await;
     // One tick's batch: every observation dated by the same evaluation.
     let at = berth_engine::estate::parse_time(flows[0]["observed_at"].as_str().unwrap()).unwrap();
     let first: Vec<Value> = flows
@@ -987,6 +977,30 @@ fn assert_within_1_percent(
             "{mesh}: {k:?}: expected {w}, got {g}\n{out}"
         );
     }
+}
+
+/// Serve `all` from a real Prometheus and check what `--mesh mesh` makes
+/// of it, the import (dry run) and the agent (its first tick) alike,
+/// against the flows computed here; the import's output, for the
+/// preset's own checks.
+async fn check_preset(
+    mesh: &str,
+    calls: &[Call],
+    all: &[Written],
+    to_s: f64,
+    outside: &str,
+) -> (Vec<Value>, String) {
+    let now = chrono::Utc::now().timestamp();
+    let times = sample_times(now);
+    let prom = start_prometheus(Some(&written_text(all, &times))).await;
+    let (obs, at, out) = dry_run(&prom, &["--mesh", mesh]).await;
+    let want = expected_calls(calls, all, &times, at, to_s, outside);
+    assert_within_1_percent(mesh, &want, &by_key(&obs), &out);
+    // The agent reads the same through the same preset, at its own tick.
+    let (posted, tick) = agent_flows(&prom, mesh).await;
+    let want = expected_calls(calls, all, &times, tick, to_s, outside);
+    assert_within_1_percent(&format!("{mesh} (agent)"), &want, &by_key(&posted), "");
+    (obs, out)
 }
 
 /// A Linkerd mesh: the caller's proxy reports outbound (`dst_…` labels),
@@ -1087,16 +1101,7 @@ async fn linkerd_metrics_give_the_same_figures_as_computed_here() {
             push("tcp_read_bytes_total", &src, Part::OtherSide, b * 0.25);
         }
     }
-    let now = chrono::Utc::now().timestamp();
-    let times = sample_times(now);
-    let prom = start_prometheus(Some(&written_text(&all, &times))).await;
-    let (obs, at, out) = dry_run(&prom, &["--mesh", "linkerd"]).await;
-    let want = expected_calls(&CALLS, &all, &times, at, 1.0 / 1000.0, "");
-    assert_within_1_percent("linkerd", &want, &by_key(&obs), &out);
-    // The agent reads the same through the same preset, at its own tick.
-    let (posted, tick) = agent_flows(&prom, "linkerd").await;
-    let want = expected_calls(&CALLS, &all, &times, tick, 1.0 / 1000.0, "");
-    assert_within_1_percent("linkerd (agent)", &want, &by_key(&posted), "");
+    let (obs, out) = check_preset("linkerd", &CALLS, &all, 1.0 / 1000.0, "").await;
     assert!(out.contains("outside_mesh"), "{out}");
     assert!(
         out.contains("no_requests: shop/api → data/postgres"),
@@ -1175,16 +1180,7 @@ async fn otel_service_graph_metrics_give_the_same_figures_as_computed_here() {
             rps,
         );
     }
-    let now = chrono::Utc::now().timestamp();
-    let times = sample_times(now);
-    let prom = start_prometheus(Some(&written_text(&all, &times))).await;
-    let (obs, at, out) = dry_run(&prom, &["--mesh", "otel-servicegraph"]).await;
-    let want = expected_calls(&CALLS, &all, &times, at, 1.0, "user");
-    assert_within_1_percent("otel-servicegraph", &want, &by_key(&obs), &out);
-    // The agent reads the same through the same preset, at its own tick.
-    let (posted, tick) = agent_flows(&prom, "otel-servicegraph").await;
-    let want = expected_calls(&CALLS, &all, &times, tick, 1.0, "user");
-    assert_within_1_percent("otel-servicegraph (agent)", &want, &by_key(&posted), "");
+    let (_, out) = check_preset("otel-servicegraph", &CALLS, &all, 1.0, "user").await;
     assert!(out.contains("the mesh's \"user\" workload"), "{out}");
 }
 
@@ -1265,16 +1261,7 @@ async fn hubble_metrics_give_the_same_figures_as_computed_here() {
             });
         }
     }
-    let now = chrono::Utc::now().timestamp();
-    let times = sample_times(now);
-    let prom = start_prometheus(Some(&written_text(&all, &times))).await;
-    let (obs, at, out) = dry_run(&prom, &["--mesh", "hubble"]).await;
-    let want = expected_calls(&CALLS, &all, &times, at, 1.0, "");
-    assert_within_1_percent("hubble", &want, &by_key(&obs), &out);
-    // The agent reads the same through the same preset, at its own tick.
-    let (posted, tick) = agent_flows(&prom, "hubble").await;
-    let want = expected_calls(&CALLS, &all, &times, tick, 1.0, "");
-    assert_within_1_percent("hubble (agent)", &want, &by_key(&posted), "");
+    let (_, out) = check_preset("hubble", &CALLS, &all, 1.0, "").await;
     assert!(out.contains("a peer the mesh did not identify"), "{out}");
 }
 
@@ -1665,51 +1652,16 @@ async fn round_trips_from_blackbox_submariner_cilium_and_liqo() {
         ("cilium", vec![], vec![("c-fra-1", "c-lon-1", 14.2)]),
         ("liqo", vec![], vec![("c-dub-1", "c-fra-1", 21.0)]),
     ] {
-        let (server, log) = fake_berth(false, vec![]).await;
-        let mut c = berth();
-        c.args([
-            "agent",
-            "--server",
-            &server,
-            "--estate",
-            "sample",
-            "--interval",
-            "1s",
-        ])
-        .args([
+        let mut args = vec![
             "--cluster",
             "c-fra-1",
             "--prometheus",
             &prom.url,
             "--rtt-from",
             source,
-        ])
-        .args(&extra)
-        .env("BERTH_TOKEN", TOKEN)
-        .stderr(Stdio::piped());
-        let child = c.spawn().unwrap();
-        let start = Instant::now();
-        let rtts = loop {
-            let posted: Vec<Value> = log
-                .posts
-                .lock()
-                .unwrap()
-                .iter()
-                .flat_map(|(b, _, _)| b["observations"].as_array().cloned().unwrap_or_default())
-                .filter(|o| o["fact"] == "rtt_ms")
-                .collect();
-            if !posted.is_empty() {
-                break posted;
-            }
-            assert!(
-                start.elapsed() < Duration::from_secs(20),
-                "{source}: no round trip posted"
-            );
-            tokio::time::sleep(Duration::from_millis(100)).await;
-        };
-        terminate(&child);
-        let out = child.wait_with_output().await.unwrap();
-        let agent_log = String::from_utf8_lossy(&out.stderr);
+        ];
+        args.extend(&extra);
+        let (rtts, agent_log) = agent_posts(&args, |o| o["fact"] == "rtt_ms").await;
         let got: Vec<(String, String, f64)> = rtts
             .iter()
             .map(|o| {

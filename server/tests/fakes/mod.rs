@@ -464,14 +464,19 @@ impl RealBerth {
 
     /// The sample estate's file, as exported.
     pub async fn estate_file(&self) -> Value {
+        self.get("/api/estates/sample/file").await
+    }
+
+    /// `GET path` as the administrator: the JSON answer (200 expected).
+    pub async fn get(&self, path: &str) -> Value {
         let r = self
             .http
-            .get(format!("{}/api/estates/sample/file", self.url))
+            .get(format!("{}{path}", self.url))
             .bearer_auth(ADMIN_TOKEN)
             .send()
             .await
             .unwrap();
-        assert_eq!(r.status(), 200);
+        assert_eq!(r.status(), 200, "GET {path}");
         r.json().await.unwrap()
     }
 }
@@ -484,4 +489,24 @@ pub fn flow<'a>(estate: &'a Value, from: &str, to: &str) -> &'a Value {
         .iter()
         .find(|f| f["from"] == from && f["to"] == to)
         .unwrap_or_else(|| panic!("no flow {from} → {to}"))
+}
+
+/// SIGTERM an agent, then its exit status and stderr (the log), within
+/// 10 s.
+pub async fn stop_agent(mut child: tokio::process::Child) -> (i32, String) {
+    use tokio::io::AsyncReadExt;
+    terminate(&child);
+    let status = tokio::time::timeout(std::time::Duration::from_secs(10), child.wait())
+        .await
+        .expect("the agent stops within 10 s of SIGTERM")
+        .unwrap();
+    let mut log = String::new();
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut log)
+        .await
+        .unwrap();
+    (status.code().unwrap_or(-1), log)
 }
