@@ -19,6 +19,7 @@ use crate::constraints::{self, Code, Fit, FitCode, RefusalCode};
 use crate::cost::{self, Ctx, State, Terms, Totals};
 use crate::estate::{format_time, Estate};
 use crate::fact::{Class, FactRef};
+use crate::group::{self, Alone, Group, GroupKind};
 use crate::policy::Policy;
 
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -65,6 +66,11 @@ pub struct Move {
     pub terms: Terms,
     /// Every deciding fact, sorted by key.
     pub facts: Vec<FactRef>,
+    /// Set when the move is one member of a compound step
+    /// ([`crate::group`]): the group moves as one step, its gain clears
+    /// the group's bar, and `bar` and `confidence` above are the group's.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub group: Option<Group>,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -225,7 +231,9 @@ fn best_move(
     candidates: &[Vec<usize>],
     deltas: &Deltas,
     moved: &[bool],
+    blocked: &mut Vec<(f64, usize, usize)>,
 ) -> Option<(usize, usize, f64)> {
+    blocked.clear();
     let mut best: Option<(usize, usize, f64)> = None;
     for s in 0..candidates.len() {
         if moved[s] || candidates[s].is_empty() {
@@ -262,6 +270,11 @@ fn best_move(
             }
             // Feasibility meets ranking here: only a certified fit counts.
             if !state.certainly_fits(ctx, s, c) {
+                // While nothing fits, these are what a compound step may
+                // make room for (`group::make_room`).
+                if best.is_none() {
+                    blocked.push((gain, s, c));
+                }
                 continue;
             }
             best = Some((s, c, gain));
@@ -288,41 +301,87 @@ pub fn advise(estate: &Estate, policy: &Policy, now: i64) -> Advice {
     let mut moved = vec![false; n];
     let mut moves = Vec::new();
     let mut touched = vec![false; n];
+    let mut blocked = Vec::new();
     while moves.len() < policy.max_moves {
-        let Some((s, to, gain)) = best_move(&ctx, &state, &feas.candidates, &deltas, &moved) else {
-            break;
+        let single = best_move(
+            &ctx,
+            &state,
+            &feas.candidates,
+            &deltas,
+            &moved,
+            &mut blocked,
+        );
+        let (members, kind) = match single {
+            Some((s, to, _)) => (vec![(s, to)], None),
+            None => {
+                // No single move clears its bar: one step may move a small
+                // group together (`group`), then singles resume.
+                let inputs = group::Inputs {
+                    candidates: &feas.candidates,
+                    rt: &deltas.rt,
+                    xs: &deltas.xs,
+                    moved: &moved,
+                    blocked: &blocked,
+                    room: policy.max_moves - moves.len(),
+                };
+                match group::best(&ctx, &mut state, &inputs) {
+                    Some(found) => (found.members, Some(found.kind)),
+                    None => break,
+                }
+            }
         };
-        let current_cost = state.current_cost(&ctx, s);
-        let terms = cost::move_terms(&ctx, &state, s, to);
-        debug_assert_eq!(terms.gain(), gain);
-        let facts = cost::deciding_facts(&ctx, &state, s, to);
-        let confidence = cost::confidence(&facts);
-        let from = state.placement[s];
-        moves.push(Move {
-            step: moves.len() + 1,
-            service: estate.services[s].id.clone(),
-            from: estate.clusters[from].id.clone(),
-            to: estate.clusters[to].id.clone(),
-            gain,
-            current_cost,
-            bar: cost::bar(&ctx, current_cost),
-            confidence,
-            evidence: evidence_words(&facts),
-            terms,
-            facts,
-        });
-        state.apply(&ctx, s, to);
-        moved[s] = true;
-        // Only the moved service and its peers see different flow costs,
-        // and only those that may still move need their cache.
-        for &(_, peer) in &ctx.adjacency[s] {
-            if !touched[peer] && !moved[peer] && !feas.candidates[peer].is_empty() {
-                touched[peer] = true;
-                deltas.refresh(&ctx, &state, &feas.candidates, peer);
+        let group =
+            kind.map(|kind| describe_group(&ctx, &mut state, kind, &members, moves.len() + 1));
+        let group_evidence = group
+            .as_ref()
+            .and_then(|_| evidence_words(&group_facts(&ctx, &state, &members)));
+        for &(s, to) in &members {
+            let current_cost = state.current_cost(&ctx, s);
+            let terms = cost::move_terms(&ctx, &state, s, to);
+            if let Some((_, _, gain)) = single {
+                debug_assert_eq!(terms.gain(), gain);
+            }
+            let facts = cost::deciding_facts(&ctx, &state, s, to);
+            let from = state.placement[s];
+            let (bar, confidence, evidence) = match &group {
+                Some(g) => (g.bar, g.confidence, group_evidence.clone()),
+                None => (
+                    cost::bar(&ctx, current_cost),
+                    cost::confidence(&facts),
+                    evidence_words(&facts),
+                ),
+            };
+            moves.push(Move {
+                step: moves.len() + 1,
+                service: estate.services[s].id.clone(),
+                from: estate.clusters[from].id.clone(),
+                to: estate.clusters[to].id.clone(),
+                gain: terms.gain(),
+                current_cost,
+                bar,
+                confidence,
+                evidence,
+                terms,
+                facts,
+                group: group.clone(),
+            });
+            state.apply(&ctx, s, to);
+            moved[s] = true;
+        }
+        // Only the moved services and their peers see different flow
+        // costs, and only those that may still move need their cache.
+        for &(s, _) in &members {
+            for &(_, peer) in &ctx.adjacency[s] {
+                if !touched[peer] && !moved[peer] && !feas.candidates[peer].is_empty() {
+                    touched[peer] = true;
+                    deltas.refresh(&ctx, &state, &feas.candidates, peer);
+                }
             }
         }
-        for &(_, peer) in &ctx.adjacency[s] {
-            touched[peer] = false;
+        for &(s, _) in &members {
+            for &(_, peer) in &ctx.adjacency[s] {
+                touched[peer] = false;
+            }
         }
     }
     let totals_after = state.totals(&ctx);
@@ -369,6 +428,91 @@ pub fn advise(estate: &Estate, policy: &Policy, now: i64) -> Advice {
         unknown_capacity,
         unknown_requests,
     }
+}
+
+/// The group of a compound step, from the placement before it: its gain,
+/// cost and bar, its confidence (the weakest deciding fact of any member,
+/// each taken at its turn), and each member moved alone.
+fn describe_group(
+    ctx: &Ctx,
+    state: &mut State,
+    kind: GroupKind,
+    members: &[(usize, usize)],
+    first_step: usize,
+) -> Group {
+    let estate = ctx.estate;
+    let ids: Vec<usize> = members.iter().map(|&(s, _)| s).collect();
+    let current_cost = group::current_cost(ctx, state, &ids);
+    let bar = cost::bar(ctx, current_cost);
+    let terms = group::replay(ctx, state, members).expect("the search replayed this group");
+    let gain: f64 = terms.iter().map(Terms::gain).sum();
+    let facts = group_facts(ctx, state, members);
+    let alone: Vec<Alone> = members
+        .iter()
+        .map(|&(s, c)| Alone {
+            service: estate.services[s].id.clone(),
+            to: estate.clusters[c].id.clone(),
+            gain: cost::move_terms(ctx, state, s, c).gain(),
+            bar: cost::bar(ctx, state.current_cost(ctx, s)),
+            fits: state.certainly_fits(ctx, s, c),
+        })
+        .collect();
+    let summary = group_summary(kind, &alone, gain, bar);
+    Group {
+        kind,
+        steps: (first_step..first_step + members.len()).collect(),
+        services: alone.iter().map(|a| a.service.clone()).collect(),
+        gain,
+        current_cost,
+        bar,
+        confidence: cost::confidence(&facts),
+        alone,
+        summary,
+    }
+}
+
+/// Every member's deciding facts, each at its turn, merged by key.
+fn group_facts(ctx: &Ctx, state: &State, members: &[(usize, usize)]) -> Vec<FactRef> {
+    let mut facts = Vec::new();
+    let mut scratch = state.clone();
+    for &(s, c) in members {
+        facts.extend(cost::deciding_facts(ctx, &scratch, s, c));
+        scratch.apply(ctx, s, c);
+    }
+    facts.sort_by(|a, b| a.fact.cmp(&b.fact));
+    facts.dedup_by(|a, b| a.fact == b.fact);
+    facts
+}
+
+/// "Moving cart alone costs 12.4 points; moving it with cart-redis gains
+/// 48.0 (bar 7.2)."
+fn group_summary(kind: GroupKind, alone: &[Alone], gain: f64, bar: f64) -> String {
+    let r = constraints::round2;
+    let each: Vec<String> = alone
+        .iter()
+        .map(|a| {
+            let what = if !a.fits {
+                format!("does not certainly fit on {}", a.to)
+            } else if a.gain <= 0.0 {
+                format!("costs {} points", r(-a.gain))
+            } else {
+                format!("gains only {} points (bar {})", r(a.gain), r(a.bar))
+            };
+            format!("moving {} alone {what}", a.service)
+        })
+        .collect();
+    let names: Vec<&str> = alone.iter().map(|a| a.service.as_str()).collect();
+    let together = match kind {
+        GroupKind::Together => format!("moved together, {} gain", names.join(" and ")),
+        GroupKind::MakeRoom => {
+            format!("with {} leaving first to make room, the two gain", names[0])
+        }
+    };
+    let mut first = each.join("; ");
+    if let Some(c) = first.get_mut(0..1) {
+        c.make_ascii_uppercase();
+    }
+    format!("{first}; {together} {} points (bar {}).", r(gain), r(bar))
 }
 
 /// "Not enough evidence" wording when the weakest deciding fact is a guess.

@@ -25,6 +25,7 @@ use crate::policy::Policy;
 use crate::rtt::RttTable;
 
 /// Everything about an estate that does not change while moves are tried.
+#[derive(Clone)]
 pub struct Ctx<'a> {
     pub estate: &'a Estate,
     pub policy: &'a Policy,

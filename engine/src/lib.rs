@@ -19,6 +19,7 @@ pub mod export;
 pub mod fact;
 pub mod front;
 pub mod gen;
+pub mod group;
 pub mod json_shape;
 mod load;
 mod locate;

@@ -25,6 +25,13 @@ pub fn move_line(m: &Move) -> String {
     )
 }
 
+fn group_kind_words(k: crate::group::GroupKind) -> &'static str {
+    match k {
+        crate::group::GroupKind::Together => "moved together",
+        crate::group::GroupKind::MakeRoom => "one makes room for the other",
+    }
+}
+
 /// `rtt +15.1`, … for each term that is not exactly zero, in term order.
 fn nonzero_terms(t: &Terms) -> Vec<String> {
     t.iter()
@@ -72,6 +79,20 @@ pub fn advice_with_why(a: &Advice, why: &[MoveWhy]) -> String {
              a move resting on guesses says so and is not a recommendation):"
         );
         for m in &a.moves {
+            if let Some(g) = m
+                .group
+                .as_ref()
+                .filter(|g| g.steps.first() == Some(&m.step))
+            {
+                let _ = writeln!(
+                    out,
+                    "     Steps {}–{} move as one group ({}): {}",
+                    g.steps[0],
+                    g.steps[g.steps.len() - 1],
+                    group_kind_words(g.kind),
+                    g.summary
+                );
+            }
             let _ = writeln!(out, "{:>3}. {}", m.step, move_line(m));
             if let Some(e) = &m.evidence {
                 let _ = writeln!(out, "     {e}");

@@ -73,6 +73,46 @@ pub struct MoveWhy {
     /// does not match the estate); flips are then empty.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
+    /// For a member of a compound step: the group's explanation. The
+    /// single-move flips above are then empty (a member alone need not
+    /// clear any bar); the group's flips are here.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub group: Option<GroupWhy>,
+}
+
+/// Why a compound step (`crate::group`): its terms summed over the
+/// members, each member alone, and where the group stops clearing its bar.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct GroupWhy {
+    pub summary: String,
+    pub gain: f64,
+    pub current_cost: f64,
+    pub bar: f64,
+    /// The members' terms summed, in term order.
+    pub terms: Vec<TermPoints>,
+    pub alone: Vec<crate::group::Alone>,
+    /// Every deciding fact of any member, sorted by key.
+    pub facts: Vec<FactRef>,
+    /// One per flow weight and MB/s among `facts` (the group's gain and
+    /// cost are linear in each, so its threshold is exact), nearest first.
+    pub flips: Vec<GroupFlip>,
+    /// The other deciding facts, which this analysis does not vary.
+    pub not_analysed: Vec<String>,
+}
+
+/// Where the group's decision flips when one flow fact changes alone.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct GroupFlip {
+    pub fact: String,
+    pub class: Class,
+    pub unit: &'static str,
+    /// The value the engine used (the policy's assumption when unknown).
+    pub value: f64,
+    /// Below this the group stops clearing its bar (`None`: no value ≥ 0).
+    pub below: Option<f64>,
+    /// Above this the group stops clearing its bar.
+    pub above: Option<f64>,
+    pub sentence: String,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -396,6 +436,7 @@ pub fn explain(estate: &Estate, policy: &Policy, now: i64, advice: &Advice) -> V
         ns: estate.sites.len(),
     };
     let mut out = Vec::with_capacity(advice.moves.len());
+    let mut group_why_now: Option<GroupWhy> = None;
     for m in &advice.moves {
         let ids = (
             estate.service_index(&m.service),
@@ -419,10 +460,195 @@ pub fn explain(estate: &Estate, policy: &Policy, now: i64, advice: &Advice) -> V
         let cands: Vec<usize> = (0..estate.clusters.len())
             .filter(|&c| c != state.placement[s] && constraints::statically_allowed(estate, s, c))
             .collect();
-        out.push(explain_move(&ctx, &state, &cands, s, to, m, &mut scratch));
+        let mut why = explain_move(&ctx, &state, &cands, s, to, m, &mut scratch);
+        if let Some(g) = &m.group {
+            if g.steps.first() == Some(&m.step) {
+                group_why_now = group_why(&ctx, &state, g);
+            }
+            why.group = group_why_now.clone();
+        }
+        out.push(why);
         state.apply(&ctx, s, to);
     }
     out
+}
+
+/// The group's Why from the placement before its first member moves, or
+/// `None` when the group does not match the estate.
+fn group_why(ctx: &Ctx, state: &State, g: &crate::group::Group) -> Option<GroupWhy> {
+    let estate = ctx.estate;
+    let mut members = Vec::new();
+    for a in &g.alone {
+        members.push((
+            estate.service_index(&a.service)?,
+            estate.cluster_index(&a.to)?,
+        ));
+    }
+    let ids: Vec<usize> = members.iter().map(|&(s, _)| s).collect();
+    let mut scratch = state.clone();
+    let terms = crate::group::replay(ctx, &mut scratch, &members)?;
+    let mut sum = Terms::from_fn(|_| 0.0);
+    for t in &terms {
+        sum = Terms::from_fn(|k| sum.get(k) + t.get(k));
+    }
+    let mut facts = Vec::new();
+    let mut st = state.clone();
+    for &(s, c) in &members {
+        facts.extend(crate::cost::deciding_facts(ctx, &st, s, c));
+        st.apply(ctx, s, c);
+    }
+    facts.sort_by(|a, b| a.fact.cmp(&b.fact));
+    facts.dedup_by(|a, b| a.fact == b.fact);
+
+    // Gain and cost of the group for a context (one flow fact changed).
+    let eval = |c: &Ctx| -> Option<(f64, f64)> {
+        let mut st = state.clone();
+        let t = crate::group::replay(c, &mut st, &members)?;
+        Some((
+            t.iter().map(Terms::gain).sum(),
+            crate::group::current_cost(c, state, &ids),
+        ))
+    };
+    let mut flows: Vec<usize> = ids
+        .iter()
+        .flat_map(|&s| ctx.adjacency[s].iter().map(|&(f, _)| f))
+        .collect();
+    flows.sort_unstable();
+    flows.dedup();
+    let mut flips = Vec::new();
+    let mut analysed: Vec<&str> = Vec::new();
+    for f in &facts {
+        let hit = flows.iter().find_map(|&fl| {
+            [FlowFact::Weight, FlowFact::MbS]
+                .into_iter()
+                .find(|&w| ctx.flow_fact(fl, w).fact == f.fact)
+                .map(|w| (fl, w))
+        });
+        let Some((fl, which)) = hit else {
+            continue;
+        };
+        analysed.push(f.fact.as_str());
+        let x0 = match which {
+            FlowFact::Weight => ctx.weight[fl],
+            FlowFact::MbS => ctx.mb_s[fl],
+        };
+        let mut c1 = ctx.clone();
+        // One unit up: gain and cost are linear in the fact, so two
+        // evaluations give them exactly (up to rounding).
+        match which {
+            FlowFact::Weight => c1.weight[fl] = x0 + 1.0,
+            FlowFact::MbS => c1.mb_s[fl] = x0 + 1.0,
+        }
+        let (Some((g0, k0)), Some((g1, k1))) = (eval(ctx), eval(&c1)) else {
+            continue;
+        };
+        let (dg, dk) = (g1 - g0, k1 - k0);
+        let p = ctx.policy;
+        // The group clears when G(x) ≥ max(points, fraction·C(x)) and
+        // G(x) > 0: each side linear in x, so the roots are closed form.
+        let g_at = |x: f64| g0 + dg * (x - x0);
+        let k_at = |x: f64| k0 + dk * (x - x0);
+        let clears = |x: f64| {
+            let g = g_at(x);
+            g > 0.0 && g >= p.min_gain_points.max(p.min_gain_fraction * k_at(x))
+        };
+        let mut roots = Vec::new();
+        let slope_fraction = dg - p.min_gain_fraction * dk;
+        if slope_fraction.abs() > 1e-12 {
+            roots.push(x0 - (g0 - p.min_gain_fraction * k0) / slope_fraction);
+        }
+        if dg.abs() > 1e-12 {
+            roots.push(x0 - (g0 - p.min_gain_points) / dg);
+            roots.push(x0 - g0 / dg);
+        }
+        let tol = 1e-9 * (1.0 + x0.abs());
+        // A root is a flip when the decision differs just beyond it.
+        let mut below: Option<f64> = None;
+        let mut above: Option<f64> = None;
+        for r in roots.into_iter().filter(|r| r.is_finite()) {
+            let step = 1e-6 * (1.0 + r.abs());
+            if r < x0 - tol && r >= 0.0 && !clears(r - step) {
+                below = Some(below.map_or(r, |b: f64| b.max(r)));
+            }
+            if r > x0 + tol && !clears(r + step) {
+                above = Some(above.map_or(r, |a: f64| a.min(r)));
+            }
+        }
+        let r = crate::constraints::round2;
+        let unit = unit_of_key(&f.fact);
+        let sentence = match (below, above) {
+            (None, None) => format!(
+                "No value of {} alone stops the group clearing its bar (now {}).",
+                f.fact,
+                r(x0)
+            ),
+            (b, a) => {
+                let mut parts = Vec::new();
+                if let Some(b) = b {
+                    parts.push(format!("falls below {}", r(b)));
+                }
+                if let Some(a) = a {
+                    parts.push(format!("rises above {}", r(a)));
+                }
+                format!(
+                    "The group stops clearing its bar if {} {} (now {}{}).",
+                    f.fact,
+                    parts.join(" or "),
+                    r(x0),
+                    if unit.is_empty() {
+                        String::new()
+                    } else {
+                        format!(" {unit}")
+                    }
+                )
+            }
+        };
+        flips.push(GroupFlip {
+            fact: f.fact.clone(),
+            class: f.class,
+            unit,
+            value: x0,
+            below,
+            above,
+            sentence,
+        });
+    }
+    // Nearest first: by relative distance to the nearer threshold.
+    let distance = |fl: &GroupFlip| {
+        let d = |t: Option<f64>| {
+            t.map_or(f64::INFINITY, |t| {
+                (t - fl.value).abs() / (1.0 + fl.value.abs())
+            })
+        };
+        d(fl.below).min(d(fl.above))
+    };
+    flips.sort_by(|a, b| {
+        distance(a)
+            .total_cmp(&distance(b))
+            .then_with(|| a.fact.cmp(&b.fact))
+    });
+    let not_analysed = facts
+        .iter()
+        .filter(|f| !analysed.contains(&f.fact.as_str()))
+        .map(|f| f.fact.clone())
+        .collect();
+    Some(GroupWhy {
+        summary: g.summary.clone(),
+        gain: g.gain,
+        current_cost: g.current_cost,
+        bar: g.bar,
+        terms: sum
+            .iter()
+            .map(|(t, points)| TermPoints {
+                term: t.id(),
+                points,
+            })
+            .collect(),
+        alone: g.alone.clone(),
+        facts,
+        flips,
+        not_analysed,
+    })
 }
 
 fn unexplained(m: &Move, why: &str) -> MoveWhy {
@@ -446,6 +672,7 @@ fn unexplained(m: &Move, why: &str) -> MoveWhy {
         flips: Vec::new(),
         other_flips: Vec::new(),
         note: Some(format!("not explained: {why}")),
+        group: None,
     }
 }
 
@@ -709,6 +936,7 @@ fn explain_move(
         flips: Vec::new(),
         other_flips: Vec::new(),
         note: None,
+        group: None,
     };
 
     // The model must agree with the engine at the current values: the
@@ -717,6 +945,10 @@ fn explain_move(
         && gain >= bar
         && gain > 0.0
         && (0..n).all(|k| k == b || !sc.fit[k] || sc.g[k] < gain || (sc.g[k] == gain && k > b));
+    if !decided && m.group.is_some() {
+        // A member of a compound step: the group decides (see `group_why`).
+        return why;
+    }
     if !decided {
         why.note = Some(
             "not explained: at the current values this move is not the service's best \
@@ -1726,6 +1958,23 @@ impl MoveWhy {
         let mut out = Vec::new();
         if let Some(note) = &self.note {
             out.push(note.clone());
+            return out;
+        }
+        if let Some(g) = &self.group {
+            out.push(format!(
+                "Part of a group: gain {} here; the group gains {} against its bar {} (group cost {}).",
+                crate::numfmt::signed(self.gain),
+                crate::numfmt::signed(g.gain),
+                num(g.bar),
+                num(g.current_cost)
+            ));
+            out.extend(g.flips.iter().map(|f| f.sentence.clone()));
+            if !g.not_analysed.is_empty() {
+                out.push(format!(
+                    "Not varied for the group: {}.",
+                    g.not_analysed.join(", ")
+                ));
+            }
             return out;
         }
         let bar = match self.bar_kind {

@@ -513,25 +513,26 @@ fn factor_copy_cost_blocks_big_data() {
     check(
         out,
         expect![[r#"
-        data_gb 0:
-        before: cost 31.50 = rtt 31.50 + xsite 0.00 + headroom 0.00; 0.00 MB/s cross-site
-        after: cost 2.40 = rtt 2.40 + xsite 0.00 + headroom 0.00; 0.00 MB/s cross-site
-        1. db c-par→c-fra +29.1 [rtt +29.1] reported
-        db c-par→c-fra: gain +29.1 = rtt +29.1 + xsite +0.0 + headroom +0.0 + copy +0.0; current cost 30.00, bar 4.50 (15 % → 4.50, points → 2.00)
-          fit: Fits
-        data_gb 40:
-        before: cost 31.50 = rtt 31.50 + xsite 0.00 + headroom 0.00; 0.00 MB/s cross-site
-        after: cost 2.40 = rtt 2.40 + xsite 0.00 + headroom 0.00; 0.00 MB/s cross-site
-        1. db c-par→c-fra +9.1 [rtt +29.1, copy -20.0] reported
-        db c-par→c-fra: gain +9.1 = rtt +29.1 + xsite +0.0 + headroom +0.0 + copy -20.0; current cost 30.00, bar 4.50 (15 % → 4.50, points → 2.00)
-          fit: Fits
-        data_gb 100:
-        before: cost 31.50 = rtt 31.50 + xsite 0.00 + headroom 0.00; 0.00 MB/s cross-site
-        after: cost 31.50 = rtt 31.50 + xsite 0.00 + headroom 0.00; 0.00 MB/s cross-site
-        no moves
-        db c-par→c-fra: gain -20.9 = rtt +29.1 + xsite +0.0 + headroom +0.0 + copy -50.0; current cost 30.00, bar 4.50 (15 % → 4.50, points → 2.00)
-          fit: Fits
-    "#]],
+            data_gb 0:
+            before: cost 31.50 = rtt 31.50 + xsite 0.00 + headroom 0.00; 0.00 MB/s cross-site
+            after: cost 2.40 = rtt 2.40 + xsite 0.00 + headroom 0.00; 0.00 MB/s cross-site
+            1. db c-par→c-fra +29.1 [rtt +29.1] reported
+            db c-par→c-fra: gain +29.1 = rtt +29.1 + xsite +0.0 + headroom +0.0 + copy +0.0; current cost 30.00, bar 4.50 (15 % → 4.50, points → 2.00)
+              fit: Fits
+            data_gb 40:
+            before: cost 31.50 = rtt 31.50 + xsite 0.00 + headroom 0.00; 0.00 MB/s cross-site
+            after: cost 2.40 = rtt 2.40 + xsite 0.00 + headroom 0.00; 0.00 MB/s cross-site
+            1. db c-par→c-fra +9.1 [rtt +29.1, copy -20.0] reported
+            db c-par→c-fra: gain +9.1 = rtt +29.1 + xsite +0.0 + headroom +0.0 + copy -20.0; current cost 30.00, bar 4.50 (15 % → 4.50, points → 2.00)
+              fit: Fits
+            data_gb 100:
+            before: cost 31.50 = rtt 31.50 + xsite 0.00 + headroom 0.00; 0.00 MB/s cross-site
+            after: cost 2.40 = rtt 2.40 + xsite 0.00 + headroom 0.00; 0.00 MB/s cross-site
+            1. api c-fra→c-par -48.5 [rtt -48.5] reported
+            2. app c-fra→c-par +77.6 [rtt +77.6] reported
+            db c-par→c-fra: gain -20.9 = rtt +29.1 + xsite +0.0 + headroom +0.0 + copy -50.0; current cost 30.00, bar 4.50 (15 % → 4.50, points → 2.00)
+              fit: Fits
+        "#]],
     );
 }
 
@@ -1380,7 +1381,7 @@ fn sample_estate_advice_text() {
         expect![[r#"
             Estate Acme Retail (sample estate) (version 45a6a1d18de3381b), policy 795cfe0c62069052, evaluated at 2026-11-30T04:05:00Z
             Before: cost 1687.4 (round trip 1045.1, cross-site 616.9, headroom 25.5); cross-site traffic 77.1 MB/s
-            After:  cost 1011.5 (round trip 681.1, cross-site 306.7, headroom 23.7); cross-site traffic 38.3 MB/s
+            After:  cost 997.6 (round trip 685.6, cross-site 305.9, headroom 6.1); cross-site traffic 38.2 MB/s
 
             Moves that clear the bars, in order (confidence = the weakest deciding fact;
             a move resting on guesses says so and is not a recommendation):
@@ -1393,6 +1394,12 @@ fn sample_estate_advice_text() {
               6. feature-flags c-lon-1→c-fra-2 +6.6 [rtt +6.0, xsite +0.6] inferred
               7. email-sender c-par-2→c-fra-2 +6.0 [rtt +3.6, xsite +2.4] measured
               8. session-store c-fra-1→c-fra-2 +3.4 [rtt -0.5, headroom +3.9] measured
+                 Steps 9–10 move as one group (moved together): Moving carrier-gateway alone costs 14.15 points; moving shipping-quotes alone costs 4.98 points; moved together, carrier-gateway and shipping-quotes gain 9.17 points (bar 2.32).
+              9. carrier-gateway c-par-1→c-fra-3 -14.2 [rtt -13.4, xsite -0.8] reported
+             10. shipping-quotes c-par-1→c-fra-3 +23.3 [rtt +21.7, xsite +1.6] reported
+                 Steps 11–12 move as one group (moved together): Moving shop-frontend alone costs 4.02 points; moving shop-gateway alone costs 9.66 points; moved together, shop-frontend and shop-gateway gain 4.71 points (bar 4.29).
+             11. shop-frontend c-fra-1→c-fra-3 -4.0 [rtt -18.1, headroom +14.1] reported
+             12. shop-gateway c-fra-1→c-fra-3 +8.7 [rtt +5.3, headroom +3.5] reported
 
             Cannot move:
               card-vault on c-fra-pci: card-vault keeps its data on local volumes in c-fra-pci

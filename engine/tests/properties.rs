@@ -162,12 +162,84 @@ fn independently_legal(
     }
 }
 
+/// A member of a compound step: at the group's first step no single move
+/// clears its bar, the group's members are consecutive and named in
+/// order, their gains sum to the group's gain, which clears both bars
+/// against the group's cost; confidence is the weakest deciding fact of
+/// any member, and each "alone" figure is that member's move from the
+/// placement before the step.
+fn check_group_member(
+    ctx: &Ctx,
+    state: &State,
+    moved: &[bool],
+    a: &berth_engine::Advice,
+    k: usize,
+    g: &berth_engine::group::Group,
+    why: &str,
+) {
+    let p = ctx.policy;
+    let m = &a.moves[k];
+    let pos = g
+        .steps
+        .iter()
+        .position(|&st| st == m.step)
+        .expect("member of its group");
+    assert_eq!(g.services[pos], m.service, "{why}: group order");
+    assert!(
+        (2..=berth_engine::group::MAX_MEMBERS).contains(&g.steps.len()),
+        "{why}"
+    );
+    assert!(
+        g.steps.windows(2).all(|w| w[1] == w[0] + 1),
+        "{why}: consecutive"
+    );
+    assert_eq!(m.bar, g.bar, "{why}: a member carries the group's bar");
+    assert_eq!(m.confidence, g.confidence, "{why}: group confidence");
+    if pos != 0 {
+        assert_eq!(a.moves[k - 1].group.as_ref(), Some(g), "{why}: same group");
+        return;
+    }
+    // At the group's first step nothing single clears its bar.
+    assert_eq!(
+        brute_best(ctx, state, moved),
+        None,
+        "{why}: a single move was available"
+    );
+    let members: Vec<usize> = g
+        .services
+        .iter()
+        .map(|id| ctx.estate.service_index(id).unwrap())
+        .collect();
+    let cost = berth_engine::group::current_cost(ctx, state, &members);
+    assert_eq!(g.current_cost, cost, "{why}: group cost");
+    assert_eq!(g.bar, cost::bar(ctx, cost), "{why}: group bar");
+    let sum: f64 = a.moves[k..k + members.len()].iter().map(|m| m.gain).sum();
+    assert_eq!(g.gain, sum, "{why}: group gain is the sum of its members'");
+    assert!(g.gain > 0.0 && g.gain >= p.min_gain_points && g.gain >= p.min_gain_fraction * cost);
+    let mut facts = Vec::new();
+    let mut st = state.clone();
+    for (i, &s) in members.iter().enumerate() {
+        let to = ctx.estate.cluster_index(&g.alone[i].to).unwrap();
+        assert_eq!(a.moves[k + i].to, g.alone[i].to, "{why}: alone destination");
+        let alone = cost::move_terms(ctx, state, s, to).gain();
+        assert_eq!(g.alone[i].gain, alone, "{why}: alone gain");
+        facts.extend(cost::deciding_facts(ctx, &st, s, to));
+        st.apply(ctx, s, to);
+    }
+    assert_eq!(
+        g.confidence,
+        cost::confidence(&facts),
+        "{why}: weakest of the group"
+    );
+}
+
 fn replay(e: &Estate, p: &Policy, now: i64) {
     let a = advise(e, p, now);
     let ctx = Ctx::new(e, p, now);
     let mut state = State::initial(e);
     let mut moved = vec![false; e.services.len()];
     let mut totals = state.totals(&ctx);
+    let mut step_start = totals;
     assert_eq!(a.totals_before, totals, "totals_before");
     assert!(a.moves.len() <= p.max_moves);
     for (k, m) in a.moves.iter().enumerate() {
@@ -192,38 +264,47 @@ fn replay(e: &Estate, p: &Policy, now: i64) {
         assert_eq!(m.gain, sum, "{why}: gain is the sum of the terms");
         let current = state.current_cost(&ctx, s);
         assert_eq!(m.current_cost, current, "{why}: current cost");
-        assert_eq!(m.bar, cost::bar(&ctx, current), "{why}: bar");
-        assert!(m.gain > 0.0, "{why}: gain {}", m.gain);
-        assert!(m.gain >= p.min_gain_points, "{why}: points bar");
-        assert!(
-            m.gain >= p.min_gain_fraction * current,
-            "{why}: fraction bar"
-        );
         assert!(
             m.terms.copy <= 0.0 && m.terms.copy == -p.copy_weight_per_gb * e.services[s].data_gb
         );
-
-        // Confidence is the weakest deciding fact, never an average.
         let facts = cost::deciding_facts(&ctx, &state, s, to);
         assert_eq!(m.facts, facts, "{why}: facts");
-        assert_eq!(m.confidence, cost::confidence(&facts), "{why}: confidence");
-        assert_eq!(
-            m.evidence.is_some(),
-            facts
-                .iter()
-                .any(|f| f.class == berth_engine::fact::Class::Guessed),
-            "{why}: evidence words exactly when a deciding fact is a guess"
-        );
-
-        // Sequential: it is the best legal move from here (ties on ids).
-        let best = brute_best(&ctx, &state, &moved);
-        assert_eq!(best, Some((s, to, m.gain)), "{why}: not the best move");
+        match &m.group {
+            None => {
+                assert_eq!(m.bar, cost::bar(&ctx, current), "{why}: bar");
+                assert!(m.gain > 0.0, "{why}: gain {}", m.gain);
+                assert!(m.gain >= p.min_gain_points, "{why}: points bar");
+                assert!(
+                    m.gain >= p.min_gain_fraction * current,
+                    "{why}: fraction bar"
+                );
+                // Confidence is the weakest deciding fact, never an average.
+                assert_eq!(m.confidence, cost::confidence(&facts), "{why}: confidence");
+                assert_eq!(
+                    m.evidence.is_some(),
+                    facts
+                        .iter()
+                        .any(|f| f.class == berth_engine::fact::Class::Guessed),
+                    "{why}: evidence words exactly when a deciding fact is a guess"
+                );
+                // Sequential: it is the best legal move from here (ties on ids).
+                let best = brute_best(&ctx, &state, &moved);
+                assert_eq!(best, Some((s, to, m.gain)), "{why}: not the best move");
+            }
+            Some(g) => check_group_member(&ctx, &state, &moved, &a, k, g, &why),
+        }
 
         // (c) the estate cost never rises; it falls by gain − copy.
         state.apply(&ctx, s, to);
         moved[s] = true;
         let after = state.totals(&ctx);
-        assert!(after.cost <= totals.cost, "{why}: cost rose");
+        // A compound step's member may raise the cost; the step may not.
+        if m.group
+            .as_ref()
+            .is_none_or(|g| g.steps.last() == Some(&m.step))
+        {
+            assert!(after.cost <= step_start.cost, "{why}: cost rose");
+        }
         let fell = totals.cost - after.cost;
         let expected = m.gain - m.terms.copy;
         assert!(
@@ -231,6 +312,12 @@ fn replay(e: &Estate, p: &Policy, now: i64) {
             "{why}: cost fell {fell}, terms say {expected}"
         );
         totals = after;
+        if m.group
+            .as_ref()
+            .is_none_or(|g| g.steps.last() == Some(&m.step))
+        {
+            step_start = totals;
+        }
     }
     assert_eq!(a.totals_after, totals, "totals_after");
     // The sequence stops only when nothing legal clears the bars.

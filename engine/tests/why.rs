@@ -136,6 +136,117 @@ struct Stats {
     estimated: usize,
     probes: usize,
     effects: [usize; 4],
+    /// Members of compound steps (checked by `check_group`).
+    group_members: usize,
+}
+
+/// Whether the group's members, applied in order after `earlier`, clear
+/// the group's bar.
+fn group_clears(
+    e: &Estate,
+    p: &Policy,
+    now: i64,
+    earlier: &[(usize, usize)],
+    members: &[(usize, usize)],
+) -> bool {
+    let ctx = Ctx::new(e, p, now);
+    let mut st = State::initial(e);
+    for &(s, c) in earlier {
+        st.apply(&ctx, s, c);
+    }
+    let Some(t) = berth_engine::group::replay(&ctx, &mut st, members) else {
+        return false;
+    };
+    let g: f64 = t.iter().map(|t| t.gain()).sum();
+    let ids: Vec<usize> = members.iter().map(|m| m.0).collect();
+    let bar = cost::bar(&ctx, berth_engine::group::current_cost(&ctx, &st, &ids));
+    g > 0.0 && g >= bar
+}
+
+/// A compound step's Why: the group clears at the current values, and
+/// each flow-fact threshold is where it stops, checked by re-running with
+/// the fact just short of and just past it.
+fn check_group(
+    estate: &Estate,
+    policy: &Policy,
+    now: i64,
+    earlier: &[(usize, usize)],
+    g: &berth_engine::group::Group,
+    w: &berth_engine::MoveWhy,
+    at: &str,
+) {
+    let gw = w
+        .group
+        .as_ref()
+        .unwrap_or_else(|| panic!("{at}: no group Why"));
+    assert_eq!(gw.gain, g.gain, "{at}");
+    assert_eq!(gw.bar, g.bar, "{at}");
+    let sum: f64 = gw.terms.iter().map(|t| t.points).sum();
+    assert!(
+        (sum - g.gain).abs() <= 1e-9 * (1.0 + g.gain.abs()),
+        "{at}: terms sum"
+    );
+    let members: Vec<(usize, usize)> = g
+        .alone
+        .iter()
+        .map(|a| {
+            (
+                estate.service_index(&a.service).unwrap(),
+                estate.cluster_index(&a.to).unwrap(),
+            )
+        })
+        .collect();
+    assert!(
+        group_clears(estate, policy, now, earlier, &members),
+        "{at}: clears now"
+    );
+    assert_eq!(
+        gw.flips.len() + gw.not_analysed.len(),
+        gw.facts.len(),
+        "{at}: every deciding fact is flipped or named as not varied"
+    );
+    for f in &gw.flips {
+        let flow = estate
+            .flows
+            .iter()
+            .position(|fl| {
+                f.fact
+                    == format!(
+                        "flow {}→{} {}",
+                        estate.services[fl.from].id,
+                        estate.services[fl.to].id,
+                        if f.unit == "MB/s" { "mb_s" } else { "weight" }
+                    )
+            })
+            .unwrap_or_else(|| panic!("{at}: {} is not a flow fact", f.fact));
+        let id = if f.unit == "MB/s" {
+            FactId::MbS(flow)
+        } else {
+            FactId::Weight(flow)
+        };
+        let with = |v: f64| {
+            let mut e = estate.clone();
+            id.set(&mut e, v);
+            group_clears(&e, policy, now, earlier, &members)
+        };
+        for (t, up) in [(f.below, false), (f.above, true)] {
+            let Some(x) = t else { continue };
+            let delta = 1e-6 * x.abs().max(1e-3);
+            let (past, short) = if up {
+                (x + delta, x - delta)
+            } else {
+                ((x - delta).max(0.0), x + delta)
+            };
+            assert!(!with(past), "{at}: {} past {x} still clears", f.fact);
+            if (short - f.value) * (x - f.value) > 0.0 {
+                assert!(
+                    with(short),
+                    "{at}: {} short of {x} no longer clears",
+                    f.fact
+                );
+            }
+        }
+    }
 }
 
 /// Advise, explain, and check every flip condition by re-running.
@@ -161,6 +272,12 @@ fn check(estate: &Estate, policy: &Policy, now: i64, label: &str) -> Stats {
         stats.moves += 1;
         let (s, b) = moves[k];
         let earlier = &moves[..k];
+        if let Some(g) = &m.group {
+            let first = k - (m.step - g.steps[0]);
+            check_group(estate, policy, now, &moves[..first], g, w, &at);
+            stats.group_members += 1;
+            continue;
+        }
         assert_eq!(decision(estate, policy, now, earlier, s), Some(b), "{at}");
 
         // The terms are the computation: in order they sum to the gain.

@@ -1,0 +1,504 @@
+//! Compound steps: when no single move clears its bar, one step of the
+//! sequential advice may move a small group of services together
+//! (`docs/advice.md`, "Compound steps").
+//!
+//! Two kinds of group are searched, both read off the flow graph and the
+//! blocked moves, never the whole estate:
+//!
+//! - **together**: two or three services tied by their heaviest flows
+//!   (each member among the [`COUPLED`] heaviest peers of another) move to
+//!   one cluster. Each alone would tear a heavy flow apart and lose; moved
+//!   together they keep it and go where their other peers are.
+//! - **make room**: a move that would clear its bar but does not fit (its
+//!   destination's free capacity is too small or too uncertain) is made
+//!   possible by moving one service out of that destination first.
+//!
+//! Every member is certified when it is applied, in the group's order, just
+//! like a single move: the step is a sequence a person can carry out with no
+//! cluster ever over its certified capacity. (A swap between two clusters
+//! that each certify nothing is therefore out of reach: whichever service
+//! goes first would overfill its destination.) The group's gain is the sum
+//! of its members' terms, applied in order, and must clear both bars of
+//! SPEC §5 against the group's current cost ([`current_cost`]).
+//!
+//! The search is in two stages. The first scores every candidate group by
+//! arithmetic on the cached per-candidate deltas of `advise` (exact in real
+//! numbers, rounded differently); the second replays the promising ones in
+//! order of that score, with the engine's own `move_terms` and fit, and
+//! keeps the best whose replayed gain clears the bar. Ties break on the
+//! members' ids, then the destinations' ids. Everything runs in index
+//! (= id) order, so the result is deterministic.
+
+use serde::Serialize;
+
+use crate::constraints::Load;
+use crate::cost::{self, Ctx, State, Terms};
+use crate::fact::Class;
+
+/// How many of a service's heaviest peers can join it in a *together*
+/// group. A call tree's heavy traffic runs along a few edges per service
+/// (a front end to its API, an API to its store); three keeps the search to
+/// about 3 pairs per service while covering the tightly coupled ones.
+pub const COUPLED: usize = 3;
+
+/// How many blocked moves (clear the bar, do not fit) are tried with a
+/// service leaving their destination, best gain first. Blocked moves with
+/// the largest gains are the ones worth making room for; sixteen bounds the
+/// search on large estates.
+pub const BLOCKED: usize = 16;
+
+/// Estates with at most this many clusters try every cluster as a
+/// *together* destination; larger ones only the clusters of sites where
+/// one of the pair's other peers runs. A pair may gain by going somewhere
+/// none of its peers is (a site between them, or the only one with room),
+/// so scanning all is the better search; at 64 clusters it is ≈ 64 cheap
+/// scores per pair, while at hundreds of clusters and tens of thousands of
+/// services it would dominate advise's run time.
+pub const CLUSTER_SCAN: usize = 64;
+
+/// Largest group. Three covers a pair plus the store or client it drags
+/// along; larger groups are reached by a group followed by single moves.
+pub const MAX_MEMBERS: usize = 3;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum GroupKind {
+    /// Services tied by heavy flows move to one cluster together.
+    Together,
+    /// The first member leaves a cluster so that the second fits there.
+    MakeRoom,
+}
+
+/// A compound step, carried by each of its members' moves.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Group {
+    pub kind: GroupKind,
+    /// The members' steps, in the order they are applied.
+    pub steps: Vec<usize>,
+    /// The members' service ids, in the order they are applied.
+    pub services: Vec<String>,
+    /// Points: the sum of the members' gains.
+    pub gain: f64,
+    /// The group's cost before the step ([`current_cost`]).
+    pub current_cost: f64,
+    /// The gain the group had to reach: the larger of both bars.
+    pub bar: f64,
+    /// The weakest deciding fact of any member.
+    pub confidence: Class,
+    /// Each member moved alone, from the placement before the step.
+    pub alone: Vec<Alone>,
+    /// Plain words: why the group and not its members.
+    pub summary: String,
+}
+
+/// One member of a group, moved alone to its group destination.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Alone {
+    pub service: String,
+    pub to: String,
+    pub gain: f64,
+    /// Its own bar (both bars against its own current cost).
+    pub bar: f64,
+    /// Whether it would certainly fit alone.
+    pub fits: bool,
+}
+
+/// A group found by [`best`]: members with destinations, in order.
+pub(crate) struct Found {
+    pub kind: GroupKind,
+    pub members: Vec<(usize, usize)>,
+    pub gain: f64,
+}
+
+/// The cost a group causes where it is: the round-trip and cross-site
+/// points of every flow touching a member (each flow once), plus the
+/// headroom points the members cause together on their clusters.
+pub fn current_cost(ctx: &Ctx, state: &State, members: &[usize]) -> f64 {
+    let mut flows: Vec<usize> = members
+        .iter()
+        .flat_map(|&s| ctx.adjacency[s].iter().map(|&(f, _)| f))
+        .collect();
+    flows.sort_unstable();
+    flows.dedup();
+    let mut total = 0.0;
+    for f in flows {
+        let fl = &ctx.estate.flows[f];
+        let (rt, xs) = ctx.flow_cost(f, state.placement[fl.from], state.placement[fl.to]);
+        total += rt + xs;
+    }
+    let mut sources: Vec<usize> = members.iter().map(|&s| state.placement[s]).collect();
+    sources.sort_unstable();
+    sources.dedup();
+    for c in sources {
+        let l = state.load[c];
+        let mut without = l;
+        for &s in members.iter().filter(|&&s| state.placement[s] == c) {
+            let svc = &ctx.estate.services[s];
+            without.cpu_in -= svc.cpu_in_load();
+            without.memory_in -= svc.memory_in_load();
+        }
+        total += ctx.headroom(c, l) - ctx.headroom(c, without);
+    }
+    total
+}
+
+/// The members' terms when applied in order from `state`, or `None` when
+/// one of them does not certainly fit at its turn. `state` is restored
+/// bit for bit (placement and loads saved, not recomputed).
+pub fn replay(ctx: &Ctx, state: &mut State, members: &[(usize, usize)]) -> Option<Vec<Terms>> {
+    let mut saved: Vec<(usize, usize, Load, Load)> = Vec::with_capacity(members.len());
+    let mut terms = Vec::with_capacity(members.len());
+    let mut ok = true;
+    for &(s, c) in members {
+        if !state.certainly_fits(ctx, s, c) {
+            ok = false;
+            break;
+        }
+        terms.push(cost::move_terms(ctx, state, s, c));
+        let from = state.placement[s];
+        saved.push((s, from, state.load[from], state.load[c]));
+        state.apply(ctx, s, c);
+    }
+    for &(s, from, lf, lt) in saved.iter().rev() {
+        let to = state.placement[s];
+        state.placement[s] = from;
+        state.load[to] = lt;
+        state.load[from] = lf;
+    }
+    ok.then_some(terms)
+}
+
+/// What the search reads from `advise`: the static candidates and the
+/// cached per-candidate round-trip and cross-site gains (valid for every
+/// service that has not moved).
+pub(crate) struct Inputs<'a> {
+    pub candidates: &'a [Vec<usize>],
+    pub rt: &'a [Vec<f64>],
+    pub xs: &'a [Vec<f64>],
+    pub moved: &'a [bool],
+    /// Moves that clear their bar but do not fit: `(gain, service, to)`.
+    pub blocked: &'a [(f64, usize, usize)],
+    /// How many services may still move.
+    pub room: usize,
+}
+
+/// One candidate group with its first-stage score.
+struct Cand {
+    score: f64,
+    kind: GroupKind,
+    members: Vec<(usize, usize)>,
+}
+
+/// The best group that clears its bar, or `None`.
+pub(crate) fn best(ctx: &Ctx, state: &mut State, inp: &Inputs) -> Option<Found> {
+    if inp.room < 2 {
+        return None;
+    }
+    let free = |s: usize| !inp.moved[s] && !inp.candidates[s].is_empty();
+    let coupled = coupled(ctx, &free);
+    let mut cands: Vec<Cand> = Vec::new();
+    together(ctx, state, inp, &coupled, &free, &mut cands);
+    make_room(ctx, state, inp, &free, &mut cands);
+
+    // Second stage: best first score, replayed exactly. The first-stage
+    // score equals the replayed gain in real arithmetic, so once it falls
+    // clearly below the best replayed gain nothing later can win.
+    cands.sort_by(|a, b| {
+        b.score
+            .total_cmp(&a.score)
+            .then_with(|| a.members.cmp(&b.members))
+    });
+    let mut best: Option<Found> = None;
+    for c in cands {
+        let slack = 1e-9 * (1.0 + c.score.abs());
+        if best.as_ref().is_some_and(|b| c.score < b.gain - slack) {
+            break;
+        }
+        let Some(terms) = replay(ctx, state, &c.members) else {
+            continue;
+        };
+        let gain: f64 = terms.iter().map(Terms::gain).sum();
+        let ids: Vec<usize> = c.members.iter().map(|&(s, _)| s).collect();
+        let bar = cost::bar(ctx, current_cost(ctx, state, &ids));
+        if !(gain >= bar && gain > 0.0) {
+            continue;
+        }
+        let better = match &best {
+            None => true,
+            Some(b) => gain > b.gain || (gain == b.gain && c.members < b.members),
+        };
+        if better {
+            best = Some(Found {
+                kind: c.kind,
+                members: c.members,
+                gain,
+            });
+        }
+    }
+    best
+}
+
+/// Per free service, its [`COUPLED`] heaviest free peers by effective
+/// weight summed over both directions (ties to the lower id).
+fn coupled(ctx: &Ctx, free: &dyn Fn(usize) -> bool) -> Vec<Vec<usize>> {
+    let n = ctx.estate.services.len();
+    let mut out = vec![Vec::new(); n];
+    let mut peers: Vec<(usize, f64)> = Vec::new();
+    for (s, slot) in out.iter_mut().enumerate() {
+        if !free(s) {
+            continue;
+        }
+        peers.clear();
+        peers.extend(
+            ctx.adjacency[s]
+                .iter()
+                .filter(|&&(_, p)| p != s && free(p))
+                .map(|&(f, p)| (p, ctx.weight[f])),
+        );
+        peers.sort_by_key(|&(p, _)| p);
+        let mut merged: Vec<(usize, f64)> = Vec::new();
+        for &(p, w) in &peers {
+            match merged.last_mut() {
+                Some((q, acc)) if *q == p => *acc += w,
+                _ => merged.push((p, w)),
+            }
+        }
+        merged.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+        slot.extend(merged.iter().take(COUPLED).map(|&(p, _)| p));
+    }
+    out
+}
+
+/// The cached flow gain (round trip + cross-site) of `s` to cluster `c`,
+/// everyone else where they are; `None` when `c` is not a candidate.
+fn cached_flows(inp: &Inputs, s: usize, c: usize) -> Option<f64> {
+    let k = inp.candidates[s].binary_search(&c).ok()?;
+    Some(inp.rt[s][k] + inp.xs[s][k])
+}
+
+/// Headroom gain (saving positive) of moving `members` (with their loads)
+/// from where they are to their destinations, all at once.
+fn headroom_gain(ctx: &Ctx, state: &State, members: &[(usize, usize)]) -> f64 {
+    let mut touched: Vec<usize> = Vec::with_capacity(2 * members.len());
+    for &(s, c) in members {
+        touched.push(state.placement[s]);
+        touched.push(c);
+    }
+    touched.sort_unstable();
+    touched.dedup();
+    let mut gain = 0.0;
+    for c in touched {
+        let before = state.load[c];
+        let mut after = before;
+        for &(s, to) in members {
+            let svc = &ctx.estate.services[s];
+            if state.placement[s] == c {
+                after.cpu_in -= svc.cpu_in_load();
+                after.memory_in -= svc.memory_in_load();
+            }
+            if to == c {
+                after.cpu_in += svc.cpu_in_load();
+                after.memory_in += svc.memory_in_load();
+            }
+        }
+        gain += ctx.headroom(c, before) - ctx.headroom(c, after);
+    }
+    gain
+}
+
+/// First-stage score of moving `members` together: each member's cached
+/// flow gain, corrected for the flows between members (which the cache
+/// prices with the other member where it was), plus the joint headroom
+/// gain and the copy terms.
+fn score(ctx: &Ctx, state: &State, inp: &Inputs, members: &[(usize, usize)]) -> Option<f64> {
+    let mut total = 0.0;
+    for (i, &(s, c)) in members.iter().enumerate() {
+        total += cached_flows(inp, s, c)? + cost::copy_term(ctx, s);
+        for &(t, d) in &members[i + 1..] {
+            let (s0, t0) = (state.placement[s], state.placement[t]);
+            for &(f, p) in &ctx.adjacency[s] {
+                if p != t {
+                    continue;
+                }
+                let cost = |x: usize, y: usize| {
+                    let (r, x) = ctx.flow_cost(f, x, y);
+                    r + x
+                };
+                // Joint: before − after = cost(s0,t0) − cost(c,d); the two
+                // cached gains counted cost(s0,t0) − cost(c,t0) and
+                // cost(s0,t0) − cost(s0,d).
+                total += cost(c, t0) + cost(s0, d) - cost(s0, t0) - cost(c, d);
+            }
+        }
+    }
+    Some(total + headroom_gain(ctx, state, members))
+}
+
+/// Whether a first-stage score may clear `bar` once replayed (a small
+/// slack: the two stages round differently).
+fn clears(score: f64, bar: f64) -> bool {
+    score > 0.0 && score >= bar - 1e-9 * (1.0 + bar.abs())
+}
+
+/// *Together* groups: a free service and one of its coupled peers, to any
+/// cluster that both may go to in a site where one of their other peers
+/// runs; and that pair with a third service coupled to either, at the
+/// pair's best-scoring cluster.
+fn together(
+    ctx: &Ctx,
+    state: &State,
+    inp: &Inputs,
+    coupled: &[Vec<usize>],
+    free: &dyn Fn(usize) -> bool,
+    out: &mut Vec<Cand>,
+) {
+    let estate = ctx.estate;
+    let nc = estate.clusters.len();
+    let mut clusters_of_site: Vec<Vec<usize>> = vec![Vec::new(); estate.sites.len()];
+    for c in 0..nc {
+        clusters_of_site[ctx.site_of[c]].push(c);
+    }
+    let mut site_mark = vec![usize::MAX; estate.sites.len()];
+    let mut sites: Vec<usize> = Vec::new();
+    let mut dests: Vec<usize> = Vec::new();
+    let mut stamp = 0usize;
+    for a in 0..estate.services.len() {
+        for &b in &coupled[a] {
+            // Each unordered pair once: from its lower id, unless only the
+            // higher one lists it.
+            if b < a && coupled[b].contains(&a) {
+                continue;
+            }
+            let (lo, hi) = (a.min(b), a.max(b));
+            dests.clear();
+            if nc <= CLUSTER_SCAN {
+                dests.extend(0..nc);
+            } else {
+                stamp += 1;
+                sites.clear();
+                for &m in &[lo, hi] {
+                    for &(_, p) in &ctx.adjacency[m] {
+                        if p == lo || p == hi {
+                            continue;
+                        }
+                        let site = ctx.site_of[state.placement[p]];
+                        if site_mark[site] != stamp {
+                            site_mark[site] = stamp;
+                            sites.push(site);
+                        }
+                    }
+                }
+                sites.sort_unstable();
+                for &site in &sites {
+                    dests.extend(&clusters_of_site[site]);
+                }
+            }
+            // Only groups that could clear their bar are kept; the bar does
+            // not depend on the destination.
+            let floor = cost::bar(ctx, current_cost(ctx, state, &[lo, hi]));
+            let mut best_pair: Option<(f64, usize)> = None;
+            {
+                for &c in &dests {
+                    if c == state.placement[lo] || c == state.placement[hi] {
+                        continue;
+                    }
+                    let members = [(lo, c), (hi, c)];
+                    let Some(sc) = score(ctx, state, inp, &members) else {
+                        continue;
+                    };
+                    if best_pair.is_none_or(|(g, _)| sc > g) {
+                        best_pair = Some((sc, c));
+                    }
+                    if clears(sc, floor) {
+                        out.push(Cand {
+                            score: sc,
+                            kind: GroupKind::Together,
+                            members: members.to_vec(),
+                        });
+                    }
+                }
+            }
+            // A third member at the pair's best cluster, whatever the
+            // pair's own score: a chain may lose as a pair and gain whole.
+            let Some((_, c)) = best_pair else {
+                continue;
+            };
+            if MAX_MEMBERS < 3 || inp.room < 3 {
+                continue;
+            }
+            let mut thirds: Vec<usize> = coupled[lo]
+                .iter()
+                .chain(&coupled[hi])
+                .copied()
+                .filter(|&d| d != lo && d != hi && free(d) && state.placement[d] != c)
+                .collect();
+            thirds.sort_unstable();
+            thirds.dedup();
+            for d in thirds {
+                let mut members = vec![(lo, c), (hi, c), (d, c)];
+                members.sort_unstable();
+                let ids = [members[0].0, members[1].0, members[2].0];
+                let floor = cost::bar(ctx, current_cost(ctx, state, &ids));
+                if let Some(sc) = score(ctx, state, inp, &members).filter(|&sc| clears(sc, floor)) {
+                    out.push(Cand {
+                        score: sc,
+                        kind: GroupKind::Together,
+                        members,
+                    });
+                }
+            }
+        }
+    }
+}
+
+/// *Make room* groups: for the [`BLOCKED`] best blocked moves `a → x`, each
+/// free service `b` on `x` moves first to its best-scoring candidate other
+/// than `x`, then `a` moves to `x`.
+fn make_room(
+    ctx: &Ctx,
+    state: &State,
+    inp: &Inputs,
+    free: &dyn Fn(usize) -> bool,
+    out: &mut Vec<Cand>,
+) {
+    let mut blocked = inp.blocked.to_vec();
+    blocked.sort_by(|p, q| q.0.total_cmp(&p.0).then((p.1, p.2).cmp(&(q.1, q.2))));
+    blocked.truncate(BLOCKED);
+    if blocked.is_empty() {
+        return;
+    }
+    let mut on: Vec<Vec<usize>> = vec![Vec::new(); ctx.estate.clusters.len()];
+    for s in 0..ctx.estate.services.len() {
+        if free(s) {
+            on[state.placement[s]].push(s);
+        }
+    }
+    for &(_, a, x) in &blocked {
+        for &b in &on[x] {
+            if b == a {
+                continue;
+            }
+            let floor = cost::bar(ctx, current_cost(ctx, state, &[b, a]));
+            let mut best: Option<(f64, usize)> = None;
+            for &y in &inp.candidates[b] {
+                // `b` goes first, so it must fit as things are.
+                if y == x || !state.certainly_fits(ctx, b, y) {
+                    continue;
+                }
+                let Some(sc) = score(ctx, state, inp, &[(b, y), (a, x)]) else {
+                    continue;
+                };
+                if best.is_none_or(|(g, _)| sc > g) {
+                    best = Some((sc, y));
+                }
+            }
+            if let Some((sc, y)) = best.filter(|&(sc, _)| clears(sc, floor)) {
+                out.push(Cand {
+                    score: sc,
+                    kind: GroupKind::MakeRoom,
+                    members: vec![(b, y), (a, x)],
+                });
+            }
+        }
+    }
+}
