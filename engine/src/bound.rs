@@ -1,0 +1,435 @@
+//! A proven lower bound on the cost any reachable placement could reach
+//! (`docs/advice.md` §6a): what every advice result carries as `bound`.
+//!
+//! *Reachable* is the optimum's definition of `docs/quality.md`, or wider:
+//! every moved service statically allowed at its destination with both
+//! requests known, and every receiving cluster's fit certified for all its
+//! arrivals given all its departures. The quantity bounded is
+//! `State::totals(P).cost + Σ copy cost of the services P moves`.
+//!
+//! The relaxation drops the coupling between services and bounds each
+//! part of the cost by its own minimum:
+//!
+//! - flows between two services that cannot move: their exact points;
+//! - each movable service: the cheapest of its choices (stay, or any
+//!   destination it could reach) for its copy cost plus its flows to
+//!   services that cannot move, computed per site with exact corrections
+//!   for the clusters where the peers are and where measured paths end;
+//! - each flow between two movable services: a lower bound on its
+//!   cheapest pair of ends (same cluster if both may share one, else same
+//!   site, else the cheapest pair of different sites plus its cross-site
+//!   points);
+//! - headroom: each cluster at its smallest reachable load (every service
+//!   that could leave it gone).
+//!
+//! Work is `O(Σ domains + flows × (clusters/64 + sites))`, the sites
+//! being those a service could be in: no flow ever looks at a pair of
+//! clusters. Every loop runs in index order.
+
+use serde::Serialize;
+
+use crate::constraints::Load;
+use crate::cost::Ctx;
+
+/// The bound as a result carries it.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct Bound {
+    /// No reachable placement costs less (estate points + copy points).
+    pub cost_at_least: f64,
+    /// `totals_before.cost − cost_at_least`: no placement improves more.
+    pub improvement_at_most: f64,
+    /// The advice's improvement (before − after − copy) as a fraction of
+    /// `improvement_at_most`: a floor on the share of the best possible
+    /// improvement these moves capture. `None` when nothing can be gained.
+    pub captured_at_least: Option<f64>,
+}
+
+/// Below this many points of `improvement_at_most` nothing can be gained
+/// and no share is given: the same threshold as `docs/quality.md`'s
+/// "nothing to gain" (a millionth of a millisecond on one busy
+/// connection), far below the 2-point bar and far above rounding.
+pub const NOTHING_TO_GAIN: f64 = 1e-6;
+
+/// Relative slack taken off the bound: its parts are summed in another
+/// order than `State::totals` sums the same points, which can differ in
+/// the last bits (≤ n·ε relative for n terms; 10⁻⁹ covers n up to 10⁶
+/// terms many times over), and a *proven* bound must not gain them.
+const ROUNDING_SLACK: f64 = 1e-9;
+
+/// Tolerance of the capacity filter (cores / GiB): a destination is ruled
+/// out only when the request exceeds its certified room by more than
+/// rounding could explain, so the filter never refuses a certified fit.
+const CAP_TOL: f64 = 1e-9;
+
+impl Bound {
+    /// The bound for an advice whose estate cost before is `before` and
+    /// whose moves end at `after_with_copy` (estate cost after + copy).
+    pub fn new(cost_at_least: f64, before: f64, after_with_copy: f64) -> Bound {
+        // The current placement is reachable, so the bound never exceeds it.
+        let cost_at_least = cost_at_least.min(before);
+        let improvement_at_most = before - cost_at_least;
+        let captured_at_least = (improvement_at_most > NOTHING_TO_GAIN)
+            .then(|| ((before - after_with_copy) / improvement_at_most).clamp(0.0, 1.0));
+        Bound {
+            cost_at_least,
+            improvement_at_most,
+            captured_at_least,
+        }
+    }
+}
+
+/// A fixed-size set of small indices (clusters or sites), for the
+/// intersection tests of flows between movable services.
+#[derive(Clone, Default)]
+struct Bits(Vec<u64>);
+
+impl Bits {
+    fn new(n: usize) -> Bits {
+        Bits(vec![0; n.div_ceil(64)])
+    }
+    fn insert(&mut self, i: usize) {
+        self.0[i / 64] |= 1 << (i % 64);
+    }
+    fn contains(&self, i: usize) -> bool {
+        self.0[i / 64] & (1 << (i % 64)) != 0
+    }
+    fn meets(&self, other: &Bits) -> bool {
+        self.0.iter().zip(&other.0).any(|(a, b)| a & b != 0)
+    }
+    /// Indices in both, ascending.
+    fn common<'a>(&'a self, other: &'a Bits) -> impl Iterator<Item = usize> + 'a {
+        self.0
+            .iter()
+            .zip(&other.0)
+            .enumerate()
+            .flat_map(|(w, (a, b))| {
+                let mut x = a & b;
+                std::iter::from_fn(move || {
+                    (x != 0).then(|| {
+                        let i = x.trailing_zeros() as usize;
+                        x &= x - 1;
+                        w * 64 + i
+                    })
+                })
+            })
+    }
+}
+
+/// Certified room of each cluster: free × (1 − margin of its class at
+/// `now`), CPU and memory — exactly what `constraints::resource_fit`
+/// certifies against; `None` when either free capacity is unknown (such a
+/// cluster receives nothing).
+fn certified_room(ctx: &Ctx) -> Vec<Option<(f64, f64)>> {
+    let (p, now) = (ctx.policy, ctx.now);
+    ctx.estate
+        .clusters
+        .iter()
+        .map(|c| {
+            let room =
+                |f: &crate::fact::Fact| f.value.map(|v| v * (1.0 - p.margin(f.class_at(now, p))));
+            Some((room(&c.cpu_free)?, room(&c.memory_free_gib)?))
+        })
+        .collect()
+}
+
+/// Each service's reachable destinations (other than where it is): the
+/// statically allowed `candidates` (as `advise::feasibility` computes
+/// them) of known free capacity whose certified room, plus everything
+/// that could leave them, holds the service's own request. Empty for a
+/// service that cannot move (no destination, or a request unknown).
+pub fn domains(ctx: &Ctx, candidates: &[Vec<usize>]) -> Vec<Vec<usize>> {
+    let estate = ctx.estate;
+    let room = certified_room(ctx);
+    let request = |s: usize| {
+        let svc = &estate.services[s];
+        svc.cpu.zip(svc.memory_gib)
+    };
+    // First pass: who could move at all, and what could leave each cluster.
+    let mut dom: Vec<Vec<usize>> = candidates
+        .iter()
+        .enumerate()
+        .map(|(s, cands)| match request(s) {
+            None => Vec::new(),
+            Some(_) => cands
+                .iter()
+                .copied()
+                .filter(|&c| room[c].is_some())
+                .collect(),
+        })
+        .collect();
+    let mut may_leave = vec![Load::default(); estate.clusters.len()];
+    for (s, d) in dom.iter().enumerate() {
+        if let (false, Some((cpu, mem))) = (d.is_empty(), request(s)) {
+            let home = estate.services[s].cluster;
+            may_leave[home].cpu_in += cpu;
+            may_leave[home].memory_in += mem;
+        }
+    }
+    // A cluster receiving `s` holds at least its request, and certifies at
+    // most its room plus all that leaves it.
+    for (s, d) in dom.iter_mut().enumerate() {
+        let Some((cpu, mem)) = request(s) else {
+            continue;
+        };
+        d.retain(|&c| {
+            let (rc, rm) = room[c].expect("kept only with known room");
+            let l = may_leave[c];
+            cpu <= rc + l.cpu_in + CAP_TOL * (1.0 + rc.abs() + l.cpu_in)
+                && mem <= rm + l.memory_in + CAP_TOL * (1.0 + rm.abs() + l.memory_in)
+        });
+    }
+    dom
+}
+
+/// The lower bound, in points: no reachable placement `P` has
+/// `State::totals(P).cost + copy` below it. `candidates` are the statically
+/// allowed destinations of `advise::feasibility`.
+pub fn cost_at_least(ctx: &Ctx, candidates: &[Vec<usize>]) -> f64 {
+    let estate = ctx.estate;
+    let (nc, ns) = (estate.clusters.len(), estate.sites.len());
+    let dom = domains(ctx, candidates);
+    let home: Vec<usize> = estate.services.iter().map(|s| s.cluster).collect();
+    let movable: Vec<bool> = dom.iter().map(|d| !d.is_empty()).collect();
+    let rtt = |a: usize, b: usize| ctx.rtt.get(a, b).ms;
+    let site = &ctx.site_of;
+
+    // Per pair of sites, the smallest RTT between two *different* clusters
+    // of those sites (site-level value or a measured path), and the
+    // smallest RTT of any cluster to itself.
+    let mut clusters_in = vec![0usize; ns];
+    for &s in site {
+        clusters_in[s] += 1;
+    }
+    let mut apart = vec![f64::INFINITY; ns * ns];
+    for a in 0..ns {
+        for b in 0..ns {
+            if clusters_in[a] > 0 && clusters_in[b] > 0 && (a != b || clusters_in[a] > 1) {
+                apart[a * ns + b] = ctx.rtt.site(a, b).ms;
+            }
+        }
+    }
+    for p in &estate.paths {
+        if p.a != p.b && p.rtt_ms.value.is_some() {
+            let ms = rtt(p.a, p.b);
+            let (sa, sb) = (site[p.a], site[p.b]);
+            apart[sa * ns + sb] = apart[sa * ns + sb].min(ms);
+            apart[sb * ns + sa] = apart[sb * ns + sa].min(ms);
+        }
+    }
+    let together = (0..nc).map(|c| rtt(c, c)).fold(f64::INFINITY, f64::min);
+    let across = (0..ns)
+        .flat_map(|a| (0..ns).filter(move |&b| b != a).map(move |b| (a, b)))
+        .map(|(a, b)| apart[a * ns + b])
+        .fold(f64::INFINITY, f64::min);
+    // Clusters each cluster has a measured path to: the only places where
+    // a cluster-level RTT differs from its sites' value.
+    let mut path_to: Vec<Vec<usize>> = vec![Vec::new(); nc];
+    for p in &estate.paths {
+        if p.a != p.b && p.rtt_ms.value.is_some() {
+            path_to[p.a].push(p.b);
+            path_to[p.b].push(p.a);
+        }
+    }
+    for v in &mut path_to {
+        v.sort_unstable();
+        v.dedup();
+    }
+
+    // Domains as sets (home included), for the flows between movables.
+    let mut in_dom: Vec<Bits> = Vec::with_capacity(dom.len());
+    let mut sites_of_dom: Vec<Bits> = Vec::with_capacity(dom.len());
+    for (s, d) in dom.iter().enumerate() {
+        let (mut cb, mut sb) = (Bits::default(), Bits::default());
+        if movable[s] {
+            cb = Bits::new(nc);
+            sb = Bits::new(ns);
+            for &c in std::iter::once(&home[s]).chain(d) {
+                cb.insert(c);
+                sb.insert(site[c]);
+            }
+        }
+        in_dom.push(cb);
+        sites_of_dom.push(sb);
+    }
+
+    let p = ctx.policy;
+    let mut fixed = 0.0;
+    let mut pairs = 0.0;
+    for (f, fl) in estate.flows.iter().enumerate() {
+        let (u, v) = (fl.from, fl.to);
+        match (movable[u], movable[v]) {
+            (false, false) => {
+                let (rt, xs) = ctx.flow_cost(f, home[u], home[v]);
+                fixed += rt + xs;
+            }
+            (true, true) => {
+                let w = p.round_trip_weight * ctx.weight[f];
+                let x = p.cross_site_weight * ctx.mb_s[f];
+                debug_assert!(w >= 0.0 && x >= 0.0, "the loader refuses negative facts");
+                // An infinite RTT marks a pair of ends that does not
+                // exist (one site, or a site of one cluster): skipped, so
+                // that a zero weight never meets it.
+                let at = |r: f64| if r.is_finite() { w * r } else { f64::INFINITY };
+                let mut best = at(across) + x;
+                if in_dom[u].meets(&in_dom[v]) {
+                    best = best.min(at(together));
+                }
+                for s in sites_of_dom[u].common(&sites_of_dom[v]) {
+                    best = best.min(at(apart[s * ns + s]));
+                }
+                debug_assert!(best.is_finite(), "staying put is always a pair");
+                pairs += best;
+            }
+            // Folded into the movable end's own choice below.
+            _ => {}
+        }
+    }
+
+    // Each movable service's cheapest choice: copy + flows to fixed peers.
+    let mut own = 0.0;
+    let mut peer_site = vec![(0.0f64, 0.0f64); ns];
+    let mut has_peer = vec![false; ns];
+    let mut peer_sites: Vec<usize> = Vec::new();
+    let mut site_cost = vec![0.0f64; ns];
+    let mut corr = vec![0.0f64; nc];
+    let mut special: Vec<usize> = Vec::new();
+    let mut is_special = vec![false; nc];
+    let mut dom_here = vec![0u32; ns];
+    let mut special_here = vec![0u32; ns];
+    for s in (0..dom.len()).filter(|&s| movable[s]) {
+        let copy = p.copy_weight_per_gb * estate.services[s].data_gb;
+        // Fixed peers, weights summed per peer site.
+        for &(f, peer) in &ctx.adjacency[s] {
+            if movable[peer] {
+                continue;
+            }
+            let q = site[home[peer]];
+            if !has_peer[q] {
+                has_peer[q] = true;
+                peer_sites.push(q);
+            }
+            peer_site[q].0 += p.round_trip_weight * ctx.weight[f];
+            peer_site[q].1 += p.cross_site_weight * ctx.mb_s[f];
+        }
+        if peer_sites.is_empty() {
+            // Staying costs nothing of its own: the minimum is 0.
+            continue;
+        }
+        // Site-level cost of sitting anywhere in each site the service
+        // could be in, peer sites in ascending order.
+        peer_sites.sort_unstable();
+        let sites = &sites_of_dom[s];
+        for (t, cost) in site_cost.iter_mut().enumerate() {
+            if !sites.contains(t) {
+                continue;
+            }
+            *cost = peer_sites
+                .iter()
+                .map(|&q| {
+                    let (w, x) = peer_site[q];
+                    w * ctx.rtt.site(t, q).ms + if t != q { x } else { 0.0 }
+                })
+                .sum();
+        }
+        // Exact corrections where the cluster-level RTT differs from the
+        // site-level one: at the peer's own cluster and at the other end
+        // of its measured paths.
+        for &(f, peer) in &ctx.adjacency[s] {
+            if movable[peer] {
+                continue;
+            }
+            let hp = home[peer];
+            let w = p.round_trip_weight * ctx.weight[f];
+            for c in std::iter::once(hp).chain(path_to[hp].iter().copied()) {
+                if !in_dom[s].contains(c) {
+                    continue;
+                }
+                if !is_special[c] {
+                    is_special[c] = true;
+                    special.push(c);
+                }
+                corr[c] += w * (rtt(c, hp) - ctx.rtt.site(site[c], site[hp]).ms);
+            }
+        }
+        // How many destinations per site are plain (no correction).
+        for &c in &dom[s] {
+            dom_here[site[c]] += 1;
+        }
+        for &c in &special {
+            if c != home[s] {
+                special_here[site[c]] += 1;
+            }
+        }
+        let mut best = site_cost[site[home[s]]] + corr[home[s]];
+        for t in 0..ns {
+            if dom_here[t] > special_here[t] {
+                best = best.min(site_cost[t] + copy);
+            }
+        }
+        for &c in &special {
+            if c != home[s] {
+                best = best.min(site_cost[site[c]] + corr[c] + copy);
+            }
+        }
+        own += best;
+        // Reset the scratch space this service touched.
+        for &q in &peer_sites {
+            peer_site[q] = (0.0, 0.0);
+            has_peer[q] = false;
+        }
+        peer_sites.clear();
+        for &c in &special {
+            corr[c] = 0.0;
+            is_special[c] = false;
+        }
+        special.clear();
+        for &c in &dom[s] {
+            dom_here[site[c]] = 0;
+        }
+        special_here.iter_mut().for_each(|n| *n = 0);
+    }
+
+    // Headroom at each cluster's smallest reachable load.
+    let mut gone = vec![Load::default(); nc];
+    for s in (0..dom.len()).filter(|&s| movable[s]) {
+        let svc = &estate.services[s];
+        gone[home[s]].cpu_in -= svc.cpu_in_load();
+        gone[home[s]].memory_in -= svc.memory_in_load();
+    }
+    let headroom: f64 = (0..nc).map(|c| ctx.headroom(c, gone[c])).sum();
+
+    let raw = fixed + pairs + own + headroom;
+    raw - ROUNDING_SLACK * (1.0 + raw.abs())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bits_intersect_and_list_in_order() {
+        let (mut a, mut b) = (Bits::new(130), Bits::new(130));
+        for i in [3, 64, 70, 129] {
+            a.insert(i);
+        }
+        for i in [0, 64, 129] {
+            b.insert(i);
+        }
+        assert!(a.meets(&b));
+        assert_eq!(a.common(&b).collect::<Vec<_>>(), vec![64, 129]);
+        let mut c = Bits::new(130);
+        c.insert(5);
+        assert!(!a.meets(&c));
+    }
+
+    #[test]
+    fn the_share_is_none_when_nothing_can_be_gained() {
+        let b = Bound::new(10.0, 10.0, 10.0);
+        assert_eq!(b.improvement_at_most, 0.0);
+        assert_eq!(b.captured_at_least, None);
+        let b = Bound::new(12.0, 10.0, 10.0);
+        assert_eq!(b.cost_at_least, 10.0);
+        let b = Bound::new(6.0, 10.0, 8.0);
+        assert_eq!(b.captured_at_least, Some(0.5));
+    }
+}
