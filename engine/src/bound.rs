@@ -285,7 +285,67 @@ pub fn cost_at_least(ctx: &Ctx, candidates: &[Vec<usize>]) -> f64 {
         }
     }
 
-    // Each movable service's cheapest choice: copy + flows to fixed peers.
+    // Headroom, linearised: per cluster and resource, the headroom term
+    // `h(L)` is convex and non-decreasing in the load `L` moved in, so it
+    // is ≥ its tangent at any point `L*` with slope `σ` = the right
+    // derivative there: `h(L) ≥ h(L*) + σ·(L − L*)` for every `L`. The
+    // final load is `L = L_min + Σ r` over the movable services that end
+    // on the cluster (`L_min`: every movable one gone), so the tangent is
+    // a constant per cluster plus `σ·r` charged to each service that ends
+    // there — which the per-service minimum below can carry. `L*` is the
+    // current load on a cluster already past the threshold (where `h` is
+    // linear as long as it stays past it) and `L_min` elsewhere.
+    let hp = (p.headroom_weight, p.headroom_threshold);
+    let mut gone = vec![Load::default(); nc];
+    for s in (0..dom.len()).filter(|&s| movable[s]) {
+        let svc = &estate.services[s];
+        gone[home[s]].cpu_in -= svc.cpu_in_load();
+        gone[home[s]].memory_in -= svc.memory_in_load();
+    }
+    let mut headroom = 0.0;
+    let mut slope = vec![(0.0f64, 0.0f64); nc];
+    for (c, cl) in estate.clusters.iter().enumerate() {
+        let mut k = [0.0f64; 2];
+        let mut sl = [0.0f64; 2];
+        for (i, (free, size, least)) in [
+            (cl.cpu_free.value, cl.cpu_total, gone[c].cpu_in),
+            (
+                cl.memory_free_gib.value,
+                cl.memory_total_gib,
+                gone[c].memory_in,
+            ),
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            let Some(free) = free else {
+                // Unknown free capacity: no headroom, whatever the load.
+                continue;
+            };
+            let util = |l: f64| (size - free + l) / size;
+            let h = |l: f64| {
+                let u = util(l);
+                if u > hp.1 {
+                    hp.0 * (u - hp.1) / (1.0 - hp.1)
+                } else {
+                    0.0
+                }
+            };
+            let at = if util(0.0) > hp.1 { 0.0 } else { least };
+            let sigma = if util(at) >= hp.1 {
+                hp.0 / ((1.0 - hp.1) * size)
+            } else {
+                0.0
+            };
+            k[i] = h(at) + sigma * (least - at);
+            sl[i] = sigma;
+        }
+        headroom += k[0] + k[1];
+        slope[c] = (sl[0], sl[1]);
+    }
+
+    // Each movable service's cheapest choice: copy + flows to fixed peers
+    // + its share of the headroom tangents where it ends.
     let mut own = 0.0;
     let mut peer_site = vec![(0.0f64, 0.0f64); ns];
     let mut has_peer = vec![false; ns];
@@ -293,11 +353,11 @@ pub fn cost_at_least(ctx: &Ctx, candidates: &[Vec<usize>]) -> f64 {
     let mut site_cost = vec![0.0f64; ns];
     let mut corr = vec![0.0f64; nc];
     let mut special: Vec<usize> = Vec::new();
-    let mut is_special = vec![false; nc];
-    let mut dom_here = vec![0u32; ns];
-    let mut special_here = vec![0u32; ns];
     for s in (0..dom.len()).filter(|&s| movable[s]) {
-        let copy = p.copy_weight_per_gb * estate.services[s].data_gb;
+        let svc = &estate.services[s];
+        let copy = p.copy_weight_per_gb * svc.data_gb;
+        let (rc, rm) = (svc.cpu_in_load(), svc.memory_in_load());
+        let load_cost = |c: usize| rc * slope[c].0 + rm * slope[c].1;
         // Fixed peers, weights summed per peer site.
         for &(f, peer) in &ctx.adjacency[s] {
             if movable[peer] {
@@ -311,8 +371,8 @@ pub fn cost_at_least(ctx: &Ctx, candidates: &[Vec<usize>]) -> f64 {
             peer_site[q].0 += p.round_trip_weight * ctx.weight[f];
             peer_site[q].1 += p.cross_site_weight * ctx.mb_s[f];
         }
-        if peer_sites.is_empty() {
-            // Staying costs nothing of its own: the minimum is 0.
+        if peer_sites.is_empty() && load_cost(home[s]) == 0.0 {
+            // Staying costs nothing of its own, and nothing is below 0.
             continue;
         }
         // Site-level cost of sitting anywhere in each site the service
@@ -344,32 +404,16 @@ pub fn cost_at_least(ctx: &Ctx, candidates: &[Vec<usize>]) -> f64 {
                 if !in_dom[s].contains(c) {
                     continue;
                 }
-                if !is_special[c] {
-                    is_special[c] = true;
+                if corr[c] == 0.0 {
                     special.push(c);
                 }
                 corr[c] += w * (rtt(c, hp) - ctx.rtt.site(site[c], site[hp]).ms);
             }
         }
-        // How many destinations per site are plain (no correction).
+        let h = home[s];
+        let mut best = site_cost[site[h]] + corr[h] + load_cost(h);
         for &c in &dom[s] {
-            dom_here[site[c]] += 1;
-        }
-        for &c in &special {
-            if c != home[s] {
-                special_here[site[c]] += 1;
-            }
-        }
-        let mut best = site_cost[site[home[s]]] + corr[home[s]];
-        for t in 0..ns {
-            if dom_here[t] > special_here[t] {
-                best = best.min(site_cost[t] + copy);
-            }
-        }
-        for &c in &special {
-            if c != home[s] {
-                best = best.min(site_cost[site[c]] + corr[c] + copy);
-            }
+            best = best.min(site_cost[site[c]] + corr[c] + copy + load_cost(c));
         }
         own += best;
         // Reset the scratch space this service touched.
@@ -380,26 +424,14 @@ pub fn cost_at_least(ctx: &Ctx, candidates: &[Vec<usize>]) -> f64 {
         peer_sites.clear();
         for &c in &special {
             corr[c] = 0.0;
-            is_special[c] = false;
         }
         special.clear();
-        for &c in &dom[s] {
-            dom_here[site[c]] = 0;
-        }
-        special_here.iter_mut().for_each(|n| *n = 0);
     }
-
-    // Headroom at each cluster's smallest reachable load.
-    let mut gone = vec![Load::default(); nc];
-    for s in (0..dom.len()).filter(|&s| movable[s]) {
-        let svc = &estate.services[s];
-        gone[home[s]].cpu_in -= svc.cpu_in_load();
-        gone[home[s]].memory_in -= svc.memory_in_load();
-    }
-    let headroom: f64 = (0..nc).map(|c| ctx.headroom(c, gone[c])).sum();
 
     let raw = fixed + pairs + own + headroom;
-    raw - ROUNDING_SLACK * (1.0 + raw.abs())
+    // Every point of cost is ≥ 0 (facts and weights are), so 0 is a bound
+    // too: the slack never takes the bound below it.
+    (raw - ROUNDING_SLACK * (1.0 + raw.abs())).max(0.0)
 }
 
 #[cfg(test)]
