@@ -93,6 +93,21 @@ impl Bits {
     fn contains(&self, i: usize) -> bool {
         self.0[i / 64] & (1 << (i % 64)) != 0
     }
+    /// Is some index in all three sets and not `except`ed? Allocates
+    /// nothing; `except` is asked only about indices in all three.
+    fn any_of_three(&self, b: &Bits, c: &Bits, except: impl Fn(usize) -> bool) -> bool {
+        (0..self.0.len()).any(|w| {
+            let mut x = self.0[w] & b.0[w] & c.0[w];
+            while x != 0 {
+                let i = w * 64 + x.trailing_zeros() as usize;
+                if !except(i) {
+                    return true;
+                }
+                x &= x - 1;
+            }
+            false
+        })
+    }
     fn meets(&self, other: &Bits) -> bool {
         self.0.iter().zip(&other.0).any(|(a, b)| a & b != 0)
     }
@@ -132,53 +147,60 @@ fn certified_room(ctx: &Ctx) -> Vec<Option<(f64, f64)>> {
         .collect()
 }
 
-/// Each service's reachable destinations (other than where it is): the
+/// Each service's reachable clusters as a set: where it is, and the
 /// statically allowed `candidates` (as `advise::feasibility` computes
-/// them) of known free capacity whose certified room, plus everything
-/// that could leave them, holds the service's own request. Empty for a
-/// service that cannot move (no destination, or a request unknown).
-pub fn domains(ctx: &Ctx, candidates: &[Vec<usize>]) -> Vec<Vec<usize>> {
+/// them) of known free capacity whose certified room, plus everything that
+/// could leave them, holds the service's own request. `None` for a service
+/// that cannot move (no such destination, or a request unknown). One pass
+/// over the candidates; nothing per (service, cluster) is kept but a bit.
+fn domains(ctx: &Ctx, candidates: &[Vec<usize>]) -> Vec<Option<Bits>> {
     let estate = ctx.estate;
+    let nc = estate.clusters.len();
     let room = certified_room(ctx);
     let request = |s: usize| {
         let svc = &estate.services[s];
         svc.cpu.zip(svc.memory_gib)
     };
-    // First pass: who could move at all, and what could leave each cluster.
-    let mut dom: Vec<Vec<usize>> = candidates
-        .iter()
-        .enumerate()
-        .map(|(s, cands)| match request(s) {
-            None => Vec::new(),
-            Some(_) => cands
-                .iter()
-                .copied()
-                .filter(|&c| room[c].is_some())
-                .collect(),
-        })
-        .collect();
-    let mut may_leave = vec![Load::default(); estate.clusters.len()];
-    for (s, d) in dom.iter().enumerate() {
-        if let (false, Some((cpu, mem))) = (d.is_empty(), request(s)) {
-            let home = estate.services[s].cluster;
-            may_leave[home].cpu_in += cpu;
-            may_leave[home].memory_in += mem;
+    // Who could move at all, and so what could leave each cluster.
+    let mut may_leave = vec![Load::default(); nc];
+    for (s, cands) in candidates.iter().enumerate() {
+        if let Some((cpu, mem)) = request(s) {
+            if cands.iter().any(|&c| room[c].is_some()) {
+                let home = estate.services[s].cluster;
+                may_leave[home].cpu_in += cpu;
+                may_leave[home].memory_in += mem;
+            }
         }
     }
     // A cluster receiving `s` holds at least its request, and certifies at
     // most its room plus all that leaves it.
-    for (s, d) in dom.iter_mut().enumerate() {
-        let Some((cpu, mem)) = request(s) else {
-            continue;
+    let fits = |c: usize, cpu: f64, mem: f64| {
+        let Some((rc, rm)) = room[c] else {
+            return false;
         };
-        d.retain(|&c| {
-            let (rc, rm) = room[c].expect("kept only with known room");
-            let l = may_leave[c];
-            cpu <= rc + l.cpu_in + CAP_TOL * (1.0 + rc.abs() + l.cpu_in)
-                && mem <= rm + l.memory_in + CAP_TOL * (1.0 + rm.abs() + l.memory_in)
-        });
-    }
-    dom
+        let l = may_leave[c];
+        cpu <= rc + l.cpu_in + CAP_TOL * (1.0 + rc.abs() + l.cpu_in)
+            && mem <= rm + l.memory_in + CAP_TOL * (1.0 + rm.abs() + l.memory_in)
+    };
+    candidates
+        .iter()
+        .enumerate()
+        .map(|(s, cands)| {
+            let (cpu, mem) = request(s)?;
+            let mut set = Bits::new(nc);
+            let mut any = false;
+            for &c in cands {
+                if fits(c, cpu, mem) {
+                    set.insert(c);
+                    any = true;
+                }
+            }
+            any.then(|| {
+                set.insert(estate.services[s].cluster);
+                set
+            })
+        })
+        .collect()
 }
 
 /// The lower bound, in points: no reachable placement `P` has
@@ -189,7 +211,7 @@ pub fn cost_at_least(ctx: &Ctx, candidates: &[Vec<usize>]) -> f64 {
     let (nc, ns) = (estate.clusters.len(), estate.sites.len());
     let dom = domains(ctx, candidates);
     let home: Vec<usize> = estate.services.iter().map(|s| s.cluster).collect();
-    let movable: Vec<bool> = dom.iter().map(|d| !d.is_empty()).collect();
+    let movable: Vec<bool> = dom.iter().map(Option::is_some).collect();
     let rtt = |a: usize, b: usize| ctx.rtt.get(a, b).ms;
     let site = &ctx.site_of;
 
@@ -235,22 +257,27 @@ pub fn cost_at_least(ctx: &Ctx, candidates: &[Vec<usize>]) -> f64 {
         v.dedup();
     }
 
-    // Domains as sets (home included), for the flows between movables.
-    let mut in_dom: Vec<Bits> = Vec::with_capacity(dom.len());
-    let mut sites_of_dom: Vec<Bits> = Vec::with_capacity(dom.len());
-    for (s, d) in dom.iter().enumerate() {
-        let (mut cb, mut sb) = (Bits::default(), Bits::default());
-        if movable[s] {
-            cb = Bits::new(nc);
-            sb = Bits::new(ns);
-            for &c in std::iter::once(&home[s]).chain(d) {
-                cb.insert(c);
-                sb.insert(site[c]);
-            }
-        }
-        in_dom.push(cb);
-        sites_of_dom.push(sb);
+    // Each site's clusters as a set, and each movable service's sites.
+    let mut site_set = vec![Bits::new(nc); ns];
+    for (c, &t) in site.iter().enumerate() {
+        site_set[t].insert(c);
     }
+    let empty = Bits::new(nc);
+    let in_dom: Vec<&Bits> = dom.iter().map(|d| d.as_ref().unwrap_or(&empty)).collect();
+    let sites_of_dom: Vec<Bits> = dom
+        .iter()
+        .map(|d| {
+            let mut sb = Bits::new(ns);
+            if let Some(d) = d {
+                for (t, set) in site_set.iter().enumerate() {
+                    if d.meets(set) {
+                        sb.insert(t);
+                    }
+                }
+            }
+            sb
+        })
+        .collect();
 
     let p = ctx.policy;
     let mut fixed = 0.0;
@@ -271,7 +298,7 @@ pub fn cost_at_least(ctx: &Ctx, candidates: &[Vec<usize>]) -> f64 {
                 // that a zero weight never meets it.
                 let at = |r: f64| if r.is_finite() { w * r } else { f64::INFINITY };
                 let mut best = at(across) + x;
-                if in_dom[u].meets(&in_dom[v]) {
+                if in_dom[u].meets(in_dom[v]) {
                     best = best.min(at(together));
                 }
                 for s in sites_of_dom[u].common(&sites_of_dom[v]) {
@@ -343,6 +370,17 @@ pub fn cost_at_least(ctx: &Ctx, candidates: &[Vec<usize>]) -> f64 {
         headroom += k[0] + k[1];
         slope[c] = (sl[0], sl[1]);
     }
+    // Clusters where arriving or staying costs no headroom slope, and the
+    // (usually few) where it does.
+    let mut flat = Bits::new(nc);
+    let mut sloped = Vec::new();
+    for (c, &(a, b)) in slope.iter().enumerate() {
+        if a == 0.0 && b == 0.0 {
+            flat.insert(c);
+        } else {
+            sloped.push(c);
+        }
+    }
 
     // Each movable service's cheapest choice: copy + flows to fixed peers
     // + its share of the headroom tangents where it ends.
@@ -410,10 +448,22 @@ pub fn cost_at_least(ctx: &Ctx, candidates: &[Vec<usize>]) -> f64 {
                 corr[c] += w * (rtt(c, hp) - ctx.rtt.site(site[c], site[hp]).ms);
             }
         }
+        // Staying; then, per site, any destination that is neither where
+        // a correction applies nor on a cluster with a headroom slope (all
+        // such cost the site's sum + copy); then those others one by one.
         let h = home[s];
+        let d = in_dom[s];
         let mut best = site_cost[site[h]] + corr[h] + load_cost(h);
-        for &c in &dom[s] {
-            best = best.min(site_cost[site[c]] + corr[c] + copy + load_cost(c));
+        for t in (0..ns).filter(|&t| sites.contains(t)) {
+            let except = |c: usize| c == h || special.contains(&c);
+            if d.any_of_three(&site_set[t], &flat, except) {
+                best = best.min(site_cost[t] + copy);
+            }
+        }
+        for &c in special.iter().chain(&sloped) {
+            if c != h && d.contains(c) {
+                best = best.min(site_cost[site[c]] + corr[c] + copy + load_cost(c));
+            }
         }
         own += best;
         // Reset the scratch space this service touched.
@@ -452,6 +502,10 @@ mod tests {
         let mut c = Bits::new(130);
         c.insert(5);
         assert!(!a.meets(&c));
+        c.insert(64);
+        c.insert(129);
+        assert!(a.any_of_three(&b, &c, |i| i == 64));
+        assert!(!a.any_of_three(&b, &c, |i| i == 64 || i == 129));
     }
 
     #[test]
