@@ -78,24 +78,18 @@ impl Bound {
     }
 }
 
-/// A fixed-size set of small indices (clusters or sites), for the
-/// intersection tests of flows between movable services.
-#[derive(Clone, Default)]
-struct Bits(Vec<u64>);
+/// A set of small indices (clusters or sites) as bits, borrowed: one row
+/// of a [`Table`] or a whole [`Bits`].
+#[derive(Clone, Copy)]
+struct Set<'a>(&'a [u64]);
 
-impl Bits {
-    fn new(n: usize) -> Bits {
-        Bits(vec![0; n.div_ceil(64)])
-    }
-    fn insert(&mut self, i: usize) {
-        self.0[i / 64] |= 1 << (i % 64);
-    }
-    fn contains(&self, i: usize) -> bool {
+impl<'a> Set<'a> {
+    fn contains(self, i: usize) -> bool {
         self.0[i / 64] & (1 << (i % 64)) != 0
     }
     /// Is some index in all three sets and not `except`ed? Allocates
     /// nothing; `except` is asked only about indices in all three.
-    fn any_of_three(&self, b: &Bits, c: &Bits, except: impl Fn(usize) -> bool) -> bool {
+    fn any_of_three(self, b: Set, c: Set, except: impl Fn(usize) -> bool) -> bool {
         (0..self.0.len()).any(|w| {
             let mut x = self.0[w] & b.0[w] & c.0[w];
             while x != 0 {
@@ -108,14 +102,14 @@ impl Bits {
             false
         })
     }
-    fn meets(&self, other: &Bits) -> bool {
-        self.0.iter().zip(&other.0).any(|(a, b)| a & b != 0)
+    fn meets(self, other: Set) -> bool {
+        self.0.iter().zip(other.0).any(|(a, b)| a & b != 0)
     }
     /// Indices in both, ascending.
-    fn common<'a>(&'a self, other: &'a Bits) -> impl Iterator<Item = usize> + 'a {
+    fn common(self, other: Set<'a>) -> impl Iterator<Item = usize> + 'a {
         self.0
             .iter()
-            .zip(&other.0)
+            .zip(other.0)
             .enumerate()
             .flat_map(|(w, (a, b))| {
                 let mut x = a & b;
@@ -127,6 +121,45 @@ impl Bits {
                     })
                 })
             })
+    }
+}
+
+/// One set of up to `n` indices, owned.
+#[derive(Clone)]
+struct Bits(Vec<u64>);
+
+impl Bits {
+    fn new(n: usize) -> Bits {
+        Bits(vec![0; n.div_ceil(64)])
+    }
+    fn insert(&mut self, i: usize) {
+        self.0[i / 64] |= 1 << (i % 64);
+    }
+    fn set(&self) -> Set<'_> {
+        Set(&self.0)
+    }
+}
+
+/// One set per row (per service), all in one allocation: a flow looks up
+/// the rows of its two ends with one memory access each, not two.
+struct Table {
+    words: usize,
+    bits: Vec<u64>,
+}
+
+impl Table {
+    fn new(rows: usize, n: usize) -> Table {
+        let words = n.div_ceil(64);
+        Table {
+            words,
+            bits: vec![0; rows * words],
+        }
+    }
+    fn insert(&mut self, row: usize, i: usize) {
+        self.bits[row * self.words + i / 64] |= 1 << (i % 64);
+    }
+    fn row(&self, row: usize) -> Set<'_> {
+        Set(&self.bits[row * self.words..(row + 1) * self.words])
     }
 }
 
@@ -150,10 +183,11 @@ fn certified_room(ctx: &Ctx) -> Vec<Option<(f64, f64)>> {
 /// Each service's reachable clusters as a set: where it is, and the
 /// statically allowed `candidates` (as `advise::feasibility` computes
 /// them) of known free capacity whose certified room, plus everything that
-/// could leave them, holds the service's own request. `None` for a service
-/// that cannot move (no such destination, or a request unknown). One pass
-/// over the candidates; nothing per (service, cluster) is kept but a bit.
-fn domains(ctx: &Ctx, candidates: &[Vec<usize>]) -> Vec<Option<Bits>> {
+/// could leave them, holds the service's own request. A service
+/// that cannot move (no such destination, or a request unknown): its row
+/// is empty and `movable` false. One pass over the candidates; nothing
+/// per (service, cluster) is kept but a bit.
+fn domains(ctx: &Ctx, candidates: &[Vec<usize>]) -> (Table, Vec<bool>) {
     let estate = ctx.estate;
     let nc = estate.clusters.len();
     let room = certified_room(ctx);
@@ -174,33 +208,38 @@ fn domains(ctx: &Ctx, candidates: &[Vec<usize>]) -> Vec<Option<Bits>> {
     }
     // A cluster receiving `s` holds at least its request, and certifies at
     // most its room plus all that leaves it.
-    let fits = |c: usize, cpu: f64, mem: f64| {
-        let Some((rc, rm)) = room[c] else {
-            return false;
-        };
-        let l = may_leave[c];
-        cpu <= rc + l.cpu_in + CAP_TOL * (1.0 + rc.abs() + l.cpu_in)
-            && mem <= rm + l.memory_in + CAP_TOL * (1.0 + rm.abs() + l.memory_in)
-    };
-    candidates
-        .iter()
-        .enumerate()
-        .map(|(s, cands)| {
-            let (cpu, mem) = request(s)?;
-            let mut set = Bits::new(nc);
-            let mut any = false;
-            for &c in cands {
-                if fits(c, cpu, mem) {
-                    set.insert(c);
-                    any = true;
-                }
+    // As one threshold per cluster and resource (−∞: receives nothing),
+    // so the pass over every candidate is two comparisons.
+    let most: Vec<(f64, f64)> = (0..nc)
+        .map(|c| match room[c] {
+            None => (f64::NEG_INFINITY, f64::NEG_INFINITY),
+            Some((rc, rm)) => {
+                let l = may_leave[c];
+                (
+                    rc + l.cpu_in + CAP_TOL * (1.0 + rc.abs() + l.cpu_in),
+                    rm + l.memory_in + CAP_TOL * (1.0 + rm.abs() + l.memory_in),
+                )
             }
-            any.then(|| {
-                set.insert(estate.services[s].cluster);
-                set
-            })
         })
-        .collect()
+        .collect();
+    let fits = |c: usize, cpu: f64, mem: f64| cpu <= most[c].0 && mem <= most[c].1;
+    let mut dom = Table::new(candidates.len(), nc);
+    let mut movable = vec![false; candidates.len()];
+    for (s, cands) in candidates.iter().enumerate() {
+        let Some((cpu, mem)) = request(s) else {
+            continue;
+        };
+        for &c in cands {
+            if fits(c, cpu, mem) {
+                dom.insert(s, c);
+                movable[s] = true;
+            }
+        }
+        if movable[s] {
+            dom.insert(s, estate.services[s].cluster);
+        }
+    }
+    (dom, movable)
 }
 
 /// The lower bound, in points: no reachable placement `P` has
@@ -209,9 +248,9 @@ fn domains(ctx: &Ctx, candidates: &[Vec<usize>]) -> Vec<Option<Bits>> {
 pub fn cost_at_least(ctx: &Ctx, candidates: &[Vec<usize>]) -> f64 {
     let estate = ctx.estate;
     let (nc, ns) = (estate.clusters.len(), estate.sites.len());
-    let dom = domains(ctx, candidates);
+    let (dom, movable) = domains(ctx, candidates);
     let home: Vec<usize> = estate.services.iter().map(|s| s.cluster).collect();
-    let movable: Vec<bool> = dom.iter().map(Option::is_some).collect();
+    let n = movable.len();
     let rtt = |a: usize, b: usize| ctx.rtt.get(a, b).ms;
     let site = &ctx.site_of;
 
@@ -262,22 +301,14 @@ pub fn cost_at_least(ctx: &Ctx, candidates: &[Vec<usize>]) -> f64 {
     for (c, &t) in site.iter().enumerate() {
         site_set[t].insert(c);
     }
-    let empty = Bits::new(nc);
-    let in_dom: Vec<&Bits> = dom.iter().map(|d| d.as_ref().unwrap_or(&empty)).collect();
-    let sites_of_dom: Vec<Bits> = dom
-        .iter()
-        .map(|d| {
-            let mut sb = Bits::new(ns);
-            if let Some(d) = d {
-                for (t, set) in site_set.iter().enumerate() {
-                    if d.meets(set) {
-                        sb.insert(t);
-                    }
-                }
+    let mut sites_of_dom = Table::new(n, ns);
+    for s in (0..n).filter(|&s| movable[s]) {
+        for (t, set) in site_set.iter().enumerate() {
+            if dom.row(s).meets(set.set()) {
+                sites_of_dom.insert(s, t);
             }
-            sb
-        })
-        .collect();
+        }
+    }
 
     let p = ctx.policy;
     let mut fixed = 0.0;
@@ -298,10 +329,10 @@ pub fn cost_at_least(ctx: &Ctx, candidates: &[Vec<usize>]) -> f64 {
                 // that a zero weight never meets it.
                 let at = |r: f64| if r.is_finite() { w * r } else { f64::INFINITY };
                 let mut best = at(across) + x;
-                if in_dom[u].meets(in_dom[v]) {
+                if dom.row(u).meets(dom.row(v)) {
                     best = best.min(at(together));
                 }
-                for s in sites_of_dom[u].common(&sites_of_dom[v]) {
+                for s in sites_of_dom.row(u).common(sites_of_dom.row(v)) {
                     best = best.min(at(apart[s * ns + s]));
                 }
                 debug_assert!(best.is_finite(), "staying put is always a pair");
@@ -324,7 +355,7 @@ pub fn cost_at_least(ctx: &Ctx, candidates: &[Vec<usize>]) -> f64 {
     // linear as long as it stays past it) and `L_min` elsewhere.
     let hp = (p.headroom_weight, p.headroom_threshold);
     let mut gone = vec![Load::default(); nc];
-    for s in (0..dom.len()).filter(|&s| movable[s]) {
+    for s in (0..n).filter(|&s| movable[s]) {
         let svc = &estate.services[s];
         gone[home[s]].cpu_in -= svc.cpu_in_load();
         gone[home[s]].memory_in -= svc.memory_in_load();
@@ -391,7 +422,7 @@ pub fn cost_at_least(ctx: &Ctx, candidates: &[Vec<usize>]) -> f64 {
     let mut site_cost = vec![0.0f64; ns];
     let mut corr = vec![0.0f64; nc];
     let mut special: Vec<usize> = Vec::new();
-    for s in (0..dom.len()).filter(|&s| movable[s]) {
+    for s in (0..n).filter(|&s| movable[s]) {
         let svc = &estate.services[s];
         let copy = p.copy_weight_per_gb * svc.data_gb;
         let (rc, rm) = (svc.cpu_in_load(), svc.memory_in_load());
@@ -416,7 +447,7 @@ pub fn cost_at_least(ctx: &Ctx, candidates: &[Vec<usize>]) -> f64 {
         // Site-level cost of sitting anywhere in each site the service
         // could be in, peer sites in ascending order.
         peer_sites.sort_unstable();
-        let sites = &sites_of_dom[s];
+        let sites = sites_of_dom.row(s);
         for (t, cost) in site_cost.iter_mut().enumerate() {
             if !sites.contains(t) {
                 continue;
@@ -439,7 +470,7 @@ pub fn cost_at_least(ctx: &Ctx, candidates: &[Vec<usize>]) -> f64 {
             let hp = home[peer];
             let w = p.round_trip_weight * ctx.weight[f];
             for c in std::iter::once(hp).chain(path_to[hp].iter().copied()) {
-                if !in_dom[s].contains(c) {
+                if !dom.row(s).contains(c) {
                     continue;
                 }
                 if corr[c] == 0.0 {
@@ -452,11 +483,11 @@ pub fn cost_at_least(ctx: &Ctx, candidates: &[Vec<usize>]) -> f64 {
         // a correction applies nor on a cluster with a headroom slope (all
         // such cost the site's sum + copy); then those others one by one.
         let h = home[s];
-        let d = in_dom[s];
+        let d = dom.row(s);
         let mut best = site_cost[site[h]] + corr[h] + load_cost(h);
         for t in (0..ns).filter(|&t| sites.contains(t)) {
             let except = |c: usize| c == h || special.contains(&c);
-            if d.any_of_three(&site_set[t], &flat, except) {
+            if d.any_of_three(site_set[t].set(), flat.set(), except) {
                 best = best.min(site_cost[t] + copy);
             }
         }
@@ -490,22 +521,24 @@ mod tests {
 
     #[test]
     fn bits_intersect_and_list_in_order() {
-        let (mut a, mut b) = (Bits::new(130), Bits::new(130));
+        let mut t = Table::new(3, 130);
         for i in [3, 64, 70, 129] {
-            a.insert(i);
+            t.insert(0, i);
         }
         for i in [0, 64, 129] {
-            b.insert(i);
+            t.insert(1, i);
         }
-        assert!(a.meets(&b));
-        assert_eq!(a.common(&b).collect::<Vec<_>>(), vec![64, 129]);
+        let (a, b) = (t.row(0), t.row(1));
+        assert!(a.contains(70) && !a.contains(71) && !t.row(2).contains(3));
+        assert!(a.meets(b));
+        assert_eq!(a.common(b).collect::<Vec<_>>(), vec![64, 129]);
         let mut c = Bits::new(130);
         c.insert(5);
-        assert!(!a.meets(&c));
+        assert!(!a.meets(c.set()));
         c.insert(64);
         c.insert(129);
-        assert!(a.any_of_three(&b, &c, |i| i == 64));
-        assert!(!a.any_of_three(&b, &c, |i| i == 64 || i == 129));
+        assert!(a.any_of_three(b, c.set(), |i| i == 64));
+        assert!(!a.any_of_three(b, c.set(), |i| i == 64 || i == 129));
     }
 
     #[test]
