@@ -19,12 +19,15 @@
 //!   cheapest pair of ends (same cluster if both may share one, else same
 //!   site, else the cheapest pair of different sites plus its cross-site
 //!   points);
-//! - headroom: each cluster at its smallest reachable load (every service
-//!   that could leave it gone).
+//! - headroom: per cluster and resource, a tangent of the (convex)
+//!   headroom term, a constant plus a slope charged to each movable
+//!   service that ends on the cluster, carried into its choice above.
 //!
-//! Work is `O(Σ domains + flows × (clusters/64 + sites))`, the sites
+//! Work is `O(Σ candidates + flows × (clusters/64 + sites))`, the sites
 //! being those a service could be in: no flow ever looks at a pair of
-//! clusters. Every loop runs in index order.
+//! clusters. Every loop runs in index order. The headroom arithmetic
+//! repeats `Ctx::headroom_with` (per resource, for its tangent): a new
+//! cost term needs its bound here too (ARCHITECTURE.md).
 
 use serde::Serialize;
 
