@@ -284,11 +284,13 @@ fn Moves(advice: Value) -> impl IntoView {
 /// `berth advise --format text`; `None` for a result without one.
 fn bound_sentence(advice: &Value) -> Option<String> {
     let b = &advice["bound"];
-    Some(berth_engine::text::bound_line(&berth_engine::bound::Bound {
-        cost_at_least: b["cost_at_least"].as_f64()?,
-        improvement_at_most: b["improvement_at_most"].as_f64()?,
-        captured_at_least: b["captured_at_least"].as_f64(),
-    }))
+    Some(berth_engine::text::bound_line(
+        &berth_engine::bound::Bound {
+            cost_at_least: b["cost_at_least"].as_f64()?,
+            improvement_at_most: b["improvement_at_most"].as_f64()?,
+            captured_at_least: b["captured_at_least"].as_f64(),
+        },
+    ))
 }
 
 /// Moves the engine found worth making but cannot back: the weakest
