@@ -261,7 +261,9 @@ fn Moves(advice: Value) -> impl IntoView {
         } else {
             "No move is worth making: every service is where it should be, or no move clears the bars.".to_string()
         };
-        return view! { <p class="empty" data-testid="moves-empty">{why_none}</p> }.into_any();
+        let bound = bound_sentence(&advice).map(|b| view! { <p data-testid="bound">{b}</p> });
+        return view! { <p class="empty" data-testid="moves-empty">{why_none}</p> {bound} }
+            .into_any();
     }
     let before = &advice["totals_before"]["cost"];
     let after = &advice["totals_after"]["cost"];
