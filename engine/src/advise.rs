@@ -15,6 +15,7 @@
 
 use serde::Serialize;
 
+use crate::bound::{self, Bound};
 use crate::constraints::{self, Code, Fit, FitCode, RefusalCode};
 use crate::cost::{self, Ctx, State, Terms, Totals};
 use crate::estate::{format_time, Estate};
@@ -32,6 +33,10 @@ pub struct Advice {
     pub now: String,
     pub totals_before: Totals,
     pub totals_after: Totals,
+    /// A proven lower bound on what any reachable placement costs, and
+    /// the share of the possible improvement these moves capture at least
+    /// (`bound.rs`, `docs/advice.md` §6a).
+    pub bound: Bound,
     pub moves: Vec<Move>,
     /// Services that cannot move anywhere, and why.
     pub immovable: Vec<Immovable>,
@@ -385,6 +390,12 @@ pub fn advise(estate: &Estate, policy: &Policy, now: i64) -> Advice {
         }
     }
     let totals_after = state.totals(&ctx);
+    let copy: f64 = moves.iter().map(|m| -m.terms.copy).sum();
+    let bound = Bound::new(
+        bound::cost_at_least(&ctx, &feas.candidates),
+        totals_before.cost,
+        totals_after.cost + copy,
+    );
     let cant_tell = cant_tell(&ctx, &state, &feas.candidates, &deltas, &moved);
     let unknown_capacity = estate
         .clusters
@@ -422,6 +433,7 @@ pub fn advise(estate: &Estate, policy: &Policy, now: i64) -> Advice {
         now: format_time(now),
         totals_before,
         totals_after,
+        bound,
         moves,
         immovable: feas.immovable,
         cant_tell,

@@ -9,6 +9,7 @@
 //! ranking ([`cost`]) meet in `advise::best_move`.
 
 pub mod advise;
+pub mod bound;
 pub mod chars;
 mod class;
 pub mod constraints;

@@ -69,6 +69,7 @@ pub fn advice_with_why(a: &Advice, why: &[MoveWhy]) -> String {
     );
     let _ = writeln!(out, "Before: {}", totals(&a.totals_before));
     let _ = writeln!(out, "After:  {}", totals(&a.totals_after));
+    let _ = writeln!(out, "{}", bound_line(&a.bound));
     let _ = writeln!(out);
     if a.moves.is_empty() {
         let _ = writeln!(out, "No move clears the bars: staying put is best.");
@@ -169,6 +170,22 @@ pub fn advice_with_why(a: &Advice, why: &[MoveWhy]) -> String {
         }
     }
     out
+}
+
+/// The proven bound in one sentence. Both figures are rounded *down* (one
+/// decimal), so the words stay true: "at least" holds of what is printed.
+pub fn bound_line(b: &crate::bound::Bound) -> String {
+    let down = |x: f64| (x * 10.0).floor() / 10.0;
+    let best = down(b.cost_at_least);
+    match b.captured_at_least {
+        Some(share) => format!(
+            "The best possible is at least {best:.1} points; these moves capture at least {:.1} % of the improvement that can exist.",
+            down(share * 100.0)
+        ),
+        None => format!(
+            "The best possible is at least {best:.1} points; no placement can improve on this one."
+        ),
+    }
 }
 
 /// A decider comparison as a report for people: one block per decider,

@@ -1382,6 +1382,7 @@ fn sample_estate_advice_text() {
             Estate Acme Retail (sample estate) (version 45a6a1d18de3381b), policy 795cfe0c62069052, evaluated at 2026-11-30T04:05:00Z
             Before: cost 1687.4 (round trip 1045.1, cross-site 616.9, headroom 25.5); cross-site traffic 77.1 MB/s
             After:  cost 997.6 (round trip 685.6, cross-site 305.9, headroom 6.1); cross-site traffic 38.2 MB/s
+            The best possible is at least 651.1 points; these moves capture at least 66.5 % of the improvement that can exist.
 
             Moves that clear the bars, in order (confidence = the weakest deciding fact;
             a move resting on guesses says so and is not a recommendation):

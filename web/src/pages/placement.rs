@@ -261,7 +261,9 @@ fn Moves(advice: Value) -> impl IntoView {
         } else {
             "No move is worth making: every service is where it should be, or no move clears the bars.".to_string()
         };
-        return view! { <p class="empty" data-testid="moves-empty">{why_none}</p> }.into_any();
+        let bound = bound_sentence(&advice).map(|b| view! { <p data-testid="bound">{b}</p> });
+        return view! { <p class="empty" data-testid="moves-empty">{why_none}</p> {bound} }
+            .into_any();
     }
     let before = &advice["totals_before"]["cost"];
     let after = &advice["totals_after"]["cost"];
@@ -273,10 +275,24 @@ fn Moves(advice: Value) -> impl IntoView {
         <section aria-labelledby="moves-h">
             <h2 id="moves-h">"Recommended moves, in order"</h2>
             <p>{format!("Estate cost {} → {} points (with every move on this page applied).", num(before, 1), num(after, 1))}</p>
+            {bound_sentence(&advice).map(|b| view! { <p data-testid="bound">{b}</p> })}
             <ol class="moves" data-testid="moves">{rows}</ol>
         </section>
     }
     .into_any()
+}
+
+/// The advice's proven bound (`bound` of the result) in the words of
+/// `berth advise --format text`; `None` for a result without one.
+fn bound_sentence(advice: &Value) -> Option<String> {
+    let b = &advice["bound"];
+    Some(berth_engine::text::bound_line(
+        &berth_engine::bound::Bound {
+            cost_at_least: b["cost_at_least"].as_f64()?,
+            improvement_at_most: b["improvement_at_most"].as_f64()?,
+            captured_at_least: b["captured_at_least"].as_f64(),
+        },
+    ))
 }
 
 /// Moves the engine found worth making but cannot back: the weakest
@@ -518,6 +534,16 @@ fn CantTell(advice: Value) -> impl IntoView {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn the_bound_reads_as_one_sentence() {
+        let advice = json!({"bound": {"cost_at_least": 812.46, "improvement_at_most": 40.0, "captured_at_least": 0.7519}});
+        assert_eq!(
+            bound_sentence(&advice).as_deref(),
+            Some("The best possible is at least 812.4 points; these moves capture at least 75.1 % of the improvement that can exist.")
+        );
+        assert_eq!(bound_sentence(&json!({})), None);
+    }
 
     #[test]
     fn flips_are_ranked_nearest_first_and_the_quiet_ones_set_apart() {
