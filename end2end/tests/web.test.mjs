@@ -103,7 +103,7 @@ test('Placement exports the plan of its moves: the Markdown download names every
   await page.waitForFunction(() =>
     /now=2026-11-30T04%3A05%3A00Z/.test(document.querySelector('[data-testid=plan-markdown]')?.getAttribute('href') ?? ''));
   const [download] = await Promise.all([page.waitForEvent('download'), page.getByTestId('plan-markdown').click()]);
-  assert.equal(download.suggestedFilename(), 'sample-plan-markdown.md');
+  assert.equal(download.suggestedFilename(), 'sample-plan.md');
   // Kept with the test artefacts: the Markdown plan of the sample estate.
   const file = join(artifacts, 'plan-sample.md');
   await download.saveAs(file);

@@ -93,6 +93,23 @@ impl Format {
             Format::Karmada | Format::Ocm => "yaml",
         }
     }
+
+    /// The file name of a plan of estate `id` in this form, as the API's
+    /// attachment and the page's download name it: `ID-plan.md`,
+    /// `ID-plan.json`, `ID-karmada.yaml`, `ID-ocm.yaml` (characters of an
+    /// id that do not belong in a file name become `-`).
+    pub fn file_name(self, id: &str) -> String {
+        let stem: String = id
+            .chars()
+            .map(|c| if matches!(c, '/' | ':' | '@' | '"' | '\\') { '-' } else { c })
+            .collect();
+        let what = match self {
+            Format::Json | Format::Markdown => "plan",
+            Format::Karmada => "karmada",
+            Format::Ocm => "ocm",
+        };
+        format!("{stem}-{what}.{}", self.extension())
+    }
 }
 
 /// What a plan holds, as named in it.
@@ -1106,6 +1123,8 @@ mod tests {
             assert_eq!(Format::parse(f.as_str()), Some(f));
         }
         assert_eq!(Format::parse("yaml"), None);
+        assert_eq!(Format::Markdown.file_name("sample"), "sample-plan.md");
+        assert_eq!(Format::Ocm.file_name("eu/shop:1"), "eu-shop-1-ocm.yaml");
     }
 
     #[test]

@@ -256,11 +256,7 @@ async fn plan(
         return engine_result(&state, &caller, &id, "plan", now, &extra, run).await;
     }
     let body = engine_bytes(&state, &caller, &id, "plan", now, &extra, false, run).await?;
-    let file = format!(
-        "{}-plan.{}",
-        id.replace(['/', ':', '@'], "-"),
-        format.extension()
-    );
+    let file = format.file_name(&id);
     Ok((
         StatusCode::OK,
         [

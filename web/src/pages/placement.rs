@@ -187,17 +187,9 @@ fn PlanExport(now: Signal<String>) -> impl IntoView {
     };
     let link = move |format: &'static str, label: &'static str| {
         let file = move || {
-            let ext = if format == "markdown" {
-                "md"
-            } else if format == "json" {
-                "json"
-            } else {
-                "yaml"
-            };
-            format!(
-                "{}-plan-{format}.{ext}",
-                auth.estate.get().unwrap_or_default()
-            )
+            berth_engine::plan::Format::parse(format)
+                .map(|f| f.file_name(&auth.estate.get().unwrap_or_default()))
+                .unwrap_or_default()
         };
         view! {
             <a href=move || href(format) download=file data-testid=format!("plan-{format}")>{label}</a>
