@@ -101,7 +101,13 @@ impl Format {
     pub fn file_name(self, id: &str) -> String {
         let stem: String = id
             .chars()
-            .map(|c| if matches!(c, '/' | ':' | '@' | '"' | '\\') { '-' } else { c })
+            .map(|c| {
+                if matches!(c, '/' | ':' | '@' | '"' | '\\') {
+                    '-'
+                } else {
+                    c
+                }
+            })
             .collect();
         let what = match self {
             Format::Json | Format::Markdown => "plan",
