@@ -503,3 +503,27 @@ fn plan_text_tags_every_input_error() {
     let v: Value = serde_json::from_str(&sub).unwrap();
     assert_eq!(v["selection"]["services"][0], first.as_str());
 }
+
+#[test]
+fn a_kubernetes_import_source_names_the_workload() {
+    let mut v: Value = serde_json::from_str(&sample_text()).unwrap();
+    for s in v["services"].as_array_mut().unwrap() {
+        let (id, cluster) = (s["id"].as_str().unwrap(), s["cluster"].as_str().unwrap());
+        s["source"] = format!("kubernetes:{cluster}//StatefulSet/{id}").into();
+    }
+    let e = load(&v.to_string(), FileFormat::Json).unwrap();
+    let p = make(&e, &Selection::Advice);
+    assert!(p.moves.iter().all(|m| m.workload.as_ref().is_some_and(|w| {
+        w.kind == "StatefulSet" && w.namespace == "default" && w.name == m.service
+    })));
+    let ocm = plan::ocm(&e, &p).unwrap();
+    assert!(ocm.contains("namespace: \"default\""));
+    let (ok, out) = validate(&ocm, "ocm-from-source.yaml");
+    assert!(ok, "{out}");
+    // `workload` wins over the source.
+    v["services"][0]["workload"] = serde_json::json!({"api_version": "argoproj.io/v1alpha1", "kind": "Rollout", "namespace": "shop", "name": "x"});
+    let first = v["services"][0]["id"].as_str().unwrap().to_string();
+    let e = load(&v.to_string(), FileFormat::Json).unwrap();
+    let s = &e.services[e.service_index(&first).unwrap()];
+    assert_eq!(s.workload_ref().unwrap().kind, "Rollout");
+}
