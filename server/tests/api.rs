@@ -1999,11 +1999,11 @@ async fn plans(backend: Backend) {
         .await
         .expect(StatusCode::OK);
     assert_eq!(
-        md.headers[header::CONTENT_TYPE],
+        md.headers[header::CONTENT_TYPE].to_str().unwrap(),
         "text/markdown; charset=utf-8"
     );
     assert_eq!(
-        md.headers[header::CONTENT_DISPOSITION],
+        md.headers[header::CONTENT_DISPOSITION].to_str().unwrap(),
         "attachment; filename=\"sample-plan.md\""
     );
     assert!(md
@@ -2090,12 +2090,11 @@ async fn plans(backend: Backend) {
     assert!(!sc["result"]["warnings"].as_array().unwrap().is_empty());
 
     // Workloads and a controller name in the estate: manifests.
-    let file = t
+    let mut file = t
         .get(&admin, &format!("{base}/file"))
         .await
         .expect(StatusCode::OK)
         .json();
-    let mut file = file;
     for s in file["services"].as_array_mut().unwrap() {
         let name = s["id"].as_str().unwrap().to_string();
         s["workload"] = json!({"kind": "Deployment", "namespace": "shop", "name": name});
@@ -2112,9 +2111,9 @@ async fn plans(backend: Backend) {
         .get(&viewer, &format!("{base}/plan?{q}&format=karmada"))
         .await
         .expect(StatusCode::OK);
-    assert_eq!(k.headers[header::CONTENT_TYPE], "application/yaml");
+    assert_eq!(k.headers[header::CONTENT_TYPE].to_str().unwrap(), "application/yaml");
     assert_eq!(
-        k.headers[header::CONTENT_DISPOSITION],
+        k.headers[header::CONTENT_DISPOSITION].to_str().unwrap(),
         "attachment; filename=\"sample-karmada.yaml\""
     );
     let text = k.text();
