@@ -202,6 +202,7 @@ fn PlanExport(now: Signal<String>) -> impl IntoView {
             {link("json", "JSON")}" · "
             {link("karmada", "Karmada")}" · "
             {link("ocm", "Open Cluster Management")}
+            <span class="hint">" (manifests need each moved service's workload in the estate: "<code>"workload"</code>" or a Kubernetes import)"</span>
         </p>
     }
 }
