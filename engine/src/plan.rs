@@ -826,11 +826,10 @@ fn targets<'a>(
         if from == to {
             continue;
         }
-        for c in [from, to] {
-            if !clusters_checked.insert(c) {
-                continue;
-            }
-            let cluster = &estate.clusters[c];
+        // The destination is named in the manifest's selector; the cluster
+        // left is only named in an annotation, where any text will do.
+        if clusters_checked.insert(to) {
+            let cluster = &estate.clusters[to];
             let (name, field) = cluster_name(cluster);
             if let Some(problem) = crate::k8s::label_problem(name) {
                 errors.push(error(

@@ -2111,7 +2111,10 @@ async fn plans(backend: Backend) {
         .get(&viewer, &format!("{base}/plan?{q}&format=karmada"))
         .await
         .expect(StatusCode::OK);
-    assert_eq!(k.headers[header::CONTENT_TYPE].to_str().unwrap(), "application/yaml");
+    assert_eq!(
+        k.headers[header::CONTENT_TYPE].to_str().unwrap(),
+        "application/yaml"
+    );
     assert_eq!(
         k.headers[header::CONTENT_DISPOSITION].to_str().unwrap(),
         "attachment; filename=\"sample-karmada.yaml\""
