@@ -43,6 +43,14 @@ if ! python3 -c 'import openapi_spec_validator' 2>/dev/null; then
   echo "installing openapi-spec-validator (checks docs/api.openapi.yaml)"
   python3 -m pip install --quiet openapi-spec-validator==0.9.0
 fi
+# The CRD schema check of exported plan manifests
+# (engine/tests/data/crds/validate.py, run by engine/tests/plan.rs):
+# jsonschema comes with openapi-spec-validator, PyYAML with it too; both are
+# checked, so a machine that has neither still gets them.
+if ! python3 -c 'import jsonschema, yaml' 2>/dev/null; then
+  echo "installing jsonschema and PyYAML (check exported Karmada/OCM manifests)"
+  python3 -m pip install --quiet jsonschema PyYAML
+fi
 # The official webhook verifiers that server/tests/webhook_contract.rs runs
 # against Berth's signed decider requests (it fails without them). Pinned,
 # so every machine verifies with the same library code.

@@ -4,6 +4,7 @@
 import { test, before, after, beforeEach, afterEach } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
+import { readFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { startServer, makeUser, launch, artifacts, signIn } from '../support.mjs';
 
@@ -92,6 +93,36 @@ test('sign in; Placement shows the sample moves, a Why panel with flip condition
   assert.match(await prov.textContent(), /matches server/);
   assert.match(await prov.textContent(), /version 1/);
   await shot('placement');
+});
+
+test('Placement exports the plan of its moves: the Markdown download names every move, the estate version and the policy digest', async () => {
+  await signIn(page, server.base, operator);
+  await page.goto(`${server.base}/?now=${NOW}`);
+  await page.locator('[data-testid=moves] li.move').first().waitFor();
+  // The links carry the page's evaluation time once the advice is in.
+  await page.waitForFunction(() =>
+    /now=2026-11-30T04%3A05%3A00Z/.test(document.querySelector('[data-testid=plan-markdown]')?.getAttribute('href') ?? ''));
+  const [download] = await Promise.all([page.waitForEvent('download'), page.getByTestId('plan-markdown').click()]);
+  assert.equal(download.suggestedFilename(), 'sample-plan.md');
+  // Kept with the test artefacts: the Markdown plan of the sample estate.
+  const file = join(artifacts, 'plan-sample.md');
+  await download.saveAs(file);
+  const md = readFileSync(file, 'utf8');
+  assert.match(md, /^# Change plan: Acme Retail \(sample estate\)\n/);
+  assert.match(md, /- Estate version: `[0-9a-f]{16}`/);
+  assert.match(md, /- Policy digest: `[0-9a-f]{16}`/);
+  assert.match(md, /- Evaluated at: 2026-11-30T04:05:00Z/);
+  const services = await page.locator('[data-testid=moves] li.move').evaluateAll(ls => ls.map(l => l.dataset.service));
+  assert.ok(services.length >= 1);
+  for (const s of services) assert.match(md, new RegExp(`### \\d+\\. \`${s}\`: `), s);
+  assert.match(md, /Deciding facts:/);
+  assert.match(md, /Flip conditions \(one fact at a time\):/);
+  // The JSON link is the same plan in the result envelope.
+  const [json] = await Promise.all([page.waitForEvent('download'), page.getByTestId('plan-json').click()]);
+  const envelope = JSON.parse(readFileSync(await json.path(), 'utf8'));
+  assert.equal(envelope.result.selection.kind, 'advice');
+  assert.equal(envelope.result.moves.length, (md.match(/^### /gm) ?? []).length);
+  await shot('placement-plan-export');
 });
 
 test('what-if: an edit re-projects with no network request; evacuating a cluster warns about a pinned service', async () => {

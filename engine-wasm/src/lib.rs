@@ -85,6 +85,29 @@ pub fn compare_json(
     berth_parity::compare_json(estate_text, responses_json, policy_json, now_unix as i64)
 }
 
+/// A change plan (`berth plan export`): `format` one of `json`,
+/// `markdown`, `karmada`, `ocm`; `services` comma-separated ids (their
+/// recommended moves) or `""`; `scenario_text` a scenario's text or `""`
+/// (neither: every recommended move). Errors are a JSON array (`[…]`).
+#[wasm_bindgen]
+pub fn plan_json(
+    estate_text: &str,
+    policy_json: &str,
+    now_unix: f64,
+    format: &str,
+    services: &str,
+    scenario_text: &str,
+) -> String {
+    berth_parity::plan_json(
+        estate_text,
+        policy_json,
+        now_unix as i64,
+        format,
+        services,
+        scenario_text,
+    )
+}
+
 /// The decider request (schema 1) the estate generates (`berth preview`).
 #[wasm_bindgen]
 pub fn preview_json(estate_text: &str, policy_json: &str, now_unix: f64) -> String {
@@ -173,6 +196,24 @@ pub mod berth_parity {
 
     pub fn preview_json(estate_text: &str, policy_json: &str, now: i64) -> String {
         front::preview_text(estate_text, policy_json, now)
+    }
+
+    pub fn plan_json(
+        estate_text: &str,
+        policy_json: &str,
+        now: i64,
+        format: &str,
+        services: &str,
+        scenario_text: &str,
+    ) -> String {
+        front::plan_text(
+            estate_text,
+            policy_json,
+            now,
+            format,
+            services,
+            scenario_text,
+        )
     }
 
     pub fn compare_json(

@@ -13,6 +13,7 @@
 //   node parity.cjs PKG_DIR place ESTATE_FILE POLICY_JSON NOW_UNIX SERVICE_ID...
 //   node parity.cjs PKG_DIR compare ESTATE_FILE RESPONSES_FILE POLICY_JSON NOW_UNIX
 //   node parity.cjs PKG_DIR preview ESTATE_FILE POLICY_JSON NOW_UNIX
+//   node parity.cjs PKG_DIR plan ESTATE_FILE POLICY_JSON NOW_UNIX FORMAT SERVICES SCENARIO_FILE
 //   node parity.cjs PKG_DIR gen-digests SEED COUNT POLICY_JSON NOW_UNIX
 //   node parity.cjs PKG_DIR gen-result SEED WHAT POLICY_JSON NOW_UNIX
 //   node parity.cjs PKG_DIR why-digests SEED COUNT POLICY_JSON NOW_UNIX
@@ -20,7 +21,7 @@
 //
 // `batch` runs many calls in one process: CASES_FILE is a JSON array of
 // `[FUNCTION, ARG...]` (FUNCTION one of advise_json, advise_why_json,
-// preview_json, place_json, whatif_json, compare_json; the arguments as
+// preview_json, place_json, whatif_json, compare_json, plan_json; the arguments as
 // that function takes them, texts inline), and stdout is the JSON array of
 // the results, each a string holding exactly the bytes the engine wrote
 // (server/tests/parity_bytes.rs).
@@ -41,6 +42,7 @@ function usage() {
       "advise-generated SEED SERVICES CLUSTERS POLICY NOW | digests SEED COUNT NOW | " +
       "advise-small SEED NOW | whatif FILE SCENARIO POLICY NOW | place FILE POLICY NOW ID... | " +
       "compare FILE RESPONSES POLICY NOW | preview FILE POLICY NOW | " +
+      "plan FILE POLICY NOW FORMAT SERVICES SCENARIO | " +
       "gen-digests SEED COUNT POLICY NOW | gen-result SEED WHAT POLICY NOW | " +
       "why-digests SEED COUNT POLICY NOW)\n",
   );
@@ -117,6 +119,13 @@ switch (cmd) {
     out = engine.preview_json(text, args[1], num(args[2]));
     break;
   }
+  case "plan": {
+    if (args.length !== 6) usage();
+    const text = fs.readFileSync(args[0], "utf8");
+    const scenario = args[5] === "" ? "" : fs.readFileSync(args[5], "utf8");
+    out = engine.plan_json(text, args[1], num(args[2]), args[3], args[4], scenario);
+    break;
+  }
   case "gen-digests": {
     if (args.length !== 4) usage();
     out = engine.generated_results_digests(num(args[0]), num(args[1]), args[2], num(args[3]));
@@ -141,6 +150,7 @@ switch (cmd) {
       "place_json",
       "whatif_json",
       "compare_json",
+      "plan_json",
     ]);
     const cases = JSON.parse(fs.readFileSync(args[0], "utf8"));
     out = JSON.stringify(

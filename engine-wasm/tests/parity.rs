@@ -288,6 +288,60 @@ fn sample_place_every_service() {
     }
 }
 
+/// Change plans of the sample in every format, of a selection of
+/// services and of every example scenario, and the errors a manifest
+/// gives when the estate does not name the workloads.
+#[test]
+fn sample_plan_every_format_and_selection() {
+    let text = sample_text();
+    let sample = sample_path();
+    let now = NOW.to_string();
+    let mut cases: Vec<(String, &str, String, String)> = Vec::new();
+    for format in ["json", "markdown", "karmada", "ocm"] {
+        cases.push((
+            format!("plan-{format}"),
+            format,
+            String::new(),
+            String::new(),
+        ));
+    }
+    cases.push((
+        "plan-services".into(),
+        "markdown",
+        "cart,session-store".into(),
+        String::new(),
+    ));
+    for file in example_files("scenarios") {
+        cases.push((
+            format!("plan-{}", stem(&file)),
+            "json",
+            String::new(),
+            path_str(&file).to_string(),
+        ));
+    }
+    for (case, format, services, scenario_file) in &cases {
+        let scenario = if scenario_file.is_empty() {
+            String::new()
+        } else {
+            std::fs::read_to_string(scenario_file).expect("read scenario")
+        };
+        for (pname, policy) in POLICIES {
+            let native = berth_parity::plan_json(&text, policy, NOW, format, services, &scenario);
+            assert!(!native.is_empty(), "{case}-{pname}");
+            let wasm = run_wasm(&[
+                "plan",
+                path_str(&sample),
+                policy,
+                &now,
+                format,
+                services,
+                scenario_file,
+            ]);
+            assert_same(&format!("{case}-{pname}"), &native, &wasm);
+        }
+    }
+}
+
 #[test]
 fn sample_compare_every_response() {
     let text = sample_text();

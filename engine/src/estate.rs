@@ -52,6 +52,75 @@ pub struct Cluster {
     pub memory_total_gib: f64,
     pub cpu_free: Fact,
     pub memory_free_gib: Fact,
+    /// The cluster's name in Karmada (a `Cluster` object), where it differs
+    /// from the id; `None` = the id. Read only by plan manifests.
+    pub karmada_cluster: Option<String>,
+    /// The cluster's name in Open Cluster Management (a `ManagedCluster`),
+    /// where it differs from the id; `None` = the id.
+    pub ocm_cluster: Option<String>,
+}
+
+impl Cluster {
+    /// The name Karmada knows this cluster by.
+    pub fn karmada_name(&self) -> &str {
+        self.karmada_cluster.as_deref().unwrap_or(&self.id)
+    }
+    /// The name Open Cluster Management knows this cluster by.
+    pub fn ocm_name(&self) -> &str {
+        self.ocm_cluster.as_deref().unwrap_or(&self.id)
+    }
+}
+
+/// The Kubernetes object a service is (`workload` in the estate file):
+/// what a multi-cluster controller's policy selects to move it.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Workload {
+    /// e.g. `apps/v1`; `None` = the default of a built-in workload kind
+    /// (`Workload::api_version`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub api_version: Option<String>,
+    /// e.g. `Deployment`.
+    pub kind: String,
+    pub namespace: String,
+    pub name: String,
+}
+
+impl Workload {
+    /// The API version: as written, or `apps/v1` for the workload kinds
+    /// the Kubernetes import reads; `None` for another kind written
+    /// without one.
+    pub fn api_version(&self) -> Option<&str> {
+        match (&self.api_version, self.kind.as_str()) {
+            (Some(v), _) => Some(v),
+            (None, "Deployment" | "StatefulSet" | "DaemonSet" | "ReplicaSet") => Some("apps/v1"),
+            (None, _) => None,
+        }
+    }
+
+    /// The workload a `kubernetes:<cluster>/<namespace>/<Kind>/<name>`
+    /// provenance names (`docs/kubernetes-import.md`; an empty namespace
+    /// is `default`, as the import reads it).
+    pub fn from_source(source: &str) -> Option<Workload> {
+        let rest = source.strip_prefix("kubernetes:")?;
+        let mut parts = rest.rsplitn(4, '/');
+        let name = parts.next()?;
+        let kind = parts.next()?;
+        let namespace = parts.next()?;
+        parts.next()?; // the cluster id (the rest: it may hold a `/`)
+        if name.is_empty() || kind.is_empty() {
+            return None;
+        }
+        Some(Workload {
+            api_version: None,
+            kind: kind.to_string(),
+            namespace: if namespace.is_empty() {
+                "default".to_string()
+            } else {
+                namespace.to_string()
+            },
+            name: name.to_string(),
+        })
+    }
 }
 
 /// An RTT between two sites (`link`) or two clusters (`path`); `a < b`.
@@ -91,11 +160,22 @@ pub struct Service {
     pub data_gb: f64,
     pub constraints: Constraints,
     /// Who or what wrote the entry (e.g. an importer's provenance key);
-    /// `None` = written by hand. Carried, never interpreted by the engine.
+    /// `None` = written by hand. Carried; read only by plan manifests
+    /// (`Service::workload_ref`), never by advice.
     pub source: Option<String>,
+    /// The Kubernetes object this service is, when the file says so.
+    pub workload: Option<Workload>,
 }
 
 impl Service {
+    /// The Kubernetes object this service is: its `workload`, else the one
+    /// its Kubernetes-import `source` names; `None` when neither says.
+    pub fn workload_ref(&self) -> Option<Workload> {
+        self.workload
+            .clone()
+            .or_else(|| self.source.as_deref().and_then(Workload::from_source))
+    }
+
     /// The CPU request as load accounting counts it when the service moves
     /// (cores). An unknown request moves no *known* load: it counts 0 in
     /// loads and headroom points, exactly as an unknown free capacity

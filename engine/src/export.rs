@@ -69,6 +69,12 @@ pub fn to_file(e: &Estate) -> Value {
             m.insert("memory_total_gib".into(), json!(c.memory_total_gib));
             m.insert("cpu_free".into(), fact(&c.cpu_free, ft));
             m.insert("memory_free_gib".into(), fact(&c.memory_free_gib, ft));
+            if let Some(n) = &c.karmada_cluster {
+                m.insert("karmada_cluster".into(), json!(n));
+            }
+            if let Some(n) = &c.ocm_cluster {
+                m.insert("ocm_cluster".into(), json!(n));
+            }
             Value::Object(m)
         })
         .collect();
@@ -135,6 +141,16 @@ pub fn to_file(e: &Estate) -> Value {
             if let Some(src) = &s.source {
                 m.insert("source".into(), json!(src));
             }
+            if let Some(w) = &s.workload {
+                let mut o = Map::new();
+                if let Some(v) = &w.api_version {
+                    o.insert("api_version".into(), json!(v));
+                }
+                o.insert("kind".into(), json!(w.kind));
+                o.insert("namespace".into(), json!(w.namespace));
+                o.insert("name".into(), json!(w.name));
+                m.insert("workload".into(), Value::Object(o));
+            }
             Value::Object(m)
         })
         .collect();
@@ -169,7 +185,9 @@ pub fn to_file(e: &Estate) -> Value {
 ///
 /// A service's `source` (provenance) is not part of it: the version
 /// changes when a fact or a placement input changes, not when the same
-/// content is re-attributed.
+/// content is re-attributed. Nor are the names other tools know things by
+/// (a cluster's `karmada_cluster` and `ocm_cluster`, a service's
+/// `workload`): they change the manifests of a plan, never the advice.
 ///
 /// Every field, in the model's sorted order, is encoded unambiguously
 /// (numbers as their IEEE bits, strings length-prefixed) and hashed, rather

@@ -126,6 +126,32 @@ pub fn no_clock(run: &mut dyn FnMut()) -> Option<f64> {
     None
 }
 
+/// A change plan in `format` (`berth plan export`, `GET …/plan`): JSON
+/// (the [`crate::plan::Plan`]), Markdown, or Karmada / Open Cluster
+/// Management manifests as multi-document YAML. Errors name the input they
+/// are about (`PlanError::input`).
+pub fn plan(
+    estate: &Estate,
+    policy: &Policy,
+    now: i64,
+    selection: &crate::plan::Selection,
+    format: crate::plan::Format,
+) -> Result<String, Vec<crate::plan::PlanError>> {
+    let p = crate::plan::plan(estate, policy, now, selection)?;
+    crate::plan::write(estate, &p, format)
+}
+
+/// The services of a plan's `services` input: ids separated by commas
+/// (spaces around them ignored); empty = none named.
+pub fn plan_services(services: &str) -> Vec<String> {
+    services
+        .split(',')
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .map(str::to_string)
+        .collect()
+}
+
 /// Estate (and scenario) errors as the API's 422 items: the JSON pointer
 /// (`/` for the whole document), the line where known, the message.
 #[derive(Serialize, Deserialize, Debug, Clone, PartialEq)]
@@ -288,6 +314,78 @@ pub fn compare_text(
         }
         Err(e) => errors_json(&e),
     }
+}
+
+/// `plan` on text: the format's name (`json`, `markdown`, `karmada`,
+/// `ocm`), the services as [`plan_services`] reads them and a scenario's
+/// text, either or neither (neither = every recommended move). The result
+/// is the plan's bytes, or a JSON array of tagged errors (`[…]`; a plan in
+/// any format starts otherwise: `{` or `#`).
+pub fn plan_text(
+    estate_text: &str,
+    policy_json: &str,
+    now: i64,
+    format: &str,
+    services: &str,
+    scenario_text: &str,
+) -> String {
+    use crate::plan::{Format as PlanFormat, Selection};
+    let format = PlanFormat::parse(format).ok_or_else(|| {
+        let names: Vec<&str> = PlanFormat::ALL.iter().map(|f| f.as_str()).collect();
+        tagged(
+            "format",
+            &[at(
+                String::new(),
+                format!(
+                    "unknown plan format {format:?}; expected one of {}",
+                    names.join(", ")
+                ),
+            )],
+        )
+    });
+    let ids = plan_services(services);
+    let selection = match (ids.is_empty(), scenario_text.trim().is_empty()) {
+        (true, true) => Ok(None),
+        (false, true) => Ok(Some(Selection::Services(ids))),
+        (true, false) => Scenario::from_json(scenario_text)
+            .map(|_| None)
+            .map_err(|e| tagged("scenario", &e)),
+        (false, false) => Err(tagged(
+            "services",
+            &[at(
+                String::new(),
+                "give services or a scenario, not both".into(),
+            )],
+        )),
+    };
+    let inputs = both(
+        both(read_estate(estate_text), read_policy(policy_json)),
+        both(format, selection),
+    );
+    let ((estate, policy), (format, selection)) = match inputs {
+        Ok(v) => v,
+        Err(e) => return errors_json(&e),
+    };
+    let selection = match selection {
+        Some(s) => s,
+        None if scenario_text.trim().is_empty() => Selection::Advice,
+        None => match Scenario::from_json_checked(scenario_text, &estate) {
+            Ok(sc) => Selection::Scenario(sc),
+            Err(e) => return errors_json(&tagged("scenario", &e)),
+        },
+    };
+    match plan(&estate, &policy, now, &selection, format) {
+        Ok(bytes) => bytes,
+        Err(errors) => errors_json(&plan_errors(&errors)),
+    }
+}
+
+/// Plan errors as tagged input errors.
+pub fn plan_errors(errors: &[crate::plan::PlanError]) -> Errors {
+    errors
+        .iter()
+        .flat_map(|e| tagged(e.input, std::slice::from_ref(e)))
+        .collect()
 }
 
 /// Names the built-in deciders take (`decider::builtins`); a reply may

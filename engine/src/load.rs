@@ -24,7 +24,7 @@ use serde_json::{Map, Value};
 
 use crate::estate::{
     parse_time, Cluster, Constraints, Estate, EstateError, Flow, Format, Health, RttFact, Service,
-    Site,
+    Site, Workload,
 };
 use crate::fact::{Class, Fact};
 use crate::json_shape::describe;
@@ -81,6 +81,10 @@ struct RawCluster {
     cpu_free: RawFact,
     #[serde(default)]
     memory_free_gib: RawFact,
+    #[serde(default)]
+    karmada_cluster: Option<String>,
+    #[serde(default)]
+    ocm_cluster: Option<String>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -122,6 +126,18 @@ struct RawService {
     constraints: Option<RawConstraints>,
     #[serde(default)]
     source: Option<String>,
+    #[serde(default)]
+    workload: Option<RawWorkload>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawWorkload {
+    #[serde(default)]
+    api_version: Option<String>,
+    kind: String,
+    namespace: String,
+    name: String,
 }
 
 /// A number or `null`. With `deserialize_with` (and no `default`) serde
@@ -253,6 +269,8 @@ const CLUSTER_FIELDS: &[&str] = &[
     "memory_total_gib",
     "cpu_free",
     "memory_free_gib",
+    "karmada_cluster",
+    "ocm_cluster",
 ];
 const LINK_FIELDS: &[&str] = &["a", "b", "rtt_ms", "bandwidth_mb_s"];
 const PATH_FIELDS: &[&str] = &["a", "b", "rtt_ms"];
@@ -266,7 +284,9 @@ const SERVICE_FIELDS: &[&str] = &[
     "data_gb",
     "constraints",
     "source",
+    "workload",
 ];
+const WORKLOAD_FIELDS: &[&str] = &["api_version", "kind", "namespace", "name"];
 const CONSTRAINT_FIELDS: &[&str] = &[
     "local_volumes",
     "pinned",
@@ -607,6 +627,8 @@ impl Walker {
             let memory_total_gib = w.req(o, &p, "memory_total_gib", Self::number);
             let cpu_free = w.opt(o, &p, "cpu_free", Self::fact);
             let memory_free_gib = w.opt(o, &p, "memory_free_gib", Self::fact);
+            let karmada_cluster = w.opt(o, &p, "karmada_cluster", Self::string);
+            let ocm_cluster = w.opt(o, &p, "ocm_cluster", Self::string);
             Some(RawCluster {
                 id: id?,
                 name: name?,
@@ -619,6 +641,8 @@ impl Walker {
                 memory_total_gib: memory_total_gib?,
                 cpu_free: cpu_free?.unwrap_or_default(),
                 memory_free_gib: memory_free_gib?.unwrap_or_default(),
+                karmada_cluster: karmada_cluster?,
+                ocm_cluster: ocm_cluster?,
             })
         });
         let links = self.list(m, "links", false, |w, v, p| {
@@ -655,6 +679,19 @@ impl Walker {
             let memory_gib = w.req(o, &p, "memory_gib", Self::nullable_number);
             let data_gb = w.opt(o, &p, "data_gb", Self::number);
             let source = w.opt(o, &p, "source", Self::string);
+            let workload = w.opt(o, &p, "workload", |w, v, wp| {
+                let o = w.object(v, &wp, WORKLOAD_FIELDS)?;
+                let api_version = w.opt(o, &wp, "api_version", Self::string);
+                let kind = w.req(o, &wp, "kind", Self::string);
+                let namespace = w.req(o, &wp, "namespace", Self::string);
+                let name = w.req(o, &wp, "name", Self::string);
+                Some(RawWorkload {
+                    api_version: api_version?,
+                    kind: kind?,
+                    namespace: namespace?,
+                    name: name?,
+                })
+            });
             let constraints = w.opt(o, &p, "constraints", |w, v, cp| {
                 let c = w.object(v, &cp, CONSTRAINT_FIELDS)?;
                 let local_volumes = w.opt(c, &cp, "local_volumes", Self::boolean);
@@ -680,6 +717,7 @@ impl Walker {
                 data_gb: data_gb?,
                 constraints: constraints?,
                 source: source?,
+                workload: workload?,
             })
         });
         let flows = self.list(m, "flows", false, |w, v, p| {
@@ -1043,6 +1081,15 @@ fn validate(raw: RawEstate, broken: &Broken) -> Result<Estate, Vec<EstateError>>
         let cpu_total_ok = v.number(c.cpu_total, 0.0, true, || at("cpu_total"));
         let memory_total_ok = v.number(c.memory_total_gib, 0.0, true, || at("memory_total_gib"));
         ok &= cpu_total_ok && memory_total_ok;
+        for (name, field) in [
+            (&c.karmada_cluster, "karmada_cluster"),
+            (&c.ocm_cluster, "ocm_cluster"),
+        ] {
+            if let Some(problem) = name.as_deref().and_then(crate::k8s::label_problem) {
+                v.err(at(field), problem);
+                ok = false;
+            }
+        }
         let cpu_free = v.fact(c.cpu_free, || at("cpu_free"));
         let memory_free_gib = v.fact(c.memory_free_gib, || at("memory_free_gib"));
         for (fact, total, total_ok, field, what) in [
@@ -1095,6 +1142,8 @@ fn validate(raw: RawEstate, broken: &Broken) -> Result<Estate, Vec<EstateError>>
             memory_total_gib: c.memory_total_gib,
             cpu_free,
             memory_free_gib,
+            karmada_cluster: c.karmada_cluster,
+            ocm_cluster: c.ocm_cluster,
         });
     }
     clusters.sort_by(|a, b| a.id.cmp(&b.id));
@@ -1156,6 +1205,26 @@ fn validate(raw: RawEstate, broken: &Broken) -> Result<Estate, Vec<EstateError>>
         if let Some(source) = &s.source {
             ok &= v.text(source, || at("source"));
         }
+        if let Some(w) = &s.workload {
+            let wat = |f: &str| format!("/services/{i}/workload/{f}");
+            let checks = [
+                ("kind", crate::k8s::kind_problem(&w.kind)),
+                ("namespace", crate::k8s::label_problem(&w.namespace)),
+                ("name", crate::k8s::subdomain_problem(&w.name)),
+                (
+                    "api_version",
+                    w.api_version
+                        .as_deref()
+                        .and_then(crate::k8s::api_version_problem),
+                ),
+            ];
+            for (field, problem) in checks {
+                if let Some(problem) = problem {
+                    v.err(wat(field), problem);
+                    ok = false;
+                }
+            }
+        }
         let data_gb = s.data_gb.unwrap_or(0.0);
         ok &= v.number(data_gb, 0.0, false, || at("data_gb"));
         let rc = s.constraints.unwrap_or_default();
@@ -1192,6 +1261,12 @@ fn validate(raw: RawEstate, broken: &Broken) -> Result<Estate, Vec<EstateError>>
             data_gb,
             constraints,
             source: s.source,
+            workload: s.workload.map(|w| Workload {
+                api_version: w.api_version,
+                kind: w.kind,
+                namespace: w.namespace,
+                name: w.name,
+            }),
         });
     }
     services.sort_by(|a, b| a.id.cmp(&b.id));

@@ -1962,3 +1962,171 @@ async fn batch_records_survive_the_upgrade_to_per_token_ids(b: Backend) {
     insert("token:bbbbbbbbbbbb").await.unwrap();
     assert!(insert("token:aaaaaaaaaaaa").await.is_err());
 }
+
+/// Change plans (docs/plans.md): the JSON plan in the envelope, Markdown
+/// and manifests as attachments, the selections (services, a saved
+/// scenario), and the errors that name what is missing.
+async fn plans(backend: Backend) {
+    let t = TestApp::new(backend).await;
+    let admin = TestApp::admin();
+    let viewer = As::Bearer(t.token("viewer", None).await);
+    let base = "/api/estates/sample";
+    let q = "now=2026-11-30T04:05:00Z";
+    let advice = t
+        .get(&viewer, &format!("{base}/advice?{q}"))
+        .await
+        .expect(StatusCode::OK)
+        .json();
+    let moves = advice["result"]["moves"].as_array().unwrap().clone();
+    assert!(!moves.is_empty());
+    let plan = t
+        .get(&viewer, &format!("{base}/plan?{q}"))
+        .await
+        .expect(StatusCode::OK)
+        .json();
+    assert_eq!(plan["result"]["selection"]["kind"], "advice");
+    assert_eq!(
+        plan["result"]["moves"].as_array().unwrap().len(),
+        moves.len()
+    );
+    assert_eq!(
+        plan["result"]["estate_version"],
+        advice["result"]["estate_version"]
+    );
+
+    let md = t
+        .get(&viewer, &format!("{base}/plan?{q}&format=markdown"))
+        .await
+        .expect(StatusCode::OK);
+    assert_eq!(
+        md.headers[header::CONTENT_TYPE].to_str().unwrap(),
+        "text/markdown; charset=utf-8"
+    );
+    assert_eq!(
+        md.headers[header::CONTENT_DISPOSITION].to_str().unwrap(),
+        "attachment; filename=\"sample-plan.md\""
+    );
+    assert!(md
+        .text()
+        .starts_with("# Change plan: Acme Retail (sample estate)\n"));
+
+    // The sample names no workloads: each moved service is named.
+    let k = t
+        .get(&viewer, &format!("{base}/plan?{q}&format=karmada"))
+        .await
+        .expect(StatusCode::UNPROCESSABLE_ENTITY)
+        .json();
+    let errors = k["details"]["errors"].as_array().unwrap();
+    assert_eq!(errors.len(), moves.len(), "{k}");
+    for e in errors {
+        let m = e["message"].as_str().unwrap();
+        assert!(m.starts_with("estate: service \""), "{m}");
+        assert!(m.contains("set `workload`"), "{m}");
+    }
+
+    // Some services' moves; an unknown one and one without a move named.
+    let first = moves[0]["service"].as_str().unwrap();
+    let one = t
+        .get(&viewer, &format!("{base}/plan?{q}&services={first}"))
+        .await
+        .expect(StatusCode::OK)
+        .json();
+    assert_eq!(one["result"]["moves"].as_array().unwrap().len(), 1);
+    assert_eq!(one["result"]["selection"]["services"][0], first);
+    let bad = t
+        .get(
+            &viewer,
+            &format!("{base}/plan?{q}&services=nope,support-db"),
+        )
+        .await
+        .expect(StatusCode::UNPROCESSABLE_ENTITY)
+        .json();
+    let messages: Vec<&str> = bad["details"]["errors"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["message"].as_str().unwrap())
+        .collect();
+    assert!(
+        messages[0].starts_with("services: no service \"nope\""),
+        "{messages:?}"
+    );
+    assert!(
+        messages[1].contains("\"support-db\" has no recommended move"),
+        "{messages:?}"
+    );
+    t.get(&viewer, &format!("{base}/plan?{q}&format=yaml"))
+        .await
+        .expect(StatusCode::BAD_REQUEST);
+    t.get(
+        &viewer,
+        &format!("{base}/plan?{q}&services=cart&scenario=x"),
+    )
+    .await
+    .expect(StatusCode::BAD_REQUEST);
+    t.get(
+        &viewer,
+        &format!("{base}/plan?{q}&scenario=nobody-by-this-name"),
+    )
+    .await
+    .expect(StatusCode::NOT_FOUND);
+
+    // A saved scenario's moves, with its warnings.
+    t.call(
+        &admin,
+        Method::PUT,
+        &format!("{base}/scenarios/retire"),
+        Some("application/json"),
+        SAMPLE_SCENARIO,
+    )
+    .await
+    .expect(StatusCode::NO_CONTENT);
+    let sc = t
+        .get(&viewer, &format!("{base}/plan?{q}&scenario=retire"))
+        .await
+        .expect(StatusCode::OK)
+        .json();
+    assert_eq!(sc["result"]["selection"]["kind"], "scenario");
+    assert!(!sc["result"]["warnings"].as_array().unwrap().is_empty());
+
+    // Workloads and a controller name in the estate: manifests.
+    let mut file = t
+        .get(&admin, &format!("{base}/file"))
+        .await
+        .expect(StatusCode::OK)
+        .json();
+    for s in file["services"].as_array_mut().unwrap() {
+        let name = s["id"].as_str().unwrap().to_string();
+        s["workload"] = json!({"kind": "Deployment", "namespace": "shop", "name": name});
+    }
+    for c in file["clusters"].as_array_mut().unwrap() {
+        if c["id"] == "c-fra-2" {
+            c["karmada_cluster"] = json!("member-fra-2");
+        }
+    }
+    t.send(&admin, Method::PUT, &format!("{base}/file"), &file)
+        .await
+        .expect(StatusCode::OK);
+    let k = t
+        .get(&viewer, &format!("{base}/plan?{q}&format=karmada"))
+        .await
+        .expect(StatusCode::OK);
+    assert_eq!(
+        k.headers[header::CONTENT_TYPE].to_str().unwrap(),
+        "application/yaml"
+    );
+    assert_eq!(
+        k.headers[header::CONTENT_DISPOSITION].to_str().unwrap(),
+        "attachment; filename=\"sample-karmada.yaml\""
+    );
+    let text = k.text();
+    assert!(text.contains("kind: \"PropagationPolicy\""));
+    assert!(text.contains("- \"member-fra-2\""), "{text}");
+    let o = t
+        .get(&viewer, &format!("{base}/plan?{q}&format=ocm"))
+        .await
+        .expect(StatusCode::OK)
+        .text();
+    assert!(o.contains("kind: \"Placement\""));
+}
+both!(plans);

@@ -296,7 +296,7 @@ fn broken_estate_fails_with_every_error_and_its_line() {
             r#":8: /clusters/0/health: expected one of "healthy", "watch", "draining", "down", found "degraded""#,
             r#":9: /clusters/1/cpu_free/class: expected one of "measured", "reported", "inferred", "guessed", found "mesured""#,
             ":12: /services/0/cpu: expected a number ≥ 0 (at most 1e12), found -1",
-            ":13: /services/1/memory_gb: unknown field; expected one of id, name, owner, cluster, cpu, memory_gib, data_gb, constraints, source",
+            ":13: /services/1/memory_gb: unknown field; expected one of id, name, owner, cluster, cpu, memory_gib, data_gb, constraints, source, workload",
             r#":13: /services/1: missing required field "memory_gib""#,
         ] {
             assert!(err.contains(needle), "{cmd}: {needle} not in\n{err}");

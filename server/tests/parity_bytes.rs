@@ -4,7 +4,9 @@
 //! sample estate (default and non-default policy) and on 50 generated ones.
 //!
 //! Operations: advice, advice with Why, the decider request (preview), a
-//! placement, a what-if projection and a decider comparison. Estate errors
+//! placement, a what-if projection, a decider comparison and the change
+//! plan (JSON, and Markdown: the server's attachment and the CLI's stdout
+//! are the engine's bytes alone). Estate errors
 //! travel in three different envelopes (a 422 body, `file:line:` lines on
 //! stderr, a JSON array), so for them the test compares what each says:
 //! the same (path, line, message) for every error.
@@ -135,6 +137,17 @@ fn berth_sha256(bytes: &[u8]) -> String {
 }
 
 fn cli(args: &[&str]) -> String {
+    let stdout = cli_raw(args);
+    // The one byte that is the terminal's, not the engine's.
+    stdout
+        .strip_suffix('\n')
+        .unwrap_or_else(|| panic!("berth {args:?}: stdout does not end in a newline"))
+        .to_string()
+}
+
+/// stdout exactly (a Markdown plan or manifests are printed as the engine
+/// wrote them, their own last newline included).
+fn cli_raw(args: &[&str]) -> String {
     let out = Command::new(env!("CARGO_BIN_EXE_berth"))
         .args(args)
         .output()
@@ -144,12 +157,7 @@ fn cli(args: &[&str]) -> String {
         "berth {args:?}: {}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let stdout = String::from_utf8(out.stdout).expect("UTF-8");
-    // The one byte that is the terminal's, not the engine's.
-    stdout
-        .strip_suffix('\n')
-        .unwrap_or_else(|| panic!("berth {args:?}: stdout does not end in a newline"))
-        .to_string()
+    String::from_utf8(out.stdout).expect("UTF-8")
 }
 
 /// Built-in deciders' run times are measured by whoever runs them; the
@@ -181,7 +189,9 @@ struct Case {
     responses: Vec<(String, PathBuf, String)>,
 }
 
-const OPS: [&str; 6] = ["advice", "why", "preview", "place", "whatif", "compare"];
+const OPS: [&str; 8] = [
+    "advice", "why", "preview", "place", "whatif", "compare", "plan", "plan-md",
+];
 
 fn scenario_for(doc: &Value) -> String {
     let services = doc["services"].as_array().unwrap();
@@ -332,6 +342,15 @@ async fn server_cli_and_webassembly_write_the_same_bytes() {
             server
                 .result(Method::POST, &format!("{base}/compare?{q}"), compare_body)
                 .await,
+            server
+                .result(Method::GET, &format!("{base}/plan?{q}"), Body::empty())
+                .await,
+            {
+                let path = format!("{base}/plan?{q}&format=markdown");
+                let (status, bytes) = server.call(Method::GET, &path, Body::empty()).await;
+                assert_eq!(status, StatusCode::OK, "{path}");
+                String::from_utf8(bytes).expect("UTF-8")
+            },
         ]);
     }
 
@@ -366,6 +385,12 @@ async fn server_cli_and_webassembly_write_the_same_bytes() {
                 true,
             )),
             run(compare),
+            run(with(&["plan", "export", file], true)),
+            {
+                let mut a = with(&["plan", "export", file], false);
+                a.extend(["--format".into(), "markdown".into()]);
+                cli_raw(&a.iter().map(String::as_str).collect::<Vec<_>>())
+            },
         ]);
     }
 
@@ -391,6 +416,8 @@ async fn server_cli_and_webassembly_write_the_same_bytes() {
             json!(["place_json", c.text, c.service, policy, now]),
             json!(["whatif_json", c.text, c.scenario.1, policy, now]),
             json!(["compare_json", c.text, responses, policy, now]),
+            json!(["plan_json", c.text, policy, now, "json", "", ""]),
+            json!(["plan_json", c.text, policy, now, "markdown", "", ""]),
         ]);
     }
     let from_wasm = run_wasm_batch(dir.path(), &batch);
@@ -410,7 +437,7 @@ async fn server_cli_and_webassembly_write_the_same_bytes() {
                 (s.clone(), l.clone())
             };
             assert!(
-                w.starts_with('{'),
+                w.starts_with(if *op == "plan-md" { '#' } else { '{' }),
                 "{} {op}: WebAssembly refused: {w}",
                 c.id
             );

@@ -59,7 +59,7 @@ pub fn keep_query(path: &str, estate: Option<&str>, now: Option<&str>) -> String
 
 /// Percent-encoding for a query value: estate ids are letters, digits and
 /// '-', times have ':' and '+', which a query must escape.
-fn encode(v: &str) -> String {
+pub fn encode(v: &str) -> String {
     let mut out = String::new();
     for b in v.bytes() {
         match b {

@@ -196,6 +196,12 @@ pub enum Command {
         #[arg(long, value_enum, default_value_t = OutputFormat::Json)]
         format: OutputFormat,
     },
+    /// Change plans: a selection of moves written for the people and the
+    /// tools that make them (docs/plans.md).
+    Plan {
+        #[command(subcommand)]
+        action: PlanAction,
+    },
     /// Import services into an estate file from another description of
     /// them. The merged estate goes to --output (default: stdout), the
     /// report to stderr.
@@ -379,6 +385,57 @@ pub struct MeshArgs {
     /// repeatable.
     #[arg(long = "map-cluster", value_name = "MESH_CLUSTER=CLUSTER")]
     pub map_cluster: Vec<String>,
+}
+
+#[derive(Subcommand)]
+pub enum PlanAction {
+    /// Write a plan: every recommended move, the recommended moves of
+    /// --services, or a --scenario's moves, as Markdown (for a pull
+    /// request or a ticket), JSON, or manifests for Karmada
+    /// (PropagationPolicy, OverridePolicy) or Open Cluster Management
+    /// (Placement).
+    Export {
+        estate: PathBuf,
+        #[arg(long, value_enum, default_value_t = PlanFormat::Markdown)]
+        format: PlanFormat,
+        /// Service ids (comma-separated): their recommended moves only.
+        #[arg(
+            long,
+            value_delimiter = ',',
+            value_name = "IDS",
+            conflicts_with = "scenario"
+        )]
+        services: Vec<String>,
+        /// A what-if scenario file (docs/scenario-format.md): its moves.
+        #[arg(long, value_name = "FILE")]
+        scenario: Option<PathBuf>,
+        #[arg(long)]
+        policy: Option<PathBuf>,
+        /// Evaluation time (RFC 3339); default: now.
+        #[arg(long)]
+        now: Option<String>,
+    },
+}
+
+/// The forms of `plan export` (`berth_engine::plan::Format`).
+#[derive(Clone, Copy, ValueEnum)]
+pub enum PlanFormat {
+    Markdown,
+    Json,
+    Karmada,
+    Ocm,
+}
+
+impl PlanFormat {
+    pub fn engine(self) -> berth_engine::plan::Format {
+        use berth_engine::plan::Format;
+        match self {
+            PlanFormat::Markdown => Format::Markdown,
+            PlanFormat::Json => Format::Json,
+            PlanFormat::Karmada => Format::Karmada,
+            PlanFormat::Ocm => Format::Ocm,
+        }
+    }
 }
 
 #[derive(Subcommand)]

@@ -1,14 +1,14 @@
 //! The engine on files, offline (SPEC §15): validate, advise, preview,
-//! compare, whatif and place. Each reads an estate (and a policy, a
+//! compare, whatif, place and plan export. Each reads an estate (and a policy, a
 //! scenario, replies), resolves `now`, and prints what the engine returns.
 
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::Ordering;
 
-use berth_engine::{decider, estate, front, whatif, Estate, EstateError, Format, Policy};
+use berth_engine::{decider, estate, front, plan, whatif, Estate, EstateError, Format, Policy};
 
-use super::args::{Command, OutputFormat};
+use super::args::{Command, OutputFormat, PlanAction};
 use super::common::{line, read_text, Failure, INCOMPLETE};
 
 /// One engine command on files; its output, or the failure to report.
@@ -149,6 +149,54 @@ pub fn run(command: Command) -> Result<String, Failure> {
                     let projection = whatif::project(&e, &policy, now, &sc).map_err(invalid)?;
                     berth_engine::text::projection(&projection)
                 }
+            })
+        }
+        Command::Plan {
+            action:
+                PlanAction::Export {
+                    estate,
+                    format,
+                    services,
+                    scenario,
+                    policy,
+                    now,
+                },
+        } => {
+            let (e, policy, now) = inputs(&estate, policy.as_deref(), now.as_deref())?;
+            let selection = match (&scenario, services.is_empty()) {
+                (Some(path), _) => {
+                    let text = read_text(path)?;
+                    let sc = whatif::Scenario::from_json_checked(&text, &e)
+                        .map_err(|errors| invalid_input(path, "scenario", &errors))?;
+                    plan::Selection::Scenario(sc)
+                }
+                (None, true) => plan::Selection::Advice,
+                (None, false) => plan::Selection::Services(
+                    services.iter().map(|s| s.trim().to_string()).collect(),
+                ),
+            };
+            let bytes =
+                front::plan(&e, &policy, now, &selection, format.engine()).map_err(|errors| {
+                    let mut lines = vec![format!(
+                        "{}: cannot write the plan, {} error{}:",
+                        estate.display(),
+                        errors.len(),
+                        if errors.len() == 1 { "" } else { "s" }
+                    )];
+                    lines.extend(errors.iter().map(|err| match err.input {
+                        "services" => format!("  --services: {}", err.message),
+                        "scenario" => format!(
+                            "  {}: {}",
+                            scenario.as_deref().unwrap_or(Path::new("scenario")).display(),
+                            err.message
+                        ),
+                        _ => format!("  {}", err.message),
+                    }));
+                    Failure { code: 1, lines }
+                })?;
+            Ok(match format.engine() {
+                plan::Format::Json => line(bytes),
+                _ => bytes,
             })
         }
         Command::Place {

@@ -1,6 +1,6 @@
 //! Engine results on a stored estate: the snapshot a browser runs the
-//! engine on, advice, the decider request preview, placement, what-if,
-//! and comparisons (uploaded replies, or registered deciders called
+//! engine on, advice, change plans, the decider request preview,
+//! placement, what-if, and comparisons (uploaded replies, or registered deciders called
 //! live). Results travel in the envelope of `estates::envelope` and go
 //! through the result cache. A computation (a cache miss) takes one from
 //! the caller's engine budget (429 past it), and a result above the
@@ -10,12 +10,12 @@ use std::time::Instant;
 
 use axum::body::{Body, Bytes};
 use axum::extract::{Path, State};
-use axum::http::StatusCode;
-use axum::response::Response;
+use axum::http::{header, HeaderValue, StatusCode};
+use axum::response::{IntoResponse, Response};
 use serde::Deserialize;
 use serde_json::{json, Value};
 
-use berth_engine::{decider, estate, front, Estate, Policy};
+use berth_engine::{decider, estate, front, plan, Estate, Policy};
 
 use super::extract::{
     engine_allowed, eval_now, json_body, raw_json, read_body, result_fits, utf8, EvalQuery, Query,
@@ -34,6 +34,7 @@ use crate::AppState;
 pub const ROUTES: &[Route] = &[
     route!(GET "/api/estates/{id}/snapshot", VIEWER, "everything needed to run the engine in a browser" => snapshot),
     route!(GET "/api/estates/{id}/advice", VIEWER, "recommended moves" => advice),
+    route!(GET "/api/estates/{id}/plan", VIEWER, "a change plan: moves as JSON, Markdown or Karmada/OCM manifests" => plan),
     route!(GET "/api/estates/{id}/preview", VIEWER, "the decider request this estate generates" => preview),
     route!(GET "/api/estates/{id}/place/{service}", VIEWER, "rank clusters for one service" => place),
     route!(POST "/api/estates/{id}/whatif", OPERATOR, "project a what-if scenario" => what_if),
@@ -66,11 +67,31 @@ async fn engine_result<F>(
 where
     F: FnOnce(&Estate, &Policy, i64) -> ApiResult<String> + Send + 'static,
 {
+    let body = engine_bytes(state, caller, id, op, now, extra, true, run).await?;
+    Ok(raw_json(StatusCode::OK, body))
+}
+
+/// [`engine_result`]'s body: the result in its envelope, or (for a result
+/// that is not JSON, `envelope: false`) its bytes alone, cached either way.
+#[allow(clippy::too_many_arguments)]
+async fn engine_bytes<F>(
+    state: &AppState,
+    caller: &Caller,
+    id: &str,
+    op: &'static str,
+    now: i64,
+    extra: &str,
+    envelope_it: bool,
+    run: F,
+) -> ApiResult<Bytes>
+where
+    F: FnOnce(&Estate, &Policy, i64) -> ApiResult<String> + Send + 'static,
+{
     let meta = visible_estate(state, caller, id).await?;
     let key = result_key(op, &meta, now, extra);
     if let Some(body) = state.cache.result(&key) {
         state.metrics.cache(op, true);
-        return Ok(raw_json(StatusCode::OK, body));
+        return Ok(body);
     }
     state.metrics.cache(op, false);
     engine_allowed(state, caller)?;
@@ -82,11 +103,15 @@ where
         .map_err(|e| ApiError::Internal(format!("engine task: {e}")))??;
     state.metrics.engine_run(op, start.elapsed().as_secs_f64());
     result_fits(state, op, &result)?;
-    let body = envelope(&meta, &policy_digest, now, &result);
+    let body = if envelope_it {
+        envelope(&meta, &policy_digest, now, &result)
+    } else {
+        result
+    };
     let key = result_key(op, &meta, now, extra);
     let body = Bytes::from(body);
     state.cache.put_result(key, body.clone());
-    Ok(raw_json(StatusCode::OK, body))
+    Ok(body)
 }
 
 async fn snapshot(
@@ -139,6 +164,115 @@ async fn advice(
         },
     )
     .await
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct PlanQuery {
+    now: Option<String>,
+    /// `json` (default), `markdown`, `karmada` or `ocm`.
+    format: Option<String>,
+    /// Service ids, comma-separated: their recommended moves only.
+    services: Option<String>,
+    /// A saved scenario's name: its moves.
+    scenario: Option<String>,
+}
+
+/// Plan errors as a 422, each message starting with the input it is
+/// about (`services: …`, `scenario: …`, `estate: …`).
+fn invalid_plan(errors: &[plan::PlanError]) -> ApiError {
+    ApiError::Invalid {
+        message: format!(
+            "cannot write the plan: {} error{}",
+            errors.len(),
+            if errors.len() == 1 { "" } else { "s" }
+        ),
+        details: json!({ "errors": errors
+            .iter()
+            .map(|e| front::ErrorItem {
+                path: if e.path.is_empty() { "/".into() } else { e.path.clone() },
+                line: e.line,
+                message: format!("{}: {}", e.input, e.message),
+            })
+            .collect::<Vec<_>>() }),
+    }
+}
+
+async fn plan(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(id): Path<String>,
+    Query(q): Query<PlanQuery>,
+) -> ApiResult<Response> {
+    let now = eval_now(&q.now)?;
+    let format_name = q.format.as_deref().unwrap_or("json");
+    let format = plan::Format::parse(format_name).ok_or_else(|| {
+        ApiError::bad_request(format!(
+            "format: unknown plan format {format_name:?}; expected json, markdown, karmada or ocm"
+        ))
+    })?;
+    let services = front::plan_services(q.services.as_deref().unwrap_or(""));
+    if !services.is_empty() && q.scenario.is_some() {
+        return Err(ApiError::bad_request(
+            "give services or a scenario, not both",
+        ));
+    }
+    // A saved scenario is read now, and its digest keys the cache: it can
+    // change while the estate does not.
+    let scenario = match &q.scenario {
+        Some(name) => {
+            visible_estate(&state, &caller, &id).await?;
+            Some(
+                store::scenario(&state.db, &id, name)
+                    .await?
+                    .ok_or_else(|| {
+                        ApiError::NotFound(format!("no scenario {name:?} in estate {id:?}"))
+                    })?,
+            )
+        }
+        None => None,
+    };
+    let extra = format!(
+        "{}|{}|{}",
+        format.as_str(),
+        services.join(","),
+        scenario
+            .as_deref()
+            .map(|t| body_digest(t.as_bytes()))
+            .unwrap_or_default()
+    );
+    let run = move |e: &Estate, p: &Policy, now: i64| {
+        let selection = match (&scenario, services.is_empty()) {
+            (Some(text), _) => plan::Selection::Scenario(
+                berth_engine::whatif::Scenario::from_json_checked(text, e)
+                    .map_err(|errors| invalid_scenario(&errors))?,
+            ),
+            (None, true) => plan::Selection::Advice,
+            (None, false) => plan::Selection::Services(services),
+        };
+        front::plan(e, p, now, &selection, format).map_err(|errors| invalid_plan(&errors))
+    };
+    if format == plan::Format::Json {
+        return engine_result(&state, &caller, &id, "plan", now, &extra, run).await;
+    }
+    let body = engine_bytes(&state, &caller, &id, "plan", now, &extra, false, run).await?;
+    let file = format.file_name(&id);
+    Ok((
+        StatusCode::OK,
+        [
+            (
+                header::CONTENT_TYPE,
+                HeaderValue::from_static(format.media_type()),
+            ),
+            (
+                header::CONTENT_DISPOSITION,
+                HeaderValue::from_str(&format!("attachment; filename=\"{file}\""))
+                    .map_err(|e| ApiError::Internal(format!("file name: {e}")))?,
+            ),
+        ],
+        body,
+    )
+        .into_response())
 }
 
 async fn preview(

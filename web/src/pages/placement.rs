@@ -159,6 +159,7 @@ pub fn Placement() -> impl IntoView {
                             "Take these moves into a what-if scenario"
                         </button>
                     </p>
+                    <PlanExport now=now_text.into()/>
                     <WeakMoves advice=a.clone()/>
                     <Immovable advice=a.clone()/>
                     <UnknownRequests advice=a.clone()/>
@@ -166,6 +167,43 @@ pub fn Placement() -> impl IntoView {
                 }.into_any(),
             }}
         </Gate>
+    }
+}
+
+/// Links that download the change plan of the recommended moves from the
+/// server (`GET …/plan`, docs/plans.md), evaluated at the page's time:
+/// Markdown for a pull request or a ticket, JSON, and the manifests of
+/// Karmada and Open Cluster Management.
+#[component]
+fn PlanExport(now: Signal<String>) -> impl IntoView {
+    let auth = expect_context::<Auth>();
+    let href = move |format: &'static str| {
+        let id = auth.estate.get().unwrap_or_default();
+        format!(
+            "/api/estates/{}/plan?format={format}&now={}",
+            crate::common::encode(&id),
+            crate::common::encode(&now.get())
+        )
+    };
+    let link = move |format: &'static str, label: &'static str| {
+        let file = move || {
+            berth_engine::plan::Format::parse(format)
+                .map(|f| f.file_name(&auth.estate.get().unwrap_or_default()))
+                .unwrap_or_default()
+        };
+        view! {
+            <a href=move || href(format) download=file data-testid=format!("plan-{format}")>{label}</a>
+        }
+    };
+    view! {
+        <p class="plan-export" data-testid="plan-export">
+            "Export the plan of these moves: "
+            {link("markdown", "Markdown")}" · "
+            {link("json", "JSON")}" · "
+            {link("karmada", "Karmada")}" · "
+            {link("ocm", "Open Cluster Management")}
+            <span class="hint">" (manifests need each moved service's workload in the estate: "<code>"workload"</code>" or a Kubernetes import)"</span>
+        </p>
     }
 }
 

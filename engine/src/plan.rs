@@ -1,0 +1,1148 @@
+//! Change plans (`docs/plans.md`): a selection of moves written for the
+//! people and the tools that carry them out.
+//!
+//! A plan is made from an estate, a policy, `now` and a [`Selection`]:
+//!
+//! - [`Selection::Advice`]: every recommended move, in order;
+//! - [`Selection::Services`]: the recommended moves of the services named;
+//! - [`Selection::Scenario`]: the moves a what-if scenario makes (its
+//!   `move` steps and the placements of its evacuations).
+//!
+//! Each move carries its gain and terms, confidence, deciding facts with
+//! their age, and the flip conditions the Why computes (`why.rs`); the plan
+//! carries the totals before and after, the estate version and the policy
+//! digest. It is then written as JSON ([`Plan`]), Markdown for a pull
+//! request or a ticket ([`markdown`]), or as manifests for the
+//! multi-cluster controllers that do the moving ([`karmada`], [`ocm`]).
+//!
+//! Where the numbers come from, so nothing is computed twice in two ways:
+//! advice moves carry the advice's own numbers and the explanation of
+//! their step (`why::explain`); a scenario's moves are evaluated by the
+//! same cost expressions on the scenario's evolving placement, and carry
+//! flip conditions only where the scenario is, up to that move, exactly
+//! the recommended sequence (elsewhere the engine's flip conditions, which
+//! are about *its* decision, do not apply, and the move says so).
+
+use std::collections::BTreeMap;
+use std::fmt::Write;
+
+use serde::Serialize;
+
+use crate::advise::{self, Advice};
+use crate::cost::{self, Ctx, State, Terms, Totals};
+use crate::estate::{Estate, EstateError, Workload};
+use crate::fact::{Class, FactRef};
+use crate::numfmt::signed;
+use crate::policy::Policy;
+use crate::whatif::{self, Scenario, Warning};
+use crate::why::Flip;
+
+/// The plan result's schema.
+pub const SCHEMA: u64 = 1;
+
+/// Which moves a plan holds.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Selection {
+    /// Every recommended move of the advice.
+    Advice,
+    /// The recommended moves of these services (ids), in advice order.
+    Services(Vec<String>),
+    /// The moves of a what-if scenario.
+    Scenario(Scenario),
+}
+
+/// The forms a plan is written in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Format {
+    Json,
+    Markdown,
+    Karmada,
+    Ocm,
+}
+
+impl Format {
+    pub const ALL: [Format; 4] = [Format::Json, Format::Markdown, Format::Karmada, Format::Ocm];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Format::Json => "json",
+            Format::Markdown => "markdown",
+            Format::Karmada => "karmada",
+            Format::Ocm => "ocm",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Format> {
+        Format::ALL.into_iter().find(|f| f.as_str() == s)
+    }
+
+    /// The media type of the bytes written in this form.
+    pub fn media_type(self) -> &'static str {
+        match self {
+            Format::Json => "application/json",
+            Format::Markdown => "text/markdown; charset=utf-8",
+            Format::Karmada | Format::Ocm => "application/yaml",
+        }
+    }
+
+    /// The usual file name ending of this form.
+    pub fn extension(self) -> &'static str {
+        match self {
+            Format::Json => "json",
+            Format::Markdown => "md",
+            Format::Karmada | Format::Ocm => "yaml",
+        }
+    }
+
+    /// The file name of a plan of estate `id` in this form, as the API's
+    /// attachment and the page's download name it: `ID-plan.md`,
+    /// `ID-plan.json`, `ID-karmada.yaml`, `ID-ocm.yaml` (characters of an
+    /// id that do not belong in a file name become `-`).
+    pub fn file_name(self, id: &str) -> String {
+        let stem: String = id
+            .chars()
+            .map(|c| {
+                if matches!(c, '/' | ':' | '@' | '"' | '\\') {
+                    '-'
+                } else {
+                    c
+                }
+            })
+            .collect();
+        let what = match self {
+            Format::Json | Format::Markdown => "plan",
+            Format::Karmada => "karmada",
+            Format::Ocm => "ocm",
+        };
+        format!("{stem}-{what}.{}", self.extension())
+    }
+}
+
+/// What a plan holds, as named in it.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct SelectionInfo {
+    /// `advice`, `services` or `scenario`.
+    pub kind: &'static str,
+    /// The services asked for (`services`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub services: Option<Vec<String>>,
+    /// The scenario's name (`scenario`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub scenario: Option<String>,
+}
+
+/// A change plan.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Plan {
+    pub schema: u64,
+    pub estate: String,
+    pub estate_version: String,
+    pub policy_digest: String,
+    /// Evaluation time, RFC 3339.
+    pub now: String,
+    pub selection: SelectionInfo,
+    pub totals_before: Totals,
+    /// The totals once the plan's moves are made (and only those).
+    pub totals_after: Totals,
+    /// `totals_after − totals_before`.
+    pub change: Totals,
+    pub moves: Vec<PlanMove>,
+    /// A scenario's warnings (constraints it breaks, capacity verdicts);
+    /// empty for advice.
+    pub warnings: Vec<Warning>,
+    /// How to read the numbers, where a selection changes their meaning.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+}
+
+/// One move of a plan.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct PlanMove {
+    /// 1-based position in the plan.
+    pub step: usize,
+    pub service: String,
+    pub from: String,
+    pub to: String,
+    /// The advice's step of this move, when it is a recommended move.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub advice_step: Option<usize>,
+    /// The Kubernetes object the service is, when the estate says
+    /// (`workload`, or a Kubernetes import's `source`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub workload: Option<Workload>,
+    /// Points; the sum of `terms`.
+    pub gain: f64,
+    /// The gain the move had to reach to be recommended.
+    pub bar: f64,
+    /// Class of the weakest deciding fact.
+    pub confidence: Class,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub evidence: Option<String>,
+    pub terms: Terms,
+    /// Every deciding fact (value, class, source, age), sorted by key.
+    pub facts: Vec<FactRef>,
+    /// The flip condition of each deciding fact, aligned with `facts`;
+    /// empty when the move has none (see `note`).
+    pub flips: Vec<Flip>,
+    /// Facts outside `facts` whose value alone could change the decision.
+    pub other_flips: Vec<Flip>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+}
+
+/// Why a plan cannot be made (an unknown or unmoved service), or a
+/// manifest cannot be written (a name the estate lacks): the input it is
+/// about and the words. `path` is a JSON pointer into that input when one
+/// applies.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct PlanError {
+    /// `services`, `scenario` or `estate`.
+    #[serde(skip)]
+    pub input: &'static str,
+    pub path: String,
+    pub line: Option<usize>,
+    pub message: String,
+}
+
+fn error(input: &'static str, path: String, message: String) -> PlanError {
+    PlanError {
+        input,
+        path,
+        line: None,
+        message,
+    }
+}
+
+/// Make the plan of `selection`.
+pub fn plan(
+    estate: &Estate,
+    policy: &Policy,
+    now: i64,
+    selection: &Selection,
+) -> Result<Plan, Vec<PlanError>> {
+    let advice = crate::advise(estate, policy, now);
+    let why = crate::explain(estate, policy, now, &advice);
+    match selection {
+        Selection::Advice => Ok(from_advice(estate, policy, now, &advice, &why, None)),
+        Selection::Services(ids) => {
+            let mut errors = Vec::new();
+            for (i, id) in ids.iter().enumerate() {
+                if ids[..i].contains(id) {
+                    errors.push(error(
+                        "services",
+                        format!("/{i}"),
+                        format!("service {id:?} is named twice"),
+                    ));
+                } else if estate.service_index(id).is_none() {
+                    errors.push(error(
+                        "services",
+                        format!("/{i}"),
+                        format!("no service {id:?} in estate {:?}", estate.name),
+                    ));
+                } else if !advice.moves.iter().any(|m| &m.service == id) {
+                    errors.push(error(
+                        "services",
+                        format!("/{i}"),
+                        format!(
+                            "service {id:?} has no recommended move (the advice moves {}); a what-if scenario can plan any move",
+                            moved_list(&advice)
+                        ),
+                    ));
+                }
+            }
+            if ids.is_empty() {
+                errors.push(error(
+                    "services",
+                    String::new(),
+                    "name at least one service, or none at all for every recommended move".into(),
+                ));
+            }
+            if !errors.is_empty() {
+                return Err(errors);
+            }
+            Ok(from_advice(estate, policy, now, &advice, &why, Some(ids)))
+        }
+        Selection::Scenario(scenario) => {
+            from_scenario(estate, policy, now, &advice, &why, scenario).map_err(|errors| {
+                errors
+                    .into_iter()
+                    .map(|e: EstateError| PlanError {
+                        input: "scenario",
+                        path: e.path,
+                        line: e.line,
+                        message: e.message,
+                    })
+                    .collect()
+            })
+        }
+    }
+}
+
+fn moved_list(advice: &Advice) -> String {
+    if advice.moves.is_empty() {
+        return "no service".into();
+    }
+    advice
+        .moves
+        .iter()
+        .map(|m| m.service.as_str())
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+fn from_advice(
+    estate: &Estate,
+    policy: &Policy,
+    now: i64,
+    advice: &Advice,
+    why: &[crate::MoveWhy],
+    only: Option<&Vec<String>>,
+) -> Plan {
+    let chosen: Vec<usize> = (0..advice.moves.len())
+        .filter(|&k| only.is_none_or(|ids| ids.contains(&advice.moves[k].service)))
+        .collect();
+    let all = chosen.len() == advice.moves.len();
+    let moves: Vec<PlanMove> = chosen
+        .iter()
+        .enumerate()
+        .map(|(i, &k)| {
+            let m = &advice.moves[k];
+            let w = &why[k];
+            let service = estate
+                .service_index(&m.service)
+                .expect("advice of this estate");
+            PlanMove {
+                step: i + 1,
+                service: m.service.clone(),
+                from: m.from.clone(),
+                to: m.to.clone(),
+                advice_step: Some(m.step),
+                workload: estate.services[service].workload_ref(),
+                gain: m.gain,
+                bar: m.bar,
+                confidence: m.confidence,
+                evidence: m.evidence.clone(),
+                terms: m.terms,
+                facts: m.facts.clone(),
+                flips: w.flips.clone(),
+                other_flips: w.other_flips.clone(),
+                note: w.note.clone(),
+            }
+        })
+        .collect();
+    let totals_after = if all {
+        advice.totals_after
+    } else {
+        totals_after_moves(estate, policy, now, &moves)
+    };
+    Plan {
+        schema: SCHEMA,
+        estate: advice.estate.clone(),
+        estate_version: advice.estate_version.clone(),
+        policy_digest: advice.policy_digest.clone(),
+        now: advice.now.clone(),
+        selection: SelectionInfo {
+            kind: if only.is_some() { "services" } else { "advice" },
+            services: only.cloned(),
+            scenario: None,
+        },
+        totals_before: advice.totals_before,
+        totals_after,
+        change: Totals::change(&advice.totals_before, &totals_after),
+        moves,
+        warnings: Vec::new(),
+        note: (!all).then(|| {
+            "each move's gain, confidence and flip conditions are those of its step in the recommended sequence (advice_step), after the recommended moves before it; the totals after are those of the selected moves alone".to_string()
+        }),
+    }
+}
+
+fn from_scenario(
+    estate: &Estate,
+    policy: &Policy,
+    now: i64,
+    advice: &Advice,
+    why: &[crate::MoveWhy],
+    scenario: &Scenario,
+) -> Result<Plan, Vec<EstateError>> {
+    let projection =
+        whatif::project_with_version(estate, &advice.estate_version, policy, now, scenario)?;
+    let ctx = Ctx::new(estate, policy, now);
+    let mut state = State::initial(estate);
+    // While the scenario is exactly the recommended sequence so far, the
+    // explanation of the advice's next step applies to its next move.
+    let mut on_advice = true;
+    let mut moves = Vec::with_capacity(projection.moves.len());
+    for (i, pm) in projection.moves.iter().enumerate() {
+        let s = estate
+            .service_index(&pm.service)
+            .expect("projected service");
+        let to = estate.cluster_index(&pm.to).expect("projected cluster");
+        let terms = cost::move_terms(&ctx, &state, s, to);
+        let facts = cost::deciding_facts(&ctx, &state, s, to);
+        let current_cost = state.current_cost(&ctx, s);
+        let recommended = advice
+            .moves
+            .get(i)
+            .filter(|m| on_advice && m.service == pm.service && m.from == pm.from && m.to == pm.to);
+        on_advice = recommended.is_some();
+        let (flips, other_flips, note, advice_step) = match recommended {
+            Some(m) => {
+                let w = &why[m.step - 1];
+                (
+                    w.flips.clone(),
+                    w.other_flips.clone(),
+                    w.note.clone(),
+                    Some(m.step),
+                )
+            }
+            None => (
+                Vec::new(),
+                Vec::new(),
+                Some(not_recommended_note(advice, pm)),
+                None,
+            ),
+        };
+        moves.push(PlanMove {
+            step: i + 1,
+            service: pm.service.clone(),
+            from: pm.from.clone(),
+            to: pm.to.clone(),
+            advice_step,
+            workload: estate.services[s].workload_ref(),
+            gain: terms.gain(),
+            bar: cost::bar(&ctx, current_cost),
+            confidence: cost::confidence(&facts),
+            evidence: advise::evidence_words(&facts),
+            terms,
+            facts,
+            flips,
+            other_flips,
+            note,
+        });
+        state.apply(&ctx, s, to);
+    }
+    Ok(Plan {
+        schema: SCHEMA,
+        estate: projection.estate,
+        estate_version: projection.estate_version,
+        policy_digest: projection.policy_digest,
+        now: projection.now,
+        selection: SelectionInfo {
+            kind: "scenario",
+            services: None,
+            scenario: Some(projection.scenario),
+        },
+        totals_before: projection.before,
+        totals_after: projection.after,
+        change: projection.change,
+        moves,
+        warnings: projection.warnings,
+        note: Some(
+            "a scenario is applied as written: moves are evaluated in its order on its placement, and carry flip conditions only while it follows the recommended sequence".to_string(),
+        ),
+    })
+}
+
+fn not_recommended_note(advice: &Advice, pm: &whatif::ProjectedMove) -> String {
+    match advice
+        .moves
+        .iter()
+        .find(|m| m.service == pm.service && m.to == pm.to)
+    {
+        Some(m) => format!(
+            "recommended at step {} of the advice, after other moves than this scenario's: no flip conditions for this place in the scenario",
+            m.step
+        ),
+        None => "not a recommended move: the engine computes flip conditions for its own decisions only".to_string(),
+    }
+}
+
+// ---- totals of a subset ------------------------------------------------
+
+/// The totals after making `moves` (in their order) from the estate as
+/// it is: a subset of the advice's moves, made alone.
+fn totals_after_moves(estate: &Estate, policy: &Policy, now: i64, moves: &[PlanMove]) -> Totals {
+    let ctx = Ctx::new(estate, policy, now);
+    let mut state = State::initial(estate);
+    for m in moves {
+        let s = estate.service_index(&m.service).expect("planned service");
+        let to = estate.cluster_index(&m.to).expect("planned cluster");
+        state.apply(&ctx, s, to);
+    }
+    state.totals(&ctx)
+}
+
+// ---- Markdown ----------------------------------------------------------
+
+/// A table cell: `|` escaped, line breaks as spaces.
+fn cell(s: &str) -> String {
+    s.replace('\\', "\\\\")
+        .replace('|', "\\|")
+        .replace(['\n', '\r'], " ")
+}
+
+/// An age in words: `45 s`, `12 min`, `3 h 5 min`, `2 d 4 h`.
+pub fn age(s: i64) -> String {
+    match s {
+        s if s < 60 => format!("{s} s"),
+        s if s < 3600 => format!("{} min", s / 60),
+        s if s < 86_400 => format!("{} h {} min", s / 3600, s % 3600 / 60),
+        s => format!("{} d {} h", s / 86_400, s % 86_400 / 3600),
+    }
+}
+
+fn value(v: Option<f64>) -> String {
+    match v {
+        Some(v) => format!("{}", (v * 1000.0).round() / 1000.0),
+        None => "unknown".into(),
+    }
+}
+
+fn totals_line(t: &Totals) -> String {
+    let terms: Vec<String> = t
+        .iter()
+        .map(|(term, v)| format!("{} {v:.1}", term.label()))
+        .collect();
+    format!(
+        "cost {:.1} ({}); cross-site traffic {:.1} MB/s",
+        t.cost,
+        terms.join(", "),
+        t.cross_site_mb_s
+    )
+}
+
+fn change_line(t: &Totals) -> String {
+    let terms: Vec<String> = t
+        .iter()
+        .map(|(term, v)| format!("{} {}", term.label(), signed(v)))
+        .collect();
+    format!(
+        "cost {} ({}); cross-site traffic {} MB/s",
+        signed(t.cost),
+        terms.join(", "),
+        signed(t.cross_site_mb_s)
+    )
+}
+
+fn workload_words(w: &Option<Workload>) -> String {
+    match w {
+        Some(w) => format!(
+            "`{} {}/{}`{}",
+            w.kind,
+            w.namespace,
+            w.name,
+            w.api_version()
+                .map(|v| format!(" ({v})"))
+                .unwrap_or_default()
+        ),
+        None => {
+            "not named in the estate (set `workload` on the service to export manifests)".into()
+        }
+    }
+}
+
+/// The plan as Markdown, for a pull request or a ticket.
+pub fn markdown(p: &Plan) -> String {
+    let mut out = String::new();
+    let _ = writeln!(out, "# Change plan: {}\n", p.estate);
+    let selection = match p.selection.kind {
+        "advice" => format!("every recommended move ({})", p.moves.len()),
+        "services" => format!(
+            "the recommended moves of {}",
+            p.selection
+                .services
+                .as_deref()
+                .unwrap_or_default()
+                .iter()
+                .map(|s| format!("`{s}`"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+        _ => format!(
+            "what-if scenario \"{}\"",
+            p.selection.scenario.as_deref().unwrap_or_default()
+        ),
+    };
+    let _ = writeln!(out, "- Estate version: `{}`", p.estate_version);
+    let _ = writeln!(out, "- Policy digest: `{}`", p.policy_digest);
+    let _ = writeln!(out, "- Evaluated at: {}", p.now);
+    let _ = writeln!(out, "- Selection: {selection}");
+    let _ = writeln!(out, "- Before: {}", totals_line(&p.totals_before));
+    let _ = writeln!(out, "- After: {}", totals_line(&p.totals_after));
+    let _ = writeln!(out, "- Change: {}", change_line(&p.change));
+    if let Some(n) = &p.note {
+        let _ = writeln!(out, "\n> Note: {n}.");
+    }
+    let _ = writeln!(out, "\n## Moves\n");
+    if p.moves.is_empty() {
+        let _ = writeln!(out, "No move: staying put is best.");
+    } else {
+        let _ = writeln!(out, "| # | Service | From → To | Gain | Confidence |");
+        let _ = writeln!(out, "|---|---|---|---|---|");
+        for m in &p.moves {
+            let _ = writeln!(
+                out,
+                "| {} | `{}` | `{}` → `{}` | {} | {} |",
+                m.step,
+                m.service,
+                m.from,
+                m.to,
+                signed(m.gain),
+                m.confidence.as_str()
+            );
+        }
+    }
+    for m in &p.moves {
+        move_section(&mut out, m);
+    }
+    if !p.warnings.is_empty() {
+        let _ = writeln!(out, "\n## Warnings\n");
+        for w in &p.warnings {
+            let step = w.step.map(|s| format!("step {s}: ")).unwrap_or_default();
+            let _ = writeln!(out, "- `{}` {step}{}", w.code.as_str(), w.message);
+        }
+    }
+    let _ = writeln!(
+        out,
+        "\n---\nWritten by Berth from estate version `{}` and policy `{}`. Berth moves nothing: apply the moves with the tools that do (`berth plan export --format karmada|ocm`).",
+        p.estate_version, p.policy_digest
+    );
+    out
+}
+
+fn move_section(out: &mut String, m: &PlanMove) {
+    let _ = writeln!(
+        out,
+        "\n### {}. `{}`: `{}` → `{}`\n",
+        m.step, m.service, m.from, m.to
+    );
+    let terms: Vec<String> = m
+        .terms
+        .iter()
+        .map(|(t, v)| format!("{} {}", t.label(), signed(v)))
+        .collect();
+    let _ = writeln!(
+        out,
+        "- Gain: {} points (bar {:.1}): {}",
+        signed(m.gain),
+        m.bar,
+        terms.join(", ")
+    );
+    let _ = writeln!(
+        out,
+        "- Confidence: {} (the weakest deciding fact)",
+        m.confidence.as_str()
+    );
+    if let Some(e) = &m.evidence {
+        let _ = writeln!(out, "- {e}");
+    }
+    if let Some(s) = m.advice_step {
+        let _ = writeln!(out, "- Recommended: step {s} of the advice");
+    }
+    let _ = writeln!(out, "- Workload: {}", workload_words(&m.workload));
+    if let Some(n) = &m.note {
+        let _ = writeln!(out, "- Note: {n}");
+    }
+    let _ = writeln!(out, "\nDeciding facts:\n");
+    let _ = writeln!(out, "| Fact | Value | Class | Source | Age |");
+    let _ = writeln!(out, "|---|---|---|---|---|");
+    for f in &m.facts {
+        let class = if f.class == f.stored_class {
+            f.class.as_str().to_string()
+        } else {
+            format!("{} (stored {})", f.class.as_str(), f.stored_class.as_str())
+        };
+        let _ = writeln!(
+            out,
+            "| {} | {} | {} | {} | {} |",
+            cell(&f.fact),
+            value(f.value),
+            class,
+            cell(&f.source),
+            age(f.age_s)
+        );
+    }
+    let flips: Vec<&Flip> = m.flips.iter().chain(&m.other_flips).collect();
+    if !flips.is_empty() {
+        let _ = writeln!(out, "\nFlip conditions (one fact at a time):\n");
+        for f in flips {
+            for s in &f.sentences {
+                let _ = writeln!(out, "- {}: {}", f.fact, s);
+            }
+        }
+    }
+}
+
+// ---- manifests ----------------------------------------------------------
+
+/// Label every manifest carries.
+pub const MANAGED_BY: (&str, &str) = ("app.kubernetes.io/managed-by", "berth");
+/// Prefix of the annotations that say which plan wrote a manifest.
+pub const ANNOTATION_PREFIX: &str = "berth.dev/";
+
+/// A manifest as a tree, members in the order written. Manifests are
+/// built as this rather than through a serialiser so that their bytes
+/// depend on nothing but this file: member order is the order written
+/// here, and every string is double-quoted, so no YAML reader (1.1 or
+/// 1.2) takes a time, a digest of digits or a `+12.4` for anything but
+/// text.
+#[derive(Clone, Debug)]
+enum Node {
+    Map(Vec<(String, Node)>),
+    List(Vec<Node>),
+    Str(String),
+    Int(i64),
+}
+
+fn map<K: Into<String>>(members: Vec<(K, Node)>) -> Node {
+    Node::Map(members.into_iter().map(|(k, v)| (k.into(), v)).collect())
+}
+
+fn text(s: impl Into<String>) -> Node {
+    Node::Str(s.into())
+}
+
+fn strings(m: &BTreeMap<String, String>) -> Node {
+    Node::Map(
+        m.iter()
+            .map(|(k, v)| (k.clone(), text(v.clone())))
+            .collect(),
+    )
+}
+
+/// A double-quoted YAML scalar: JSON's string escapes are YAML's.
+fn quoted(s: &str) -> String {
+    serde_json::to_string(s).expect("strings serialise")
+}
+
+/// A key written plain when it is a Kubernetes-style name (letters,
+/// digits, `-`, `.`, `_`, `/`, starting with a letter), else quoted.
+fn key(k: &str) -> String {
+    let plain = k.chars().next().is_some_and(|c| c.is_ascii_alphabetic())
+        && k.chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '.' | '_' | '/'));
+    if plain {
+        k.to_string()
+    } else {
+        quoted(k)
+    }
+}
+
+/// Block-style YAML of a map at `indent`.
+fn emit(out: &mut String, node: &Node, indent: usize) {
+    let pad = " ".repeat(indent);
+    match node {
+        Node::Map(members) => {
+            for (k, v) in members {
+                match v {
+                    Node::Map(m) if !m.is_empty() => {
+                        let _ = writeln!(out, "{pad}{}:", key(k));
+                        emit(out, v, indent + 2);
+                    }
+                    Node::List(l) if !l.is_empty() => {
+                        let _ = writeln!(out, "{pad}{}:", key(k));
+                        emit(out, v, indent);
+                    }
+                    _ => {
+                        let _ = writeln!(out, "{pad}{}: {}", key(k), scalar(v));
+                    }
+                }
+            }
+        }
+        Node::List(items) => {
+            for item in items {
+                match item {
+                    Node::Map(m) if !m.is_empty() => {
+                        // `- first: …` then the other members under it.
+                        let mut first = String::new();
+                        emit(&mut first, item, indent + 2);
+                        let _ = write!(out, "{pad}- {}", &first[indent + 2..]);
+                    }
+                    Node::List(l) if !l.is_empty() => {
+                        let _ = writeln!(out, "{pad}-");
+                        emit(out, item, indent + 2);
+                    }
+                    _ => {
+                        let _ = writeln!(out, "{pad}- {}", scalar(item));
+                    }
+                }
+            }
+        }
+        _ => {
+            let _ = writeln!(out, "{pad}{}", scalar(node));
+        }
+    }
+}
+
+fn scalar(node: &Node) -> String {
+    match node {
+        Node::Str(s) => quoted(s),
+        Node::Int(i) => i.to_string(),
+        Node::Map(_) => "{}".into(),
+        Node::List(_) => "[]".into(),
+    }
+}
+
+/// The label every Open Cluster Management `ManagedCluster` carries with
+/// its own name (set by the registration agent).
+pub const OCM_NAME_LABEL: &str = "name";
+
+/// One service's last move in the plan and what a manifest needs of it.
+struct Target<'a> {
+    service: &'a str,
+    workload: Workload,
+    api_version: String,
+    from: usize,
+    to: usize,
+    gain: f64,
+    confidence: Class,
+}
+
+/// Each moved service once, at its last destination (a scenario may move
+/// a service twice; one that ends where it started needs no manifest), in
+/// service id order; every name a manifest needs checked, every problem
+/// reported with the service or cluster and the field.
+fn targets<'a>(
+    estate: &Estate,
+    p: &'a Plan,
+    controller: &str,
+    cluster_name: impl Fn(&crate::estate::Cluster) -> (&str, &'static str),
+) -> Result<Vec<Target<'a>>, Vec<PlanError>> {
+    let mut last: BTreeMap<&str, &PlanMove> = BTreeMap::new();
+    let mut first: BTreeMap<&str, &PlanMove> = BTreeMap::new();
+    for m in &p.moves {
+        last.insert(&m.service, m);
+        first.entry(&m.service).or_insert(m);
+    }
+    let mut errors = Vec::new();
+    let mut out = Vec::new();
+    let mut clusters_checked = std::collections::BTreeSet::new();
+    for (service, m) in last {
+        let from = estate
+            .cluster_index(&first[service].from)
+            .expect("planned cluster");
+        let to = estate.cluster_index(&m.to).expect("planned cluster");
+        if from == to {
+            continue;
+        }
+        // The destination is named in the manifest's selector; the cluster
+        // left is only named in an annotation, where any text will do.
+        if clusters_checked.insert(to) {
+            let cluster = &estate.clusters[to];
+            let (name, field) = cluster_name(cluster);
+            if let Some(problem) = crate::k8s::label_problem(name) {
+                errors.push(error(
+                    "estate",
+                    String::new(),
+                    format!(
+                        "cluster {:?}: {problem}; a {controller} manifest names clusters by it: set `{field}` on the cluster to its name in {controller}",
+                        cluster.id
+                    ),
+                ));
+            }
+        }
+        let s = estate.service_index(service).expect("planned service");
+        let Some(workload) = estate.services[s].workload_ref() else {
+            errors.push(error(
+                "estate",
+                String::new(),
+                format!(
+                    "service {service:?}: a {controller} manifest selects the Kubernetes object the service is, and the estate does not say which: set `workload` ({{\"kind\", \"namespace\", \"name\"}}) on the service, or import it with `berth import kubernetes`"
+                ),
+            ));
+            continue;
+        };
+        let Some(api_version) = workload.api_version().map(str::to_string) else {
+            errors.push(error(
+                "estate",
+                String::new(),
+                format!(
+                    "service {service:?}: workload kind {:?} has no default API version: set `workload.api_version`",
+                    workload.kind
+                ),
+            ));
+            continue;
+        };
+        // A source-derived workload has not been through the loader's
+        // checks of `workload`.
+        let problems = [
+            ("kind", crate::k8s::kind_problem(&workload.kind)),
+            ("namespace", crate::k8s::label_problem(&workload.namespace)),
+            ("name", crate::k8s::subdomain_problem(&workload.name)),
+        ];
+        let mut ok = true;
+        for (field, problem) in problems {
+            if let Some(problem) = problem {
+                ok = false;
+                errors.push(error(
+                    "estate",
+                    String::new(),
+                    format!("service {service:?}: workload {field}: {problem}"),
+                ));
+            }
+        }
+        if ok && crate::k8s::subdomain_problem(&object_name(&workload)).is_some() {
+            ok = false;
+            errors.push(error(
+                "estate",
+                String::new(),
+                format!(
+                    "service {service:?}: the manifest name {:?} would be longer than 253 characters: shorten the workload name",
+                    object_name(&workload)
+                ),
+            ));
+        }
+        if ok {
+            out.push(Target {
+                service,
+                workload,
+                api_version,
+                from,
+                to,
+                gain: m.gain,
+                confidence: m.confidence,
+            });
+        }
+    }
+    if errors.is_empty() {
+        Ok(out)
+    } else {
+        Err(errors)
+    }
+}
+
+/// `berth-<kind>-<name>`, kind in lower case: unique per workload in its
+/// namespace.
+fn object_name(w: &Workload) -> String {
+    format!("berth-{}-{}", w.kind.to_ascii_lowercase(), w.name)
+}
+
+fn metadata(
+    p: &Plan,
+    estate: &Estate,
+    t: &Target,
+    cluster_name: &dyn Fn(usize) -> String,
+    extra: &[(&str, String)],
+) -> Node {
+    let a = |k: &str| format!("{ANNOTATION_PREFIX}{k}");
+    let mut annotations = BTreeMap::from([
+        (a("estate"), p.estate.clone()),
+        (a("estate-version"), p.estate_version.clone()),
+        (a("policy-digest"), p.policy_digest.clone()),
+        (a("evaluated-at"), p.now.clone()),
+        (a("service"), t.service.to_string()),
+        (
+            a("move"),
+            format!(
+                "{} -> {} ({} -> {})",
+                estate.clusters[t.from].id,
+                estate.clusters[t.to].id,
+                cluster_name(t.from),
+                cluster_name(t.to)
+            ),
+        ),
+        (a("gain"), signed(t.gain)),
+        (a("confidence"), t.confidence.as_str().to_string()),
+    ]);
+    for (k, v) in extra {
+        annotations.insert(a(k), v.clone());
+    }
+    map(vec![
+        ("name", text(object_name(&t.workload))),
+        ("namespace", text(t.workload.namespace.clone())),
+        ("labels", map(vec![(MANAGED_BY.0, text(MANAGED_BY.1))])),
+        ("annotations", strings(&annotations)),
+    ])
+}
+
+fn selector(t: &Target) -> Node {
+    map(vec![
+        ("apiVersion", text(t.api_version.clone())),
+        ("kind", text(t.workload.kind.clone())),
+        ("namespace", text(t.workload.namespace.clone())),
+        ("name", text(t.workload.name.clone())),
+    ])
+}
+
+fn document(api_version: &str, kind: &str, metadata: Node, spec: Node) -> Node {
+    map(vec![
+        ("apiVersion", text(api_version)),
+        ("kind", text(kind)),
+        ("metadata", metadata),
+        ("spec", spec),
+    ])
+}
+
+fn yaml_docs(docs: &[Node], p: &Plan, controller: &str) -> String {
+    let mut out = format!(
+        "# {controller} manifests written by Berth for estate {}, version {}, policy {}, at {}.\n# Apply them where {controller} runs; Berth moves nothing itself.\n",
+        quoted(&p.estate), p.estate_version, p.policy_digest, p.now
+    );
+    for d in docs {
+        out.push_str("---\n");
+        emit(&mut out, d, 0);
+    }
+    out
+}
+
+fn names(v: Vec<String>) -> Node {
+    Node::List(v.into_iter().map(text).collect())
+}
+
+/// Karmada manifests: per moved service a `PropagationPolicy` that places
+/// its workload on the destination cluster only (cluster affinity by name),
+/// and an `OverridePolicy` that annotates the workload on that cluster
+/// with the move and the plan, so whoever looks at the member cluster sees
+/// why it is there. Multi-document YAML.
+pub fn karmada(estate: &Estate, p: &Plan) -> Result<String, Vec<PlanError>> {
+    let name = |c: usize| estate.clusters[c].karmada_name().to_string();
+    let targets = targets(estate, p, "Karmada", |c| {
+        (c.karmada_name(), "karmada_cluster")
+    })?;
+    let mut docs = Vec::new();
+    for t in &targets {
+        docs.push(document(
+            "policy.karmada.io/v1alpha1",
+            "PropagationPolicy",
+            metadata(p, estate, t, &name, &[]),
+            map(vec![
+                ("resourceSelectors", Node::List(vec![selector(t)])),
+                (
+                    "placement",
+                    map(vec![(
+                        "clusterAffinity",
+                        map(vec![("clusterNames", names(vec![name(t.to)]))]),
+                    )]),
+                ),
+            ]),
+        ));
+        let value = BTreeMap::from([
+            (format!("{ANNOTATION_PREFIX}moved-from"), name(t.from)),
+            (
+                format!("{ANNOTATION_PREFIX}plan"),
+                format!("{}@{}", p.estate_version, p.policy_digest),
+            ),
+        ]);
+        let rule = map(vec![
+            (
+                "targetCluster",
+                map(vec![("clusterNames", names(vec![name(t.to)]))]),
+            ),
+            (
+                "overriders",
+                map(vec![(
+                    "annotationsOverrider",
+                    Node::List(vec![map(vec![
+                        ("operator", text("add")),
+                        ("value", strings(&value)),
+                    ])]),
+                )]),
+            ),
+        ]);
+        docs.push(document(
+            "policy.karmada.io/v1alpha1",
+            "OverridePolicy",
+            metadata(p, estate, t, &name, &[]),
+            map(vec![
+                ("resourceSelectors", Node::List(vec![selector(t)])),
+                ("overrideRules", Node::List(vec![rule])),
+            ]),
+        ));
+    }
+    Ok(yaml_docs(&docs, p, "Karmada"))
+}
+
+/// Open Cluster Management manifests: per moved service a `Placement`
+/// (in the workload's namespace, which must be bound to a cluster set
+/// holding the destination) that selects exactly the destination cluster
+/// by its `name` label. Multi-document YAML.
+pub fn ocm(estate: &Estate, p: &Plan) -> Result<String, Vec<PlanError>> {
+    let name = |c: usize| estate.clusters[c].ocm_name().to_string();
+    let targets = targets(estate, p, "Open Cluster Management", |c| {
+        (c.ocm_name(), "ocm_cluster")
+    })?;
+    let docs: Vec<Node> = targets
+        .iter()
+        .map(|t| {
+            let workload = format!(
+                "{} {} {}/{}",
+                t.api_version, t.workload.kind, t.workload.namespace, t.workload.name
+            );
+            let selector = map(vec![(
+                "labelSelector",
+                map(vec![(
+                    "matchLabels",
+                    map(vec![(OCM_NAME_LABEL, text(name(t.to)))]),
+                )]),
+            )]);
+            document(
+                "cluster.open-cluster-management.io/v1beta1",
+                "Placement",
+                metadata(p, estate, t, &name, &[("workload", workload)]),
+                map(vec![
+                    ("numberOfClusters", Node::Int(1)),
+                    (
+                        "predicates",
+                        Node::List(vec![map(vec![("requiredClusterSelector", selector)])]),
+                    ),
+                ]),
+            )
+        })
+        .collect();
+    Ok(yaml_docs(&docs, p, "Open Cluster Management"))
+}
+
+/// The plan written in `format`.
+pub fn write(estate: &Estate, p: &Plan, format: Format) -> Result<String, Vec<PlanError>> {
+    match format {
+        Format::Json => Ok(crate::front::to_bytes(p)),
+        Format::Markdown => Ok(markdown(p)),
+        Format::Karmada => karmada(estate, p),
+        Format::Ocm => ocm(estate, p),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ages_read_as_words() {
+        assert_eq!(age(0), "0 s");
+        assert_eq!(age(59), "59 s");
+        assert_eq!(age(60), "1 min");
+        assert_eq!(age(3_599), "59 min");
+        assert_eq!(age(3_660), "1 h 1 min");
+        assert_eq!(age(90_000), "1 d 1 h");
+    }
+
+    #[test]
+    fn cells_escape_pipes() {
+        assert_eq!(cell("a|b\nc"), "a\\|b c");
+    }
+
+    #[test]
+    fn formats_round_trip() {
+        for f in Format::ALL {
+            assert_eq!(Format::parse(f.as_str()), Some(f));
+        }
+        assert_eq!(Format::parse("yaml"), None);
+        assert_eq!(Format::Markdown.file_name("sample"), "sample-plan.md");
+        assert_eq!(Format::Ocm.file_name("eu/shop:1"), "eu-shop-1-ocm.yaml");
+    }
+
+    #[test]
+    fn source_names_the_workload() {
+        let w = Workload::from_source("kubernetes:eu/c-fra-2/shop/Deployment/cart").unwrap();
+        assert_eq!(
+            (w.namespace.as_str(), w.kind.as_str(), w.name.as_str()),
+            ("shop", "Deployment", "cart")
+        );
+        assert_eq!(w.api_version(), Some("apps/v1"));
+        let d = Workload::from_source("kubernetes:c-fra-1//StatefulSet/db").unwrap();
+        assert_eq!(d.namespace, "default");
+        assert_eq!(Workload::from_source("agent:c-fra-1"), None);
+        assert_eq!(Workload::from_source("kubernetes:c/ns/Deployment/"), None);
+    }
+}
