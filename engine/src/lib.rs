@@ -23,6 +23,7 @@ pub mod json_shape;
 mod load;
 mod locate;
 pub mod numfmt;
+pub mod optimum;
 pub mod place;
 pub mod policy;
 pub mod request;
