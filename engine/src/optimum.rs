@@ -46,6 +46,9 @@ const CAP_TOL: f64 = 1e-9;
 /// the rounding of sums of a few thousand terms.
 const COST_TOL: f64 = 1e-9;
 
+/// Moves `(service, destination)`, in the order they are applied.
+pub type Order = Vec<(usize, usize)>;
+
 /// Copy cost of moving `service` away from where it is now, points (≥ 0).
 fn copy_cost(ctx: &Ctx, service: usize) -> f64 {
     ctx.policy.copy_weight_per_gb * ctx.estate.services[service].data_gb
@@ -115,10 +118,7 @@ pub fn domains(ctx: &Ctx) -> Vec<Vec<usize>> {
 /// move *out of* a cluster that another pending move goes into (move out
 /// before moving in). `Err` holds the longest prefix found when no
 /// pending move fits any more (the rest cannot be ordered this way).
-pub fn order_moves(
-    ctx: &Ctx,
-    placement: &[usize],
-) -> Result<Vec<(usize, usize)>, Vec<(usize, usize)>> {
+pub fn order_moves(ctx: &Ctx, placement: &[usize]) -> Result<Order, Order> {
     let estate = ctx.estate;
     let mut pending: Vec<(usize, usize)> = placement
         .iter()

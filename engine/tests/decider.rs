@@ -474,8 +474,7 @@ fn sample_estate_with_the_example_response() {
     // the sample estate.
     let ops = c.deciders[2].result.as_ref().unwrap();
     let codes: Vec<&str> = ops.refused_by_code.keys().map(|c| c.as_str()).collect();
-    expect![""]
-    .assert_eq(&codes.join(" "));
+    expect![""].assert_eq(&codes.join(" "));
 }
 
 #[test]
