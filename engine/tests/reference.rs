@@ -168,3 +168,39 @@ fn deterministic_and_bounded() {
     let ls = entry(&c, "local-search").result.as_ref().unwrap();
     assert_eq!(ls.refused_count, 0);
 }
+
+/// The second generator: every pattern loads at several sizes, its flows
+/// follow the pattern, and the tight one leaves little room.
+#[test]
+fn patterned_estates_have_their_shape() {
+    use berth_engine::gen::Pattern;
+    for p in Pattern::ALL {
+        for (seed, services, clusters) in [(0u64, 12, 4), (1, 40, 6), (2, 200, 10)] {
+            let e = gen::patterned_estate(p, seed, services, clusters);
+            assert_eq!(e.services.len(), services);
+            assert_eq!(e.clusters.len(), clusters);
+            let flows = e.flows.len();
+            match p {
+                // Every pair of a 4–6 group, both ways: 12–30 per group.
+                Pattern::Mesh | Pattern::Tight => assert!(flows >= 2 * services, "{p:?} {flows}"),
+                // One fewer than the services of each chain.
+                Pattern::Chains => assert!(flows < services && flows >= services / 2, "{flows}"),
+                // Every spoke calls at least one hub.
+                Pattern::HubSpoke => assert!(flows >= services - services / 10, "{flows}"),
+            }
+            for c in &e.clusters {
+                let share = c.cpu_free.value.unwrap() / c.cpu_total;
+                if p == Pattern::Tight {
+                    assert!(share <= 0.08 + 1e-3, "{share}");
+                } else {
+                    assert!(share >= 0.3 - 1e-3, "{share}");
+                }
+            }
+        }
+        // Same seed, same estate.
+        assert_eq!(
+            gen::patterned(p, 5, 12, 4).to_string(),
+            gen::patterned(p, 5, 12, 4).to_string()
+        );
+    }
+}

@@ -746,7 +746,14 @@ async fn what_if_compare_and_scenarios(b: Backend) {
         .collect();
     assert_eq!(
         names,
-        ["baseline", "heaviest-talker", "optimum", "optimum-capped", "local-search", "ops-team"]
+        [
+            "baseline",
+            "heaviest-talker",
+            "optimum",
+            "optimum-capped",
+            "local-search",
+            "ops-team"
+        ]
     );
     let ops = &c["result"]["deciders"][5];
     assert!(

@@ -52,7 +52,16 @@ fn compare_scores_reply_files_and_reports_bad_ones() {
         .collect();
     assert_eq!(
         names,
-        ["baseline", "heaviest-talker", "optimum", "optimum-capped", "local-search", "ops-team", "deep", "missing"]
+        [
+            "baseline",
+            "heaviest-talker",
+            "optimum",
+            "optimum-capped",
+            "local-search",
+            "ops-team",
+            "deep",
+            "missing"
+        ]
     );
     // Built-ins are timed by the CLI; replies read from files are not.
     for builtin in &deciders[..5] {

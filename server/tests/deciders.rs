@@ -458,7 +458,14 @@ async fn comparison_calls_the_stored_url_with_the_preview_bytes_signed(b: Backen
         .collect();
     assert_eq!(
         names,
-        ["baseline", "heaviest-talker", "optimum", "optimum-capped", "local-search", "ranker"]
+        [
+            "baseline",
+            "heaviest-talker",
+            "optimum",
+            "optimum-capped",
+            "local-search",
+            "ranker"
+        ]
     );
     let ranker = &entries[5];
     assert_eq!(ranker["kind"], "external");

@@ -16,7 +16,7 @@ use std::path::{Path, PathBuf};
 
 use berth_engine::decider::{self, Comparison, DeciderKind};
 use berth_engine::gen::{self, Pattern, Rng, Shape};
-use berth_engine::{Estate, Format, Policy};
+use berth_engine::{Estate, Format};
 use serde::Serialize;
 use serde_json::{json, Value};
 
