@@ -135,9 +135,24 @@ pub fn generated_why_digests(seed: f64, count: u32, policy_json: &str, now_unix:
     berth_parity::generated_why_digests(seed as u64, count, policy_json, now_unix as i64)
 }
 
+/// Digests of the decider comparison of the built-ins alone (the
+/// reference deciders among them) on `count` generated estates from
+/// `seed`: `compare` on the small shape and `compare-patterned` on the
+/// second generator (`berth_parity::generated_compare_digests`).
+#[wasm_bindgen]
+pub fn generated_compare_digests(
+    seed: f64,
+    count: u32,
+    policy_json: &str,
+    now_unix: f64,
+) -> String {
+    berth_parity::generated_compare_digests(seed as u64, count, policy_json, now_unix as i64)
+}
+
 /// One result behind a line of `generated_results_digests` or
 /// `generated_why_digests` (to show where a digest mismatch comes from);
-/// `what` is `preview`, `place`, `whatif`, `scenario` or `why`.
+/// `what` is `preview`, `place`, `whatif`, `scenario`, `why`, `compare` or
+/// `compare-patterned`.
 #[wasm_bindgen]
 pub fn generated_result(seed: f64, what: &str, policy_json: &str, now_unix: f64) -> String {
     berth_parity::generated_result(seed as u64, what, policy_json, now_unix as i64)
@@ -306,6 +321,13 @@ pub mod berth_parity {
             "scenario" => generated_scenario(&estate, seed),
             "whatif" => whatif_json(&text, &generated_scenario(&estate, seed), policy_json, now),
             "why" => advise_why_json(&text, policy_json, now),
+            "compare" => compare_json(&text, "", policy_json, now),
+            "compare-patterned" => {
+                let pattern = gen::Pattern::ALL[(seed % 4) as usize];
+                let file = gen::patterned(pattern, seed, 12, 4);
+                let text = serde_json::to_string(&file).expect("estate serialises");
+                compare_json(&text, "", policy_json, now)
+            }
             _ => {
                 format!("unknown result {what:?}; expected preview, place, scenario, whatif or why")
             }
@@ -327,6 +349,19 @@ pub mod berth_parity {
     /// are and the parity test picks how many estates to explain.
     pub fn generated_why_digests(seed: u64, count: u32, policy_json: &str, now: i64) -> String {
         digest_lines(seed, count, &["why"], policy_json, now)
+    }
+
+    /// One line per generated estate `seed..seed + count`:
+    /// `seed=N compare=<sha256> compare-patterned=<sha256>`: the built-in
+    /// deciders, `optimum` and `local-search` among them.
+    pub fn generated_compare_digests(seed: u64, count: u32, policy_json: &str, now: i64) -> String {
+        digest_lines(
+            seed,
+            count,
+            &["compare", "compare-patterned"],
+            policy_json,
+            now,
+        )
     }
 
     fn digest_lines(seed: u64, count: u32, whats: &[&str], policy_json: &str, now: i64) -> String {

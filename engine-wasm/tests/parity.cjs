@@ -136,6 +136,11 @@ switch (cmd) {
     out = engine.generated_result(num(args[0]), args[1], args[2], num(args[3]));
     break;
   }
+  case "compare-digests": {
+    if (args.length !== 4) usage();
+    out = engine.generated_compare_digests(num(args[0]), num(args[1]), args[2], num(args[3]));
+    break;
+  }
   case "why-digests": {
     if (args.length !== 4) usage();
     out = engine.generated_why_digests(num(args[0]), num(args[1]), args[2], num(args[3]));

@@ -9,7 +9,8 @@
 //!
 //! Covered: advice (`advise_json`), explained advice (`advise_why_json`),
 //! what-if projections (`whatif_json`), placements (`place_json`), decider
-//! comparisons (`compare_json`) and the decider request (`preview_json`), on
+//! comparisons (`compare_json`, the reference deciders included, on both
+//! generators) and the decider request (`preview_json`), on
 //! the sample estate and on generated ones, and their errors.
 //!
 //! Needs the `wasm32-unknown-unknown` target, the `wasm-bindgen` CLI of the
@@ -523,6 +524,49 @@ fn generated_small_estates_why() {
         assert_same_digest_lines(&format!("generated-why-{pname}"), policy, &native, &wasm);
     }
     assert!(explained > 0, "no generated estate had a move to explain");
+}
+
+/// The reference deciders (`optimum`, `optimum-capped`, `local-search`)
+/// with the other built-ins, on generated estates of both generators under
+/// both policies, compared by digest: the branch-and-bound and the seeded
+/// annealing give the same bytes in WebAssembly.
+#[test]
+fn generated_compare_reference_deciders() {
+    const SEEDS: u32 = 8;
+    for (first, (pname, policy)) in [(1u64, POLICIES[0]), (1001, POLICIES[1])] {
+        let native = berth_parity::generated_compare_digests(first, SEEDS, policy, NOW);
+        assert_eq!(native.lines().count(), SEEDS as usize);
+        let mut moved = 0;
+        for seed in first..first + SEEDS as u64 {
+            for what in ["compare", "compare-patterned"] {
+                let out = berth_parity::generated_result(seed, what, policy, NOW);
+                let v: serde_json::Value = serde_json::from_str(&out).expect("a comparison");
+                let deciders = v["deciders"].as_array().expect("deciders");
+                for name in ["optimum", "optimum-capped", "local-search"] {
+                    let d = deciders
+                        .iter()
+                        .find(|d| d["name"] == name)
+                        .unwrap_or_else(|| panic!("{what} seed {seed}: no {name}"));
+                    moved += d["accepted_count"].as_u64().unwrap_or(0);
+                }
+            }
+        }
+        // The digests must cover reference deciders that moved something.
+        assert!(moved > 0, "no reference decider moved anything ({pname})");
+        let wasm = run_wasm(&[
+            "compare-digests",
+            &first.to_string(),
+            &SEEDS.to_string(),
+            policy,
+            &NOW.to_string(),
+        ]);
+        assert_same_digest_lines(
+            &format!("generated-compare-{pname}"),
+            policy,
+            &native,
+            &wasm,
+        );
+    }
 }
 
 /// Refusals of the new entry points: every input's errors at once, each

@@ -565,6 +565,22 @@ pub trait Decider {
     /// Stable name, shown in the comparison.
     fn name(&self) -> &str;
     fn decide(&self, request: &DeciderRequest) -> Vec<Proposal>;
+    /// The proposals and, for a decider that has something to say about
+    /// the run as a whole (what it proved, why it did not run), a note
+    /// shown with its entry. Defaults to [`Decider::decide`] without one.
+    fn decide_noted(&self, request: &DeciderRequest) -> Decision {
+        Decision {
+            proposals: self.decide(request),
+            note: None,
+        }
+    }
+}
+
+/// What [`Decider::decide_noted`] returns.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Decision {
+    pub proposals: Vec<Proposal>,
+    pub note: Option<String>,
 }
 
 /// The sequential recommender of SPEC §6 ([`crate::advise`]) as a decider:
@@ -682,6 +698,23 @@ pub fn builtins<'a>(
             now,
         }),
         Box::new(HeaviestTalker),
+        Box::new(crate::optimum::decider::Optimum {
+            estate,
+            policy,
+            now,
+            capped: false,
+        }),
+        Box::new(crate::optimum::decider::Optimum {
+            estate,
+            policy,
+            now,
+            capped: true,
+        }),
+        Box::new(crate::optimum::decider::LocalSearch {
+            estate,
+            policy,
+            now,
+        }),
     ]
 }
 
@@ -992,6 +1025,10 @@ pub struct DeciderEntry {
     pub run_time_ms: Option<f64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<DeciderError>,
+    /// What a built-in says about its run as a whole (what the reference
+    /// deciders proved, or why they did not run); absent when nothing.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
     #[serde(flatten)]
     pub result: Option<DeciderResult>,
 }
@@ -1032,14 +1069,22 @@ pub fn compare_timed(
     let request = request::build(estate, policy, now);
     let mut deciders = Vec::new();
     for d in builtins(estate, policy, now) {
-        let mut proposals = Vec::new();
-        let run_time_ms = stopwatch(&mut || proposals = d.decide(&request));
-        let raw: Vec<RawProposal> = proposals.into_iter().map(RawProposal::Valid).collect();
+        let mut decision = Decision {
+            proposals: Vec::new(),
+            note: None,
+        };
+        let run_time_ms = stopwatch(&mut || decision = d.decide_noted(&request));
+        let raw: Vec<RawProposal> = decision
+            .proposals
+            .into_iter()
+            .map(RawProposal::Valid)
+            .collect();
         deciders.push(DeciderEntry {
             name: d.name().to_string(),
             kind: DeciderKind::Builtin,
             run_time_ms,
             error: None,
+            note: decision.note,
             result: Some(score_in(&ctx, &raw)),
         });
     }
@@ -1053,6 +1098,7 @@ pub fn compare_timed(
             kind: DeciderKind::External,
             run_time_ms: e.run_time_ms,
             error,
+            note: None,
             result,
         });
     }

@@ -390,7 +390,13 @@ pub fn plan_errors(errors: &[crate::plan::PlanError]) -> Errors {
 
 /// Names the built-in deciders take (`decider::builtins`); a reply may
 /// not use one.
-pub const BUILTIN_NAMES: [&str; 2] = ["baseline", "heaviest-talker"];
+pub const BUILTIN_NAMES: [&str; 5] = [
+    "baseline",
+    "heaviest-talker",
+    "optimum",
+    "optimum-capped",
+    "local-search",
+];
 
 /// Why a name cannot be an external decider's in a comparison, if it
 /// cannot: 1–64 characters, no spaces or control characters, not a

@@ -404,3 +404,190 @@ pub fn digest(bytes: &[u8]) -> String {
         .map(|b| format!("{b:02x}"))
         .collect()
 }
+
+// ---------------------------------------------------------------------------
+// A second generator: topologies chosen on purpose.
+
+/// The flow topology of [`patterned`], each a case the call-tree generator
+/// above rarely produces.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Pattern {
+    /// Groups of 4–6 services in which every service calls every other:
+    /// gains come from moving a whole group together.
+    Mesh,
+    /// Chains of 3–6 services, each calling the next: moves pay off along
+    /// a path, so a single move often helps one flow and hurts the other.
+    Chains,
+    /// A tenth of the services are hubs; every other one calls one or two
+    /// hubs heavily: a hub's placement decides many flows at once.
+    HubSpoke,
+    /// Meshes on clusters with 2–8 % free: room must be made before a
+    /// service can move in.
+    Tight,
+}
+
+impl Pattern {
+    pub const ALL: [Pattern; 4] = [
+        Pattern::Mesh,
+        Pattern::Chains,
+        Pattern::HubSpoke,
+        Pattern::Tight,
+    ];
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Pattern::Mesh => "mesh",
+            Pattern::Chains => "chains",
+            Pattern::HubSpoke => "hub-spoke",
+            Pattern::Tight => "tight",
+        }
+    }
+}
+
+/// An estate file of `services` services on `clusters` clusters over
+/// three sites (two for fewer than three clusters), with the topology of
+/// `pattern`. Unlike [`file`], every fact is measured and fresh and there
+/// are no constraints, unknown values or unhealthy clusters: what varies
+/// is the shape of the flows and the room, so a decider's score there
+/// says how it copes with that shape. Services start on uniformly random
+/// clusters, so there is much to gain. Pure, from `seed`.
+pub fn patterned(pattern: Pattern, seed: u64, services: usize, clusters: usize) -> Value {
+    let mut r = Rng::new(seed ^ 0x7061_7474_6572_6E00 ^ pattern as u64);
+    let clusters = clusters.max(2);
+    let nsites = clusters.clamp(2, 3);
+    let mut order: Vec<usize> = (0..CITIES.len()).collect();
+    for i in (1..order.len()).rev() {
+        let j = r.below(i + 1);
+        order.swap(i, j);
+    }
+    let city = |k: usize| CITIES[order[k]];
+    let fresh = |value: f64| {
+        json!({"value": Rng::r3(value), "class": "measured", "source": "agent",
+               "observed_at": format_time(NOW - 60)})
+    };
+    let sites: Vec<Value> = (0..nsites)
+        .map(|k| {
+            let (id, name, lat, lon, _) = city(k);
+            // One jurisdiction for all, so no constraint is implied.
+            json!({"id": id, "name": name, "lat": lat, "lon": lon, "jurisdiction": "eu"})
+        })
+        .collect();
+    let mut links = Vec::new();
+    for a in 0..nsites {
+        for b in a + 1..nsites {
+            let (ca, cb) = (city(a), city(b));
+            let km = crate::rtt::great_circle_km((ca.2, ca.3), (cb.2, cb.3));
+            // Measured round trips run 10–30 % above the great-circle
+            // figure (routing and queueing).
+            let rtt = crate::rtt::great_circle_rtt_ms(km) * r.range(1.1, 1.3);
+            links.push(json!({"a": ca.0, "b": cb.0, "rtt_ms": fresh(rtt.max(1.0))}));
+        }
+    }
+    let cluster_id = |c: usize| format!("k{:02}-{}", c, city(c % nsites).0);
+    let cluster_values: Vec<Value> = (0..clusters)
+        .map(|c| {
+            let cpu_total = (64 * (1 + r.below(4))) as f64;
+            // Tight: 2–8 % free, a few services' worth; otherwise 30–60 %.
+            let share = if pattern == Pattern::Tight {
+                r.range(0.02, 0.08)
+            } else {
+                r.range(0.3, 0.6)
+            };
+            json!({
+                "id": cluster_id(c),
+                "site": city(c % nsites).0,
+                "tier": "prod",
+                "trust_zone": "general",
+                "health": "healthy",
+                "enrolled_at": format_time(NOW - 200 * 86_400),
+                "cpu_total": cpu_total,
+                "memory_total_gib": cpu_total * 4.0,
+                "cpu_free": fresh(cpu_total * share),
+                "memory_free_gib": fresh(cpu_total * 4.0 * share),
+            })
+        })
+        .collect();
+    let mut svc = Vec::new();
+    for s in 0..services {
+        // Requests of 0.25–4 cores, heavy-tailed; a tenth are data stores.
+        let cpu = Rng::r3(r.pareto(0.25, 2.0).min(4.0));
+        let store = r.chance(0.1);
+        svc.push(json!({
+            "id": format!("{}-{s:03}", pattern.as_str()),
+            "owner": "bench",
+            "cluster": cluster_id(r.below(clusters)),
+            "cpu": cpu,
+            "memory_gib": Rng::r3(cpu * 2.0),
+            "data_gb": if store { Rng::r3(r.range(5.0, 100.0)) } else { 0.0 },
+        }));
+    }
+    let mut edges: std::collections::BTreeSet<(usize, usize)> = Default::default();
+    let group_edges = |edges: &mut std::collections::BTreeSet<(usize, usize)>,
+                       r: &mut Rng,
+                       lo: usize,
+                       hi: usize,
+                       mesh: bool| {
+        let mut start = 0;
+        while start < services {
+            let size = (lo + r.below(hi - lo + 1)).min(services - start);
+            for a in start..start + size {
+                if mesh {
+                    for b in start..start + size {
+                        if a != b {
+                            edges.insert((a, b));
+                        }
+                    }
+                } else if a + 1 < start + size {
+                    edges.insert((a, a + 1));
+                }
+            }
+            start += size;
+        }
+    };
+    match pattern {
+        Pattern::Mesh | Pattern::Tight => group_edges(&mut edges, &mut r, 4, 6, true),
+        Pattern::Chains => group_edges(&mut edges, &mut r, 3, 6, false),
+        Pattern::HubSpoke => {
+            let hubs = (services / 10).max(1);
+            for s in hubs..services {
+                edges.insert((s, r.below(hubs)));
+                if r.chance(0.5) {
+                    edges.insert((s, r.below(hubs)));
+                }
+            }
+            for a in 0..hubs {
+                for b in 0..hubs {
+                    if a != b && r.chance(0.3) {
+                        edges.insert((a, b));
+                    }
+                }
+            }
+        }
+    }
+    let flows: Vec<Value> = edges
+        .iter()
+        .map(|&(a, b)| {
+            let weight = r.pareto(0.5, 1.5).min(40.0);
+            let mb = r.pareto(0.1, 1.3).min(50.0);
+            json!({"from": svc[a]["id"], "to": svc[b]["id"],
+                   "weight": fresh(weight), "mb_s": fresh(mb)})
+        })
+        .collect();
+    json!({
+        "schema": 1,
+        "name": format!("{}-{seed}", pattern.as_str()),
+        "observed_at": format_time(NOW - 60),
+        "sites": sites,
+        "clusters": cluster_values,
+        "links": links,
+        "paths": [],
+        "services": svc,
+        "flows": flows,
+    })
+}
+
+/// [`patterned`], loaded.
+pub fn patterned_estate(pattern: Pattern, seed: u64, services: usize, clusters: usize) -> Estate {
+    let text =
+        serde_json::to_string(&patterned(pattern, seed, services, clusters)).expect("serialises");
+    load(&text, Format::Json).expect("patterned estates are valid")
+}

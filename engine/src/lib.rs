@@ -26,6 +26,7 @@ pub mod k8s;
 mod load;
 mod locate;
 pub mod numfmt;
+pub mod optimum;
 pub mod place;
 pub mod plan;
 pub mod policy;

@@ -212,6 +212,9 @@ pub fn comparison(c: &crate::decider::Comparison) -> String {
         if let Some(e) = &d.error {
             let _ = writeln!(out, "No result: {} ({})", e.message, e.code);
         }
+        if let Some(n) = &d.note {
+            let _ = writeln!(out, "Note: {n}");
+        }
         let Some(r) = &d.result else {
             continue;
         };

@@ -744,8 +744,18 @@ async fn what_if_compare_and_scenarios(b: Backend) {
         .iter()
         .map(|d| d["name"].as_str().unwrap())
         .collect();
-    assert_eq!(names, ["baseline", "heaviest-talker", "ops-team"]);
-    let ops = &c["result"]["deciders"][2];
+    assert_eq!(
+        names,
+        [
+            "baseline",
+            "heaviest-talker",
+            "optimum",
+            "optimum-capped",
+            "local-search",
+            "ops-team"
+        ]
+    );
+    let ops = &c["result"]["deciders"][5];
     assert!(
         ops["refused_count"].as_u64().unwrap() > 0
             && !ops["refused"].as_array().unwrap().is_empty(),

@@ -52,17 +52,27 @@ fn compare_scores_reply_files_and_reports_bad_ones() {
         .collect();
     assert_eq!(
         names,
-        ["baseline", "heaviest-talker", "ops-team", "deep", "missing"]
+        [
+            "baseline",
+            "heaviest-talker",
+            "optimum",
+            "optimum-capped",
+            "local-search",
+            "ops-team",
+            "deep",
+            "missing"
+        ]
     );
     // Built-ins are timed by the CLI; replies read from files are not.
-    assert!(deciders[0]["run_time_ms"].as_f64().unwrap() >= 0.0);
-    assert!(deciders[1]["run_time_ms"].as_f64().unwrap() >= 0.0);
-    assert!(deciders[2]["run_time_ms"].is_null());
-    assert_eq!(deciders[2]["proposals"], 16);
-    assert_eq!(deciders[2]["refused_count"], 11);
-    assert_eq!(deciders[3]["error"]["code"], "too_deep");
-    assert!(deciders[3].get("proposals").is_none());
-    assert_eq!(deciders[4]["error"]["code"], "unreadable");
+    for builtin in &deciders[..5] {
+        assert!(builtin["run_time_ms"].as_f64().unwrap() >= 0.0);
+    }
+    assert!(deciders[5]["run_time_ms"].is_null());
+    assert_eq!(deciders[5]["proposals"], 16);
+    assert_eq!(deciders[5]["refused_count"], 11);
+    assert_eq!(deciders[6]["error"]["code"], "too_deep");
+    assert!(deciders[6].get("proposals").is_none());
+    assert_eq!(deciders[7]["error"]["code"], "unreadable");
     assert!(stderr.contains("warning: decider deep"), "{stderr}");
     assert!(stderr.contains("warning: decider missing"), "{stderr}");
 }

@@ -456,8 +456,18 @@ async fn comparison_calls_the_stored_url_with_the_preview_bytes_signed(b: Backen
         .iter()
         .map(|e| e["name"].as_str().unwrap())
         .collect();
-    assert_eq!(names, ["baseline", "heaviest-talker", "ranker"]);
-    let ranker = &entries[2];
+    assert_eq!(
+        names,
+        [
+            "baseline",
+            "heaviest-talker",
+            "optimum",
+            "optimum-capped",
+            "local-search",
+            "ranker"
+        ]
+    );
+    let ranker = &entries[5];
     assert_eq!(ranker["kind"], "external");
     assert!(ranker["run_time_ms"].as_f64().unwrap() >= 0.0, "{ranker}");
     assert_eq!(ranker["refused"].as_array().unwrap().len(), 2, "{ranker}");
@@ -605,7 +615,7 @@ async fn comparison_calls_the_stored_url_with_the_preview_bytes_signed(b: Backen
             Some(json!({"external": ["ranker"]})),
         )
         .await;
-    let e = &v["result"]["deciders"][2];
+    let e = &v["result"]["deciders"][5];
     assert_eq!(e["error"]["code"], "deferred", "{e}");
     assert!(
         e["error"]["message"].as_str().unwrap().contains("120 s"),
@@ -622,7 +632,7 @@ async fn comparison_calls_the_stored_url_with_the_preview_bytes_signed(b: Backen
         )
         .await;
     assert_eq!(
-        v["result"]["deciders"][2]["error"]["code"], "wrong_shape",
+        v["result"]["deciders"][5]["error"]["code"], "wrong_shape",
         "{v}"
     );
     fake.set(Script {
@@ -640,7 +650,7 @@ async fn comparison_calls_the_stored_url_with_the_preview_bytes_signed(b: Backen
         )
         .await;
     assert_eq!(
-        v["result"]["deciders"][2]["error"]["code"], "redirect",
+        v["result"]["deciders"][5]["error"]["code"], "redirect",
         "{v}"
     );
 

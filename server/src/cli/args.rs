@@ -153,7 +153,8 @@ pub enum Command {
         #[arg(long)]
         now: Option<String>,
     },
-    /// Compare deciders: run the built-ins (baseline, heaviest-talker) and
+    /// Compare deciders: run the built-ins (baseline, heaviest-talker, and
+    /// the reference deciders optimum, optimum-capped, local-search) and
     /// score each response file as an external decider's reply.
     Compare {
         estate: PathBuf,
@@ -169,6 +170,40 @@ pub enum Command {
         now: Option<String>,
         #[arg(long, value_enum, default_value_t = OutputFormat::Json)]
         format: OutputFormat,
+    },
+    /// Benchmark the deciders over a suite of estates and print a
+    /// leaderboard: per decider, its share of the reference improvement
+    /// (median, p5, mean), refusals by code and run time
+    /// (docs/quality.md). The default suite is generated (two generators,
+    /// several sizes and shapes), the sample estate and the Kubernetes
+    /// fixtures with synthetic flows.
+    BenchDeciders {
+        /// Use the estate files (.json, .yaml) in this directory instead
+        /// of the default suite.
+        #[arg(long, value_name = "DIR")]
+        suite: Option<PathBuf>,
+        /// An external decider's replies, as NAME=FILE (repeatable): FILE
+        /// is one reply used for every case, or a directory holding
+        /// CASE.json per case (a case's name is its file's stem). A
+        /// missing or invalid reply is that decider's error on the case.
+        #[arg(long = "response", value_name = "NAME=FILE")]
+        responses: Vec<String>,
+        /// Kubernetes manifests (*.yaml) for the default suite. Default:
+        /// shared/fixtures/kubernetes in or above the current directory.
+        #[arg(long, value_name = "DIR")]
+        kubernetes: Option<PathBuf>,
+        #[arg(long)]
+        policy: Option<PathBuf>,
+        /// Evaluation time (RFC 3339). Default: the generator's time for
+        /// the default suite, now for --suite.
+        #[arg(long)]
+        now: Option<String>,
+        /// Print the leaderboard and every case as JSON.
+        #[arg(long, conflicts_with = "markdown")]
+        json: bool,
+        /// Print the leaderboard as a Markdown table.
+        #[arg(long)]
+        markdown: bool,
     },
     /// Project a what-if scenario (moves, evacuations): before and after,
     /// warnings, evacuations and capacity sensitivity.

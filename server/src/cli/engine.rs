@@ -15,7 +15,9 @@ use super::common::{line, read_text, Failure, INCOMPLETE};
 pub fn run(command: Command) -> Result<String, Failure> {
     match command {
         Command::Serve { .. } | Command::Agent { .. } => unreachable!("handled in main"),
-        Command::Import { .. } => unreachable!("handled in cli::run"),
+        Command::Import { .. } | Command::BenchDeciders { .. } => {
+            unreachable!("handled in cli::run")
+        }
         Command::Validate { estate } => {
             let e = read_estate(&estate)?;
             // Likely mistakes go to stderr: the file is valid, so exit 0.
@@ -224,7 +226,7 @@ pub fn run(command: Command) -> Result<String, Failure> {
 }
 
 /// `NAME=FILE`: a name of 1–64 characters without spaces or `=`, a path.
-fn parse_named(arg: &str) -> Result<(String, PathBuf), Failure> {
+pub(super) fn parse_named(arg: &str) -> Result<(String, PathBuf), Failure> {
     let usage = |why: &str| {
         Failure::usage(format!(
             "--response {arg:?}: {why}; expected NAME=FILE, e.g. --response mine=reply.json"
@@ -248,7 +250,9 @@ fn parse_named(arg: &str) -> Result<(String, PathBuf), Failure> {
 /// Read a reply file (never more than the body limit plus one byte, so a
 /// huge file is refused without being loaded) and parse it. Any failure is
 /// the decider's error entry, not the command's.
-fn read_response(path: &Path) -> Result<Vec<decider::RawProposal>, decider::DeciderError> {
+pub(super) fn read_response(
+    path: &Path,
+) -> Result<Vec<decider::RawProposal>, decider::DeciderError> {
     let unreadable = |e: std::io::Error| decider::DeciderError {
         code: "unreadable".into(),
         message: format!("cannot read {}: {e}", path.display()),
@@ -279,7 +283,7 @@ fn inputs(
     ))
 }
 
-fn read_estate(path: &Path) -> Result<Estate, Failure> {
+pub(super) fn read_estate(path: &Path) -> Result<Estate, Failure> {
     let text = read_text(path)?;
     let format = match path.extension().and_then(|e| e.to_str()) {
         Some("json") => Format::Json,
@@ -308,7 +312,7 @@ fn invalid_input(file: &Path, what: &str, errors: &[EstateError]) -> Failure {
     Failure { code: 1, lines }
 }
 
-fn read_policy(path: Option<&Path>) -> Result<Policy, Failure> {
+pub(super) fn read_policy(path: Option<&Path>) -> Result<Policy, Failure> {
     let Some(path) = path else {
         return Ok(Policy::default());
     };
@@ -320,7 +324,7 @@ fn read_policy(path: Option<&Path>) -> Result<Policy, Failure> {
     })
 }
 
-fn resolve_now(now: Option<&str>) -> Result<i64, Failure> {
+pub(super) fn resolve_now(now: Option<&str>) -> Result<i64, Failure> {
     match now {
         None => Ok(chrono::Utc::now().timestamp()),
         Some(s) => estate::parse_time(s).ok_or_else(|| {

@@ -1,9 +1,10 @@
 //! The commands of the `berth` binary, by family: [`engine`] (the engine
-//! on files), [`import`] (importers run here), [`remote`] (imports into a
+//! on files), [`bench`] (the decider benchmark), [`import`] (importers run here), [`remote`] (imports into a
 //! running server), [`daemon`] (`serve`, `agent`). [`args`] is the command
 //! line; [`common`] what they share.
 
 pub mod args;
+pub mod bench;
 pub mod common;
 pub mod daemon;
 pub mod engine;
@@ -75,6 +76,26 @@ pub fn run(command: Command) -> Result<String, Failure> {
                     file,
                 },
         } => import_estate_remote(&remote, create, &file),
+        Command::BenchDeciders {
+            suite,
+            responses,
+            kubernetes,
+            policy,
+            now,
+            json,
+            markdown,
+        } => bench::run(bench::Bench {
+            suite,
+            kubernetes,
+            responses,
+            policy,
+            now,
+            output: match (json, markdown) {
+                (true, _) => bench::Output::Json,
+                (_, true) => bench::Output::Markdown,
+                _ => bench::Output::Text,
+            },
+        }),
         other => engine::run(other),
     }
 }

@@ -506,6 +506,7 @@ pub async fn entry_json(
             kind: decider::DeciderKind::External,
             run_time_ms: x.run_time_ms,
             error: x.response.as_ref().err().cloned(),
+            note: None,
             result: x
                 .response
                 .as_ref()

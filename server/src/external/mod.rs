@@ -84,7 +84,7 @@ pub fn check_name(name: &str) -> Result<(), String> {
             "{name:?}: a decider name must start with a lower-case letter or a digit"
         ));
     }
-    if ["baseline", "heaviest-talker"].contains(&name) {
+    if berth_engine::front::BUILTIN_NAMES.contains(&name) {
         return Err(format!(
             "{name:?} is the name of a built-in decider; choose another"
         ));
