@@ -188,6 +188,10 @@ pub struct PlanMove {
     pub other_flips: Vec<Flip>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
+    /// For a member of a compound step: the group's Why (its summary, each
+    /// member alone, and where the group stops clearing its bar).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub group: Option<crate::why::GroupWhy>,
 }
 
 /// Why a plan cannot be made (an unknown or unmoved service), or a
@@ -260,7 +264,26 @@ pub fn plan(
             if !errors.is_empty() {
                 return Err(errors);
             }
-            Ok(from_advice(estate, policy, now, &advice, &why, Some(ids)))
+            // A compound step moves as one: naming one member plans the
+            // whole group (a member alone may raise the cost).
+            let mut with_groups = ids.clone();
+            for m in &advice.moves {
+                if let Some(g) = m.group.as_ref().filter(|_| ids.contains(&m.service)) {
+                    for s in &g.services {
+                        if !with_groups.contains(s) {
+                            with_groups.push(s.clone());
+                        }
+                    }
+                }
+            }
+            Ok(from_advice(
+                estate,
+                policy,
+                now,
+                &advice,
+                &why,
+                Some(&with_groups),
+            ))
         }
         Selection::Scenario(scenario) => {
             from_scenario(estate, policy, now, &advice, &why, scenario).map_err(|errors| {
@@ -327,6 +350,7 @@ fn from_advice(
                 flips: w.flips.clone(),
                 other_flips: w.other_flips.clone(),
                 note: w.note.clone(),
+                group: w.group.clone(),
             }
         })
         .collect();
@@ -419,6 +443,7 @@ fn from_scenario(
             flips,
             other_flips,
             note,
+            group: None,
         });
         state.apply(&ctx, s, to);
     }
@@ -662,6 +687,12 @@ fn move_section(out: &mut String, m: &PlanMove) {
             cell(&f.source),
             age(f.age_s)
         );
+    }
+    if let Some(g) = &m.group {
+        let _ = writeln!(out, "\nPart of a compound step: {}\n", g.summary);
+        for f in &g.flips {
+            let _ = writeln!(out, "- {}", f.sentence);
+        }
     }
     let flips: Vec<&Flip> = m.flips.iter().chain(&m.other_flips).collect();
     if !flips.is_empty() {

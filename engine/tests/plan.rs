@@ -137,7 +137,20 @@ fn the_markdown_plan_of_the_sample_estate() {
 fn a_selection_of_services_keeps_the_advice_numbers_and_its_own_totals() {
     let e = sample();
     let full = make(&e, &Selection::Advice);
-    let last = full.moves.last().unwrap().clone();
+    // The last single move (the sample's last steps are compound).
+    let advice = berth_engine::advise(&e, &Policy::default(), now());
+    let single = advice
+        .moves
+        .iter()
+        .rev()
+        .find(|m| m.group.is_none())
+        .unwrap();
+    let last = full
+        .moves
+        .iter()
+        .find(|m| m.service == single.service)
+        .unwrap()
+        .clone();
     let p = make(&e, &Selection::Services(vec![last.service.clone()]));
     assert_eq!(p.moves.len(), 1);
     assert_eq!(p.moves[0].step, 1);
@@ -152,6 +165,21 @@ fn a_selection_of_services_keeps_the_advice_numbers_and_its_own_totals() {
         p.change.cost.to_bits(),
         (p.totals_after.cost - p.totals_before.cost).to_bits()
     );
+
+    // Naming one member of a compound step plans its whole group.
+    let member = advice.moves.iter().find(|m| m.group.is_some()).unwrap();
+    let g = make(&e, &Selection::Services(vec![member.service.clone()]));
+    let planned: Vec<&str> = g.moves.iter().map(|m| m.service.as_str()).collect();
+    let group: Vec<&str> = member
+        .group
+        .as_ref()
+        .unwrap()
+        .services
+        .iter()
+        .map(String::as_str)
+        .collect();
+    assert_eq!(planned, group);
+    assert!(g.totals_after.cost < g.totals_before.cost);
 
     let err = plan::plan(
         &e,
