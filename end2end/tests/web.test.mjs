@@ -64,6 +64,12 @@ test('sign in; Placement shows the sample moves, a Why panel with flip condition
   await weak.locator('li.move[data-service=nw-erp-bridge]').waitFor();
   assert.match(await weak.textContent(), /Not enough evidence to recommend — \d+ of \d+ inputs are guesses/);
   assert.equal(await page.locator('[data-testid=moves] li.move[data-service=nw-erp-bridge]').count(), 0);
+  // The sample's carrier-gateway and shipping-quotes only pay off moved
+  // together: one compound step, its summary on the first member.
+  const group = page.locator('[data-testid=moves] li.move[data-service=carrier-gateway] [data-testid=group-step]');
+  await group.waitFor();
+  assert.equal(await group.getAttribute('data-services'), 'carrier-gateway shipping-quotes');
+  assert.match(await group.textContent(), /Compound step \(2 services\): Moving carrier-gateway alone costs [\d.]+ points; .* gain [\d.]+ points \(bar [\d.]+\)\./);
   // Every Why names its move (not eight buttons called "Why").
   const whyNames = await page.locator('summary').evaluateAll(ss => ss.map(s => s.getAttribute('aria-label')));
   assert.ok(whyNames.every(n => /^Why move \S+ to \S+$/.test(n)), whyNames.join(', '));

@@ -142,6 +142,6 @@ mod tests {
                 spec.path
             );
         }
-        assert_eq!(routes().len(), 44);
+        assert_eq!(routes().len(), 45);
     }
 }

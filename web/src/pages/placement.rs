@@ -237,6 +237,26 @@ pub fn Provenance(
     }
 }
 
+/// A compound step's summary, on its first member: the members move as
+/// one step ("Moving cart alone costs 12.4 points; …").
+fn group_line(m: &Value) -> Option<impl IntoView> {
+    let g = &m["group"];
+    let steps = g["steps"].as_array()?;
+    if steps.first() != Some(&m["step"]) {
+        return Some(view! { <p class="group-step">{format!("Moves with step {} as one step.", steps[0])}</p> }.into_any());
+    }
+    let names: Vec<String> = arr(&g["services"]).iter().map(s).collect();
+    Some(
+        view! {
+            <p class="group-step" data-testid="group-step" data-services=names.join(" ")>
+                <strong>{format!("Compound step ({} services): ", names.len())}</strong>
+                {s(&g["summary"])}
+            </p>
+        }
+        .into_any(),
+    )
+}
+
 /// One move with its gain, confidence badge and Why panel.
 fn move_item(m: &Value, why: Value) -> impl IntoView {
     let class = s(&m["confidence"]);
@@ -254,6 +274,7 @@ fn move_item(m: &Value, why: Value) -> impl IntoView {
                 <span class=format!("badge conf-{class}") title="the weakest fact deciding this move">{class.clone()}</span>
             </div>
             {m["evidence"].as_str().map(|e| view! { <p class="evidence">{e.to_string()}</p> })}
+            {group_line(m)}
             <details class="why">
                 <summary aria-label=why_label>"Why"</summary>
                 <WhyPanel why=why/>
