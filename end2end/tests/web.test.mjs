@@ -70,6 +70,9 @@ test('sign in; Placement shows the sample moves, a Why panel with flip condition
   await group.waitFor();
   assert.equal(await group.getAttribute('data-services'), 'carrier-gateway shipping-quotes');
   assert.match(await group.textContent(), /Compound step \(2 services\): Moving carrier-gateway alone costs [\d.]+ points; .* gain [\d.]+ points \(bar [\d.]+\)\./);
+  assert.equal(
+    (await page.locator('[data-testid=moves] li.move[data-service=shipping-quotes] .group-step').textContent()).trim(),
+    'Moves together with carrier-gateway, as one step.');
   // Every Why names its move (not eight buttons called "Why").
   const whyNames = await page.locator('summary').evaluateAll(ss => ss.map(s => s.getAttribute('aria-label')));
   assert.ok(whyNames.every(n => /^Why move \S+ to \S+$/.test(n)), whyNames.join(', '));

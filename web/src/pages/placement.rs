@@ -242,10 +242,13 @@ pub fn Provenance(
 fn group_line(m: &Value) -> Option<impl IntoView> {
     let g = &m["group"];
     let steps = g["steps"].as_array()?;
-    if steps.first() != Some(&m["step"]) {
-        return Some(view! { <p class="group-step">{format!("Moves with step {} as one step.", steps[0])}</p> }.into_any());
-    }
     let names: Vec<String> = arr(&g["services"]).iter().map(s).collect();
+    if steps.first() != Some(&m["step"]) {
+        // Named by service: the page numbers its list without the moves
+        // resting on guesses, so the engine's step numbers would mislead.
+        let first = names.first().cloned().unwrap_or_default();
+        return Some(view! { <p class="group-step">{format!("Moves together with {first}, as one step.")}</p> }.into_any());
+    }
     Some(
         view! {
             <p class="group-step" data-testid="group-step" data-services=names.join(" ")>
