@@ -484,7 +484,7 @@ fn describe_group(
 }
 
 /// Every member's deciding facts, each at its turn, merged by key.
-fn group_facts(ctx: &Ctx, state: &State, members: &[(usize, usize)]) -> Vec<FactRef> {
+pub(crate) fn group_facts(ctx: &Ctx, state: &State, members: &[(usize, usize)]) -> Vec<FactRef> {
     let mut facts = Vec::new();
     let mut scratch = state.clone();
     for &(s, c) in members {

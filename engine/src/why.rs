@@ -491,14 +491,7 @@ fn group_why(ctx: &Ctx, state: &State, g: &crate::group::Group) -> Option<GroupW
     for t in &terms {
         sum = Terms::from_fn(|k| sum.get(k) + t.get(k));
     }
-    let mut facts = Vec::new();
-    let mut st = state.clone();
-    for &(s, c) in &members {
-        facts.extend(crate::cost::deciding_facts(ctx, &st, s, c));
-        st.apply(ctx, s, c);
-    }
-    facts.sort_by(|a, b| a.fact.cmp(&b.fact));
-    facts.dedup_by(|a, b| a.fact == b.fact);
+    let facts = crate::advise::group_facts(ctx, state, &members);
 
     // Gain and cost of the group for a context (one flow fact changed).
     let eval = |c: &Ctx| -> Option<(f64, f64)> {
