@@ -508,6 +508,8 @@ fn group_why(ctx: &Ctx, state: &State, g: &crate::group::Group) -> Option<GroupW
         .collect();
     flows.sort_unstable();
     flows.dedup();
+    // The group at the current values: the same for every fact varied.
+    let base = eval(ctx);
     let mut flips = Vec::new();
     let mut analysed: Vec<&str> = Vec::new();
     for f in &facts {
@@ -532,7 +534,7 @@ fn group_why(ctx: &Ctx, state: &State, g: &crate::group::Group) -> Option<GroupW
             FlowFact::Weight => c1.weight[fl] = x0 + 1.0,
             FlowFact::MbS => c1.mb_s[fl] = x0 + 1.0,
         }
-        let (Some((g0, k0)), Some((g1, k1))) = (eval(ctx), eval(&c1)) else {
+        let (Some((g0, k0)), Some((g1, k1))) = (base, eval(&c1)) else {
             continue;
         };
         let (dg, dk) = (g1 - g0, k1 - k0);
