@@ -31,6 +31,7 @@ pub mod place;
 pub mod plan;
 pub mod policy;
 pub mod request;
+pub mod review;
 pub mod rtt;
 pub mod rtt_reference;
 pub mod strict;

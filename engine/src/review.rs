@@ -1,0 +1,36 @@
+//! Review memory's pure half: the stable identity of a recommendation,
+//! and whether a recorded decision about it still holds.
+//!
+//! An operator's decision (planned, dismissed, snoozed) is stored by the
+//! server against a recommendation's identity; every later evaluation
+//! asks this module whether the recommendation stays hidden or comes back,
+//! and why (`docs/reviews.md`).
+
+use crate::advise::Move;
+
+/// The stable identity of a recommendation: the service and its from → to
+/// clusters, written `service|from|to`; for a compound step, every
+/// member's triple sorted by service id and joined with `+`. `|` and `+`
+/// are never part of an id ([`crate::chars::ID_PUNCTUATION`]), so an
+/// identity reads back unambiguously, and it does not depend on the step
+/// number, the gain or anything else that changes while the advice means
+/// the same move.
+pub fn identity(moves: &[Move], index: usize) -> String {
+    let m = &moves[index];
+    match &m.group {
+        None => triple(m),
+        Some(g) => {
+            let mut members: Vec<String> = moves
+                .iter()
+                .filter(|o| g.steps.contains(&o.step))
+                .map(triple)
+                .collect();
+            members.sort();
+            members.join("+")
+        }
+    }
+}
+
+fn triple(m: &Move) -> String {
+    format!("{}|{}|{}", m.service, m.from, m.to)
+}
