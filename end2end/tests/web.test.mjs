@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { readFileSync } from 'node:fs';
 import { createServer } from 'node:http';
-import { startServer, makeUser, launch, artifacts, signIn } from '../support.mjs';
+import { startServer, makeUser, launch, artifacts, signIn, admin } from '../support.mjs';
 
 // The sample estate was written for this instant (Makefile SAMPLE_NOW):
 // fixing it makes the advice the same whenever the test runs.
@@ -74,7 +74,7 @@ test('sign in; Placement shows the sample moves, a Why panel with flip condition
     (await page.locator('[data-testid=moves] li.move[data-service=shipping-quotes] .group-step').textContent()).trim(),
     'Moves together with carrier-gateway, as one step.');
   // Every Why names its move (not eight buttons called "Why").
-  const whyNames = await page.locator('summary').evaluateAll(ss => ss.map(s => s.getAttribute('aria-label')));
+  const whyNames = await page.locator('details.why > summary').evaluateAll(ss => ss.map(s => s.getAttribute('aria-label')));
   assert.ok(whyNames.every(n => /^Why move \S+ to \S+$/.test(n)), whyNames.join(', '));
   assert.equal(new Set(whyNames).size, whyNames.length, whyNames.join(', '));
   const first = moves.first();
@@ -132,6 +132,54 @@ test('Placement exports the plan of its moves: the Markdown download names every
   assert.equal(envelope.result.selection.kind, 'advice');
   assert.equal(envelope.result.moves.length, (md.match(/^### /gm) ?? []).length);
   await shot('placement-plan-export');
+});
+
+test('review memory: a dismissed recommendation leaves the list until shown, a planned one carries its link, and the audit trail names both', async () => {
+  await signIn(page, server.base, operator);
+  await page.goto(`${server.base}/?now=${NOW}`);
+  const item = page.locator('[data-testid=moves] li.move[data-service=notifications]');
+  await item.waitFor();
+  // Each review control names its move.
+  const reviewNames = await page.locator('details.review-form > summary').evaluateAll(ss => ss.map(s => s.getAttribute('aria-label')));
+  assert.ok(reviewNames.length >= 1 && reviewNames.every(n => /^Review \S+ to \S+$/.test(n)), reviewNames.join(', '));
+  // A dismissal without a reason is refused at the form, nothing hidden.
+  await item.locator('details.review-form > summary').click();
+  await item.getByTestId('review-save').click();
+  await item.getByTestId('review-error').waitFor();
+  assert.match(await item.getByTestId('review-error').textContent(), /a dismissal needs a reason/);
+  await item.getByTestId('review-reason').fill('notifications stay beside the Paris mail relay');
+  await item.getByTestId('review-save').click();
+  await page.waitForSelector('[data-testid=moves] li.move[data-service=notifications][data-review=hidden]', { state: 'attached' });
+  assert.equal(await item.isVisible(), false, 'a dismissed recommendation leaves the list');
+  await page.getByTestId('hidden-line').first().waitFor();
+  assert.match(await page.getByTestId('hidden-line').first().textContent(), /^1 recommendation is dismissed or snoozed and hidden\./);
+  await page.getByTestId('show-hidden').first().click();
+  await item.waitFor({ state: 'visible' });
+  const review = item.getByTestId('review');
+  assert.equal(await review.getAttribute('data-state'), 'hidden');
+  assert.match(await review.textContent(), /dismissed by olga at .* — notifications stay beside the Paris mail relay/);
+  // Planned, with the link to the change.
+  const cart = page.locator('[data-testid=moves] li.move[data-service=cart]');
+  await cart.locator('details.review-form > summary').click();
+  await cart.getByTestId('review-decision').selectOption('planned');
+  await cart.getByTestId('review-link').fill('https://tickets.example.com/NET-42');
+  await cart.getByTestId('review-save').click();
+  await cart.locator('[data-testid=review][data-state=planned]').waitFor();
+  assert.equal(await cart.locator('[data-testid=review] a').getAttribute('href'), 'https://tickets.example.com/NET-42');
+  assert.equal(await cart.isVisible(), true, 'a planned recommendation stays in the list');
+  await shot('placement-reviews');
+  // Forget the dismissal: it is an ordinary recommendation again.
+  await item.getByTestId('review-forget').click();
+  await page.waitForFunction(() => document.querySelector('[data-testid=moves] li.move[data-service=notifications]').dataset.review === '');
+  await page.goto(`${server.base}/estate?now=${NOW}`);
+  const rows = page.locator('[data-testid=audit] tbody tr');
+  await rows.first().waitFor();
+  const actions = await rows.evaluateAll(rs => rs.map(r => r.dataset.action));
+  assert.deepEqual(actions.slice(0, 3), ['review.cleared', 'review.planned', 'review.dismissed'], actions.join(', '));
+  assert.match(await rows.nth(2).textContent(), /olga.*notifications c-par-2 c-fra-2.*notifications stay beside the Paris mail relay/);
+  await page.getByTestId('audit').screenshot({ path: join(artifacts, 'estate-audit.png') });
+  // Leave the estate as the other tests expect it.
+  await admin(server.base, 'POST', '/api/estates/sample/reviews/clear', { identity: 'cart|c-par-1|c-fra-2' });
 });
 
 test('what-if: an edit re-projects with no network request; evacuating a cluster warns about a pinned service', async () => {

@@ -40,6 +40,7 @@ pub mod listen;
 pub mod metrics;
 pub mod prom_client;
 pub mod random;
+pub mod reviews;
 pub mod role;
 pub mod serve;
 pub mod site;

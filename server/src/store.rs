@@ -372,17 +372,20 @@ impl EstateLock<'_> {
     }
 }
 
-/// Replace the policy. A policy change does not bump the estate version:
-/// results name the policy digest beside the version, and the cache keys
-/// on both.
+/// Replace the policy, and record the change in the audit trail in the
+/// same transaction (both or neither). A policy change does not bump the
+/// estate version: results name the policy digest beside the version, and
+/// the cache keys on both.
 pub async fn replace_policy(
     db: &Db,
     id: &str,
     policy: &str,
     policy_digest: &str,
     now: i64,
+    audit: &NewAudit<'_>,
 ) -> StoreResult<Option<EstateMeta>> {
     let _w = db.write_guard().await;
+    let mut tx = db.pool.begin().await?;
     let done = sqlx::query(
         "UPDATE estates SET policy = $1, policy_digest = $2, updated_at = $3 WHERE id = $4",
     )
@@ -390,11 +393,13 @@ pub async fn replace_policy(
     .bind(policy_digest)
     .bind(now)
     .bind(id)
-    .execute(&db.pool)
+    .execute(&mut *tx)
     .await?;
     if done.rows_affected() == 0 {
         return Ok(None);
     }
+    insert_audit(&mut tx, audit).await?;
+    tx.commit().await?;
     estate_meta(db, id).await
 }
 
@@ -412,6 +417,10 @@ pub async fn delete_estate(db: &Db, id: &str) -> StoreResult<bool> {
     let _w = db.write_guard().await;
     let mut tx = db.pool.begin().await?;
     sqlx::query("DELETE FROM scenarios WHERE estate_id = $1")
+        .bind(id)
+        .execute(&mut *tx)
+        .await?;
+    sqlx::query("DELETE FROM reviews WHERE estate_id = $1")
         .bind(id)
         .execute(&mut *tx)
         .await?;
@@ -498,6 +507,193 @@ pub async fn delete_scenario(db: &Db, estate: &str, name: &str) -> StoreResult<b
         .execute(&db.pool)
         .await?;
     Ok(done.rows_affected() > 0)
+}
+
+// ---- reviews and the audit trail -------------------------------------
+
+/// An operator's decision about one recommendation (`docs/reviews.md`).
+#[derive(Clone, Debug, Serialize)]
+pub struct ReviewRow {
+    pub identity: String,
+    /// `planned`, `dismissed` or `snoozed`.
+    pub decision: String,
+    pub link: String,
+    pub reason: String,
+    #[serde(serialize_with = "rfc3339_opt")]
+    pub until: Option<i64>,
+    /// `berth_engine::review::Condition` as JSON, or null.
+    pub condition: Option<serde_json::Value>,
+    /// `berth_engine::review::Basis` as JSON.
+    pub basis: serde_json::Value,
+    pub estate_version: i64,
+    #[serde(serialize_with = "rfc3339")]
+    pub evaluated_at: i64,
+    pub decided_by: String,
+    #[serde(serialize_with = "rfc3339")]
+    pub decided_at: i64,
+}
+
+/// One entry of the audit trail: who did what, when, and why.
+#[derive(Clone, Debug, Serialize)]
+pub struct AuditEntry {
+    pub id: i64,
+    pub estate: String,
+    pub actor: String,
+    #[serde(serialize_with = "rfc3339")]
+    pub at: i64,
+    pub action: String,
+    pub subject: String,
+    pub reason: String,
+    pub detail: serde_json::Value,
+}
+
+pub struct NewAudit<'a> {
+    pub estate: &'a str,
+    pub actor: &'a str,
+    pub at: i64,
+    pub action: &'a str,
+    pub subject: &'a str,
+    pub reason: &'a str,
+    /// JSON text.
+    pub detail: &'a str,
+}
+
+async fn insert_audit(
+    tx: &mut sqlx::Transaction<'_, sqlx::Any>,
+    a: &NewAudit<'_>,
+) -> StoreResult<()> {
+    sqlx::query(
+        "INSERT INTO audit (estate_id, actor, at, action, subject, reason, detail) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7)",
+    )
+    .bind(a.estate)
+    .bind(a.actor)
+    .bind(a.at)
+    .bind(a.action)
+    .bind(a.subject)
+    .bind(a.reason)
+    .bind(a.detail)
+    .execute(&mut **tx)
+    .await?;
+    Ok(())
+}
+
+/// Record a decision (replacing the identity's last one) and its audit
+/// entry, in one transaction.
+pub async fn put_review(
+    db: &Db,
+    estate: &str,
+    r: &ReviewRow,
+    audit: &NewAudit<'_>,
+) -> StoreResult<()> {
+    let _w = db.write_guard().await;
+    let mut tx = db.pool.begin().await?;
+    sqlx::query("DELETE FROM reviews WHERE estate_id = $1 AND identity = $2")
+        .bind(estate)
+        .bind(&r.identity)
+        .execute(&mut *tx)
+        .await?;
+    sqlx::query(
+        "INSERT INTO reviews (estate_id, identity, kind, link, reason, until_at, ask_when, basis, \
+         estate_version, evaluated_at, decided_by, decided_at) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)",
+    )
+    .bind(estate)
+    .bind(&r.identity)
+    .bind(&r.decision)
+    .bind(&r.link)
+    .bind(&r.reason)
+    .bind(r.until)
+    .bind(r.condition.as_ref().map(|c| c.to_string()))
+    .bind(r.basis.to_string())
+    .bind(r.estate_version)
+    .bind(r.evaluated_at)
+    .bind(&r.decided_by)
+    .bind(r.decided_at)
+    .execute(&mut *tx)
+    .await?;
+    insert_audit(&mut tx, audit).await?;
+    tx.commit().await?;
+    Ok(())
+}
+
+/// Forget the decision about `identity` (it shows like any other again),
+/// with its audit entry; `false` when there was none (nothing written).
+pub async fn clear_review(
+    db: &Db,
+    estate: &str,
+    identity: &str,
+    audit: &NewAudit<'_>,
+) -> StoreResult<bool> {
+    let _w = db.write_guard().await;
+    let mut tx = db.pool.begin().await?;
+    let done = sqlx::query("DELETE FROM reviews WHERE estate_id = $1 AND identity = $2")
+        .bind(estate)
+        .bind(identity)
+        .execute(&mut *tx)
+        .await?;
+    if done.rows_affected() == 0 {
+        return Ok(false);
+    }
+    insert_audit(&mut tx, audit).await?;
+    tx.commit().await?;
+    Ok(true)
+}
+
+/// Every decision of an estate, by identity.
+pub async fn reviews(db: &Db, estate: &str) -> StoreResult<Vec<ReviewRow>> {
+    let rows = sqlx::query(
+        "SELECT identity, kind, link, reason, until_at, ask_when, basis, estate_version, \
+         evaluated_at, decided_by, decided_at FROM reviews WHERE estate_id = $1 ORDER BY identity",
+    )
+    .bind(estate)
+    .fetch_all(&db.pool)
+    .await?;
+    let json = |t: String| serde_json::from_str(&t).unwrap_or(serde_json::Value::Null);
+    rows.iter()
+        .map(|r| {
+            Ok(ReviewRow {
+                identity: r.try_get("identity")?,
+                decision: r.try_get("kind")?,
+                link: r.try_get("link")?,
+                reason: r.try_get("reason")?,
+                until: r.try_get("until_at")?,
+                condition: r.try_get::<Option<String>, _>("ask_when")?.map(json),
+                basis: json(r.try_get("basis")?),
+                estate_version: r.try_get("estate_version")?,
+                evaluated_at: r.try_get("evaluated_at")?,
+                decided_by: r.try_get("decided_by")?,
+                decided_at: r.try_get("decided_at")?,
+            })
+        })
+        .collect()
+}
+
+/// The estate's audit trail, newest first.
+pub async fn audit(db: &Db, estate: &str, limit: i64) -> StoreResult<Vec<AuditEntry>> {
+    let rows = sqlx::query(
+        "SELECT id, estate_id, actor, at, action, subject, reason, detail FROM audit \
+         WHERE estate_id = $1 ORDER BY id DESC LIMIT $2",
+    )
+    .bind(estate)
+    .bind(limit)
+    .fetch_all(&db.pool)
+    .await?;
+    rows.iter()
+        .map(|r| {
+            let detail: String = r.try_get("detail")?;
+            Ok(AuditEntry {
+                id: r.try_get("id")?,
+                estate: r.try_get("estate_id")?,
+                actor: r.try_get("actor")?,
+                at: r.try_get("at")?,
+                action: r.try_get("action")?,
+                subject: r.try_get("subject")?,
+                reason: r.try_get("reason")?,
+                detail: serde_json::from_str(&detail).unwrap_or(serde_json::Value::Null),
+            })
+        })
+        .collect()
 }
 
 // ---- tokens ----------------------------------------------------------

@@ -2140,3 +2140,350 @@ async fn plans(backend: Backend) {
     assert!(o.contains("kind: \"Placement\""));
 }
 both!(plans);
+
+/// The observation that sets the fact behind a basis key (`flow a→b
+/// weight`, `rtt c1↔c2`) to `value`, measured at `at`.
+fn observation_for(key: &str, value: f64, at: &str) -> Value {
+    if let Some(rest) = key.strip_prefix("flow ") {
+        let (pair, what) = rest.rsplit_once(' ').expect("flow key");
+        let (from, to) = pair.split_once('→').expect("flow pair");
+        let fact = if what == "weight" {
+            "flow_weight"
+        } else {
+            "flow_mb_s"
+        };
+        json!({"fact": fact, "from": from, "to": to, "value": value, "observed_at": at})
+    } else if let Some(pair) = key.strip_prefix("rtt ") {
+        let (a, b) = pair.split_once('↔').expect("rtt pair");
+        json!({"fact": "rtt_ms", "a": a, "b": b, "value": value, "observed_at": at})
+    } else {
+        panic!("no observation sets {key}")
+    }
+}
+
+/// A value of the basis fact `f` that stays strictly inside its recorded
+/// flip thresholds: a twentieth of the way to the nearer one.
+fn inside(f: &Value) -> f64 {
+    let v = f["value"].as_f64().expect("a known value");
+    match (f["below"].as_f64(), f["above"].as_f64()) {
+        (_, Some(a)) => v + (a - v) / 20.0,
+        (Some(b), None) => v - (v - b) / 20.0,
+        (None, None) => v * 1.05,
+    }
+}
+
+/// Review memory through the API (issue 17): a dismissal stays hidden
+/// through observations that cross nothing, a snooze ends at its date
+/// (the evaluation time is the injected clock) and when its condition is
+/// crossed by an observation — and says why —, every decision and the
+/// policy change are in the audit trail, and bad decisions are refused
+/// field by field with nothing written.
+async fn reviews(b: Backend) {
+    let t = TestApp::new(b).await;
+    let admin = TestApp::admin();
+    let agent = As::Bearer(t.token("agent", Some("sample")).await);
+    let viewer = As::Bearer(t.token("viewer", None).await);
+    let at = |now: &str| format!("/api/estates/sample/reviews?now={now}");
+    let standing = |list: &Value, identity: &str| -> Value {
+        arr(&list["reviews"])
+            .into_iter()
+            .find(|r| r["identity"] == identity)
+            .map(|r| r["standing"].clone())
+            .unwrap_or(Value::Null)
+    };
+
+    // Bad decisions: every error at once, nothing written.
+    let r = t
+        .send(
+            &admin,
+            Method::POST,
+            &at(NOW),
+            &json!({"identity": "nope|a|b", "decision": "dismissed"}),
+        )
+        .await
+        .expect(StatusCode::UNPROCESSABLE_ENTITY)
+        .json();
+    let paths: Vec<&str> = r["details"]["errors"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["path"].as_str().unwrap())
+        .collect();
+    assert_eq!(paths, ["/reason", "/identity"], "{r}");
+    assert!(r["message"]
+        .as_str()
+        .unwrap()
+        .contains("nothing was written"));
+    let msg = r["details"]["errors"][1]["message"].as_str().unwrap();
+    assert!(
+        msg.contains("cart|c-par-1|c-fra-2"),
+        "names the recommendations there are: {msg}"
+    );
+    let r = t
+        .send(
+            &admin,
+            Method::POST,
+            &at(NOW),
+            &json!({"identity": "cart|c-par-1|c-fra-2", "decision": "snoozed",
+            "condition": {"fact": "rtt x↔y", "side": "below"}}),
+        )
+        .await
+        .expect(StatusCode::UNPROCESSABLE_ENTITY)
+        .json();
+    assert_eq!(r["details"]["errors"][0]["path"], "/condition/fact", "{r}");
+    let r = t
+        .send(
+            &admin,
+            Method::POST,
+            &at(NOW),
+            &json!({"identity": "cart|c-par-1|c-fra-2", "decision": "snoozed"}),
+        )
+        .await
+        .expect(StatusCode::UNPROCESSABLE_ENTITY)
+        .json();
+    assert_eq!(r["details"]["errors"][0]["path"], "/until", "{r}");
+    t.send(
+        &viewer,
+        Method::POST,
+        &at(NOW),
+        &json!({"identity": "cart|c-par-1|c-fra-2", "decision": "planned"}),
+    )
+    .await
+    .expect(StatusCode::FORBIDDEN);
+    let none = t.get(&viewer, &at(NOW)).await.expect(StatusCode::OK).json();
+    assert_eq!(none["reviews"], json!([]), "nothing was written");
+
+    // Snooze until a date: hidden before it, back after it, at the
+    // evaluation time the caller gives.
+    let ff = "feature-flags|c-lon-1|c-fra-2";
+    let r = t
+        .send(
+            &admin,
+            Method::POST,
+            &at(NOW),
+            &json!({"identity": ff, "decision": "snoozed",
+            "reason": "after the freeze", "until": "2026-11-30T05:05:00Z"}),
+        )
+        .await
+        .expect(StatusCode::CREATED)
+        .json();
+    assert_eq!(r["review"]["standing"]["state"], "hidden", "{r}");
+    let list = t
+        .get(&viewer, &at("2026-11-30T04:35:00Z"))
+        .await
+        .expect(StatusCode::OK)
+        .json();
+    assert_eq!(standing(&list, ff)["state"], "hidden", "{list}");
+    let list = t
+        .get(&viewer, &at("2026-11-30T05:35:00Z"))
+        .await
+        .expect(StatusCode::OK)
+        .json();
+    let s = standing(&list, ff);
+    assert_eq!(s["state"], "back", "{list}");
+    assert!(
+        arr(&s["reasons"]).contains(&json!(
+            "Snoozed until 2026-11-30T05:05:00Z, which has passed."
+        )),
+        "{s}"
+    );
+
+    // Dismiss a recommendation resting on measured facts; observations
+    // that move one of them inside its flip thresholds keep it hidden.
+    let notif = "notifications|c-par-2|c-fra-2";
+    let r = t
+        .send(
+            &admin,
+            Method::POST,
+            &at(NOW),
+            &json!({"identity": notif, "decision": "dismissed",
+            "reason": "notifications must stay beside the mail relay in Paris"}),
+        )
+        .await
+        .expect(StatusCode::CREATED)
+        .json();
+    assert_eq!(r["review"]["standing"]["state"], "hidden", "{r}");
+    let basis = arr(&r["review"]["basis"]["facts"]);
+    let weight = basis
+        .iter()
+        .find(|f| f["fact"].as_str().unwrap().ends_with(" weight") && f["class"] == "measured")
+        .unwrap_or_else(|| panic!("a measured flow weight decides {notif}: {basis:?}"))
+        .clone();
+    let batch = json!({"batch_id": "reviews-1", "observations": [
+        observation_for(weight["fact"].as_str().unwrap(), inside(&weight), "2026-11-30T04:06:00Z")
+    ]});
+    t.send(
+        &agent,
+        Method::POST,
+        "/api/estates/sample/observations",
+        &batch,
+    )
+    .await
+    .expect(StatusCode::OK);
+    let list = t
+        .get(&viewer, &at("2026-11-30T04:07:00Z"))
+        .await
+        .expect(StatusCode::OK)
+        .json();
+    assert_eq!(
+        standing(&list, notif)["state"],
+        "hidden",
+        "an observation inside the thresholds crosses nothing: {list}"
+    );
+
+    // Snooze with a condition on an estimated RTT, met only once measured;
+    // a measurement across it brings the recommendation back, saying why.
+    let cart = "cart|c-par-1|c-fra-2";
+    let r = t
+        .send(
+            &admin,
+            Method::POST,
+            &at("2026-11-30T04:07:00Z"),
+            &json!({"identity": cart, "decision": "planned",
+            "link": "https://tickets.example.com/NET-42"}),
+        )
+        .await
+        .expect(StatusCode::CREATED)
+        .json();
+    assert_eq!(r["review"]["standing"]["state"], "planned", "{r}");
+    let basis = arr(&r["review"]["basis"]["facts"]);
+    let rtt = basis
+        .iter()
+        .find(|f| {
+            f["fact"].as_str().unwrap().starts_with("rtt ")
+                && f["class"] != "measured"
+                && f["value"].is_number()
+        })
+        .unwrap_or_else(|| panic!("an estimated RTT decides {cart}: {basis:?}"))
+        .clone();
+    let key = rtt["fact"].as_str().unwrap();
+    let v = rtt["value"].as_f64().unwrap();
+    let target = inside(&rtt);
+    let side = if target >= v { "above" } else { "below" };
+    let threshold = (v + target) / 2.0;
+    let r = t
+        .send(
+            &admin,
+            Method::POST,
+            &at("2026-11-30T04:07:00Z"),
+            &json!({"identity": cart, "decision": "snoozed",
+            "reason": "ask again when the link is measured",
+            "condition": {"fact": key, "side": side, "value": threshold, "measured": true}}),
+        )
+        .await
+        .expect(StatusCode::CREATED)
+        .json();
+    assert_eq!(r["review"]["standing"]["state"], "hidden", "{r}");
+    assert_eq!(r["review"]["condition"]["value"].as_f64(), Some(threshold));
+    let batch = json!({"batch_id": "reviews-2", "observations": [observation_for(key, target, "2026-11-30T04:08:00Z")]});
+    t.send(
+        &agent,
+        Method::POST,
+        "/api/estates/sample/observations",
+        &batch,
+    )
+    .await
+    .expect(StatusCode::OK);
+    let list = t
+        .get(&viewer, &at("2026-11-30T04:09:00Z"))
+        .await
+        .expect(StatusCode::OK)
+        .json();
+    let s = standing(&list, cart);
+    assert_eq!(s["state"], "back", "{list}");
+    let reasons = arr(&s["reasons"])
+        .iter()
+        .map(|r| r.as_str().unwrap().to_string())
+        .collect::<Vec<_>>()
+        .join(" ");
+    assert!(
+        reasons.contains(&format!("Asked to be told when {key} is measured {side}")),
+        "{reasons}"
+    );
+    assert!(
+        reasons.contains("now measured"),
+        "the class change is named too: {reasons}"
+    );
+    assert_eq!(
+        standing(&list, notif)["state"],
+        "hidden",
+        "the other dismissal still holds: {list}"
+    );
+
+    // Forget a decision; forgetting it again is a 404.
+    t.send(
+        &admin,
+        Method::POST,
+        "/api/estates/sample/reviews/clear",
+        &json!({"identity": ff, "reason": "freeze over"}),
+    )
+    .await
+    .expect(StatusCode::NO_CONTENT);
+    t.send(
+        &admin,
+        Method::POST,
+        "/api/estates/sample/reviews/clear",
+        &json!({"identity": ff}),
+    )
+    .await
+    .expect(StatusCode::NOT_FOUND);
+
+    // A policy change with its reason, field by field.
+    t.send(
+        &admin,
+        Method::PUT,
+        "/api/estates/sample/policy?reason=cross-site%20traffic%20is%20billed",
+        &json!({"cross_site_weight": 6}),
+    )
+    .await
+    .expect(StatusCode::OK);
+
+    // The audit trail: every decision and the policy change, newest first.
+    let audit = t
+        .get(&viewer, "/api/estates/sample/audit")
+        .await
+        .expect(StatusCode::OK)
+        .json();
+    let entries = arr(&audit["entries"]);
+    let actions: Vec<&str> = entries
+        .iter()
+        .map(|e| e["action"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        actions,
+        [
+            "policy.changed",
+            "review.cleared",
+            "review.snoozed",
+            "review.planned",
+            "review.dismissed",
+            "review.snoozed"
+        ],
+        "{audit}"
+    );
+    assert_eq!(entries[0]["reason"], "cross-site traffic is billed");
+    let changed = &entries[0]["detail"]["changed"];
+    assert!(
+        arr(changed)
+            .iter()
+            .any(|c| c["field"] == "/cross_site_weight" && c["to"] == json!(6.0)),
+        "{changed}"
+    );
+    assert_eq!(entries[1]["subject"], ff);
+    assert_eq!(entries[1]["reason"], "freeze over");
+    assert_eq!(
+        entries[4]["reason"],
+        "notifications must stay beside the mail relay in Paris"
+    );
+    assert!(entries
+        .iter()
+        .all(|e| !e["actor"].as_str().unwrap().is_empty()));
+    t.get(&viewer, "/api/estates/sample/audit?limit=0")
+        .await
+        .expect(StatusCode::BAD_REQUEST);
+}
+both!(reviews);
+
+fn arr(v: &Value) -> Vec<Value> {
+    v.as_array().cloned().unwrap_or_default()
+}

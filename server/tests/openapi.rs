@@ -583,7 +583,12 @@ fn example_uri(spec: &Value, op: &Op) -> String {
         "{}: {uri} still has a parameter",
         op.name()
     );
-    uri
+    // An operation whose example only holds at one evaluation time (a
+    // review names a recommendation of the advice then) says so.
+    match get_str(op.op, "x-berth-example-query") {
+        Some(q) => format!("{uri}?{q}"),
+        None => uri,
+    }
 }
 
 /// What the fallback answers: `not_found`, "no route …".

@@ -33,6 +33,7 @@ mod facts;
 mod ops;
 mod policy;
 mod results;
+mod reviews;
 pub mod route;
 mod scenarios;
 mod session;
@@ -51,6 +52,7 @@ pub fn routes() -> &'static [Route] {
             facts::ROUTES,
             policy::ROUTES,
             results::ROUTES,
+            reviews::ROUTES,
             scenarios::ROUTES,
             deciders::ROUTES,
             session::ACCOUNT_ROUTES,

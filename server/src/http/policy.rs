@@ -9,7 +9,7 @@ use serde_json::{json, Value};
 
 use berth_engine::Policy;
 
-use super::extract::{json_body, raw_json, read_body, to_json, utf8, SMALL_BODY_LIMIT};
+use super::extract::{json_body, raw_json, read_body, to_json, utf8, Query, SMALL_BODY_LIMIT};
 use super::route::{route, Route, OPERATOR, VIEWER};
 use crate::auth::Caller;
 use crate::clock::now_s;
@@ -62,13 +62,62 @@ fn policy_error_item(e: &berth_engine::policy::PolicyError) -> Value {
     }
 }
 
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct PutQuery {
+    /// Why the policy changes, for the audit trail.
+    #[serde(default)]
+    reason: Option<String>,
+}
+
+/// Longest reason kept in the audit trail, in characters: a sentence.
+const MAX_REASON_CHARS: usize = 2_000;
+
+/// Every leaf of `v` by JSON pointer, in key order (serde_json's maps are
+/// ordered), so two policies compare field by field.
+fn leaves(v: &Value, at: String, out: &mut Vec<(String, Value)>) {
+    match v {
+        Value::Object(m) => {
+            for (k, x) in m {
+                leaves(x, format!("{at}/{k}"), out);
+            }
+        }
+        other => out.push((at, other.clone())),
+    }
+}
+
+/// The fields that differ between two policies: `{field, from, to}` each,
+/// `null` for a side that lacks the field.
+fn changed_fields(old: &Value, new: &Value) -> Vec<Value> {
+    let (mut a, mut b) = (Vec::new(), Vec::new());
+    leaves(old, String::new(), &mut a);
+    leaves(new, String::new(), &mut b);
+    let a: std::collections::BTreeMap<_, _> = a.into_iter().collect();
+    let b: std::collections::BTreeMap<_, _> = b.into_iter().collect();
+    let keys: std::collections::BTreeSet<&String> = a.keys().chain(b.keys()).collect();
+    keys.into_iter()
+        .filter(|k| a.get(*k) != b.get(*k))
+        .map(|k| json!({"field": k, "from": a.get(k), "to": b.get(k)}))
+        .collect()
+}
+
 async fn put_policy(
     State(state): State<AppState>,
     caller: Caller,
     Path(id): Path<String>,
+    Query(q): Query<PutQuery>,
     body: Body,
 ) -> ApiResult<Json<Value>> {
-    visible_estate(&state, &caller, &id).await?;
+    let before = visible_estate(&state, &caller, &id).await?;
+    let reason = q.reason.unwrap_or_default().trim().to_string();
+    if reason.chars().count() > MAX_REASON_CHARS {
+        return Err(ApiError::bad_request(format!(
+            "reason: longer than {MAX_REASON_CHARS} characters"
+        )));
+    }
+    if let Some(p) = berth_engine::chars::name_problem(&reason) {
+        return Err(ApiError::bad_request(format!("reason: {p}")));
+    }
     let bytes = read_body(body, SMALL_BODY_LIMIT).await?;
     let text = utf8(&bytes)?;
     // Not JSON at all is a malformed request (400), like on every route;
@@ -83,7 +132,30 @@ async fn put_policy(
         details: json!({ "errors": errors.iter().map(policy_error_item).collect::<Vec<_>>() }),
     })?;
     let digest = policy.digest();
-    let meta = store::replace_policy(&state.db, &id, &to_json(&policy), &digest, now_s())
+    let old: Value = store::policy_of(&state.db, &id)
+        .await?
+        .and_then(|t| serde_json::from_str(&t).ok())
+        .unwrap_or(Value::Null);
+    let text = to_json(&policy);
+    let new: Value = serde_json::from_str(&text).expect("a policy serialises to JSON");
+    let actor = caller.principal()?.subject.clone();
+    let detail = json!({
+        "from_digest": before.policy_digest,
+        "to_digest": digest,
+        "changed": changed_fields(&old, &new),
+    })
+    .to_string();
+    let now = now_s();
+    let audit = store::NewAudit {
+        estate: &id,
+        actor: &actor,
+        at: now,
+        action: "policy.changed",
+        subject: "policy",
+        reason: &reason,
+        detail: &detail,
+    };
+    let meta = store::replace_policy(&state.db, &id, &text, &digest, now, &audit)
         .await?
         .ok_or_else(|| ApiError::NotFound(format!("no estate {id:?}")))?;
     tracing::info!(estate = %id, policy_digest = %digest, by = %caller.principal()?.subject, "policy replaced");

@@ -217,6 +217,7 @@ pub fn EstatePage() -> impl IntoView {
                     }.into_any()
                 }
             }}
+            <super::review::AuditTrail/>
         </Gate>
     }
 }

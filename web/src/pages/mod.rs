@@ -9,6 +9,7 @@ pub mod login;
 pub mod new_estate;
 pub mod placement;
 pub mod policy;
+pub mod review;
 pub mod whatif;
 
 use serde_json::Value;

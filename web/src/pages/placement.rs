@@ -8,6 +8,7 @@ use leptos::prelude::*;
 use leptos_router::hooks::use_navigate;
 use serde_json::Value;
 
+use super::review::{self, ReviewLine, Reviews};
 use super::{age, arr, num, s, signed};
 use crate::client;
 use crate::common::{Auth, ErrorLine, Gate, Scenario};
@@ -72,6 +73,8 @@ pub fn Placement() -> impl IntoView {
     let computed_ms = RwSignal::new(None::<f64>);
     let why_ms = RwSignal::new(None::<f64>);
     let now_text = RwSignal::new(String::new());
+    let reviews = Reviews::new();
+    provide_context(reviews);
 
     Effect::new(move |_| {
         let Some(id) = auth.estate.get() else { return };
@@ -91,6 +94,9 @@ pub fn Placement() -> impl IntoView {
             computed_ms.set(Some(client::perf_ms() - t0));
             now_text.set(engine::format_time(now));
             meta.set(Some(l.meta.clone()));
+            // Which of them a decision hides, at the same evaluation time.
+            reviews.now.set(engine::format_time(now));
+            reviews.load(id.clone());
             client::yield_to_browser().await;
             let t1 = client::perf_ms();
             let text = engine::advice_why_json(&l, now);
@@ -123,10 +129,21 @@ pub fn Placement() -> impl IntoView {
         if let Some(a) = advice.get_untracked() {
             // The recommendations only: a move the evidence cannot back is
             // shown apart and left out (it can be added by hand).
-            let steps: Vec<Step> = arr(&a["moves"])
+            // Nor one a decision hides, unless the page is showing those.
+            let moves = arr(&a["moves"]);
+            let showing = reviews.show_hidden.get_untracked();
+            let steps: Vec<Step> = moves
                 .iter()
-                .filter(|m| m["evidence"].is_null())
-                .map(|m| Step::Move {
+                .enumerate()
+                .filter(|(i, m)| {
+                    m["evidence"].is_null()
+                        && (showing
+                            || reviews.by_identity.with_untracked(|r| {
+                                r.get(&review::identity(&moves, *i))
+                                    .is_none_or(|r| r["standing"]["state"] != "hidden")
+                            }))
+                })
+                .map(|(_, m)| Step::Move {
                     service: s(&m["service"]),
                     to: s(&m["to"]),
                 })
@@ -149,6 +166,7 @@ pub fn Placement() -> impl IntoView {
         <h1>"Placement"</h1>
         <Gate>
             <ErrorLine message=error.into()/>
+            <ErrorLine message=reviews.error.into()/>
             <Provenance meta=meta.into() now=now_text.into() computed_ms=computed_ms.into() why_ms=why_ms.into() parity=parity.into()/>
             {move || match advice.get() {
                 None => view! { <p class="loading" role="status">"Computing the advice in your browser…"</p> }.into_any(),
@@ -260,16 +278,28 @@ fn group_line(m: &Value) -> Option<impl IntoView> {
     )
 }
 
-/// One move with its gain, confidence badge and Why panel.
-fn move_item(m: &Value, why: Value) -> impl IntoView {
+/// One move with its gain, confidence badge, review and Why panel. A
+/// move a decision hides (dismissed or snoozed, still holding) is left
+/// out of the list until "show" is pressed.
+fn move_item(m: &Value, why: Value, identity: String) -> impl IntoView {
+    let reviews = expect_context::<Reviews>();
     let class = s(&m["confidence"]);
     let service = s(&m["service"]);
     let to = s(&m["to"]);
     // Each Why names its move: a screen reader's list of controls is
     // otherwise a column of identical "Why"s.
     let why_label = format!("Why move {service} to {to}");
+    // A compound step is reviewed once, on its first member.
+    let first_of_step = m["group"]["steps"]
+        .as_array()
+        .is_none_or(|steps| steps.first() == Some(&m["step"]));
+    let review_label = format!("{service} to {to}");
+    let id_state = identity.clone();
+    let state = move || reviews.state(&id_state).unwrap_or_default();
+    let why_for_review = why.clone();
     view! {
-        <li class="move" data-service=service.clone()>
+        <li class="move" data-service=service.clone() data-identity=identity.clone() data-review=state
+            style:display=move || if state() == "hidden" && !reviews.show_hidden.get() { "none" } else { "list-item" }>
             <div class="move-head">
                 <strong>{service.clone()}</strong>
                 " from "<code>{s(&m["from"])}</code>" to "<code>{to.clone()}</code>
@@ -278,6 +308,7 @@ fn move_item(m: &Value, why: Value) -> impl IntoView {
             </div>
             {m["evidence"].as_str().map(|e| view! { <p class="evidence">{e.to_string()}</p> })}
             {group_line(m)}
+            {first_of_step.then(|| view! { <ReviewLine identity=identity.clone() why=why_for_review label=review_label/> })}
             <details class="why">
                 <summary aria-label=why_label>"Why"</summary>
                 <WhyPanel why=why/>
@@ -286,21 +317,46 @@ fn move_item(m: &Value, why: Value) -> impl IntoView {
     }
 }
 
+/// "2 recommendations are hidden by decisions — show them", when any is.
+fn hidden_line(identities: Vec<String>) -> impl IntoView {
+    let reviews = expect_context::<Reviews>();
+    move || {
+        let n = reviews.hidden_count(&identities);
+        (n > 0).then(|| {
+            let showing = reviews.show_hidden.get();
+            view! {
+                <p class="hidden-line" data-testid="hidden-line">
+                    {format!(
+                        "{n} recommendation{} {} dismissed or snoozed{}. ",
+                        if n == 1 { "" } else { "s" },
+                        if n == 1 { "is" } else { "are" },
+                        if showing { " (shown below, marked)" } else { " and hidden" }
+                    )}
+                    <button type="button" class="small" data-testid="show-hidden" on:click=move |_| reviews.show_hidden.update(|v| *v = !*v)>
+                        {if showing { "Hide them" } else { "Show them" }}
+                    </button>
+                </p>
+            }
+        })
+    }
+}
+
 /// The moves and their Why panels, split into the recommendations (the
 /// evidence backs them) and the rest; each with its Why.
 /// A move and its Why panel.
-type MoveAndWhy = (Value, Value);
+type MoveAndWhy = (Value, Value, String);
 
 fn split_moves(advice: &Value) -> (Vec<MoveAndWhy>, Vec<MoveAndWhy>) {
     let whys = arr(&advice["why"]);
-    arr(&advice["moves"])
-        .into_iter()
+    let moves = arr(&advice["moves"]);
+    moves
+        .iter()
         .enumerate()
         .map(|(i, m)| {
             let why = whys.get(i).cloned().unwrap_or(Value::Null);
-            (m, why)
+            (m.clone(), why, review::identity(&moves, i))
         })
-        .partition(|(m, _)| m["evidence"].is_null())
+        .partition(|(m, _, _)| m["evidence"].is_null())
 }
 
 #[component]
@@ -329,15 +385,17 @@ fn Moves(advice: Value) -> impl IntoView {
     }
     let before = &advice["totals_before"]["cost"];
     let after = &advice["totals_after"]["cost"];
+    let identities: Vec<String> = recommended.iter().map(|(_, _, i)| i.clone()).collect();
     let rows = recommended
         .into_iter()
-        .map(|(m, why)| move_item(&m, why))
+        .map(|(m, why, identity)| move_item(&m, why, identity))
         .collect_view();
     view! {
         <section aria-labelledby="moves-h">
             <h2 id="moves-h">"Recommended moves, in order"</h2>
             <p>{format!("Estate cost {} → {} points (with every move on this page applied).", num(before, 1), num(after, 1))}</p>
             {bound_sentence(&advice).map(|b| view! { <p data-testid="bound">{b}</p> })}
+            {hidden_line(identities)}
             <ol class="moves" data-testid="moves">{rows}</ol>
         </section>
     }
@@ -366,14 +424,16 @@ fn WeakMoves(advice: Value) -> impl IntoView {
     if weak.is_empty() {
         return ().into_any();
     }
+    let identities: Vec<String> = weak.iter().map(|(_, _, i)| i.clone()).collect();
     let rows = weak
         .into_iter()
-        .map(|(m, why)| move_item(&m, why))
+        .map(|(m, why, identity)| move_item(&m, why, identity))
         .collect_view();
     view! {
         <section aria-labelledby="weak-h">
             <h2 id="weak-h">"Not enough evidence to recommend"</h2>
             <p>"These would gain if the guesses they rest on are right; measure those facts (see each Why) and they become recommendations or drop out."</p>
+            {hidden_line(identities)}
             <ul class="moves weak" data-testid="weak-moves">{rows}</ul>
         </section>
     }

@@ -18,6 +18,7 @@ pub fn PolicyPage() -> impl IntoView {
     let error = RwSignal::new(None::<String>);
     let note = RwSignal::new(None::<String>);
     let busy = RwSignal::new(false);
+    let reason = RwSignal::new(String::new());
 
     Effect::new(move |_| {
         let Some(id) = auth.estate.get() else { return };
@@ -51,9 +52,15 @@ pub fn PolicyPage() -> impl IntoView {
         error.set(None);
         busy.set(true);
         leptos::task::spawn_local(async move {
+            let why = reason.get_untracked();
+            let query = if why.trim().is_empty() {
+                String::new()
+            } else {
+                format!("?reason={}", crate::common::encode(why.trim()))
+            };
             match client::request(
                 "PUT",
-                &format!("/api/estates/{id}/policy"),
+                &format!("/api/estates/{id}/policy{query}"),
                 Some(p.to_string()),
             )
             .await
@@ -66,6 +73,7 @@ pub fn PolicyPage() -> impl IntoView {
                     digest.set(d);
                     policy.set(Some(v["policy"].clone()));
                     edits.set(Vec::new());
+                    reason.set(String::new());
                     // The browser's copy of the estate carries the policy.
                     client::forget_snapshot();
                 }
@@ -119,6 +127,10 @@ pub fn PolicyPage() -> impl IntoView {
                 }
             })}
             <Show when=may_operate>
+                <p class="field">
+                    <label for="policy-reason">"Why the change (kept in the audit trail)"</label>
+                    <input id="policy-reason" data-testid="policy-reason" bind:value=reason/>
+                </p>
                 <button type="button" on:click=save disabled=move || busy.get()>{move || if busy.get() { "Saving…" } else { "Save policy" }}</button>
             </Show>
             {move || note.get().map(|n| view! { <p role="status" data-testid="policy-saved">{n}</p> })}

@@ -1,0 +1,429 @@
+//! Review memory (`docs/reviews.md`): operators mark a recommendation
+//! planned, dismissed or snoozed; every evaluation says where each
+//! decision stands (hidden, back and why, planned, or no longer
+//! recommended); and the audit trail of decisions and policy changes.
+//!
+//! The decision's basis (facts, classes, exact flip thresholds) comes
+//! from the engine's own Why of the move at the evaluation time the
+//! operator saw; whether it still holds is `berth_engine::review::standing`.
+//! The advice bytes themselves never change: the pages ask this route
+//! which of them to hide.
+
+use std::collections::BTreeMap;
+
+use axum::body::Body;
+use axum::extract::{Path, State};
+use axum::http::StatusCode;
+use axum::Json;
+use serde::Deserialize;
+use serde_json::{json, Value};
+
+use berth_engine::review::{self, Kind, Side};
+use berth_engine::{estate, Advice};
+
+use super::extract::{eval_now, json_body, read_body, EvalQuery, Query, SMALL_BODY_LIMIT};
+use super::route::{route, Route, OPERATOR, VIEWER};
+use crate::auth::Caller;
+use crate::clock::now_s;
+use crate::error::{ApiError, ApiResult};
+use crate::estates::{loaded_estate, visible_estate};
+use crate::reviews::decision_of;
+use crate::store::{self, NewAudit, ReviewRow};
+use crate::AppState;
+
+/// Reviews and the audit trail.
+pub const ROUTES: &[Route] = &[
+    route!(GET "/api/estates/{id}/reviews", VIEWER, "decisions about recommendations, and where each stands now" => list),
+    route!(POST "/api/estates/{id}/reviews", OPERATOR, "mark a recommendation planned, dismissed or snoozed" => decide),
+    route!(POST "/api/estates/{id}/reviews/clear", OPERATOR, "forget the decision about a recommendation" => clear),
+    route!(GET "/api/estates/{id}/audit", VIEWER, "who decided what, when and why: reviews and policy changes" => audit),
+];
+
+/// Longest reason or link kept, in characters: a sentence or a ticket
+/// URL, not a document (the audit keeps every one of them).
+const MAX_TEXT_CHARS: usize = 2_000;
+
+/// Audit entries returned when the caller gives no limit, and the most it
+/// may ask for: a page of history, not the whole trail at once.
+const AUDIT_DEFAULT: i64 = 100;
+const AUDIT_MAX: i64 = 1_000;
+
+/// The advice at `now`, with the index of every recommendation by identity.
+async fn advice_at(
+    state: &AppState,
+    id: &str,
+    now: i64,
+    with_why: bool,
+) -> ApiResult<(
+    store::EstateMeta,
+    Advice,
+    BTreeMap<String, usize>,
+    Vec<berth_engine::MoveWhy>,
+)> {
+    let (meta, e, p) = loaded_estate(state, id).await?;
+    let (advice, whys) = tokio::task::spawn_blocking(move || {
+        let a = berth_engine::advise(&e, &p, now);
+        let w = if with_why {
+            berth_engine::explain(&e, &p, now, &a)
+        } else {
+            Vec::new()
+        };
+        (a, w)
+    })
+    .await
+    .map_err(|e| ApiError::Internal(format!("advice task: {e}")))?;
+    let index = (0..advice.moves.len())
+        .map(|i| (review::identity(&advice.moves, i), i))
+        // A compound step's members share one identity: the first member.
+        .fold(BTreeMap::new(), |mut m, (k, i)| {
+            m.entry(k).or_insert(i);
+            m
+        });
+    Ok((meta, advice, index, whys))
+}
+
+/// Where each decision stands against `advice` at `now`.
+fn standings(
+    rows: Vec<ReviewRow>,
+    advice: &Advice,
+    index: &BTreeMap<String, usize>,
+    now: i64,
+) -> Vec<Value> {
+    rows.into_iter()
+        .map(|r| {
+            let standing = match (index.get(&r.identity), decision_of(&r)) {
+                (Some(&i), Some(d)) => {
+                    let s = review::standing(&d, &review::current_facts(&advice.moves, i), now);
+                    json!(s)
+                }
+                (None, _) => json!({
+                    "state": "absent",
+                    "reasons": ["Not among the recommendations at this evaluation."],
+                }),
+                (Some(_), None) => json!({
+                    "state": "back",
+                    "reasons": ["The stored decision could not be read; it no longer hides anything."],
+                }),
+            };
+            let mut v = json!(r);
+            v["standing"] = standing;
+            v
+        })
+        .collect()
+}
+
+async fn list(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(id): Path<String>,
+    Query(q): Query<EvalQuery>,
+) -> ApiResult<Json<Value>> {
+    let now = eval_now(&q.now)?;
+    visible_estate(&state, &caller, &id).await?;
+    let rows = store::reviews(&state.db, &id).await?;
+    let (meta, advice, index, _) = advice_at(&state, &id, now, false).await?;
+    Ok(Json(json!({
+        "estate": id,
+        "version": meta.version,
+        "now": estate::format_time(now),
+        "reviews": standings(rows, &advice, &index, now),
+    })))
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct DecideBody {
+    identity: String,
+    decision: String,
+    #[serde(default)]
+    reason: String,
+    #[serde(default)]
+    link: String,
+    /// RFC 3339: snoozed until then.
+    #[serde(default)]
+    until: Option<String>,
+    #[serde(default)]
+    condition: Option<ConditionBody>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ConditionBody {
+    fact: String,
+    side: String,
+    /// Default: the Why's exact flip threshold on that side.
+    #[serde(default)]
+    value: Option<f64>,
+    #[serde(default)]
+    measured: bool,
+}
+
+fn invalid(errors: Vec<(&str, String)>) -> ApiError {
+    ApiError::Invalid {
+        message: format!(
+            "invalid decision: {} error{}; nothing was written",
+            errors.len(),
+            if errors.len() == 1 { "" } else { "s" }
+        ),
+        details: json!({"errors": errors
+            .into_iter()
+            .map(|(path, message)| json!({"path": path, "line": null, "message": message}))
+            .collect::<Vec<_>>()}),
+    }
+}
+
+fn too_long(text: &str) -> bool {
+    text.chars().count() > MAX_TEXT_CHARS
+}
+
+async fn decide(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(id): Path<String>,
+    Query(q): Query<EvalQuery>,
+    body: Body,
+) -> ApiResult<(StatusCode, Json<Value>)> {
+    let now = eval_now(&q.now)?;
+    visible_estate(&state, &caller, &id).await?;
+    let bytes = read_body(body, SMALL_BODY_LIMIT).await?;
+    let b: DecideBody = json_body(&bytes, "decision")?;
+    let mut errors: Vec<(&str, String)> = Vec::new();
+    let kind = Kind::parse(&b.decision);
+    if kind.is_none() {
+        errors.push((
+            "/decision",
+            format!(
+                "unknown decision {:?}; expected planned, dismissed or snoozed",
+                b.decision
+            ),
+        ));
+    }
+    let reason = b.reason.trim().to_string();
+    let link = b.link.trim().to_string();
+    if kind == Some(Kind::Dismissed) && reason.is_empty() {
+        errors.push((
+            "/reason",
+            "a dismissal needs a reason: it is what the next person reads".into(),
+        ));
+    }
+    if too_long(&reason) {
+        errors.push((
+            "/reason",
+            format!("longer than {MAX_TEXT_CHARS} characters"),
+        ));
+    } else if let Some(p) = berth_engine::chars::name_problem(&reason) {
+        errors.push(("/reason", p));
+    }
+    if !link.is_empty() {
+        let ok = (link.starts_with("https://") || link.starts_with("http://"))
+            && url::Url::parse(&link).is_ok();
+        if !ok || too_long(&link) {
+            errors.push((
+                "/link",
+                format!("{link:?} is not an http(s) URL of at most {MAX_TEXT_CHARS} characters"),
+            ));
+        }
+    }
+    let until = match &b.until {
+        None => None,
+        Some(t) => match estate::parse_time(t) {
+            Some(u) if u > now => Some(u),
+            Some(_) => {
+                errors.push((
+                    "/until",
+                    format!(
+                        "{t} is not after the evaluation time {}",
+                        estate::format_time(now)
+                    ),
+                ));
+                None
+            }
+            None => {
+                errors.push((
+                    "/until",
+                    format!("{t:?}: expected an RFC 3339 time like 2026-12-24T00:00:00Z"),
+                ));
+                None
+            }
+        },
+    };
+    if kind == Some(Kind::Snoozed) && b.until.is_none() && b.condition.is_none() {
+        errors.push((
+            "/until",
+            "a snooze needs an until time, a condition, or both".into(),
+        ));
+    }
+    if kind != Some(Kind::Snoozed) && (b.until.is_some() || b.condition.is_some()) {
+        errors.push((
+            "/decision",
+            "until and condition belong to a snooze only".into(),
+        ));
+    }
+    let side = match b.condition.as_ref().map(|c| c.side.as_str()) {
+        None => None,
+        Some("below") => Some(Side::Below),
+        Some("above") => Some(Side::Above),
+        Some(other) => {
+            errors.push((
+                "/condition/side",
+                format!("unknown side {other:?}; expected below or above"),
+            ));
+            None
+        }
+    };
+    // The recommendation must be one the caller could see at `now`.
+    let (meta, advice, index, whys) = advice_at(&state, &id, now, true).await?;
+    let Some(&at) = index.get(&b.identity) else {
+        let known: Vec<&str> = index.keys().map(String::as_str).take(20).collect();
+        errors.push((
+            "/identity",
+            format!(
+                "no recommendation {:?} in the advice at {}; its recommendations are: {}",
+                b.identity,
+                estate::format_time(now),
+                if known.is_empty() {
+                    "none".to_string()
+                } else {
+                    known.join(", ")
+                }
+            ),
+        ));
+        return Err(invalid(errors));
+    };
+    let basis = review::basis(&whys[at]);
+    let condition = match (&b.condition, side) {
+        (Some(c), Some(side)) => {
+            match review::condition(&basis, &c.fact, side, c.value, c.measured) {
+                Ok(c) => Some(c),
+                Err(e) => {
+                    errors.push(("/condition/fact", e));
+                    None
+                }
+            }
+        }
+        _ => None,
+    };
+    if !errors.is_empty() {
+        return Err(invalid(errors));
+    }
+    let kind = kind.expect("checked above");
+    let actor = caller.principal()?.subject.clone();
+    let row = ReviewRow {
+        identity: b.identity.clone(),
+        decision: kind.as_str().to_string(),
+        link,
+        reason: reason.clone(),
+        until,
+        condition: condition.as_ref().map(|c| json!(c)),
+        basis: json!(basis),
+        estate_version: meta.version,
+        evaluated_at: now,
+        decided_by: actor.clone(),
+        decided_at: now_s(),
+    };
+    let detail = json!({
+        "decision": row.decision,
+        "link": row.link,
+        "until": row.until.map(estate::format_time),
+        "condition": row.condition,
+        "estate_version": meta.version,
+        "evaluated_at": estate::format_time(now),
+    })
+    .to_string();
+    let action = format!("review.{}", kind.as_str());
+    store::put_review(
+        &state.db,
+        &id,
+        &row,
+        &NewAudit {
+            estate: &id,
+            actor: &actor,
+            at: row.decided_at,
+            action: &action,
+            subject: &row.identity,
+            reason: &reason,
+            detail: &detail,
+        },
+    )
+    .await?;
+    tracing::info!(estate = %id, identity = %row.identity, decision = kind.as_str(), by = %actor, "recommendation reviewed");
+    let mut out = standings(vec![row], &advice, &index, now);
+    Ok((
+        StatusCode::CREATED,
+        Json(json!({ "review": out.pop().expect("one row") })),
+    ))
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ClearBody {
+    identity: String,
+    #[serde(default)]
+    reason: String,
+}
+
+async fn clear(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(id): Path<String>,
+    body: Body,
+) -> ApiResult<StatusCode> {
+    visible_estate(&state, &caller, &id).await?;
+    let bytes = read_body(body, SMALL_BODY_LIMIT).await?;
+    let q: ClearBody = json_body(&bytes, "clear")?;
+    let actor = caller.principal()?.subject.clone();
+    let reason = q.reason;
+    if too_long(&reason) {
+        return Err(ApiError::bad_request(format!(
+            "reason: longer than {MAX_TEXT_CHARS} characters"
+        )));
+    }
+    let done = store::clear_review(
+        &state.db,
+        &id,
+        &q.identity,
+        &NewAudit {
+            estate: &id,
+            actor: &actor,
+            at: now_s(),
+            action: "review.cleared",
+            subject: &q.identity,
+            reason: reason.trim(),
+            detail: "{}",
+        },
+    )
+    .await?;
+    if done {
+        Ok(StatusCode::NO_CONTENT)
+    } else {
+        Err(ApiError::NotFound(format!(
+            "no decision about {:?} in estate {id:?}",
+            q.identity
+        )))
+    }
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct AuditQuery {
+    #[serde(default)]
+    limit: Option<i64>,
+}
+
+async fn audit(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(id): Path<String>,
+    Query(q): Query<AuditQuery>,
+) -> ApiResult<Json<Value>> {
+    visible_estate(&state, &caller, &id).await?;
+    let limit = q.limit.unwrap_or(AUDIT_DEFAULT);
+    if !(1..=AUDIT_MAX).contains(&limit) {
+        return Err(ApiError::bad_request(format!(
+            "limit={limit}: expected 1–{AUDIT_MAX}"
+        )));
+    }
+    Ok(Json(
+        json!({ "estate": id, "entries": store::audit(&state.db, &id, limit).await? }),
+    ))
+}
