@@ -100,6 +100,10 @@ impl Kind {
 pub struct BasisFact {
     pub fact: String,
     pub value: Option<f64>,
+    /// The class as stored (`FactRef::stored_class`), not after staleness:
+    /// a measurement that merely ages is the same evidence, and bringing
+    /// every dismissal back as its facts age between two reports would be
+    /// the noise review memory exists to stop.
     pub class: Class,
     /// `ms`, `MB/s`, `cpu`, … as the Why names it; empty when unknown.
     pub unit: String,
@@ -129,7 +133,7 @@ pub fn basis(why: &MoveWhy) -> Basis {
             .map(|(f, flip)| BasisFact {
                 fact: f.fact.clone(),
                 value: f.value,
-                class: f.class,
+                class: f.stored_class,
                 unit: flip.unit.to_string(),
                 below: flip.below.as_ref().map(|t| t.value),
                 above: flip.above.as_ref().map(|t| t.value),
@@ -143,7 +147,7 @@ pub fn basis(why: &MoveWhy) -> Basis {
                 BasisFact {
                     fact: f.fact.clone(),
                     value: f.value,
-                    class: f.class,
+                    class: f.stored_class,
                     unit: flip.map(|x| x.unit.to_string()).unwrap_or_default(),
                     below: flip.and_then(|x| x.below),
                     above: flip.and_then(|x| x.above),
@@ -307,12 +311,12 @@ pub fn standing(decision: &Decision, current: &[FactRef], now: i64) -> Standing 
             ));
             continue;
         };
-        if f.class != b.class {
+        if f.stored_class != b.class {
             reasons.push(format!(
                 "{} was {} when decided and is now {} ({}).",
                 b.fact,
                 b.class.as_str(),
-                f.class.as_str(),
+                f.stored_class.as_str(),
                 value_words(f.value, &b.unit)
             ));
             continue;
@@ -427,6 +431,14 @@ mod tests {
         ];
         let s = standing(&dismissed(), &now, 0);
         assert_eq!(s.state, State::Hidden, "{:?}", s.reasons);
+    }
+
+    #[test]
+    fn ageing_alone_keeps_it_hidden() {
+        let mut weight = fact("flow a→b weight", Some(120.0), Class::Measured);
+        weight.class = Class::Reported;
+        let now = [weight, fact("rtt c1↔c2", Some(20.0), Class::Inferred)];
+        assert_eq!(standing(&dismissed(), &now, 0).state, State::Hidden);
     }
 
     #[test]

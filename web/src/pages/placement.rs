@@ -295,11 +295,11 @@ fn move_item(m: &Value, why: Value, identity: String) -> impl IntoView {
         .is_none_or(|steps| steps.first() == Some(&m["step"]));
     let review_label = format!("{service} to {to}");
     let id_state = identity.clone();
-    let state = move || reviews.state(&id_state).unwrap_or_default();
+    let state = Signal::derive(move || reviews.state(&id_state).unwrap_or_default());
     let why_for_review = why.clone();
     view! {
         <li class="move" data-service=service.clone() data-identity=identity.clone() data-review=state
-            style:display=move || if state() == "hidden" && !reviews.show_hidden.get() { "none" } else { "list-item" }>
+            style:display=move || if state.get() == "hidden" && !reviews.show_hidden.get() { "none" } else { "list-item" }>
             <div class="move-head">
                 <strong>{service.clone()}</strong>
                 " from "<code>{s(&m["from"])}</code>" to "<code>{to.clone()}</code>

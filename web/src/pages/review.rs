@@ -189,14 +189,16 @@ pub fn ReviewLine(identity: String, why: Value, label: String) -> impl IntoView 
             </div>
         })
     };
-    let id_save = identity.clone();
+    // Copy, so the handlers below are too (they are rebuilt whenever the
+    // form is shown again).
+    let ident = StoredValue::new(identity.clone());
     let save = move |ev: leptos::ev::SubmitEvent| {
         ev.prevent_default();
         let Some(estate) = auth.estate.get_untracked() else {
             return;
         };
         let kind = decision.get_untracked();
-        let mut body = json!({"identity": id_save, "decision": kind});
+        let mut body = json!({"identity": ident.get_value(), "decision": kind});
         let r = reason.get_untracked();
         if !r.trim().is_empty() {
             body["reason"] = json!(r);
@@ -230,12 +232,11 @@ pub fn ReviewLine(identity: String, why: Value, label: String) -> impl IntoView 
             busy.set(false);
         });
     };
-    let id_forget = identity.clone();
     let forget = move |_| {
         let Some(estate) = auth.estate.get_untracked() else {
             return;
         };
-        let body = json!({"identity": id_forget}).to_string();
+        let body = json!({"identity": ident.get_value()}).to_string();
         leptos::task::spawn_local(async move {
             let url = format!("/api/estates/{estate}/reviews/clear");
             match client::request("POST", &url, Some(body)).await {
@@ -265,7 +266,7 @@ pub fn ReviewLine(identity: String, why: Value, label: String) -> impl IntoView 
         <Show when=may_operate>
             <details class="review-form">
                 <summary aria-label=summary_label.clone()>{move || if decided.get() { "Change the decision" } else { "Plan, dismiss or snooze" }}</summary>
-                <form class="inline-form" on:submit=save.clone()>
+                <form class="inline-form" on:submit=save>
                     <div class="entry-grid">
                         <div class="field">
                             <label>"Decision"
@@ -307,7 +308,7 @@ pub fn ReviewLine(identity: String, why: Value, label: String) -> impl IntoView 
                     </div>
                     <button type="submit" data-testid="review-save" disabled=move || busy.get()>"Save decision"</button>
                     <Show when=move || decided.get()>
-                        " "<button type="button" class="small" data-testid="review-forget" on:click=forget.clone()>"Forget the decision"</button>
+                        " "<button type="button" class="small" data-testid="review-forget" on:click=forget>"Forget the decision"</button>
                     </Show>
                     {move || error.get().map(|m| view! { <p class="error" role="alert" data-testid="review-error">{m}</p> })}
                 </form>
