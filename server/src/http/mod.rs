@@ -30,6 +30,7 @@ mod deciders;
 mod estates;
 pub mod extract;
 mod facts;
+mod notify;
 mod ops;
 mod policy;
 mod results;
@@ -53,6 +54,7 @@ pub fn routes() -> &'static [Route] {
             results::ROUTES,
             scenarios::ROUTES,
             deciders::ROUTES,
+            notify::ROUTES,
             session::ACCOUNT_ROUTES,
         ]
         .concat()
