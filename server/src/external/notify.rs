@@ -191,7 +191,7 @@ pub fn eligible(advice: &Advice, channel: &ChannelRow, hidden: &BTreeSet<String>
 
 /// The moves one recommendation consists of: the move itself, or every
 /// member of its compound step, in the order they are applied.
-fn members<'a>(moves: &'a [Move], i: usize) -> Vec<&'a Move> {
+fn members(moves: &[Move], i: usize) -> Vec<&Move> {
     match &moves[i].group {
         None => vec![&moves[i]],
         Some(g) => g

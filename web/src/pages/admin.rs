@@ -476,12 +476,12 @@ fn Channels() -> impl IntoView {
                 <h3>"Add a channel"</h3>
                 <div class="entry-grid">
                     <div class="field">
-                        <label for="channel-name">"Name"</label>
+                        <label for="channel-name">"Channel name"</label>
                         <input id="channel-name" autocomplete="off" bind:value=name/>
                         <span class="hint">"a–z, 0–9, '-', '_' and '.'"</span>
                     </div>
                     <div class="field">
-                        <label for="channel-kind">"Kind"</label>
+                        <label for="channel-kind">"Channel kind"</label>
                         <select id="channel-kind" on:change=move |ev| kind.set(event_target_value(&ev)) prop:value=move || kind.get()>
                             <option value="webhook">"signed webhook (Standard Webhooks)"</option>
                             <option value="slack">"Slack incoming webhook"</option>
@@ -489,7 +489,7 @@ fn Channels() -> impl IntoView {
                         </select>
                     </div>
                     <div class="field">
-                        <label for="channel-url">"URL"</label>
+                        <label for="channel-url">"Channel URL"</label>
                         <input id="channel-url" type="url" autocomplete="off" bind:value=url/>
                         <span class="hint">"loopback and private addresses only if the server allows them (--decider-allow)"</span>
                     </div>
