@@ -144,6 +144,6 @@ mod tests {
                 spec.path
             );
         }
-        assert_eq!(routes().len(), 45);
+        assert_eq!(routes().len(), 52);
     }
 }
