@@ -1585,3 +1585,431 @@ pub async fn passes(db: &Db, limit: i64) -> StoreResult<Vec<Pass>> {
     }
     Ok(out)
 }
+
+// ---- notification channels and deliveries ----------------------------------
+
+/// A notification channel as stored. The sealed secret stays in here; the
+/// API shows [`ChannelRow::public`] instead.
+#[derive(Clone)]
+pub struct ChannelRow {
+    pub name: String,
+    /// `webhook`, `slack` or `teams`.
+    pub kind: String,
+    pub url: String,
+    pub min_gain: f64,
+    /// A confidence class name (`measured` … `guessed`).
+    pub min_confidence: String,
+    pub enabled: bool,
+    pub secret_sealed: Option<String>,
+    pub secret_fingerprint: Option<String>,
+    pub created_at: i64,
+    pub updated_at: i64,
+}
+
+/// `Debug` without the URL (a Slack or Teams URL is its credential) or
+/// the sealed secret.
+impl std::fmt::Debug for ChannelRow {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ChannelRow")
+            .field("name", &self.name)
+            .field("kind", &self.kind)
+            .field("min_gain", &self.min_gain)
+            .field("min_confidence", &self.min_confidence)
+            .field("enabled", &self.enabled)
+            .finish_non_exhaustive()
+    }
+}
+
+/// What the API shows of a channel.
+#[derive(Clone, Debug, Serialize)]
+pub struct ChannelView {
+    pub name: String,
+    pub kind: String,
+    /// The whole URL for a signed webhook; for Slack and Teams, whose URL
+    /// is the credential, only its scheme and host followed by `/…`.
+    pub url: String,
+    pub min_gain: f64,
+    pub min_confidence: String,
+    pub enabled: bool,
+    pub secret_fingerprint: Option<String>,
+    #[serde(serialize_with = "rfc3339")]
+    pub created_at: i64,
+    #[serde(serialize_with = "rfc3339")]
+    pub updated_at: i64,
+}
+
+impl ChannelRow {
+    pub fn public(&self) -> ChannelView {
+        let url = if self.kind == "webhook" {
+            self.url.clone()
+        } else {
+            match url::Url::parse(&self.url) {
+                Ok(u) => format!("{}://{}/…", u.scheme(), u.host_str().unwrap_or("")),
+                Err(_) => "…".to_string(),
+            }
+        };
+        ChannelView {
+            name: self.name.clone(),
+            kind: self.kind.clone(),
+            url,
+            min_gain: self.min_gain,
+            min_confidence: self.min_confidence.clone(),
+            enabled: self.enabled,
+            secret_fingerprint: self.secret_fingerprint.clone(),
+            created_at: self.created_at,
+            updated_at: self.updated_at,
+        }
+    }
+}
+
+const CHANNEL_COLUMNS: &str = "name, kind, url, min_gain, min_confidence, enabled, \
+     secret_ciphertext, secret_fingerprint, created_at, updated_at";
+
+fn channel_of(r: &sqlx::any::AnyRow) -> Result<ChannelRow, sqlx::Error> {
+    let enabled: i64 = r.try_get("enabled")?;
+    Ok(ChannelRow {
+        name: r.try_get("name")?,
+        kind: r.try_get("kind")?,
+        url: r.try_get("url")?,
+        min_gain: r.try_get("min_gain")?,
+        min_confidence: r.try_get("min_confidence")?,
+        enabled: enabled != 0,
+        secret_sealed: r.try_get("secret_ciphertext")?,
+        secret_fingerprint: r.try_get("secret_fingerprint")?,
+        created_at: r.try_get("created_at")?,
+        updated_at: r.try_get("updated_at")?,
+    })
+}
+
+pub async fn list_channels(db: &Db) -> StoreResult<Vec<ChannelRow>> {
+    let rows = sqlx::query(&format!(
+        "SELECT {CHANNEL_COLUMNS} FROM notification_channels ORDER BY name"
+    ))
+    .fetch_all(&db.pool)
+    .await?;
+    Ok(rows.iter().map(channel_of).collect::<Result<_, _>>()?)
+}
+
+pub async fn channel(db: &Db, name: &str) -> StoreResult<Option<ChannelRow>> {
+    let row = sqlx::query(&format!(
+        "SELECT {CHANNEL_COLUMNS} FROM notification_channels WHERE name = $1"
+    ))
+    .bind(name)
+    .fetch_optional(&db.pool)
+    .await?;
+    Ok(row.as_ref().map(channel_of).transpose()?)
+}
+
+/// Insert a new channel; `Conflict` if the name is taken.
+pub async fn insert_channel(db: &Db, c: &ChannelRow) -> StoreResult<()> {
+    let _w = db.write_guard().await;
+    let done = sqlx::query(
+        "INSERT INTO notification_channels (name, kind, url, min_gain, min_confidence, enabled, \
+         secret_ciphertext, secret_fingerprint, created_at, updated_at) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $9) ON CONFLICT DO NOTHING",
+    )
+    .bind(&c.name)
+    .bind(&c.kind)
+    .bind(&c.url)
+    .bind(c.min_gain)
+    .bind(&c.min_confidence)
+    .bind(i64::from(c.enabled))
+    .bind(&c.secret_sealed)
+    .bind(&c.secret_fingerprint)
+    .bind(c.created_at)
+    .execute(&db.pool)
+    .await?;
+    if done.rows_affected() == 0 {
+        return Err(StoreError::Conflict(format!(
+            "a notification channel named {:?} exists already; change it with PUT /api/notification-channels/{}",
+            c.name, c.name
+        )));
+    }
+    Ok(())
+}
+
+/// Change a channel's settings (not its kind or secret). Its cursors go,
+/// so the next pass looks at every estate's newest advice again under the
+/// new thresholds; what was sent stays sent (the deliveries deduplicate).
+pub async fn update_channel(
+    db: &Db,
+    name: &str,
+    url: &str,
+    min_gain: f64,
+    min_confidence: &str,
+    enabled: bool,
+    now: i64,
+) -> StoreResult<bool> {
+    let _w = db.write_guard().await;
+    let mut tx = db.pool.begin().await?;
+    let done = sqlx::query(
+        "UPDATE notification_channels SET url = $1, min_gain = $2, min_confidence = $3, enabled = $4, \
+         updated_at = $5 WHERE name = $6",
+    )
+    .bind(url)
+    .bind(min_gain)
+    .bind(min_confidence)
+    .bind(i64::from(enabled))
+    .bind(now)
+    .bind(name)
+    .execute(&mut *tx)
+    .await?;
+    sqlx::query("DELETE FROM notification_cursors WHERE channel = $1")
+        .bind(name)
+        .execute(&mut *tx)
+        .await?;
+    tx.commit().await?;
+    Ok(done.rows_affected() > 0)
+}
+
+/// Replace a channel's secret (no overlap: see docs/notifications.md).
+pub async fn set_channel_secret(
+    db: &Db,
+    name: &str,
+    sealed: &str,
+    fingerprint: &str,
+    now: i64,
+) -> StoreResult<bool> {
+    let _w = db.write_guard().await;
+    let done = sqlx::query(
+        "UPDATE notification_channels SET secret_ciphertext = $1, secret_fingerprint = $2, updated_at = $3 \
+         WHERE name = $4",
+    )
+    .bind(sealed)
+    .bind(fingerprint)
+    .bind(now)
+    .bind(name)
+    .execute(&db.pool)
+    .await?;
+    Ok(done.rows_affected() > 0)
+}
+
+/// Delete a channel with its deliveries and cursors.
+pub async fn delete_channel(db: &Db, name: &str) -> StoreResult<bool> {
+    let _w = db.write_guard().await;
+    let done = sqlx::query("DELETE FROM notification_channels WHERE name = $1")
+        .bind(name)
+        .execute(&db.pool)
+        .await?;
+    Ok(done.rows_affected() > 0)
+}
+
+/// Every (channel, estate) → (estate version, policy digest) last looked at.
+pub async fn notify_cursors(db: &Db) -> StoreResult<Vec<(String, String, i64, String)>> {
+    let rows = sqlx::query(
+        "SELECT channel, estate_id, estate_version, policy_digest FROM notification_cursors",
+    )
+    .fetch_all(&db.pool)
+    .await?;
+    let mut out = Vec::with_capacity(rows.len());
+    for r in &rows {
+        out.push((
+            r.try_get("channel")?,
+            r.try_get("estate_id")?,
+            r.try_get("estate_version")?,
+            r.try_get("policy_digest")?,
+        ));
+    }
+    Ok(out)
+}
+
+/// The (version, policy digest, evaluation time) of each estate's newest
+/// advice snapshot.
+pub async fn snapshot_heads(db: &Db) -> StoreResult<Vec<(String, i64, String, i64)>> {
+    let rows = sqlx::query(
+        "SELECT s.estate_id, s.estate_version, s.policy_digest, s.evaluated_at FROM advice_snapshots s \
+         WHERE s.id = (SELECT MAX(t.id) FROM advice_snapshots t WHERE t.estate_id = s.estate_id)",
+    )
+    .fetch_all(&db.pool)
+    .await?;
+    let mut out = Vec::with_capacity(rows.len());
+    for r in &rows {
+        out.push((
+            r.try_get("estate_id")?,
+            r.try_get("estate_version")?,
+            r.try_get("policy_digest")?,
+            r.try_get("evaluated_at")?,
+        ));
+    }
+    Ok(out)
+}
+
+/// One recommendation to queue for one channel.
+pub struct NewDelivery<'a> {
+    pub identity: &'a str,
+    pub message_id: &'a str,
+    pub body: &'a str,
+}
+
+/// Queue `deliveries` for `channel` on `estate` at `estate_version`, each
+/// unless that (identity, version) was queued for the channel before, and
+/// move the channel's cursor for the estate — all in one transaction, so
+/// a crash between them cannot lose or repeat a recommendation. Returns
+/// how many were new.
+pub async fn enqueue_deliveries(
+    db: &Db,
+    channel: &str,
+    estate: &str,
+    estate_version: i64,
+    policy_digest: &str,
+    deliveries: &[NewDelivery<'_>],
+    now: i64,
+) -> StoreResult<usize> {
+    let _w = db.write_guard().await;
+    let mut tx = db.pool.begin().await?;
+    let mut queued = 0;
+    for d in deliveries {
+        let done = sqlx::query(
+            "INSERT INTO notification_deliveries (channel, estate_id, identity, estate_version, message_id, body, \
+             status, attempts, created_at, next_attempt_at, last_attempt_at, last_status, last_error, delivered_at) \
+             VALUES ($1, $2, $3, $4, $5, $6, 'pending', 0, $7, $7, NULL, NULL, '', NULL) ON CONFLICT DO NOTHING",
+        )
+        .bind(channel)
+        .bind(estate)
+        .bind(d.identity)
+        .bind(estate_version)
+        .bind(d.message_id)
+        .bind(d.body)
+        .bind(now)
+        .execute(&mut *tx)
+        .await?;
+        queued += done.rows_affected() as usize;
+    }
+    sqlx::query(
+        "INSERT INTO notification_cursors (channel, estate_id, estate_version, policy_digest) VALUES ($1, $2, $3, $4) \
+         ON CONFLICT (channel, estate_id) DO UPDATE SET estate_version = excluded.estate_version, \
+         policy_digest = excluded.policy_digest",
+    )
+    .bind(channel)
+    .bind(estate)
+    .bind(estate_version)
+    .bind(policy_digest)
+    .execute(&mut *tx)
+    .await?;
+    tx.commit().await?;
+    Ok(queued)
+}
+
+/// A delivery as stored (its body only in [`DueDelivery`]).
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct Delivery {
+    pub id: i64,
+    pub channel: String,
+    pub estate: String,
+    pub identity: String,
+    pub estate_version: i64,
+    pub message_id: String,
+    /// `pending`, `delivered` or `failed`.
+    pub status: String,
+    pub attempts: i64,
+    #[serde(serialize_with = "rfc3339")]
+    pub created_at: i64,
+    #[serde(serialize_with = "rfc3339_opt")]
+    pub next_attempt_at: Option<i64>,
+    #[serde(serialize_with = "rfc3339_opt")]
+    pub last_attempt_at: Option<i64>,
+    pub last_status: Option<i64>,
+    pub last_error: String,
+    #[serde(serialize_with = "rfc3339_opt")]
+    pub delivered_at: Option<i64>,
+}
+
+const DELIVERY_COLUMNS: &str =
+    "id, channel, estate_id, identity, estate_version, message_id, status, attempts, \
+     created_at, next_attempt_at, last_attempt_at, last_status, last_error, delivered_at";
+
+fn delivery_of(r: &sqlx::any::AnyRow) -> Result<Delivery, sqlx::Error> {
+    Ok(Delivery {
+        id: r.try_get("id")?,
+        channel: r.try_get("channel")?,
+        estate: r.try_get("estate_id")?,
+        identity: r.try_get("identity")?,
+        estate_version: r.try_get("estate_version")?,
+        message_id: r.try_get("message_id")?,
+        status: r.try_get("status")?,
+        attempts: r.try_get("attempts")?,
+        created_at: r.try_get("created_at")?,
+        next_attempt_at: r.try_get("next_attempt_at")?,
+        last_attempt_at: r.try_get("last_attempt_at")?,
+        last_status: r.try_get("last_status")?,
+        last_error: r.try_get("last_error")?,
+        delivered_at: r.try_get("delivered_at")?,
+    })
+}
+
+/// Newest first, at most `limit`, optionally of one channel or status.
+pub async fn list_deliveries(
+    db: &Db,
+    channel: Option<&str>,
+    status: Option<&str>,
+    limit: i64,
+) -> StoreResult<Vec<Delivery>> {
+    let rows = sqlx::query(&format!(
+        "SELECT {DELIVERY_COLUMNS} FROM notification_deliveries \
+         WHERE ($1 IS NULL OR channel = $1) AND ($2 IS NULL OR status = $2) \
+         ORDER BY created_at DESC, id DESC LIMIT $3"
+    ))
+    .bind(channel)
+    .bind(status)
+    .bind(limit)
+    .fetch_all(&db.pool)
+    .await?;
+    Ok(rows.iter().map(delivery_of).collect::<Result<_, _>>()?)
+}
+
+/// A pending delivery whose time has come, with what it sends.
+#[derive(Clone, Debug)]
+pub struct DueDelivery {
+    pub delivery: Delivery,
+    pub body: String,
+}
+
+/// Pending deliveries due at `now`, the longest waiting first, at most
+/// `limit`.
+pub async fn due_deliveries(db: &Db, now: i64, limit: i64) -> StoreResult<Vec<DueDelivery>> {
+    let rows = sqlx::query(&format!(
+        "SELECT {DELIVERY_COLUMNS}, body FROM notification_deliveries \
+         WHERE status = 'pending' AND next_attempt_at <= $1 ORDER BY next_attempt_at, id LIMIT $2"
+    ))
+    .bind(now)
+    .bind(limit)
+    .fetch_all(&db.pool)
+    .await?;
+    let mut out = Vec::with_capacity(rows.len());
+    for r in &rows {
+        out.push(DueDelivery {
+            delivery: delivery_of(r)?,
+            body: r.try_get("body")?,
+        });
+    }
+    Ok(out)
+}
+
+/// What one attempt came to.
+pub struct Attempt<'a> {
+    /// `pending` (to be retried at `next_attempt_at`), `delivered` or
+    /// `failed`.
+    pub status: &'a str,
+    pub at: i64,
+    pub next_attempt_at: Option<i64>,
+    pub http_status: Option<i64>,
+    pub error: &'a str,
+}
+
+pub async fn record_attempt(db: &Db, id: i64, a: &Attempt<'_>) -> StoreResult<()> {
+    let _w = db.write_guard().await;
+    sqlx::query(
+        "UPDATE notification_deliveries SET status = $1, attempts = attempts + 1, last_attempt_at = $2, \
+         next_attempt_at = $3, last_status = $4, last_error = $5, \
+         delivered_at = CASE WHEN $1 = 'delivered' THEN $2 ELSE delivered_at END WHERE id = $6",
+    )
+    .bind(a.status)
+    .bind(a.at)
+    .bind(a.next_attempt_at)
+    .bind(a.http_status)
+    .bind(a.error)
+    .bind(id)
+    .execute(&db.pool)
+    .await?;
+    Ok(())
+}

@@ -40,7 +40,7 @@ use crate::error::ApiError;
 use crate::store::{self, Backoff, Pass};
 use crate::AppState;
 
-use super::Outcome;
+use super::{notify, Outcome};
 
 /// Advisory lock key for "a driver pass is running": an arbitrary constant
 /// ("berth" in ASCII) that no other part of Berth uses.
@@ -350,6 +350,8 @@ async fn pass_locked(state: &AppState, cfg: &DriverConfig) -> Result<Pass, ApiEr
             _ => chosen.push(p),
         }
     }
+    // The advice snapshots of this pass, for the notifications after it.
+    let mut fresh: BTreeMap<String, notify::Fresh> = BTreeMap::new();
     // Grouped by estate already (backlog order): load each estate once.
     let mut i = 0;
     while i < chosen.len() {
@@ -382,10 +384,8 @@ async fn pass_locked(state: &AppState, cfg: &DriverConfig) -> Result<Pass, ApiEr
                     let (e, pol) = (estate.clone(), policy.clone());
                     let advice = tokio::task::spawn_blocking(move || {
                         let a = berth_engine::advise(&e, &pol, now);
-                        (
-                            a.moves.len(),
-                            serde_json::to_string(&a).expect("serialises"),
-                        )
+                        let json = serde_json::to_string(&a).expect("serialises");
+                        (a.moves.len(), json, Arc::new(a))
                     })
                     .await
                     .map_err(|e| ApiError::Internal(format!("advice task: {e}")))?;
@@ -404,6 +404,14 @@ async fn pass_locked(state: &AppState, cfg: &DriverConfig) -> Result<Pass, ApiEr
                     .await?;
                     store::clear_backoff(&state.db, &p.subject.key()).await?;
                     pass.evaluated += 1;
+                    fresh.insert(
+                        meta.id.clone(),
+                        notify::Fresh {
+                            version: meta.version,
+                            policy_digest: meta.policy_digest.clone(),
+                            advice: advice.2,
+                        },
+                    );
                 }
                 Subject::Decider { name, .. } => {
                     // Deleted since the backlog was read: nothing to do.
@@ -457,6 +465,20 @@ async fn pass_locked(state: &AppState, cfg: &DriverConfig) -> Result<Pass, ApiEr
                 }
             }
         }
+    }
+    // Notifications: what this pass (or an earlier one) found that a
+    // channel has not been sent, and retries that are due. A failure here
+    // is logged, not the pass's: the snapshots and runs above are kept.
+    match notify::after_pass(state, now, &fresh).await {
+        Ok(n) if n != notify::Summary::default() => tracing::info!(
+            queued = n.queued,
+            delivered = n.delivered,
+            retrying = n.retrying,
+            failed = n.failed,
+            "notifications"
+        ),
+        Ok(_) => {}
+        Err(e) => tracing::warn!(error = %e, "notifications after the pass failed"),
     }
     pass.finished_ms = now_ms();
     store::insert_pass(&state.db, &pass).await?;

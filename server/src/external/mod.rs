@@ -13,11 +13,13 @@
 //!   which builds nothing itself — it is handed the exact request bytes —
 //!   signs them, sends them, and classifies the answer.
 //! - [`driver`] runs passes over stale estates and deciders in the
-//!   background.
+//!   background; after each, [`notify`] queues and sends notifications
+//!   through the same forwarder and signing.
 
 pub mod address;
 pub mod driver;
 pub mod forward;
+pub mod notify;
 pub mod signing;
 pub mod vault;
 

@@ -30,6 +30,7 @@ mod deciders;
 mod estates;
 pub mod extract;
 mod facts;
+mod notify;
 mod ops;
 mod policy;
 mod results;
@@ -55,6 +56,7 @@ pub fn routes() -> &'static [Route] {
             reviews::ROUTES,
             scenarios::ROUTES,
             deciders::ROUTES,
+            notify::ROUTES,
             session::ACCOUNT_ROUTES,
         ]
         .concat()
@@ -144,6 +146,6 @@ mod tests {
                 spec.path
             );
         }
-        assert_eq!(routes().len(), 45);
+        assert_eq!(routes().len(), 56);
     }
 }

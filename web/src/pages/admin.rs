@@ -1,7 +1,8 @@
-//! Admin (administrators only): user accounts — list, create, delete — and
+//! Admin (administrators only): user accounts — list, create, delete —,
 //! API tokens — list, create (the token itself shown once, with a copy
 //! button), revoke after a confirmation; revoked tokens stay listed as
-//! revoked.
+//! revoked — and notification channels — list, create (a signed
+//! webhook's secret shown once), delete (docs/notifications.md).
 
 use leptos::prelude::*;
 use serde_json::{json, Value};
@@ -54,7 +55,7 @@ pub fn AdminPage() -> impl IntoView {
                     {format!("This page is for administrators only: you are signed in as {} ({}). Ask an administrator to create users or tokens.", s.subject, s.role)}
                 </p>
             }.into_any(),
-            Some(Some(_)) => view! { <Users/><Tokens/> }.into_any(),
+            Some(Some(_)) => view! { <Users/><Tokens/><Channels/> }.into_any(),
         }}
     }
 }
@@ -338,6 +339,188 @@ fn Tokens() -> impl IntoView {
     }
 }
 
+/// What a channel's thresholds mean, in one line for the list.
+pub fn channel_thresholds(c: &Value) -> String {
+    let class = s(&c["min_confidence"]);
+    let classes = if class == "guessed" {
+        "any confidence".to_string()
+    } else {
+        format!("confidence {class} or better")
+    };
+    let gain = c["min_gain"].as_f64().unwrap_or(0.0);
+    if gain > 0.0 {
+        format!("gain at least {gain} points, {classes}")
+    } else {
+        format!("any gain, {classes}")
+    }
+}
+
+#[component]
+fn Channels() -> impl IntoView {
+    let channels = RwSignal::new(Vec::<Value>::new());
+    let error = RwSignal::new(None::<String>);
+    let done = RwSignal::new(None::<String>);
+    let name = RwSignal::new(String::new());
+    let kind = RwSignal::new("webhook".to_string());
+    let url = RwSignal::new(String::new());
+    let min_gain = RwSignal::new("0".to_string());
+    let min_confidence = RwSignal::new("guessed".to_string());
+    // The signed channel just created: (name, secret). Shown once.
+    let shown_once = RwSignal::new(None::<(String, String)>);
+    let confirming = RwSignal::new(None::<String>);
+    let load = move || {
+        leptos::task::spawn_local(async move {
+            match client::get("/api/notification-channels").await {
+                Ok(v) => channels.set(arr(&v["channels"])),
+                Err(f) => error.set(Some(f.message)),
+            }
+        });
+    };
+    Effect::new(move |_| load());
+    let create = move |ev: leptos::ev::SubmitEvent| {
+        ev.prevent_default();
+        error.set(None);
+        done.set(None);
+        shown_once.set(None);
+        let gain = match min_gain.get_untracked().trim().parse::<f64>() {
+            Ok(g) => g,
+            Err(_) => {
+                error.set(Some(
+                    "The minimum gain must be a number of points, such as 0 or 12.5.".into(),
+                ));
+                return;
+            }
+        };
+        let body = json!({
+            "name": name.get_untracked().trim(),
+            "kind": kind.get_untracked(),
+            "url": url.get_untracked().trim(),
+            "min_gain": gain,
+            "min_confidence": min_confidence.get_untracked(),
+        });
+        leptos::task::spawn_local(async move {
+            match client::request("POST", "/api/notification-channels", Some(body.to_string()))
+                .await
+            {
+                Ok(v) => {
+                    let n = s(&v["channel"]["name"]);
+                    match v["secret"].as_str() {
+                        Some(secret) => shown_once.set(Some((n.clone(), secret.to_string()))),
+                        None => done.set(Some(format!("Channel {n} created."))),
+                    }
+                    name.set(String::new());
+                    url.set(String::new());
+                    load();
+                }
+                Err(f) => error.set(Some(f.message)),
+            }
+        });
+    };
+    let delete = move |which: String| {
+        error.set(None);
+        done.set(None);
+        leptos::task::spawn_local(async move {
+            match client::request(
+                "DELETE",
+                &format!("/api/notification-channels/{which}"),
+                None,
+            )
+            .await
+            {
+                Ok(_) => {
+                    done.set(Some(format!("Channel {which} deleted.")));
+                    confirming.set(None);
+                    load();
+                }
+                Err(f) => error.set(Some(f.message)),
+            }
+        });
+    };
+    view! {
+        <section aria-labelledby="channels-h">
+            <h2 id="channels-h">"Notification channels"</h2>
+            <p class="hint">"After each driver pass, recommendations that clear a channel's thresholds are sent to it once per estate version; deliveries show on Health."</p>
+            <table class="accounts" data-testid="channels">
+                <thead><tr><th scope="col">"name"</th><th scope="col">"kind"</th><th scope="col">"URL"</th><th scope="col">"sends"</th><th scope="col"><span class="visually-hidden">"actions"</span></th></tr></thead>
+                <tbody>
+                    {move || channels.get().into_iter().map(|c| {
+                        let which = s(&c["name"]);
+                        let (w1, w2) = (which.clone(), which.clone());
+                        let state = if c["enabled"].as_bool() == Some(false) { " (disabled)" } else { "" };
+                        view! {
+                            <tr data-channel=which.clone()>
+                                <th scope="row">{which.clone()}</th>
+                                <td>{s(&c["kind"])}{state}</td>
+                                <td><code>{s(&c["url"])}</code></td>
+                                <td>{channel_thresholds(&c)}</td>
+                                <td>
+                                    {move || if confirming.get().as_deref() == Some(w1.as_str()) {
+                                        let (a, b) = (w1.clone(), w1.clone());
+                                        view! {
+                                            <span class="confirm">{format!("Delete {a}? Its deliveries go with it. ")}
+                                                <button type="button" class="danger" on:click=move |_| delete(b.clone())>"Yes, delete"</button>" "
+                                                <button type="button" class="small" on:click=move |_| confirming.set(None)>"Cancel"</button>
+                                            </span>
+                                        }.into_any()
+                                    } else {
+                                        let w = w2.clone();
+                                        view! { <button type="button" class="small" on:click=move |_| confirming.set(Some(w.clone()))>{format!("Delete {w2}")}</button> }.into_any()
+                                    }}
+                                </td>
+                            </tr>
+                        }
+                    }).collect_view()}
+                </tbody>
+            </table>
+            <form class="inline-form" on:submit=create>
+                <h3>"Add a channel"</h3>
+                <div class="entry-grid">
+                    <div class="field">
+                        <label for="channel-name">"Channel name"</label>
+                        <input id="channel-name" autocomplete="off" bind:value=name/>
+                        <span class="hint">"a–z, 0–9, '-', '_' and '.'"</span>
+                    </div>
+                    <div class="field">
+                        <label for="channel-kind">"Channel kind"</label>
+                        <select id="channel-kind" on:change=move |ev| kind.set(event_target_value(&ev)) prop:value=move || kind.get()>
+                            <option value="webhook">"signed webhook (Standard Webhooks)"</option>
+                            <option value="slack">"Slack incoming webhook"</option>
+                            <option value="teams">"Microsoft Teams incoming webhook"</option>
+                        </select>
+                    </div>
+                    <div class="field">
+                        <label for="channel-url">"Channel URL"</label>
+                        <input id="channel-url" type="url" autocomplete="off" bind:value=url/>
+                        <span class="hint">"loopback and private addresses only if the server allows them (--decider-allow)"</span>
+                    </div>
+                    <div class="field">
+                        <label for="channel-gain">"Minimum gain (points)"</label>
+                        <input id="channel-gain" inputmode="decimal" bind:value=min_gain/>
+                    </div>
+                    <div class="field">
+                        <label for="channel-confidence">"Minimum confidence"</label>
+                        <select id="channel-confidence" on:change=move |ev| min_confidence.set(event_target_value(&ev)) prop:value=move || min_confidence.get()>
+                            <option value="guessed">"any (guessed or better)"</option>
+                            <option value="inferred">"inferred or better"</option>
+                            <option value="reported">"reported or better"</option>
+                            <option value="measured">"measured only"</option>
+                        </select>
+                    </div>
+                </div>
+                <button type="submit">"Add channel"</button>
+            </form>
+            {move || shown_once.get().map(|(n, secret)| view! {
+                <div class="secret-once" role="status" data-testid="channel-secret">
+                    <p>{format!("Channel {n} created. Its signing secret, shown only this once — give it to the receiver to verify signatures:")}</p>
+                    <code>{secret}</code>
+                </div>
+            })}
+            {move || error.get().map(|m| view! { <p class="error" role="alert" data-testid="channels-error">{m}</p> })}
+            {move || done.get().map(|m| view! { <p class="ok-line" role="status">{m}</p> })}
+        </section>
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -353,5 +536,17 @@ mod tests {
         assert_eq!(token_problem("agent-fra", "agent", "sample"), None);
         assert_eq!(token_state(&json!({"revoked_at": null})), "live");
         assert!(token_state(&json!({"revoked_at": "2026-12-01T10:00:00Z"})).starts_with("revoked"));
+    }
+
+    #[test]
+    fn channel_thresholds_read_as_words() {
+        assert_eq!(
+            channel_thresholds(&json!({"min_gain": 0.0, "min_confidence": "guessed"})),
+            "any gain, any confidence"
+        );
+        assert_eq!(
+            channel_thresholds(&json!({"min_gain": 12.5, "min_confidence": "measured"})),
+            "gain at least 12.5 points, confidence measured or better"
+        );
     }
 }

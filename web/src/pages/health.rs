@@ -1,4 +1,5 @@
-//! Health: the server's readiness and the advice driver's state.
+//! Health: the server's readiness, the advice driver's state, and the
+//! notifications it sent or failed to send (docs/notifications.md).
 
 use leptos::prelude::*;
 use serde_json::Value;
@@ -11,10 +12,12 @@ use crate::common::Gate;
 pub fn Health() -> impl IntoView {
     let ready = RwSignal::new(None::<Result<Value, String>>);
     let driver = RwSignal::new(None::<Result<Value, client::Failure>>);
+    let deliveries = RwSignal::new(None::<Result<Value, client::Failure>>);
     Effect::new(move |_| {
         leptos::task::spawn_local(async move {
             ready.set(Some(client::get("/readyz").await.map_err(|f| f.message)));
             driver.set(Some(client::get("/api/driver").await));
+            deliveries.set(Some(client::get("/api/notification-deliveries").await));
         });
     });
     view! {
@@ -58,6 +61,70 @@ pub fn Health() -> impl IntoView {
                     }
                 }}
             </section>
+            <section aria-labelledby="notify-h">
+                <h2 id="notify-h">"Notifications"</h2>
+                {move || match deliveries.get() {
+                    None => view! { <p role="status">"Asking the server…"</p> }.into_any(),
+                    Some(Err(f)) => view! { <p class="error" role="alert" data-testid="deliveries">{f.message}</p> }.into_any(),
+                    Some(Ok(v)) => {
+                        let list = arr(&v["deliveries"]);
+                        if list.is_empty() {
+                            return view! { <p data-testid="deliveries">"No notifications yet: none were sent, or no channel is configured (Admin)."</p> }.into_any();
+                        }
+                        let failed = list.iter().filter(|d| d["status"] == "failed").count();
+                        let pending = list.iter().filter(|d| d["status"] == "pending").count();
+                        let rows = list.into_iter().map(|d| {
+                            let next = if d["next_attempt_at"].is_null() { "—".to_string() } else { s(&d["next_attempt_at"]) };
+                            let reply = d["last_status"].as_i64().map_or("—".to_string(), |c| c.to_string());
+                            view! {
+                                <tr data-status={s(&d["status"])}>
+                                    <td>{s(&d["channel"])}</td>
+                                    <td>{s(&d["estate"])}" v"{d["estate_version"].to_string()}</td>
+                                    <td><code>{s(&d["identity"])}</code></td>
+                                    <td>{status_words(&s(&d["status"]), d["attempts"].as_i64().unwrap_or(0))}</td>
+                                    <td>{d["attempts"].to_string()}</td>
+                                    <td>{next}</td>
+                                    <td>{reply}</td>
+                                    <td>{s(&d["last_error"])}</td>
+                                </tr>
+                            }
+                        }).collect_view();
+                        view! {
+                            <p data-testid="deliveries">{format!("Newest {} deliveries: {pending} not delivered yet, {failed} given up.", arr(&v["deliveries"]).len())}</p>
+                            <table class="deliveries">
+                                <thead><tr>
+                                    <th scope="col">"Channel"</th><th scope="col">"Estate"</th><th scope="col">"Recommendation"</th>
+                                    <th scope="col">"Status"</th><th scope="col">"Attempts"</th><th scope="col">"Next attempt"</th>
+                                    <th scope="col">"Last reply"</th><th scope="col">"Last error"</th>
+                                </tr></thead>
+                                <tbody>{rows}</tbody>
+                            </table>
+                        }.into_any()
+                    }
+                }}
+            </section>
         </Gate>
+    }
+}
+
+/// A delivery's status as people read it.
+fn status_words(status: &str, attempts: i64) -> &'static str {
+    match status {
+        "delivered" => "delivered",
+        "pending" if attempts == 0 => "queued",
+        "pending" => "waiting for a retry",
+        "failed" => "failed (given up)",
+        _ => "unknown",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn statuses_read_as_words() {
+        assert_eq!(super::status_words("pending", 0), "queued");
+        assert_eq!(super::status_words("pending", 2), "waiting for a retry");
+        assert_eq!(super::status_words("failed", 10), "failed (given up)");
+        assert_eq!(super::status_words("delivered", 1), "delivered");
     }
 }

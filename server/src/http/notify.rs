@@ -1,0 +1,311 @@
+//! Notification channels (administrators configure them) and their
+//! deliveries (everyone sees them on Health). docs/notifications.md.
+
+use axum::body::Body;
+use axum::extract::{Path, State};
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use axum::Json;
+use serde::Deserialize;
+use serde_json::{json, Value};
+
+use super::extract::{json_body, read_body, Query, SMALL_BODY_LIMIT};
+use super::route::{route, Route, ADMIN, VIEWER};
+use crate::auth::Caller;
+use crate::clock::now_s;
+use crate::error::{ApiError, ApiResult};
+use crate::external::{self, notify, signing};
+use crate::store::{self, ChannelRow};
+use crate::AppState;
+
+/// Channels and deliveries.
+pub const ROUTES: &[Route] = &[
+    route!(GET "/api/notification-channels", ADMIN, "list notification channels" => list),
+    route!(POST "/api/notification-channels", ADMIN, "create a notification channel" => create),
+    route!(GET "/api/notification-channels/{name}", ADMIN, "a notification channel" => get),
+    route!(PUT "/api/notification-channels/{name}", ADMIN, "change a channel's URL, thresholds or enabled flag" => update),
+    route!(DELETE "/api/notification-channels/{name}", ADMIN, "delete a notification channel and its deliveries" => delete),
+    route!(POST "/api/notification-channels/{name}/secret", ADMIN, "replace a signed channel's secret (shown once)" => rotate),
+    route!(GET "/api/notification-deliveries", VIEWER, "recent notification deliveries and failures" => deliveries),
+];
+
+/// Field errors, all at once, as a 422 like every other content error:
+/// `{path, line: null, message}` per field; nothing was written.
+fn invalid(errors: Vec<(&str, String)>) -> ApiError {
+    ApiError::Invalid {
+        message: format!(
+            "invalid notification channel: {} error{}; nothing was written",
+            errors.len(),
+            if errors.len() == 1 { "" } else { "s" }
+        ),
+        details: json!({"errors": errors
+            .into_iter()
+            .map(|(path, message)| json!({"path": path, "line": null, "message": message}))
+            .collect::<Vec<_>>()}),
+    }
+}
+
+fn not_found(name: &str) -> ApiError {
+    ApiError::NotFound(format!("no notification channel {name:?}"))
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ChannelBody {
+    /// Only when creating; the path names it otherwise.
+    #[serde(default)]
+    name: Option<String>,
+    /// Only when creating; a channel's kind never changes.
+    #[serde(default)]
+    kind: Option<String>,
+    url: String,
+    #[serde(default)]
+    min_gain: f64,
+    /// The weakest class still sent; by default every class is.
+    #[serde(default = "guessed")]
+    min_confidence: String,
+    #[serde(default = "yes")]
+    enabled: bool,
+}
+
+fn guessed() -> String {
+    "guessed".into()
+}
+
+fn yes() -> bool {
+    true
+}
+
+fn check_settings(state: &AppState, b: &ChannelBody, errors: &mut Vec<(&'static str, String)>) {
+    if let Err(e) = external::check_url(&b.url, &state.outbound.forwarder.policy().allow) {
+        errors.push(("/url", e));
+    }
+    if let Err(e) = notify::check_min_gain(b.min_gain) {
+        errors.push(("/min_gain", e));
+    }
+    if let Err(e) = notify::check_min_confidence(&b.min_confidence) {
+        errors.push(("/min_confidence", e));
+    }
+}
+
+/// A fresh secret sealed for channel `name`: (shown once, sealed, fingerprint).
+fn new_secret(state: &AppState, name: &str) -> ApiResult<(String, String, String)> {
+    let vault = state.outbound.vault.as_ref().ok_or_else(|| {
+        ApiError::Conflict(
+            "this server has no secret key, so it cannot keep a signed channel's secret: start it with BERTH_SECRET_KEY or --secret-key-file".into(),
+        )
+    })?;
+    let secret = signing::generate();
+    let sealed = vault.seal(&notify::vault_name(name), secret.expose());
+    Ok((secret.expose().to_string(), sealed, secret.fingerprint()))
+}
+
+async fn list(State(state): State<AppState>) -> ApiResult<Json<Value>> {
+    let cs: Vec<_> = store::list_channels(&state.db)
+        .await?
+        .iter()
+        .map(ChannelRow::public)
+        .collect();
+    Ok(Json(json!({ "channels": cs })))
+}
+
+async fn get(State(state): State<AppState>, Path(name): Path<String>) -> ApiResult<Json<Value>> {
+    let c = store::channel(&state.db, &name)
+        .await?
+        .ok_or_else(|| not_found(&name))?;
+    Ok(Json(json!({ "channel": c.public() })))
+}
+
+async fn create(State(state): State<AppState>, body: Body) -> ApiResult<Response> {
+    let bytes = read_body(body, SMALL_BODY_LIMIT).await?;
+    let b: ChannelBody = json_body(&bytes, "notification channel")?;
+    let mut errors = Vec::new();
+    let name = b.name.clone().unwrap_or_default();
+    match &b.name {
+        None => errors.push(("/name", "a channel needs a name".to_string())),
+        Some(n) => {
+            if let Err(e) = notify::check_name(n) {
+                errors.push(("/name", e));
+            }
+        }
+    }
+    let kind = b.kind.clone().unwrap_or_default();
+    match &b.kind {
+        None => errors.push((
+            "/kind",
+            format!(
+                "a channel needs a kind: one of {}",
+                notify::KINDS.join(", ")
+            ),
+        )),
+        Some(k) => {
+            if let Err(e) = notify::check_kind(k) {
+                errors.push(("/kind", e));
+            }
+        }
+    }
+    check_settings(&state, &b, &mut errors);
+    if !errors.is_empty() {
+        return Err(invalid(errors));
+    }
+    // A signed channel always has a secret: an unsigned webhook would be
+    // one anybody could forge.
+    let secret = if kind == "webhook" {
+        Some(new_secret(&state, &name)?)
+    } else {
+        None
+    };
+    let now = now_s();
+    let row = ChannelRow {
+        name: name.clone(),
+        kind,
+        url: b.url,
+        min_gain: b.min_gain,
+        min_confidence: b.min_confidence,
+        enabled: b.enabled,
+        secret_sealed: secret.as_ref().map(|s| s.1.clone()),
+        secret_fingerprint: secret.as_ref().map(|s| s.2.clone()),
+        created_at: now,
+        updated_at: now,
+    };
+    store::insert_channel(&state.db, &row).await?;
+    tracing::info!(channel = %name, kind = %row.kind, "notification channel created");
+    Ok((
+        StatusCode::CREATED,
+        Json(json!({
+            "channel": row.public(),
+            // Shown this once; afterwards only its fingerprint.
+            "secret": secret.map(|s| s.0),
+        })),
+    )
+        .into_response())
+}
+
+async fn update(
+    State(state): State<AppState>,
+    Path(name): Path<String>,
+    body: Body,
+) -> ApiResult<Json<Value>> {
+    let bytes = read_body(body, SMALL_BODY_LIMIT).await?;
+    let b: ChannelBody = json_body(&bytes, "notification channel")?;
+    let current = store::channel(&state.db, &name)
+        .await?
+        .ok_or_else(|| not_found(&name))?;
+    let mut errors = Vec::new();
+    if b.name.as_ref().is_some_and(|n| *n != name) {
+        errors.push((
+            "/name",
+            "a channel cannot be renamed; create a new one and delete this".to_string(),
+        ));
+    }
+    if b.kind.as_ref().is_some_and(|k| *k != current.kind) {
+        errors.push((
+            "/kind",
+            format!(
+                "a channel's kind cannot change (this one is {}); create a new channel instead",
+                current.kind
+            ),
+        ));
+    }
+    check_settings(&state, &b, &mut errors);
+    if !errors.is_empty() {
+        return Err(invalid(errors));
+    }
+    if !store::update_channel(
+        &state.db,
+        &name,
+        &b.url,
+        b.min_gain,
+        &b.min_confidence,
+        b.enabled,
+        now_s(),
+    )
+    .await?
+    {
+        return Err(not_found(&name));
+    }
+    get(State(state), Path(name)).await
+}
+
+async fn delete(State(state): State<AppState>, Path(name): Path<String>) -> ApiResult<StatusCode> {
+    if store::delete_channel(&state.db, &name).await? {
+        tracing::info!(channel = %name, "notification channel deleted");
+        Ok(StatusCode::NO_CONTENT)
+    } else {
+        Err(not_found(&name))
+    }
+}
+
+/// A new secret for a signed channel, in force at once (the old one stops
+/// signing: docs/notifications.md says how to switch without losing
+/// events).
+async fn rotate(State(state): State<AppState>, Path(name): Path<String>) -> ApiResult<Json<Value>> {
+    let c = store::channel(&state.db, &name)
+        .await?
+        .ok_or_else(|| not_found(&name))?;
+    if c.kind != "webhook" {
+        return Err(invalid(vec![(
+            "/kind",
+            format!(
+                "channel {name:?} is a {} channel, which is not signed: its URL is its credential; \
+                 to change it, PUT a new URL",
+                c.kind
+            ),
+        )]));
+    }
+    let (secret, sealed, fingerprint) = new_secret(&state, &name)?;
+    if !store::set_channel_secret(&state.db, &name, &sealed, &fingerprint, now_s()).await? {
+        return Err(not_found(&name));
+    }
+    tracing::info!(channel = %name, "notification channel secret replaced");
+    let c = store::channel(&state.db, &name)
+        .await?
+        .ok_or_else(|| not_found(&name))?;
+    Ok(Json(json!({"channel": c.public(), "secret": secret})))
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct DeliveriesQuery {
+    #[serde(default)]
+    limit: Option<i64>,
+    #[serde(default)]
+    channel: Option<String>,
+    #[serde(default)]
+    status: Option<String>,
+}
+
+/// The delivery statuses.
+const STATUSES: [&str; 3] = ["pending", "delivered", "failed"];
+
+/// `GET /api/notification-deliveries`: newest first (50 by default, as
+/// many as Health shows; at most 200, like the other history lists),
+/// only of estates the caller may see.
+async fn deliveries(
+    State(state): State<AppState>,
+    caller: Caller,
+    Query(q): Query<DeliveriesQuery>,
+) -> ApiResult<Json<Value>> {
+    let limit = match q.limit {
+        None => 50,
+        Some(l) if (1..=200).contains(&l) => l,
+        Some(l) => return Err(ApiError::bad_request(format!("limit {l}: from 1 to 200"))),
+    };
+    if let Some(s) = &q.status {
+        if !STATUSES.contains(&s.as_str()) {
+            return Err(ApiError::bad_request(format!(
+                "status {:?}: one of {}",
+                external::excerpt(s),
+                STATUSES.join(", ")
+            )));
+        }
+    }
+    let p = caller.principal()?;
+    let list: Vec<store::Delivery> =
+        store::list_deliveries(&state.db, q.channel.as_deref(), q.status.as_deref(), limit)
+            .await?
+            .into_iter()
+            .filter(|d| p.may_see_estate(&d.estate))
+            .collect();
+    Ok(Json(json!({ "deliveries": list })))
+}
