@@ -166,6 +166,7 @@ pub fn Placement() -> impl IntoView {
                     <CantTell advice=a/>
                 }.into_any(),
             }}
+            <crate::history::History/>
         </Gate>
     }
 }
