@@ -1240,6 +1240,15 @@ async fn a_run_refuses_any_body_field_by_name(b: Backend) {
     assert_eq!(fake.calls().len(), 2);
 }
 
+/// `GET /api/estates/sample/history`, which must answer 200.
+async fn history_of(t: &TestApp, token: &str) -> Value {
+    let (s, h) = t
+        .call(token, Method::GET, "/api/estates/sample/history", None)
+        .await;
+    assert_eq!(s, StatusCode::OK, "{h}");
+    h
+}
+
 both!(the_history_follows_the_snapshots_and_retention_prunes_all_but_the_newest);
 /// Three driver passes over a changing sample (a policy change, then a
 /// flow weight set to nothing under a recommended move): the history route
@@ -1251,22 +1260,12 @@ async fn the_history_follows_the_snapshots_and_retention_prunes_all_but_the_newe
     let t = app(b, false).await;
     let viewer = t.token("viewer").await;
     let cfg = test_driver();
-    let history = |t: &TestApp| {
-        let viewer = viewer.clone();
-        async move {
-            let (s, h) = t
-                .call(&viewer, Method::GET, "/api/estates/sample/history", None)
-                .await;
-            assert_eq!(s, StatusCode::OK, "{h}");
-            h
-        }
-    };
-    let h = history(&t).await;
+    let h = history_of(&t, &viewer).await;
     assert_eq!(h, json!({"points": [], "unreadable": [], "changes": null}));
 
     // 1: the sample as seeded.
     driver::pass(&t.state, &cfg).await.unwrap().unwrap();
-    let h = history(&t).await;
+    let h = history_of(&t, &viewer).await;
     assert_eq!(h["points"].as_array().unwrap().len(), 1, "{h}");
     assert_eq!(
         h["changes"],
@@ -1348,7 +1347,7 @@ async fn the_history_follows_the_snapshots_and_retention_prunes_all_but_the_newe
         .await;
     assert_eq!(s, StatusCode::OK, "{v}");
     driver::pass(&t.state, &cfg).await.unwrap().unwrap();
-    let h = history(&t).await;
+    let h = history_of(&t, &viewer).await;
     let points = h["points"].as_array().unwrap();
     assert_eq!(points.len(), 3, "{h}");
     let ids: Vec<i64> = points
@@ -1442,7 +1441,7 @@ async fn the_history_follows_the_snapshots_and_retention_prunes_all_but_the_newe
         ..test_driver()
     };
     driver::pass(&t.state, &keep_month).await.unwrap().unwrap();
-    assert_eq!(history(&t).await["points"].as_array().unwrap().len(), 3);
+    assert_eq!(history_of(&t, &viewer).await["points"].as_array().unwrap().len(), 3);
     // 14 days: all three are past it; the estate's newest stays.
     let keep_fortnight = DriverConfig {
         history_retention_s: 14 * day,
@@ -1453,7 +1452,7 @@ async fn the_history_follows_the_snapshots_and_retention_prunes_all_but_the_newe
         .unwrap()
         .unwrap();
     assert_eq!(p.evaluated, 0, "nothing was stale: {p:?}");
-    let h = history(&t).await;
+    let h = history_of(&t, &viewer).await;
     let left: Vec<i64> = h["points"]
         .as_array()
         .unwrap()

@@ -157,13 +157,13 @@ fn panel(
     let y = |v: f64| top + PANEL_H - (v - lo) / (hi - lo) * PANEL_H;
     let ys: Vec<f64> = values.iter().map(|&v| y(v)).collect();
     let d = path(xs, &ys, step);
-    let dots = if step {
+    let dots: Vec<_> = if step {
         Vec::new()
     } else {
         xs.iter()
             .zip(&ys)
             .map(|(x, y)| view! { <circle cx=format!("{x:.1}") cy=format!("{y:.1}") r="2.5" class=format!("dot {class}")/> })
-            .collect()
+            .collect::<Vec<_>>()
     };
     // The area under the step line, so a count reads as a quantity.
     let area = step.then(|| match xs.first() {
@@ -194,7 +194,8 @@ fn Chart(points: Vec<Point>) -> impl IntoView {
     let cross: Vec<f64> = points.iter().map(|p| p.cross).collect();
     let open: Vec<f64> = points.iter().map(|p| p.open).collect();
     let h = 3.0 * (TITLE_H + PANEL_H) + AXIS_H;
-    let axis_y = 3.0 * (TITLE_H + PANEL_H) - TITLE_H;
+    // The bottom of the last panel.
+    let axis_y = 3.0 * (TITLE_H + PANEL_H);
     // Time labels under the first, the middle and the last point, unless
     // they would overlap (points closer than a label's width).
     let mut label_at: Vec<usize> = vec![0];
@@ -243,7 +244,7 @@ fn Chart(points: Vec<Point>) -> impl IntoView {
                 {panel(1, "Cross-site traffic (MB/s)".into(), "cross", &x, &cross, false)}
                 {panel(2, "Open recommendations".into(), "open", &x, &open, true)}
                 {labels}
-                <text x=W - RIGHT y=h - 2.0 class="xtick" text-anchor="end">"UTC"</text>
+                <text x="0" y=axis_y + 16.0 class="xtick">"UTC"</text>
             </svg>
             <figcaption>
                 <ul class="legend" data-testid="history-legend">
