@@ -1441,7 +1441,13 @@ async fn the_history_follows_the_snapshots_and_retention_prunes_all_but_the_newe
         ..test_driver()
     };
     driver::pass(&t.state, &keep_month).await.unwrap().unwrap();
-    assert_eq!(history_of(&t, &viewer).await["points"].as_array().unwrap().len(), 3);
+    assert_eq!(
+        history_of(&t, &viewer).await["points"]
+            .as_array()
+            .unwrap()
+            .len(),
+        3
+    );
     // 14 days: all three are past it; the estate's newest stays.
     let keep_fortnight = DriverConfig {
         history_retention_s: 14 * day,

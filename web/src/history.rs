@@ -22,8 +22,9 @@ const RIGHT: f64 = 16.0;
 /// Height of one panel's plot area; three panels plus the axis stay
 /// under a phone screen's height.
 const PANEL_H: f64 = 62.0;
-/// Space above each panel for its title.
-const TITLE_H: f64 = 20.0;
+/// Space above each panel for its title: 30 keeps the title clear of the
+/// previous panel's lowest y label (drawn 4 below that panel's foot).
+const TITLE_H: f64 = 30.0;
 /// Room under the last panel for the time labels.
 const AXIS_H: f64 = 30.0;
 
