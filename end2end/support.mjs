@@ -38,8 +38,9 @@ export const SAMPLE_NOW = '2026-11-30T04:05:00Z';
 /// bundle directory (--site-root) with the sample seeded for SAMPLE_NOW;
 /// `{ embedded: true }` starts it in an empty directory with no
 /// --site-root (the binary's own copy of the web application), and
-/// `{ sampleAt: null }` seeds the sample for the real clock.
-export async function startServer({ embedded = false, sampleAt = SAMPLE_NOW } = {}) {
+/// `{ sampleAt: null }` seeds the sample for the real clock; `extraArgs`
+/// are added to `berth serve`'s (e.g. a faster driver).
+export async function startServer({ embedded = false, sampleAt = SAMPLE_NOW, extraArgs = [] } = {}) {
   const needed = embedded ? [berthBin] : [berthBin, join(siteRoot, 'pkg', 'berth.js')];
   for (const f of needed) {
     if (!existsSync(f)) throw new Error(`${f} is missing: run scripts/build-web.sh and cargo build --release -p berth --features bundle first (make test does both)`);
@@ -53,6 +54,7 @@ export async function startServer({ embedded = false, sampleAt = SAMPLE_NOW } = 
     '--decider-allow', '127.0.0.1/32'];
   if (!embedded) args.push('--site-root', siteRoot);
   if (sampleAt) args.push('--sample-at', sampleAt);
+  args.push(...extraArgs);
   const env = { ...process.env, BERTH_ADMIN_TOKEN: ADMIN_TOKEN, RUST_LOG: embedded ? 'info' : 'warn' };
   delete env.BERTH_SITE_ROOT;
   const child = spawn(berthBin, args, { cwd, env, stdio: ['ignore', 'ignore', 'pipe'] });

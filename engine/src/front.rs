@@ -69,6 +69,13 @@ pub fn preview(estate: &Estate, policy: &Policy, now: i64) -> String {
     to_bytes(&crate::request::build(estate, policy, now))
 }
 
+/// The advice history of stored snapshots (`GET …/history`,
+/// `docs/history.md`): the series, oldest first, and what changed between
+/// the two newest.
+pub fn history(snapshots: &[crate::history::Snapshot]) -> String {
+    to_bytes(&crate::history::history(snapshots))
+}
+
 /// Every cluster ranked for one service; `Err` names an unknown service.
 pub fn place(estate: &Estate, policy: &Policy, now: i64, service: &str) -> Result<String, String> {
     crate::place::place(estate, policy, now, service).map(|p| to_bytes(&p))

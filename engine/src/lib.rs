@@ -21,6 +21,7 @@ pub mod fact;
 pub mod front;
 pub mod gen;
 pub mod group;
+pub mod history;
 pub mod json_shape;
 pub mod k8s;
 mod load;

@@ -31,21 +31,26 @@ use crate::why::MoveWhy;
 pub fn identity(moves: &[Move], index: usize) -> String {
     let m = &moves[index];
     match &m.group {
-        None => triple(m),
-        Some(g) => {
-            let mut members: Vec<String> = moves
+        None => identity_of([(m.service.as_str(), m.from.as_str(), m.to.as_str())]),
+        Some(g) => identity_of(
+            moves
                 .iter()
                 .filter(|o| g.steps.contains(&o.step))
-                .map(triple)
-                .collect();
-            members.sort();
-            members.join("+")
-        }
+                .map(|o| (o.service.as_str(), o.from.as_str(), o.to.as_str())),
+        ),
     }
 }
 
-fn triple(m: &Move) -> String {
-    format!("{}|{}|{}", m.service, m.from, m.to)
+/// [`identity`] from the `(service, from, to)` of a recommendation's
+/// members (one for a single move), for callers that hold moves read back
+/// from stored advice rather than [`Move`] values (`history.rs`).
+pub fn identity_of<'a>(members: impl IntoIterator<Item = (&'a str, &'a str, &'a str)>) -> String {
+    let mut triples: Vec<String> = members
+        .into_iter()
+        .map(|(service, from, to)| format!("{service}|{from}|{to}"))
+        .collect();
+    triples.sort();
+    triples.join("+")
 }
 
 /// The deciding facts of the recommendation at `index`, sorted by key: the

@@ -50,6 +50,8 @@ pub struct ServeOptions {
     pub decider_allow: Vec<String>,
     /// Seconds between advice driver passes; `None`: no driver here.
     pub driver_every_s: Option<u64>,
+    /// Days of advice snapshots the driver keeps.
+    pub history_retention_days: u32,
     /// Timeouts and connection caps of the listener.
     pub net: NetLimits,
     pub config: Config,
@@ -75,6 +77,7 @@ impl ServeOptions {
             secret_key_file: None,
             decider_allow: Vec::new(),
             driver_every_s: None,
+            history_retention_days: driver::DEFAULT_HISTORY_RETENTION_DAYS,
             net: NetLimits::default(),
             config: Config::default(),
         }
@@ -145,6 +148,7 @@ pub async fn prepare(opts: &ServeOptions) -> Result<(AppState, Option<String>), 
     if let Some(every) = opts.driver_every_s {
         state = state.with_driver(DriverConfig {
             every: std::time::Duration::from_secs(every),
+            history_retention_s: i64::from(opts.history_retention_days) * 86_400,
             ..DriverConfig::default()
         });
     }

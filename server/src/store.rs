@@ -1453,6 +1453,52 @@ pub async fn list_snapshots(
     Ok(out)
 }
 
+/// The `limit` newest snapshots of an estate with their advice text, for
+/// the history series (`berth_engine::history`), newest first.
+pub async fn history_snapshots(
+    db: &Db,
+    estate: &str,
+    limit: i64,
+) -> StoreResult<Vec<berth_engine::history::Snapshot>> {
+    let rows = sqlx::query(
+        "SELECT id, estate_version, policy_digest, evaluated_at, result \
+         FROM advice_snapshots WHERE estate_id = $1 ORDER BY evaluated_at DESC, id DESC LIMIT $2",
+    )
+    .bind(estate)
+    .bind(limit)
+    .fetch_all(&db.pool)
+    .await?;
+    let mut out = Vec::with_capacity(rows.len());
+    for r in &rows {
+        out.push(berth_engine::history::Snapshot {
+            id: r.try_get("id")?,
+            estate_version: r.try_get("estate_version")?,
+            policy_digest: r.try_get("policy_digest")?,
+            evaluated_at: r.try_get("evaluated_at")?,
+            result: r.try_get("result")?,
+        });
+    }
+    Ok(out)
+}
+
+/// Delete every snapshot evaluated before `before` (Unix seconds) except
+/// each estate's newest (the highest id, as [`last_snapshots`] reads it:
+/// the driver compares against it to know whether an estate is stale, and
+/// the history keeps at least its latest point). One statement, so a
+/// concurrent reader sees the history before or after, never half pruned.
+/// Returns how many were deleted.
+pub async fn prune_snapshots(db: &Db, before: i64) -> StoreResult<u64> {
+    let _w = db.write_guard().await;
+    let done = sqlx::query(
+        "DELETE FROM advice_snapshots WHERE evaluated_at < $1 \
+         AND id NOT IN (SELECT MAX(t.id) FROM advice_snapshots t GROUP BY t.estate_id)",
+    )
+    .bind(before)
+    .execute(&db.pool)
+    .await?;
+    Ok(done.rows_affected())
+}
+
 /// The (version, policy digest) of each estate's newest snapshot.
 pub async fn last_snapshots(db: &Db) -> StoreResult<Vec<(String, i64, String)>> {
     let rows = sqlx::query(

@@ -76,6 +76,7 @@ impl TestApp {
             secret_key_file: None,
             decider_allow: Vec::new(),
             driver_every_s: None,
+            history_retention_days: berth::external::driver::DEFAULT_HISTORY_RETENTION_DAYS,
             net: Default::default(),
             config: berth::Config::default(),
         };

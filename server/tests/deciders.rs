@@ -3,7 +3,8 @@
 //! at rest, that a comparison calls the stored URL with exactly the
 //! Preview's bytes, signed (twice during a rotation), and how replies that
 //! are partly bad, busy or broken end up; and the advice driver's passes,
-//! backoff, pruning and health surface.
+//! backoff, pruning and health surface; and the advice history its
+//! snapshots make (series, what changed, retention).
 //!
 //! The deciders here are real HTTP servers on 127.0.0.1, which the server
 //! is allowed to reach through `decider_allow` (as an administrator would
@@ -1237,4 +1238,235 @@ async fn a_run_refuses_any_body_field_by_name(b: Backend) {
         assert_eq!(v["run"]["outcome"], "ok", "{v}");
     }
     assert_eq!(fake.calls().len(), 2);
+}
+
+/// `GET /api/estates/sample/history`, which must answer 200.
+async fn history_of(t: &TestApp, token: &str) -> Value {
+    let (s, h) = t
+        .call(token, Method::GET, "/api/estates/sample/history", None)
+        .await;
+    assert_eq!(s, StatusCode::OK, "{h}");
+    h
+}
+
+both!(the_history_follows_the_snapshots_and_retention_prunes_all_but_the_newest);
+/// Three driver passes over a changing sample (a policy change, then a
+/// flow weight set to nothing under a recommended move): the history route
+/// has one point per snapshot with the snapshots' own totals, and says
+/// what changed between the two newest with the weight's old and new
+/// value. Then snapshots past the retention are pruned by a pass, the
+/// newest kept even when it is past it too.
+async fn the_history_follows_the_snapshots_and_retention_prunes_all_but_the_newest(b: Backend) {
+    let t = app(b, false).await;
+    let viewer = t.token("viewer").await;
+    let cfg = test_driver();
+    let h = history_of(&t, &viewer).await;
+    assert_eq!(h, json!({"points": [], "unreadable": [], "changes": null}));
+
+    // 1: the sample as seeded.
+    driver::pass(&t.state, &cfg).await.unwrap().unwrap();
+    let h = history_of(&t, &viewer).await;
+    assert_eq!(h["points"].as_array().unwrap().len(), 1, "{h}");
+    assert_eq!(
+        h["changes"],
+        Value::Null,
+        "one snapshot: nothing to compare"
+    );
+    let (_, snaps) = t
+        .call(
+            &viewer,
+            Method::GET,
+            "/api/estates/sample/advice-snapshots",
+            None,
+        )
+        .await;
+    let first = snaps["snapshots"][0]["result"].clone();
+    assert_eq!(h["points"][0]["cost"], first["totals_before"]["cost"]);
+    assert_eq!(
+        h["points"][0]["cross_site_mb_s"],
+        first["totals_before"]["cross_site_mb_s"]
+    );
+
+    // 2: a policy change (a higher bar: fewer or equal recommendations).
+    let (s, v) = t
+        .call(
+            ADMIN,
+            Method::PUT,
+            "/api/estates/sample/policy",
+            Some(json!({"min_gain_points": 7.5})),
+        )
+        .await;
+    assert_eq!(s, StatusCode::OK, "{v}");
+    driver::pass(&t.state, &cfg).await.unwrap().unwrap();
+    let (_, snaps) = t
+        .call(
+            &viewer,
+            Method::GET,
+            "/api/estates/sample/advice-snapshots",
+            None,
+        )
+        .await;
+    let second = snaps["snapshots"][0]["result"].clone();
+    // The first recommendation resting on a flow weight loses it.
+    let (identity, key, old) = second["moves"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["evidence"].is_null() && m["group"].is_null())
+        .find_map(|m| {
+            let f = m["facts"].as_array().unwrap().iter().find(|f| {
+                let k = f["fact"].as_str().unwrap();
+                k.starts_with("flow ") && k.ends_with(" weight")
+            })?;
+            Some((
+                format!(
+                    "{}|{}|{}",
+                    m["service"].as_str()?,
+                    m["from"].as_str()?,
+                    m["to"].as_str()?
+                ),
+                f["fact"].as_str()?.to_string(),
+                f["value"].clone(),
+            ))
+        })
+        .expect("a recommendation under the raised bar rests on a flow weight");
+    let (from, to) = key
+        .strip_prefix("flow ")
+        .and_then(|k| k.strip_suffix(" weight"))
+        .and_then(|k| k.split_once('→'))
+        .unwrap();
+
+    // 3: that flow's weight set to 0.
+    let (s, v) = t
+        .call(
+            ADMIN,
+            Method::POST,
+            "/api/estates/sample/facts",
+            Some(json!({"updates": [{"fact": "flow_weight", "from": from, "to": to, "value": 0, "class": "measured"}]})),
+        )
+        .await;
+    assert_eq!(s, StatusCode::OK, "{v}");
+    driver::pass(&t.state, &cfg).await.unwrap().unwrap();
+    let h = history_of(&t, &viewer).await;
+    let points = h["points"].as_array().unwrap();
+    assert_eq!(points.len(), 3, "{h}");
+    let ids: Vec<i64> = points
+        .iter()
+        .map(|p| p["snapshot"].as_i64().unwrap())
+        .collect();
+    assert!(ids.windows(2).all(|w| w[0] < w[1]), "oldest first: {ids:?}");
+    assert_ne!(points[0]["policy_digest"], points[1]["policy_digest"]);
+    assert!(points[2]["estate_version"].as_i64() > points[1]["estate_version"].as_i64());
+    // Recommendations counted by hand: a compound step (its members name
+    // their group's services) once, a weak move not at all.
+    let open = |a: &Value| {
+        let mut keys: Vec<String> = a["moves"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|m| m["evidence"].is_null())
+            .map(|m| match m["group"]["services"].as_array() {
+                Some(g) => {
+                    let mut g: Vec<&str> = g.iter().map(|x| x.as_str().unwrap()).collect();
+                    g.sort();
+                    g.join("+")
+                }
+                None => m["service"].as_str().unwrap().to_string(),
+            })
+            .collect();
+        keys.sort();
+        keys.dedup();
+        keys.len()
+    };
+    assert_eq!(
+        points[1]["open"].as_u64(),
+        Some(open(&second) as u64),
+        "{second}"
+    );
+    assert!(open(&second) > 0, "the sample still recommends moves");
+
+    let c = &h["changes"];
+    assert_eq!(
+        (c["from"].as_i64(), c["to"].as_i64()),
+        (Some(ids[1]), Some(ids[2]))
+    );
+    let rec = c["disappeared"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .chain(c["changed"].as_array().unwrap())
+        .find(|r| r["identity"] == identity.as_str())
+        .unwrap_or_else(|| panic!("{identity} neither disappeared nor changed: {c}"));
+    let fact = rec["facts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["fact"] == key.as_str())
+        .unwrap_or_else(|| panic!("{key} not among the facts that changed: {rec}"));
+    assert_eq!(fact["before"]["value"], old, "{fact}");
+    assert!(
+        fact["after"].is_null() || fact["after"]["value"] == json!(0.0),
+        "{fact}"
+    );
+
+    // The limit is checked.
+    let (s, v) = t
+        .call(
+            &viewer,
+            Method::GET,
+            "/api/estates/sample/history?limit=1",
+            None,
+        )
+        .await;
+    assert_eq!(s, StatusCode::BAD_REQUEST, "{v}");
+    assert!(
+        v["message"].as_str().unwrap().contains("from 2 to 500"),
+        "{v}"
+    );
+
+    // Retention: the two older snapshots 20 days back, the newest 15.
+    let day = 86_400;
+    let now = chrono_now();
+    for (id, age) in [(ids[0], 20 * day), (ids[1], 20 * day), (ids[2], 15 * day)] {
+        sqlx::query("UPDATE advice_snapshots SET evaluated_at = $1 WHERE id = $2")
+            .bind(now - age)
+            .bind(id)
+            .execute(&t.state.db.pool)
+            .await
+            .unwrap();
+    }
+    // A 30-day retention keeps them all.
+    let keep_month = DriverConfig {
+        history_retention_s: 30 * day,
+        ..test_driver()
+    };
+    driver::pass(&t.state, &keep_month).await.unwrap().unwrap();
+    assert_eq!(
+        history_of(&t, &viewer).await["points"]
+            .as_array()
+            .unwrap()
+            .len(),
+        3
+    );
+    // 14 days: all three are past it; the estate's newest stays.
+    let keep_fortnight = DriverConfig {
+        history_retention_s: 14 * day,
+        ..test_driver()
+    };
+    let p = driver::pass(&t.state, &keep_fortnight)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(p.evaluated, 0, "nothing was stale: {p:?}");
+    let h = history_of(&t, &viewer).await;
+    let left: Vec<i64> = h["points"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["snapshot"].as_i64().unwrap())
+        .collect();
+    assert_eq!(left, [ids[2]], "{h}");
+    // And the driver still sees the estate as evaluated.
+    let (_, d) = t.call(&viewer, Method::GET, "/api/driver", None).await;
+    assert_eq!(d["backlog"], 0, "{d}");
 }

@@ -636,6 +636,7 @@ async fn prepared(
         secret_key_file: None,
         decider_allow: Vec::new(),
         driver_every_s,
+        history_retention_days: berth::external::driver::DEFAULT_HISTORY_RETENTION_DAYS,
         net: Default::default(),
         config: berth::Config::default(),
     };

@@ -60,6 +60,7 @@ impl Server {
             secret_key_file: None,
             decider_allow: Vec::new(),
             driver_every_s: None,
+            history_retention_days: berth::external::driver::DEFAULT_HISTORY_RETENTION_DAYS,
             net: Default::default(),
             // Hundreds of computations in a few seconds, all by the one
             // administrator token: far past the per-caller engine limit a

@@ -35,6 +35,7 @@ async fn app() -> App {
         secret_key_file: None,
         decider_allow: Vec::new(),
         driver_every_s: None,
+        history_retention_days: berth::external::driver::DEFAULT_HISTORY_RETENTION_DAYS,
         net: Default::default(),
         config: berth::Config {
             site: berth::site::Site::Dir(site.path().to_path_buf()),

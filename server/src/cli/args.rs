@@ -65,6 +65,13 @@ pub enum Command {
         /// Do not run the advice driver in this process.
         #[arg(long, env = "BERTH_NO_DRIVER")]
         no_driver: bool,
+        /// Days of advice snapshots (the history on the Placement page)
+        /// to keep; the driver deletes older ones at every pass, always
+        /// keeping each estate's newest.
+        #[arg(long, env = "BERTH_HISTORY_RETENTION_DAYS", value_name = "DAYS",
+              default_value_t = berth::external::driver::DEFAULT_HISTORY_RETENTION_DAYS,
+              value_parser = clap::value_parser!(u32).range(1..=3650))]
+        history_retention_days: u32,
         /// Serve the web application's files from this directory (what
         /// scripts/build-web.sh writes) instead of the copy built into the
         /// binary: for development. Default: the built-in copy, else

@@ -22,6 +22,7 @@ pub fn serve(command: Command) -> ExitCode {
         decider_allow,
         driver_every_s,
         no_driver,
+        history_retention_days,
         site_root,
         sample_at,
         public_url,
@@ -92,6 +93,7 @@ pub fn serve(command: Command) -> ExitCode {
         } else {
             Some(driver_every_s.max(1))
         },
+        history_retention_days,
         net: berth::listen::NetLimits {
             header_timeout: Duration::from_secs(header_timeout_s),
             body_timeout: Duration::from_secs(body_timeout_s),

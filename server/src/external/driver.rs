@@ -66,7 +66,19 @@ pub struct DriverConfig {
     pub max_backoff_s: i64,
     /// This process's name in `driver_passes`.
     pub replica: String,
+    /// Advice snapshots older than this are deleted at every pass, except
+    /// each estate's newest (`store::prune_snapshots`). Seconds.
+    pub history_retention_s: i64,
 }
+
+/// Days of advice snapshots kept by default (`--history-retention-days`).
+/// A week: one whole weekly traffic cycle, and a release or two to see a
+/// change's effect across. Under an agent posting every minute the
+/// estate's version changes every tick, so the driver makes a snapshot a
+/// minute — about 10,000 a week, some 300 MB for an estate of the
+/// sample's size (30 KB of advice each; `docs/history.md`). A deployment
+/// wanting longer history says so.
+pub const DEFAULT_HISTORY_RETENTION_DAYS: u32 = 7;
 
 impl Default for DriverConfig {
     fn default() -> DriverConfig {
@@ -79,6 +91,7 @@ impl Default for DriverConfig {
             base_backoff_s: 30,
             max_backoff_s: 3600,
             replica: replica_name(),
+            history_retention_s: i64::from(DEFAULT_HISTORY_RETENTION_DAYS) * 86_400,
         }
     }
 }
@@ -465,6 +478,16 @@ async fn pass_locked(state: &AppState, cfg: &DriverConfig) -> Result<Pass, ApiEr
                 }
             }
         }
+    }
+    // After this pass's snapshots are in, so an estate's newest — always
+    // kept — is the one just written.
+    let pruned = store::prune_snapshots(&state.db, now - cfg.history_retention_s).await?;
+    if pruned > 0 {
+        tracing::info!(
+            pruned,
+            retention_s = cfg.history_retention_s,
+            "advice snapshots pruned"
+        );
     }
     // Notifications: what this pass (or an earlier one) found that a
     // channel has not been sent, and retries that are due. A failure here

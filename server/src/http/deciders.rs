@@ -26,6 +26,7 @@ pub const ROUTES: &[Route] = &[
     route!(GET "/api/estates/{id}/deciders/{name}/runs", VIEWER, "history of an external decider's runs on the estate" => runs),
     route!(POST "/api/estates/{id}/deciders/{name}/runs", OPERATOR, "run an external decider on the estate now" => run_one),
     route!(GET "/api/estates/{id}/advice-snapshots", VIEWER, "the advice driver's snapshots of the estate's advice" => snapshots),
+    route!(GET "/api/estates/{id}/history", VIEWER, "cost, cross-site traffic and open recommendations over the snapshots, and what changed since the last" => history),
     route!(GET "/api/deciders", VIEWER, "list registered external deciders" => list),
     route!(POST "/api/deciders", ADMIN, "register an external decider" => create),
     route!(GET "/api/deciders/{name}", VIEWER, "a registered external decider" => get),
@@ -434,6 +435,38 @@ async fn snapshots(
         }
     }
     Ok(Json(json!({ "snapshots": list })))
+}
+
+/// The series shows the newest 100 snapshots by default: at the driver's
+/// one-a-minute pace under a live agent, well over an hour, and at the
+/// pace of hand edits, weeks. 500 at most: each snapshot's whole advice is
+/// read back, and 500 of the sample's take a few tens of milliseconds.
+fn history_limit_of(l: Option<i64>) -> ApiResult<i64> {
+    match l {
+        None => Ok(100),
+        Some(l) if (2..=500).contains(&l) => Ok(l),
+        Some(l) => Err(ApiError::bad_request(format!(
+            "limit {l}: from 2 to 500 (a history needs two snapshots to say what changed)"
+        ))),
+    }
+}
+
+/// `GET /api/estates/{id}/history`: the engine's history of the newest
+/// snapshots (`docs/history.md`), its bytes as `berth_engine::front` wrote
+/// them.
+async fn history(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(id): Path<String>,
+    Query(q): Query<HistoryQuery>,
+) -> ApiResult<Response> {
+    visible_estate(&state, &caller, &id).await?;
+    let limit = history_limit_of(q.limit)?;
+    let snapshots = store::history_snapshots(&state.db, &id, limit).await?;
+    let bytes = tokio::task::spawn_blocking(move || berth_engine::front::history(&snapshots))
+        .await
+        .map_err(|e| ApiError::Internal(format!("history task: {e}")))?;
+    Ok(super::extract::raw_json(StatusCode::OK, bytes))
 }
 
 async fn driver_health(State(state): State<AppState>) -> ApiResult<Json<Value>> {

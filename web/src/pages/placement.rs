@@ -184,6 +184,7 @@ pub fn Placement() -> impl IntoView {
                     <CantTell advice=a/>
                 }.into_any(),
             }}
+            <crate::history::History/>
         </Gate>
     }
 }

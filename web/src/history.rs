@@ -1,0 +1,463 @@
+//! The advice history on the Placement page: the driver's snapshots as a
+//! chart (cost and cross-site traffic as lines, open recommendations as a
+//! step line, on one time axis), the same as a table, and what changed
+//! since the last snapshot. Read from `GET /api/estates/{id}/history`
+//! (`docs/history.md`); the geometry helpers are pure and tested here.
+
+use leptos::prelude::*;
+use serde_json::Value;
+
+use crate::client;
+use crate::common::{encode, Auth, ErrorLine};
+use crate::pages::{arr, num, s, signed};
+
+/// The chart's drawing width in viewBox units. 440 with 12-unit text:
+/// at a 390 px phone's ~350 px of content the text is ~10 px, and at the
+/// 600 px the stylesheet caps the chart at, 16 px.
+const W: f64 = 440.0;
+/// Left margin: room for a y-axis label of six characters ("1234.5").
+const LEFT: f64 = 52.0;
+/// Right margin: the last time label is centred on the last point.
+const RIGHT: f64 = 16.0;
+/// Height of one panel's plot area; three panels plus the axis stay
+/// under a phone screen's height.
+const PANEL_H: f64 = 62.0;
+/// Space above each panel for its title: 30 keeps the title clear of the
+/// previous panel's lowest y label (drawn 4 below that panel's foot).
+const TITLE_H: f64 = 30.0;
+/// Room under the last panel for the time labels.
+const AXIS_H: f64 = 30.0;
+
+/// One point of the series, read from the answer.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Point {
+    pub at: i64,
+    pub at_text: String,
+    pub version: i64,
+    pub cost: f64,
+    pub cross: f64,
+    pub open: f64,
+}
+
+/// The points of a history answer, oldest first (as the engine wrote
+/// them); a point whose time does not parse is left out.
+pub fn points(history: &Value) -> Vec<Point> {
+    arr(&history["points"])
+        .iter()
+        .filter_map(|p| {
+            let at_text = s(&p["at"]);
+            Some(Point {
+                at: berth_engine::estate::parse_time(&at_text)?,
+                at_text,
+                version: p["estate_version"].as_i64().unwrap_or(0),
+                cost: p["cost"].as_f64().unwrap_or(0.0),
+                cross: p["cross_site_mb_s"].as_f64().unwrap_or(0.0),
+                open: p["open"].as_f64().unwrap_or(0.0),
+            })
+        })
+        .collect()
+}
+
+/// The y range a panel draws: the values' span with a tenth of it as a
+/// margin either side, so a line never runs along the frame; a flat
+/// series gets ±1 (or ±5 % of its size, whichever is larger) so it shows
+/// as a line through the middle rather than a division by zero. With
+/// `from_zero` (counts) the range starts at 0.
+pub fn y_range(values: &[f64], from_zero: bool) -> (f64, f64) {
+    let lo = values.iter().copied().fold(f64::INFINITY, f64::min);
+    let hi = values.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    if !lo.is_finite() || !hi.is_finite() {
+        return (0.0, 1.0);
+    }
+    if from_zero {
+        return (0.0, hi.max(1.0));
+    }
+    if hi - lo < 1e-9 {
+        let pad = (lo.abs() * 0.05).max(1.0);
+        return (lo - pad, hi + pad);
+    }
+    let pad = (hi - lo) * 0.1;
+    (lo - pad, hi + pad)
+}
+
+/// x of each time on the plot: proportional to time between the first and
+/// the last; all at the centre when they are one instant.
+pub fn xs(times: &[i64]) -> Vec<f64> {
+    let (Some(&t0), Some(&t1)) = (times.first(), times.last()) else {
+        return Vec::new();
+    };
+    let width = W - LEFT - RIGHT;
+    times
+        .iter()
+        .map(|&t| {
+            if t1 == t0 {
+                LEFT + width / 2.0
+            } else {
+                LEFT + (t - t0) as f64 / (t1 - t0) as f64 * width
+            }
+        })
+        .collect()
+}
+
+/// An SVG path through the points; with `step`, holding each value until
+/// the next point (a count stays what it was until the next snapshot).
+pub fn path(xs: &[f64], ys: &[f64], step: bool) -> String {
+    let mut d = String::new();
+    for (i, (x, y)) in xs.iter().zip(ys).enumerate() {
+        if i == 0 {
+            d.push_str(&format!("M{x:.1},{y:.1}"));
+        } else if step {
+            d.push_str(&format!(" H{x:.1} V{y:.1}"));
+        } else {
+            d.push_str(&format!(" L{x:.1},{y:.1}"));
+        }
+    }
+    d
+}
+
+/// A time on the axis, in UTC: the time of day when the whole series is
+/// within a day (with seconds when it is within ten minutes), else the
+/// date and the hour.
+pub fn time_label(at_text: &str, span_s: i64) -> String {
+    // RFC 3339 as the engine writes it: 2026-11-30T04:05:00Z.
+    let (date, time) = at_text.split_once('T').unwrap_or((at_text, ""));
+    let time = time.trim_end_matches('Z');
+    if span_s <= 600 {
+        time.to_string()
+    } else if span_s <= 86_400 {
+        time.get(..5).unwrap_or(time).to_string()
+    } else {
+        format!(
+            "{} {}",
+            date.get(5..).unwrap_or(date),
+            time.get(..5).unwrap_or(time)
+        )
+    }
+}
+
+/// A y-axis label: whole numbers plainly, others with one decimal.
+fn tick(v: f64) -> String {
+    if (v - v.round()).abs() < 1e-9 {
+        format!("{v:.0}")
+    } else {
+        format!("{v:.1}")
+    }
+}
+
+/// One panel: its title, its frame, its min and max, and the series.
+fn panel(
+    index: usize,
+    title: String,
+    class: &'static str,
+    xs: &[f64],
+    values: &[f64],
+    step: bool,
+) -> impl IntoView {
+    let top = index as f64 * (TITLE_H + PANEL_H) + TITLE_H;
+    let (lo, hi) = y_range(values, step);
+    let y = |v: f64| top + PANEL_H - (v - lo) / (hi - lo) * PANEL_H;
+    let ys: Vec<f64> = values.iter().map(|&v| y(v)).collect();
+    let d = path(xs, &ys, step);
+    let dots: Vec<_> = if step {
+        Vec::new()
+    } else {
+        xs.iter()
+            .zip(&ys)
+            .map(|(x, y)| view! { <circle cx=format!("{x:.1}") cy=format!("{y:.1}") r="2.5" class=format!("dot {class}")/> })
+            .collect::<Vec<_>>()
+    };
+    // The area under the step line, so a count reads as a quantity.
+    let area = step.then(|| match xs.first() {
+        Some(x0) => format!("{d} V{:.1} H{x0:.1} Z", y(lo)),
+        None => String::new(),
+    });
+    view! {
+        <g class=format!("hpanel {class}")>
+            <text x="0" y=top - 6.0 class="ptitle">{title}</text>
+            <line x1=LEFT y1=top x2=W - RIGHT y2=top class="grid"/>
+            <line x1=LEFT y1=top + PANEL_H x2=W - RIGHT y2=top + PANEL_H class="grid"/>
+            <text x=LEFT - 4.0 y=top + 4.0 class="ytick">{tick(hi)}</text>
+            <text x=LEFT - 4.0 y=top + PANEL_H + 4.0 class="ytick">{tick(lo)}</text>
+            {area.map(|a| view! { <path d=a class=format!("area {class}")/> })}
+            <path d=d class=format!("series {class}")/>
+            {dots}
+        </g>
+    }
+}
+
+/// The chart of the series (three panels on one time axis).
+#[component]
+fn Chart(points: Vec<Point>) -> impl IntoView {
+    let times: Vec<i64> = points.iter().map(|p| p.at).collect();
+    let x = xs(&times);
+    let span = times.last().copied().unwrap_or(0) - times.first().copied().unwrap_or(0);
+    let cost: Vec<f64> = points.iter().map(|p| p.cost).collect();
+    let cross: Vec<f64> = points.iter().map(|p| p.cross).collect();
+    let open: Vec<f64> = points.iter().map(|p| p.open).collect();
+    let h = 3.0 * (TITLE_H + PANEL_H) + AXIS_H;
+    // The bottom of the last panel.
+    let axis_y = 3.0 * (TITLE_H + PANEL_H);
+    // Time labels under the first, the middle and the last point, unless
+    // they would overlap (points closer than a label's width).
+    let mut label_at: Vec<usize> = vec![0];
+    if points.len() > 2 {
+        label_at.push(points.len() / 2);
+    }
+    if points.len() > 1 {
+        label_at.push(points.len() - 1);
+    }
+    let mut shown: Vec<usize> = Vec::new();
+    for i in label_at {
+        // 60 units: a label of eight characters at 12 units.
+        if shown.last().is_none_or(|&j| x[i] - x[j] >= 60.0) {
+            shown.push(i);
+        }
+    }
+    let labels = shown
+        .into_iter()
+        .map(|i| {
+            let anchor = if i == 0 && points.len() > 1 {
+                "start"
+            } else if i + 1 == points.len() && points.len() > 1 {
+                "end"
+            } else {
+                "middle"
+            };
+            view! {
+                <line x1=x[i] y1=axis_y x2=x[i] y2=axis_y + 4.0 class="grid"/>
+                <text x=x[i] y=axis_y + 16.0 class="xtick" text-anchor=anchor>{time_label(&points[i].at_text, span)}</text>
+            }
+        })
+        .collect::<Vec<_>>();
+    let first = points.first().cloned();
+    let last = points.last().cloned();
+    let summary = match (first, last) {
+        (Some(a), Some(b)) => format!(
+            "Over {} snapshots from {} to {}: cost {:.1} → {:.1} points, cross-site traffic {:.2} → {:.2} MB/s, open recommendations {} → {}.",
+            points.len(), a.at_text, b.at_text, a.cost, b.cost, a.cross, b.cross, a.open, b.open
+        ),
+        _ => String::new(),
+    };
+    view! {
+        <figure class="history-chart" data-testid="history-chart" data-points=points.len()>
+            <svg viewBox=format!("0 0 {W} {h}") role="img" aria-label=summary.clone()>
+                {panel(0, "Cost (points)".into(), "cost", &x, &cost, false)}
+                {panel(1, "Cross-site traffic (MB/s)".into(), "cross", &x, &cross, false)}
+                {panel(2, "Open recommendations".into(), "open", &x, &open, true)}
+                {labels}
+                <text x="0" y=axis_y + 16.0 class="xtick">"UTC"</text>
+            </svg>
+            <figcaption>
+                <ul class="legend" data-testid="history-legend">
+                    <li><span class="key cost"></span>"cost of the estate as it stood (points)"</li>
+                    <li><span class="key cross"></span>"traffic between sites (MB/s)"</li>
+                    <li><span class="key open"></span>"recommendations open (count)"</li>
+                </ul>
+                <p class="hint">{summary}</p>
+            </figcaption>
+        </figure>
+    }
+}
+
+/// The series as a table (the chart's text alternative).
+#[component]
+fn Table(points: Vec<Point>) -> impl IntoView {
+    let rows = points
+        .into_iter()
+        .rev()
+        .map(|p| {
+            view! {
+                <tr>
+                    <td>{p.at_text}</td>
+                    <td class="n">{p.version}</td>
+                    <td class="n">{format!("{:.1}", p.cost)}</td>
+                    <td class="n">{format!("{:.2}", p.cross)}</td>
+                    <td class="n">{p.open}</td>
+                </tr>
+            }
+        })
+        .collect::<Vec<_>>();
+    view! {
+        <details class="history-table">
+            <summary>"The same as a table"</summary>
+            <table data-testid="history-table">
+                <caption>"Advice snapshots, newest first"</caption>
+                <thead><tr>
+                    <th scope="col">"evaluated (UTC)"</th><th scope="col">"estate version"</th>
+                    <th scope="col">"cost (points)"</th><th scope="col">"cross-site (MB/s)"</th>
+                    <th scope="col">"open"</th>
+                </tr></thead>
+                <tbody>{rows}</tbody>
+            </table>
+        </details>
+    }
+}
+
+/// One side of a fact change, e.g. "14.0 (measured)".
+pub fn fact_side(v: &Value, missing: &str) -> String {
+    if v.is_null() {
+        return missing.to_string();
+    }
+    let value = match v["value"].as_f64() {
+        Some(x) => num(&Value::from(x), 2),
+        None => "unknown".into(),
+    };
+    format!("{value} ({})", s(&v["class"]))
+}
+
+/// A recommendation of a change, with the facts that changed under it.
+fn recommendation(r: &Value) -> impl IntoView {
+    let moves = arr(&r["moves"])
+        .iter()
+        .map(|m| format!("{}: {} → {}", s(&m["service"]), s(&m["from"]), s(&m["to"])))
+        .collect::<Vec<_>>()
+        .join(", together with ");
+    let facts = arr(&r["facts"])
+        .iter()
+        .map(|f| {
+            let before = fact_side(&f["before"], "not in the earlier advice");
+            let after = fact_side(&f["after"], "not in the newer advice");
+            view! { <li><code>{s(&f["fact"])}</code>": "{before}" → "{after}</li> }
+        })
+        .collect::<Vec<_>>();
+    let gain = r["gain"].as_f64().unwrap_or(0.0);
+    let facts = if facts.is_empty() {
+        view! { <p class="hint">"No deciding fact changed: the estate around it did."</p> }
+            .into_any()
+    } else {
+        view! { <ul class="facts">{facts}</ul> }.into_any()
+    };
+    view! {
+        <li data-identity=s(&r["identity"])>
+            <strong>{moves}</strong>
+            " "<span class="gain">{format!("{} points", signed(gain, 1))}</span>
+            " "<span class=format!("badge conf-{}", s(&r["confidence"])) title="the weakest fact deciding it">{s(&r["confidence"])}</span>
+            {facts}
+        </li>
+    }
+}
+
+/// One list of the change: appeared, disappeared or changed.
+fn change_list(title: &'static str, testid: &'static str, list: Vec<Value>) -> impl IntoView {
+    let n = list.len();
+    let body = if list.is_empty() {
+        view! { <p class="empty">"None."</p> }.into_any()
+    } else {
+        view! { <ul class="changes">{list.iter().map(recommendation).collect::<Vec<_>>()}</ul> }
+            .into_any()
+    };
+    view! {
+        <section data-testid=testid data-count=n>
+            <h4>{format!("{title} ({n})")}</h4>
+            {body}
+        </section>
+    }
+}
+
+/// What changed between the two newest snapshots.
+#[component]
+fn Changes(changes: Value) -> impl IntoView {
+    view! {
+        <div class="what-changed" data-testid="what-changed">
+            <p>{format!("From the snapshot of {} to that of {}.", s(&changes["from_at"]), s(&changes["to_at"]))}</p>
+            {change_list("New recommendations", "changes-appeared", arr(&changes["appeared"]))}
+            {change_list("Recommendations gone", "changes-disappeared", arr(&changes["disappeared"]))}
+            {change_list("Still recommended, deciding facts changed", "changes-changed", arr(&changes["changed"]))}
+        </div>
+    }
+}
+
+/// The history section of the Placement page.
+#[component]
+pub fn History() -> impl IntoView {
+    let auth = expect_context::<Auth>();
+    let history = RwSignal::new(None::<Value>);
+    let error = RwSignal::new(None::<String>);
+    Effect::new(move |_| {
+        let Some(id) = auth.estate.get() else { return };
+        leptos::task::spawn_local(async move {
+            match client::get(&format!("/api/estates/{}/history", encode(&id))).await {
+                Ok(h) => history.set(Some(h)),
+                Err(f) => error.set(Some(format!(
+                    "Could not read the advice history: {}",
+                    f.message
+                ))),
+            }
+        });
+    });
+    view! {
+        <section class="history" data-testid="history">
+            <h2>"History"</h2>
+            <ErrorLine message=error.into()/>
+            {move || history.get().map(|h| {
+                let pts = points(&h);
+                let unreadable = arr(&h["unreadable"]).len();
+                let note = (unreadable > 0).then(|| view! {
+                    <p class="warn">{format!("{unreadable} snapshot(s) could not be read back and are left out.")}</p>
+                });
+                if pts.len() < 2 {
+                    let n = pts.len();
+                    return view! {
+                        {note}
+                        <p class="empty" data-testid="history-short">{format!(
+                            "The advice driver has {} of this estate's advice; a history needs two. It takes one whenever the estate or its policy has changed since the last, at its next pass.",
+                            if n == 0 { "no snapshot".to_string() } else { "one snapshot".to_string() }
+                        )}</p>
+                    }.into_any();
+                }
+                view! {
+                    {note}
+                    <Chart points=pts.clone()/>
+                    <Table points=pts/>
+                    <h3>"What changed since the last snapshot"</h3>
+                    {match h["changes"].clone() {
+                        Value::Null => view! { <p class="empty">"Nothing to compare."</p> }.into_any(),
+                        c => view! { <Changes changes=c/> }.into_any(),
+                    }}
+                }.into_any()
+            })}
+        </section>
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ranges_pad_the_span_and_never_collapse() {
+        assert_eq!(y_range(&[10.0, 20.0], false), (9.0, 21.0));
+        assert_eq!(y_range(&[5.0, 5.0], false), (4.0, 6.0));
+        assert_eq!(y_range(&[100.0], false), (95.0, 105.0));
+        assert_eq!(y_range(&[0.0, 3.0], true), (0.0, 3.0));
+        assert_eq!(y_range(&[0.0, 0.0], true), (0.0, 1.0));
+        assert_eq!(y_range(&[], false), (0.0, 1.0));
+    }
+
+    #[test]
+    fn times_are_placed_by_time_and_labelled_by_span() {
+        let x = xs(&[100, 150, 300]);
+        assert_eq!(x[0], LEFT);
+        assert_eq!(x[2], W - RIGHT);
+        assert!((x[1] - (LEFT + 0.25 * (W - LEFT - RIGHT))).abs() < 1e-9);
+        assert_eq!(xs(&[7, 7]), vec![LEFT + (W - LEFT - RIGHT) / 2.0; 2]);
+        assert_eq!(time_label("2026-11-30T04:05:09Z", 300), "04:05:09");
+        assert_eq!(time_label("2026-11-30T04:05:09Z", 7200), "04:05");
+        assert_eq!(time_label("2026-11-30T04:05:09Z", 200_000), "11-30 04:05");
+    }
+
+    #[test]
+    fn paths_join_or_step() {
+        assert_eq!(path(&[0.0, 10.0], &[5.0, 1.0], false), "M0.0,5.0 L10.0,1.0");
+        assert_eq!(path(&[0.0, 10.0], &[5.0, 1.0], true), "M0.0,5.0 H10.0 V1.0");
+    }
+
+    #[test]
+    fn fact_sides_read_value_and_class() {
+        let v = serde_json::json!({"value": 14.0, "class": "measured"});
+        assert_eq!(fact_side(&v, "-"), "14.00 (measured)");
+        assert_eq!(fact_side(&Value::Null, "not known"), "not known");
+        let u = serde_json::json!({"value": null, "class": "guessed"});
+        assert_eq!(fact_side(&u, "-"), "unknown (guessed)");
+    }
+}
