@@ -691,6 +691,55 @@ async fn a_signed_notification_arrives_once_per_recommendation_and_estate_versio
             .map(|r| r.identity.clone())
             .collect::<BTreeSet<_>>()
     );
+
+    // A recommendation someone dismissed (docs/reviews.md) is not sent at
+    // the next version while the decision holds; the others are.
+    let (_, snaps) = t
+        .call(
+            ADMIN,
+            Method::GET,
+            "/api/estates/sample/advice-snapshots",
+            None,
+        )
+        .await;
+    let evaluated = snaps["snapshots"][0]["evaluated_at"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let dismissed = recs2[0].identity.clone();
+    let (s, v) = t
+        .call(
+            ADMIN,
+            Method::POST,
+            &format!("/api/estates/sample/reviews?now={evaluated}"),
+            Some(json!({"identity": dismissed, "decision": "dismissed", "reason": "not for this estate"})),
+        )
+        .await;
+    assert_eq!(s, StatusCode::CREATED, "{v}");
+    let before = rx.seen().len();
+    t.bump_version().await;
+    t.pass().await;
+    t.pass().await;
+    let recs3 = recommendations(&t.snapshot_moves().await);
+    let sent3: BTreeSet<String> = rx.seen()[before..]
+        .iter()
+        .map(|s| {
+            body_json(s)["data"]["identity"]
+                .as_str()
+                .unwrap()
+                .to_string()
+        })
+        .collect();
+    let want3: BTreeSet<String> = recs3
+        .iter()
+        .map(|r| r.identity.clone())
+        .filter(|i| *i != dismissed)
+        .collect();
+    assert!(!want3.is_empty());
+    assert_eq!(
+        sent3, want3,
+        "everything but the dismissed recommendation ({dismissed})"
+    );
 }
 
 both!(thresholds_choose_what_is_sent_and_slack_and_teams_get_their_shapes);
