@@ -233,7 +233,9 @@ struct Measured {
 fn lookahead(estate: &berth_engine::Estate, policy: &berth_engine::Policy) -> f64 {
     use berth_engine::cost::{self, Ctx, State};
     let ctx = Ctx::new(estate, policy, NOW);
-    let cands = berth_engine::advise::feasibility(estate).candidates;
+    let cands = berth_engine::advise::feasibility(estate)
+        .candidates
+        .to_lists();
     let n = estate.services.len();
     let mut state = State::initial(estate);
     let before = state.totals(&ctx).cost;

@@ -18,6 +18,7 @@ use serde::Serialize;
 use crate::bound::{self, Bound};
 use crate::constraints::{self, Code, Fit, FitCode, RefusalCode};
 use crate::cost::{self, Ctx, State, Terms, Totals};
+use crate::deltas::Deltas;
 use crate::estate::{format_time, Estate};
 use crate::fact::{Class, FactRef};
 use crate::group::{self, Alone, Group, GroupKind};
@@ -122,17 +123,132 @@ pub struct UnknownRequest {
 /// Per-service feasibility: the clusters it may go to (static constraints
 /// only) and, if none, why.
 pub struct Feasibility {
-    pub candidates: Vec<Vec<usize>>,
+    pub candidates: Candidates,
     pub immovable: Vec<Immovable>,
 }
 
+/// Every service's statically allowed destinations, kept once per
+/// *constraint profile* rather than once per service.
+///
+/// The static rules (`constraints::STATIC_RULES`) read a service only
+/// through its immobility, its allowed jurisdictions, the trust zone it
+/// must stay in and its allowed tiers ([`constraints::static_profile`]);
+/// everything else they read is the cluster's. Services with one profile
+/// may therefore go to exactly the same clusters, less each one's own. An
+/// estate has a handful of profiles, so this is a few cluster lists and
+/// one pair of numbers per service, where a list per service costs
+/// services × clusters words (160 MB at 50,000 × 400) and as many rule
+/// checks.
+pub struct Candidates {
+    /// The allowed clusters of each profile, in index order.
+    lists: Vec<Vec<usize>>,
+    /// Per service: its profile's list (`NONE`: it cannot move), and the
+    /// position of its own cluster in that list (`NONE`: not in it).
+    of: Vec<(u32, u32)>,
+}
+
+const NONE: u32 = u32::MAX;
+
+/// One service's candidates: its profile's list around its own cluster.
+#[derive(Clone, Copy, Debug)]
+pub struct Cands<'a> {
+    head: &'a [usize],
+    tail: &'a [usize],
+}
+
+impl<'a> Cands<'a> {
+    pub fn iter(&self) -> impl Iterator<Item = usize> + 'a {
+        self.head.iter().chain(self.tail).copied()
+    }
+    pub fn len(&self) -> usize {
+        self.head.len() + self.tail.len()
+    }
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+    pub fn contains(&self, c: usize) -> bool {
+        self.head.binary_search(&c).is_ok() || self.tail.binary_search(&c).is_ok()
+    }
+}
+
+impl<'a> IntoIterator for Cands<'a> {
+    type Item = usize;
+    type IntoIter = std::iter::Copied<
+        std::iter::Chain<std::slice::Iter<'a, usize>, std::slice::Iter<'a, usize>>,
+    >;
+    fn into_iter(self) -> Self::IntoIter {
+        self.head.iter().chain(self.tail).copied()
+    }
+}
+
+impl Candidates {
+    /// The candidates of service `s`, in cluster index order.
+    pub fn of(&self, s: usize) -> Cands<'_> {
+        let (list, own) = self.of[s];
+        if list == NONE {
+            return Cands {
+                head: &[],
+                tail: &[],
+            };
+        }
+        let l = &self.lists[list as usize];
+        if own == NONE {
+            return Cands { head: l, tail: &[] };
+        }
+        let own = own as usize;
+        Cands {
+            head: &l[..own],
+            tail: &l[own + 1..],
+        }
+    }
+
+    /// How many services.
+    pub fn len(&self) -> usize {
+        self.of.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.of.is_empty()
+    }
+
+    /// One list per service, for callers that keep them anyway.
+    pub fn to_lists(&self) -> Vec<Vec<usize>> {
+        (0..self.len())
+            .map(|s| self.of(s).iter().collect())
+            .collect()
+    }
+
+    fn push(&mut self, list: Option<usize>, own: usize) {
+        let Some(list) = list else {
+            self.of.push((NONE, NONE));
+            return;
+        };
+        let pos = self.lists[list]
+            .binary_search(&own)
+            .map_or(NONE, |p| p as u32);
+        self.of.push((list as u32, pos));
+    }
+}
+
 pub fn feasibility(estate: &Estate) -> Feasibility {
-    let mut candidates = Vec::with_capacity(estate.services.len());
+    feasibility_with(estate, Cache::Shared)
+}
+
+/// [`feasibility`], with the candidate lists shared per constraint profile
+/// or (`Cache::PerCandidate`, the reference) checked for every service and
+/// cluster on their own.
+pub fn feasibility_with(estate: &Estate, cache: Cache) -> Feasibility {
+    let nc = estate.clusters.len();
+    let mut candidates = Candidates {
+        lists: Vec::new(),
+        of: Vec::with_capacity(estate.services.len()),
+    };
+    let mut profiles = std::collections::BTreeMap::new();
     let mut immovable = Vec::new();
     for (si, s) in estate.services.iter().enumerate() {
         let here = &estate.clusters[s.cluster].id;
         if let Some(r) = constraints::immobility(estate, si) {
-            candidates.push(Vec::new());
+            candidates.push(None, s.cluster);
             immovable.push(Immovable {
                 service: s.id.clone(),
                 cluster: here.clone(),
@@ -144,13 +260,28 @@ pub fn feasibility(estate: &Estate) -> Feasibility {
             });
             continue;
         }
-        let ok: Vec<usize> = (0..estate.clusters.len())
-            .filter(|&c| c != s.cluster && constraints::statically_allowed(estate, si, c))
-            .collect();
-        if ok.is_empty() && estate.clusters.len() > 1 {
+        let allowed = |c: usize| constraints::statically_allowed(estate, si, c);
+        let list = match cache {
+            Cache::Shared => *profiles
+                .entry(constraints::static_profile(estate, si))
+                .or_insert_with(|| {
+                    candidates
+                        .lists
+                        .push((0..nc).filter(|&c| allowed(c)).collect());
+                    candidates.lists.len() - 1
+                }),
+            Cache::PerCandidate => {
+                candidates
+                    .lists
+                    .push((0..nc).filter(|&c| c != s.cluster && allowed(c)).collect());
+                candidates.lists.len() - 1
+            }
+        };
+        candidates.push(Some(list), s.cluster);
+        if candidates.of(si).is_empty() && nc > 1 {
             // Only now spell out why, cluster by cluster.
             let mut refused: Vec<(RefusalCode, usize)> = Vec::new();
-            for c in (0..estate.clusters.len()).filter(|&c| c != s.cluster) {
+            for c in (0..nc).filter(|&c| c != s.cluster) {
                 refused.extend(constraints::static_refusal_codes(estate, si, c).map(|r| (r, c)));
             }
             immovable.push(Immovable {
@@ -159,7 +290,6 @@ pub fn feasibility(estate: &Estate) -> Feasibility {
                 reasons: group_reasons(estate, refused),
             });
         }
-        candidates.push(ok);
     }
     Feasibility {
         candidates,
@@ -186,62 +316,146 @@ fn group_reasons(estate: &Estate, mut refused: Vec<(RefusalCode, usize)>) -> Vec
     out
 }
 
-/// Cached round-trip and cross-site gain of a service to each candidate.
-struct Deltas {
-    /// Per service, per candidate (aligned with `candidates[s]`).
-    rt: Vec<Vec<f64>>,
-    xs: Vec<Vec<f64>>,
-    /// Per service: round-trip + cross-site points of its flows where it
-    /// is (the flow part of its current cost).
-    here: Vec<f64>,
-    /// Per service: the largest `rt + xs` over its candidates, so a whole
-    /// service can be skipped when even that cannot beat the bar.
-    best_flows: Vec<f64>,
+/// Per service, what [`best_move`] reads before looking at any candidate,
+/// kept between steps: these change only when the service's flow gains
+/// are refreshed or its cluster's load changes, and are recomputed then by
+/// the same expressions (so to the same bits).
+struct Prospects {
+    /// Copy points of moving it (≤ 0; the same for every destination).
+    copy: Vec<f64>,
+    /// What leaving saves in headroom at its cluster: the best the
+    /// headroom term can be (arriving can only cost).
+    leave: Vec<f64>,
+    /// Both bars against its current cost.
+    bar: Vec<f64>,
+    /// The most any of its moves could gain: best flow gain + leave + copy.
+    most: Vec<f64>,
+    /// Per cluster, the services that started there (a service that moves
+    /// is not considered again, so these are all that can be unmoved there).
+    on: Vec<Vec<usize>>,
 }
 
-impl Deltas {
-    /// The terms of moving `s` to its `k`-th candidate `c`, from the cache:
-    /// the same numbers `cost::move_terms` computes from scratch.
-    fn terms(&self, ctx: &Ctx, state: &State, s: usize, k: usize, c: usize, copy: f64) -> Terms {
-        Terms {
-            round_trip: self.rt[s][k],
-            cross_site: self.xs[s][k],
-            headroom: cost::headroom_term(ctx, state, s, c),
-            copy,
+impl Prospects {
+    fn new(ctx: &Ctx, state: &State, deltas: &Deltas) -> Prospects {
+        let n = ctx.estate.services.len();
+        let mut on = vec![Vec::new(); ctx.estate.clusters.len()];
+        for s in 0..n {
+            on[state.placement[s]].push(s);
         }
+        let mut p = Prospects {
+            copy: (0..n).map(|s| cost::copy_term(ctx, s)).collect(),
+            leave: vec![0.0; n],
+            bar: vec![0.0; n],
+            most: vec![f64::NEG_INFINITY; n],
+            on,
+        };
+        for s in 0..n {
+            p.update(ctx, state, deltas, s);
+        }
+        p
     }
 
-    fn refresh(&mut self, ctx: &Ctx, state: &State, candidates: &[Vec<usize>], s: usize) {
-        let (rt0, xs0) = state.flow_cost_at(ctx, s, state.placement[s]);
-        self.here[s] = rt0 + xs0;
-        let (rt, xs) = (&mut self.rt[s], &mut self.xs[s]);
-        rt.clear();
-        xs.clear();
-        let mut best = f64::NEG_INFINITY;
-        for &c in &candidates[s] {
-            let (rt1, xs1) = state.flow_cost_at(ctx, s, c);
-            let (r, x) = (rt0 - rt1, xs0 - xs1);
-            best = best.max(r + x);
-            rt.push(r);
-            xs.push(x);
-        }
-        self.best_flows[s] = best;
+    fn update(&mut self, ctx: &Ctx, state: &State, deltas: &Deltas, s: usize) {
+        let leave = state.marginal_headroom(ctx, s);
+        self.leave[s] = leave;
+        // Same expression as `State::current_cost`, from the cache.
+        self.bar[s] = cost::bar(ctx, deltas.here[s] + leave);
+        self.most[s] = deltas.best_flows[s] + leave + self.copy[s];
     }
 }
 
-/// The best feasible move that clears both bars, if any.
+/// Whether `bound` falls short of `floor`. The bounds are exact up to
+/// rounding; the small slack keeps a rounding difference from skipping a
+/// move that clears.
+#[inline]
+fn short_of(bound: f64, floor: f64) -> bool {
+    bound < floor - 1e-9 * (1.0 + floor.abs())
+}
+
+/// The best feasible move that clears both bars, if any — the same move
+/// as [`best_move_in_order`], found by looking at the services in order of
+/// the most they could gain and stopping once that falls below the best
+/// move found. Ties break on service id, then cluster id, as there.
+#[allow(clippy::too_many_arguments)]
 fn best_move(
     ctx: &Ctx,
     state: &State,
-    candidates: &[Vec<usize>],
+    candidates: &Candidates,
+    deltas: &Deltas,
+    prospects: &Prospects,
+    moved: &[bool],
+    blocked: &mut Vec<(f64, usize, usize)>,
+    by_site: &mut [(f64, f64)],
+    hopeful: &mut Vec<usize>,
+) -> Option<(usize, usize, f64)> {
+    blocked.clear();
+    hopeful.clear();
+    // A service whose best cannot reach its own bar is skipped by the
+    // in-order search whatever else it has found (the floor there is at
+    // least the bar).
+    let p = prospects;
+    hopeful.extend(
+        (0..candidates.len()).filter(|&s| {
+            !moved[s] && !short_of(p.most[s], p.bar[s]) && !candidates.of(s).is_empty()
+        }),
+    );
+    hopeful.sort_unstable_by(|&a, &b| p.most[b].total_cmp(&p.most[a]).then(a.cmp(&b)));
+    let mut best: Option<(usize, usize, f64)> = None;
+    for &s in hopeful.iter() {
+        let (copy, leave, bar) = (p.copy[s], p.leave[s], p.bar[s]);
+        let floor = |best: Option<(usize, usize, f64)>| best.map_or(bar, |b| b.2.max(bar));
+        if let Some(b) = best {
+            // Every later service could gain at most this much.
+            if short_of(p.most[s], b.2) {
+                break;
+            }
+        }
+        if short_of(p.most[s], floor(best)) {
+            continue;
+        }
+        for (c, rt, xs) in deltas.each(ctx, s, candidates.of(s), by_site) {
+            if short_of(rt + xs + leave + copy, floor(best)) {
+                continue;
+            }
+            let gain = Deltas::terms(ctx, state, s, c, (rt, xs), copy).gain();
+            if !(gain >= bar && gain > 0.0) {
+                continue;
+            }
+            if let Some((bs, bc, g)) = best {
+                if gain < g || (gain == g && (s, c) > (bs, bc)) {
+                    continue;
+                }
+            }
+            // Feasibility meets ranking here: only a certified fit counts.
+            if !state.certainly_fits(ctx, s, c) {
+                // While nothing fits, these are what a compound step may
+                // make room for (`group::make_room`, which orders them).
+                if best.is_none() {
+                    blocked.push((gain, s, c));
+                }
+                continue;
+            }
+            best = Some((s, c, gain));
+        }
+    }
+    best
+}
+
+/// The best feasible move that clears both bars, if any, looking at every
+/// service in id order: the reference [`best_move`] is tested against.
+fn best_move_in_order(
+    ctx: &Ctx,
+    state: &State,
+    candidates: &Candidates,
     deltas: &Deltas,
     moved: &[bool],
     blocked: &mut Vec<(f64, usize, usize)>,
+    by_site: &mut [(f64, f64)],
 ) -> Option<(usize, usize, f64)> {
     blocked.clear();
     let mut best: Option<(usize, usize, f64)> = None;
     for s in 0..candidates.len() {
-        if moved[s] || candidates[s].is_empty() {
+        if moved[s] || candidates.of(s).is_empty() {
             continue;
         }
         let copy = cost::copy_term(ctx, s);
@@ -259,12 +473,11 @@ fn best_move(
         if below(deltas.best_flows[s] + leave + copy, best) {
             continue;
         }
-        for (k, &c) in candidates[s].iter().enumerate() {
-            let flows = deltas.rt[s][k] + deltas.xs[s][k];
-            if below(flows + leave + copy, best) {
+        for (c, rt, xs) in deltas.each(ctx, s, candidates.of(s), by_site) {
+            if below(rt + xs + leave + copy, best) {
                 continue;
             }
-            let gain = deltas.terms(ctx, state, s, k, c, copy).gain();
+            let gain = Deltas::terms(ctx, state, s, c, (rt, xs), copy).gain();
             if !(gain >= bar && gain > 0.0) {
                 continue;
             }
@@ -289,33 +502,62 @@ fn best_move(
 }
 
 pub fn advise(estate: &Estate, policy: &Policy, now: i64) -> Advice {
+    advise_with(estate, policy, now, Cache::Shared)
+}
+
+/// How `advise` caches flow gains ([`Deltas`]): shared between the plain
+/// candidates of a site (what advice uses), or one entry per candidate (the
+/// reference the property tests compare it against).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Cache {
+    Shared,
+    PerCandidate,
+}
+
+pub fn advise_with(estate: &Estate, policy: &Policy, now: i64, cache: Cache) -> Advice {
     let ctx = Ctx::new(estate, policy, now);
-    let feas = feasibility(estate);
+    let feas = feasibility_with(estate, cache);
     let mut state = State::initial(estate);
     let totals_before = state.totals(&ctx);
     let n = estate.services.len();
-    let mut deltas = Deltas {
-        rt: vec![Vec::new(); n],
-        xs: vec![Vec::new(); n],
-        here: vec![0.0; n],
-        best_flows: vec![f64::NEG_INFINITY; n],
+    let mut deltas = match cache {
+        Cache::Shared => Deltas::new(&ctx),
+        Cache::PerCandidate => Deltas::exhaustive(&ctx),
     };
     for s in 0..n {
-        deltas.refresh(&ctx, &state, &feas.candidates, s);
+        deltas.refresh(&ctx, &state, feas.candidates.of(s), s);
     }
     let mut moved = vec![false; n];
     let mut moves = Vec::new();
     let mut touched = vec![false; n];
     let mut blocked = Vec::new();
+    let mut by_site = vec![(0.0, 0.0); estate.sites.len()];
+    let mut prospects = Prospects::new(&ctx, &state, &deltas);
+    let mut loaded = Vec::new();
+    let mut hopeful = Vec::new();
     while moves.len() < policy.max_moves {
-        let single = best_move(
-            &ctx,
-            &state,
-            &feas.candidates,
-            &deltas,
-            &moved,
-            &mut blocked,
-        );
+        let single = match cache {
+            Cache::Shared => best_move(
+                &ctx,
+                &state,
+                &feas.candidates,
+                &deltas,
+                &prospects,
+                &moved,
+                &mut blocked,
+                &mut by_site,
+                &mut hopeful,
+            ),
+            Cache::PerCandidate => best_move_in_order(
+                &ctx,
+                &state,
+                &feas.candidates,
+                &deltas,
+                &moved,
+                &mut blocked,
+                &mut by_site,
+            ),
+        };
         let (members, kind) = match single {
             Some((s, to, _)) => (vec![(s, to)], None),
             None => {
@@ -323,8 +565,7 @@ pub fn advise(estate: &Estate, policy: &Policy, now: i64) -> Advice {
                 // group together (`group`), then singles resume.
                 let inputs = group::Inputs {
                     candidates: &feas.candidates,
-                    rt: &deltas.rt,
-                    xs: &deltas.xs,
+                    deltas: &deltas,
                     moved: &moved,
                     blocked: &blocked,
                     room: policy.max_moves - moves.len(),
@@ -370,6 +611,7 @@ pub fn advise(estate: &Estate, policy: &Policy, now: i64) -> Advice {
                 facts,
                 group: group.clone(),
             });
+            loaded.extend([from, to]);
             state.apply(&ctx, s, to);
             moved[s] = true;
         }
@@ -377,12 +619,25 @@ pub fn advise(estate: &Estate, policy: &Policy, now: i64) -> Advice {
         // costs, and only those that may still move need their cache.
         for &(s, _) in &members {
             for &(_, peer) in &ctx.adjacency[s] {
-                if !touched[peer] && !moved[peer] && !feas.candidates[peer].is_empty() {
+                if !touched[peer] && !moved[peer] && !feas.candidates.of(peer).is_empty() {
                     touched[peer] = true;
-                    deltas.refresh(&ctx, &state, &feas.candidates, peer);
+                    deltas.refresh(&ctx, &state, feas.candidates.of(peer), peer);
+                    prospects.update(&ctx, &state, &deltas, peer);
                 }
             }
         }
+        // Leaving saves something else on a cluster whose load changed.
+        loaded.sort_unstable();
+        loaded.dedup();
+        for &c in &loaded {
+            for i in 0..prospects.on[c].len() {
+                let s = prospects.on[c][i];
+                if !moved[s] {
+                    prospects.update(&ctx, &state, &deltas, s);
+                }
+            }
+        }
+        loaded.clear();
         for &(s, _) in &members {
             for &(_, peer) in &ctx.adjacency[s] {
                 touched[peer] = false;
@@ -552,12 +807,14 @@ pub fn evidence_words(facts: &[FactRef]) -> Option<String> {
 fn cant_tell(
     ctx: &Ctx,
     state: &State,
-    candidates: &[Vec<usize>],
+    candidates: &Candidates,
     deltas: &Deltas,
     moved: &[bool],
 ) -> Vec<CantTell> {
     let mut out = Vec::new();
-    for (s, cands) in candidates.iter().enumerate() {
+    let mut by_site = vec![(0.0, 0.0); ctx.estate.sites.len()];
+    for s in 0..candidates.len() {
+        let cands = candidates.of(s);
         // A moved service is not moved again (and its cache is not kept).
         if cands.is_empty() || moved[s] {
             continue;
@@ -567,11 +824,11 @@ fn cant_tell(
         let bar = cost::bar(ctx, deltas.here[s] + leave);
         let mut best_fit = f64::NEG_INFINITY;
         let mut best_unsure: Option<(f64, usize)> = None;
-        for (k, &c) in cands.iter().enumerate() {
-            if deltas.rt[s][k] + deltas.xs[s][k] + leave + copy < bar - 1e-9 * (1.0 + bar.abs()) {
+        for (c, rt, xs) in deltas.each(ctx, s, cands, &mut by_site) {
+            if rt + xs + leave + copy < bar - 1e-9 * (1.0 + bar.abs()) {
                 continue;
             }
-            let gain = deltas.terms(ctx, state, s, k, c, copy).gain();
+            let gain = Deltas::terms(ctx, state, s, c, (rt, xs), copy).gain();
             if !(gain >= bar && gain > 0.0) {
                 continue;
             }

@@ -31,6 +31,7 @@
 
 use serde::Serialize;
 
+use crate::advise::Candidates;
 use crate::constraints::Load;
 use crate::cost::Ctx;
 
@@ -190,7 +191,7 @@ fn certified_room(ctx: &Ctx) -> Vec<Option<(f64, f64)>> {
 /// that cannot move (no such destination, or a request unknown): its row
 /// is empty and `movable` false. One pass over the candidates; nothing
 /// per (service, cluster) is kept but a bit.
-fn domains(ctx: &Ctx, candidates: &[Vec<usize>]) -> (Table, Vec<bool>) {
+fn domains(ctx: &Ctx, candidates: &Candidates) -> (Table, Vec<bool>) {
     let estate = ctx.estate;
     let nc = estate.clusters.len();
     let room = certified_room(ctx);
@@ -200,9 +201,9 @@ fn domains(ctx: &Ctx, candidates: &[Vec<usize>]) -> (Table, Vec<bool>) {
     };
     // Who could move at all, and so what could leave each cluster.
     let mut may_leave = vec![Load::default(); nc];
-    for (s, cands) in candidates.iter().enumerate() {
+    for s in 0..candidates.len() {
         if let Some((cpu, mem)) = request(s) {
-            if cands.iter().any(|&c| room[c].is_some()) {
+            if candidates.of(s).iter().any(|c| room[c].is_some()) {
                 let home = estate.services[s].cluster;
                 may_leave[home].cpu_in += cpu;
                 may_leave[home].memory_in += mem;
@@ -228,11 +229,11 @@ fn domains(ctx: &Ctx, candidates: &[Vec<usize>]) -> (Table, Vec<bool>) {
     let fits = |c: usize, cpu: f64, mem: f64| cpu <= most[c].0 && mem <= most[c].1;
     let mut dom = Table::new(candidates.len(), nc);
     let mut movable = vec![false; candidates.len()];
-    for (s, cands) in candidates.iter().enumerate() {
+    for s in 0..candidates.len() {
         let Some((cpu, mem)) = request(s) else {
             continue;
         };
-        for &c in cands {
+        for c in candidates.of(s) {
             if fits(c, cpu, mem) {
                 dom.insert(s, c);
                 movable[s] = true;
@@ -248,7 +249,7 @@ fn domains(ctx: &Ctx, candidates: &[Vec<usize>]) -> (Table, Vec<bool>) {
 /// The lower bound, in points: no reachable placement `P` has
 /// `State::totals(P).cost + copy` below it. `candidates` are the statically
 /// allowed destinations of `advise::feasibility`.
-pub fn cost_at_least(ctx: &Ctx, candidates: &[Vec<usize>]) -> f64 {
+pub fn cost_at_least(ctx: &Ctx, candidates: &Candidates) -> f64 {
     let estate = ctx.estate;
     let (nc, ns) = (estate.clusters.len(), estate.sites.len());
     let (dom, movable) = domains(ctx, candidates);

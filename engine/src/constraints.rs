@@ -215,6 +215,21 @@ type StaticRule = fn(&Estate, usize, usize) -> Option<RefusalCode>;
 /// order refusals are listed in.
 const STATIC_RULES: [StaticRule; 5] = [immobile, cluster_health, jurisdiction, trust_zone, tier];
 
+/// Everything [`STATIC_RULES`] read about the service, apart from
+/// immobility (checked first and alone): two services with one profile are
+/// allowed on exactly the same clusters (`advise::Candidates` shares their
+/// lists). A rule that reads anything else of the service must add it here.
+pub type StaticProfile<'a> = (Option<&'a [String]>, &'a str, Option<&'a [String]>);
+
+pub fn static_profile(estate: &Estate, service: usize) -> StaticProfile<'_> {
+    let k = &estate.services[service].constraints;
+    (
+        k.jurisdictions.as_deref(),
+        required_zone(estate, service),
+        k.tiers.as_deref(),
+    )
+}
+
 #[inline]
 fn immobile(estate: &Estate, service: usize, _cluster: usize) -> Option<RefusalCode> {
     immobility(estate, service)

@@ -84,6 +84,20 @@ impl<'a> Ctx<'a> {
         (rt, xs)
     }
 
+    /// [`Ctx::flow_cost`] between two clusters of sites `a` and `b` whose
+    /// RTT is the site-level rung (no shared cluster, no measured path):
+    /// the same expression on the same numbers (`deltas.rs`).
+    #[inline]
+    pub fn flow_cost_sites(&self, flow: usize, a: usize, b: usize) -> (f64, f64) {
+        let rt = self.policy.round_trip_weight * self.weight[flow] * self.rtt.site(a, b).ms;
+        let xs = if a != b {
+            self.policy.cross_site_weight * self.mb_s[flow]
+        } else {
+            0.0
+        };
+        (rt, xs)
+    }
+
     /// Headroom points of `cluster` carrying `load` beyond its facts.
     /// Exactly zero at or below the threshold; unknown free capacity
     /// contributes nothing (it is surfaced as *can't tell* instead).

@@ -31,8 +31,10 @@
 
 use serde::Serialize;
 
+use crate::advise::Candidates;
 use crate::constraints::Load;
 use crate::cost::{self, Ctx, State, Terms};
+use crate::deltas::Deltas;
 use crate::fact::Class;
 
 /// How many of a service's heaviest peers can join it in a *together*
@@ -172,9 +174,8 @@ pub fn replay(ctx: &Ctx, state: &mut State, members: &[(usize, usize)]) -> Optio
 /// cached per-candidate round-trip and cross-site gains (valid for every
 /// service that has not moved).
 pub(crate) struct Inputs<'a> {
-    pub candidates: &'a [Vec<usize>],
-    pub rt: &'a [Vec<f64>],
-    pub xs: &'a [Vec<f64>],
+    pub candidates: &'a Candidates,
+    pub deltas: &'a Deltas,
     pub moved: &'a [bool],
     /// Moves that clear their bar but do not fit: `(gain, service, to)`.
     pub blocked: &'a [(f64, usize, usize)],
@@ -194,7 +195,7 @@ pub(crate) fn best(ctx: &Ctx, state: &mut State, inp: &Inputs) -> Option<Found> 
     if inp.room < 2 {
         return None;
     }
-    let free = |s: usize| !inp.moved[s] && !inp.candidates[s].is_empty();
+    let free = |s: usize| !inp.moved[s] && !inp.candidates.of(s).is_empty();
     let coupled = coupled(ctx, &free);
     let mut cands: Vec<Cand> = Vec::new();
     together(ctx, state, inp, &coupled, &free, &mut cands);
@@ -271,9 +272,12 @@ fn coupled(ctx: &Ctx, free: &dyn Fn(usize) -> bool) -> Vec<Vec<usize>> {
 
 /// The cached flow gain (round trip + cross-site) of `s` to cluster `c`,
 /// everyone else where they are; `None` when `c` is not a candidate.
-fn cached_flows(inp: &Inputs, s: usize, c: usize) -> Option<f64> {
-    let k = inp.candidates[s].binary_search(&c).ok()?;
-    Some(inp.rt[s][k] + inp.xs[s][k])
+fn cached_flows(ctx: &Ctx, inp: &Inputs, s: usize, c: usize) -> Option<f64> {
+    if !inp.candidates.of(s).contains(c) {
+        return None;
+    }
+    let (rt, xs) = inp.deltas.get(ctx, s, c);
+    Some(rt + xs)
 }
 
 /// Headroom gain (saving positive) of moving `members` (with their loads)
@@ -313,7 +317,7 @@ fn headroom_gain(ctx: &Ctx, state: &State, members: &[(usize, usize)]) -> f64 {
 fn score(ctx: &Ctx, state: &State, inp: &Inputs, members: &[(usize, usize)]) -> Option<f64> {
     let mut total = 0.0;
     for (i, &(s, c)) in members.iter().enumerate() {
-        total += cached_flows(inp, s, c)? + cost::copy_term(ctx, s);
+        total += cached_flows(ctx, inp, s, c)? + cost::copy_term(ctx, s);
         for &(t, d) in &members[i + 1..] {
             let (s0, t0) = (state.placement[s], state.placement[t]);
             for &(f, p) in &ctx.adjacency[s] {
@@ -480,7 +484,7 @@ fn make_room(
             }
             let floor = cost::bar(ctx, current_cost(ctx, state, &[b, a]));
             let mut best: Option<(f64, usize)> = None;
-            for &y in &inp.candidates[b] {
+            for y in inp.candidates.of(b) {
                 // `b` goes first, so it must fit as things are.
                 if y == x || !state.certainly_fits(ctx, b, y) {
                     continue;

@@ -15,6 +15,7 @@ mod class;
 pub mod constraints;
 pub mod cost;
 pub mod decider;
+mod deltas;
 pub mod estate;
 pub mod export;
 pub mod fact;

@@ -94,6 +94,7 @@ pub fn domains(ctx: &Ctx) -> Vec<Vec<usize>> {
     let caps = capacities(ctx);
     crate::advise::feasibility(estate)
         .candidates
+        .to_lists()
         .into_iter()
         .enumerate()
         .map(|(s, cands)| {

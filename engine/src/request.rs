@@ -159,7 +159,7 @@ pub fn build(estate: &Estate, policy: &Policy, now: i64) -> DeciderRequest {
         .map(|(si, s)| {
             let mut candidates = Vec::new();
             let mut cant_tell = Vec::new();
-            for &c in &feas.candidates[si] {
+            for c in feas.candidates.of(si) {
                 match state.fit(&ctx, si, c) {
                     Fit::Fits => candidates.push(estate.clusters[c].id.clone()),
                     Fit::CantTell { .. } => cant_tell.push(estate.clusters[c].id.clone()),

@@ -184,10 +184,11 @@ pub fn legal_destinations(l: &Loaded, service: &str) -> Vec<String> {
     };
     let f = advise::feasibility(&l.estate);
     let here = l.estate.services[i].cluster;
-    f.candidates[i]
+    f.candidates
+        .of(i)
         .iter()
-        .filter(|&&c| c != here)
-        .map(|&c| l.estate.clusters[c].id.clone())
+        .filter(|&c| c != here)
+        .map(|c| l.estate.clusters[c].id.clone())
         .collect()
 }
 

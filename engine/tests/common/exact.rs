@@ -164,6 +164,7 @@ pub fn domains(ctx: &Ctx) -> Vec<Vec<usize>> {
     let caps = capacities(estate, ctx.policy, ctx.now);
     feasibility(estate)
         .candidates
+        .to_lists()
         .into_iter()
         .enumerate()
         .map(|(s, cands)| {
