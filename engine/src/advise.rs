@@ -454,8 +454,8 @@ fn best_move_in_order(
 ) -> Option<(usize, usize, f64)> {
     blocked.clear();
     let mut best: Option<(usize, usize, f64)> = None;
-    for s in 0..candidates.len() {
-        if moved[s] || candidates.of(s).is_empty() {
+    for (s, &done) in moved.iter().enumerate() {
+        if done || candidates.of(s).is_empty() {
             continue;
         }
         let copy = cost::copy_term(ctx, s);
@@ -813,10 +813,10 @@ fn cant_tell(
 ) -> Vec<CantTell> {
     let mut out = Vec::new();
     let mut by_site = vec![(0.0, 0.0); ctx.estate.sites.len()];
-    for s in 0..candidates.len() {
+    for (s, &done) in moved.iter().enumerate() {
         let cands = candidates.of(s);
         // A moved service is not moved again (and its cache is not kept).
-        if cands.is_empty() || moved[s] {
+        if cands.is_empty() || done {
             continue;
         }
         let copy = cost::copy_term(ctx, s);

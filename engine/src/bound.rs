@@ -229,17 +229,17 @@ fn domains(ctx: &Ctx, candidates: &Candidates) -> (Table, Vec<bool>) {
     let fits = |c: usize, cpu: f64, mem: f64| cpu <= most[c].0 && mem <= most[c].1;
     let mut dom = Table::new(candidates.len(), nc);
     let mut movable = vec![false; candidates.len()];
-    for s in 0..candidates.len() {
+    for (s, can_move) in movable.iter_mut().enumerate() {
         let Some((cpu, mem)) = request(s) else {
             continue;
         };
         for c in candidates.of(s) {
             if fits(c, cpu, mem) {
                 dom.insert(s, c);
-                movable[s] = true;
+                *can_move = true;
             }
         }
-        if movable[s] {
+        if *can_move {
             dom.insert(s, estate.services[s].cluster);
         }
     }
