@@ -158,7 +158,7 @@ pub struct Cands<'a> {
 
 impl<'a> Cands<'a> {
     pub fn iter(&self) -> impl Iterator<Item = usize> + 'a {
-        self.head.iter().chain(self.tail).copied()
+        (*self).into_iter()
     }
     pub fn len(&self) -> usize {
         self.head.len() + self.tail.len()
@@ -413,32 +413,62 @@ fn best_move(
         if short_of(p.most[s], floor(best)) {
             continue;
         }
-        for (c, rt, xs) in deltas.each(ctx, s, candidates.of(s), by_site) {
-            if short_of(rt + xs + leave + copy, floor(best)) {
-                continue;
-            }
-            let gain = Deltas::terms(ctx, state, s, c, (rt, xs), copy).gain();
-            if !(gain >= bar && gain > 0.0) {
-                continue;
-            }
-            if let Some((bs, bc, g)) = best {
-                if gain < g || (gain == g && (s, c) > (bs, bc)) {
-                    continue;
-                }
-            }
-            // Feasibility meets ranking here: only a certified fit counts.
-            if !state.certainly_fits(ctx, s, c) {
-                // While nothing fits, these are what a compound step may
-                // make room for (`group::make_room`, which orders them).
-                if best.is_none() {
-                    blocked.push((gain, s, c));
-                }
-                continue;
-            }
-            best = Some((s, c, gain));
-        }
+        consider(
+            ctx,
+            state,
+            candidates,
+            deltas,
+            s,
+            (copy, leave, bar),
+            &mut best,
+            blocked,
+            by_site,
+        );
     }
     best
+}
+
+/// Service `s`'s candidates against the best move found so far (`best`,
+/// replaced by a larger gain, or an equal one with lower ids), given its
+/// `(copy, leave, bar)`. Feasibility meets ranking here: only a certified
+/// fit counts; a move that clears but does not fit is `blocked` while
+/// nothing fits.
+#[allow(clippy::too_many_arguments)]
+fn consider(
+    ctx: &Ctx,
+    state: &State,
+    candidates: &Candidates,
+    deltas: &Deltas,
+    s: usize,
+    (copy, leave, bar): (f64, f64, f64),
+    best: &mut Option<(usize, usize, f64)>,
+    blocked: &mut Vec<(f64, usize, usize)>,
+    by_site: &mut [(f64, f64)],
+) {
+    for (c, rt, xs) in deltas.each(ctx, s, candidates.of(s), by_site) {
+        let floor = best.map_or(bar, |b| b.2.max(bar));
+        if short_of(rt + xs + leave + copy, floor) {
+            continue;
+        }
+        let gain = Deltas::terms(ctx, state, s, c, (rt, xs), copy).gain();
+        if !(gain >= bar && gain > 0.0) {
+            continue;
+        }
+        if let Some((bs, bc, g)) = *best {
+            if gain < g || (gain == g && (s, c) > (bs, bc)) {
+                continue;
+            }
+        }
+        if !state.certainly_fits(ctx, s, c) {
+            // What a compound step may make room for
+            // (`group::make_room`, which orders them).
+            if best.is_none() {
+                blocked.push((gain, s, c));
+            }
+            continue;
+        }
+        *best = Some((s, c, gain));
+    }
 }
 
 /// The best feasible move that clears both bars, if any, looking at every
@@ -464,39 +494,23 @@ fn best_move_in_order(
         let leave = state.marginal_headroom(ctx, s);
         // Same expression as `State::current_cost`, from the cache.
         let bar = cost::bar(ctx, deltas.here[s] + leave);
-        // The bounds are exact up to rounding; a small slack keeps a
-        // rounding difference from skipping a move that clears.
-        let below = |bound: f64, best: Option<(usize, usize, f64)>| {
-            let floor = best.map_or(bar, |b| b.2.max(bar));
-            bound < floor - 1e-9 * (1.0 + floor.abs())
-        };
-        if below(deltas.best_flows[s] + leave + copy, best) {
+        if short_of(
+            deltas.best_flows[s] + leave + copy,
+            best.map_or(bar, |b| b.2.max(bar)),
+        ) {
             continue;
         }
-        for (c, rt, xs) in deltas.each(ctx, s, candidates.of(s), by_site) {
-            if below(rt + xs + leave + copy, best) {
-                continue;
-            }
-            let gain = Deltas::terms(ctx, state, s, c, (rt, xs), copy).gain();
-            if !(gain >= bar && gain > 0.0) {
-                continue;
-            }
-            if let Some((_, _, g)) = best {
-                if gain <= g {
-                    continue;
-                }
-            }
-            // Feasibility meets ranking here: only a certified fit counts.
-            if !state.certainly_fits(ctx, s, c) {
-                // While nothing fits, these are what a compound step may
-                // make room for (`group::make_room`).
-                if best.is_none() {
-                    blocked.push((gain, s, c));
-                }
-                continue;
-            }
-            best = Some((s, c, gain));
-        }
+        consider(
+            ctx,
+            state,
+            candidates,
+            deltas,
+            s,
+            (copy, leave, bar),
+            &mut best,
+            blocked,
+            by_site,
+        );
     }
     best
 }
