@@ -7,6 +7,9 @@
 # `make test` — every check: formatting, lints, all tests (native and
 #               WebAssembly parity, API on SQLite and PostgreSQL). Installs
 #               missing tools and starts PostgreSQL first.
+# `make bench` — the engine's criterion benchmarks, then advise ÷ validate
+#               time and memory on 5k/20k/50k-service estates, through the
+#               engine and the CLI (scripts/bench-scale.py).
 # `make bench-server` — the server's speed targets against a real server
 #               (scripts/bench-server.sh; figures in docs/performance.md).
 # `make web`  — the web application's browser bundle into target/site
@@ -63,6 +66,7 @@ bench:
 	cargo bench -p berth-engine --bench advise
 	cargo bench -p berth-engine --bench whatif
 	cargo bench -p berth-engine --bench why
+	python3 scripts/bench-scale.py
 
 bench-server:
 	bash scripts/bench-server.sh

@@ -16,6 +16,7 @@
 use serde::Serialize;
 
 use crate::bound::{self, Bound};
+pub use crate::candidates::{Candidates, Cands};
 use crate::constraints::{self, Code, Fit, FitCode, RefusalCode};
 use crate::cost::{self, Ctx, State, Terms, Totals};
 use crate::deltas::Deltas;
@@ -127,109 +128,6 @@ pub struct Feasibility {
     pub immovable: Vec<Immovable>,
 }
 
-/// Every service's statically allowed destinations, kept once per
-/// *constraint profile* rather than once per service.
-///
-/// The static rules (`constraints::STATIC_RULES`) read a service only
-/// through its immobility, its allowed jurisdictions, the trust zone it
-/// must stay in and its allowed tiers ([`constraints::static_profile`]);
-/// everything else they read is the cluster's. Services with one profile
-/// may therefore go to exactly the same clusters, less each one's own. An
-/// estate has a handful of profiles, so this is a few cluster lists and
-/// one pair of numbers per service, where a list per service costs
-/// services × clusters words (160 MB at 50,000 × 400) and as many rule
-/// checks.
-pub struct Candidates {
-    /// The allowed clusters of each profile, in index order.
-    lists: Vec<Vec<usize>>,
-    /// Per service: its profile's list (`NONE`: it cannot move), and the
-    /// position of its own cluster in that list (`NONE`: not in it).
-    of: Vec<(u32, u32)>,
-}
-
-const NONE: u32 = u32::MAX;
-
-/// One service's candidates: its profile's list around its own cluster.
-#[derive(Clone, Copy, Debug)]
-pub struct Cands<'a> {
-    head: &'a [usize],
-    tail: &'a [usize],
-}
-
-impl<'a> Cands<'a> {
-    pub fn iter(&self) -> impl Iterator<Item = usize> + 'a {
-        (*self).into_iter()
-    }
-    pub fn len(&self) -> usize {
-        self.head.len() + self.tail.len()
-    }
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
-    pub fn contains(&self, c: usize) -> bool {
-        self.head.binary_search(&c).is_ok() || self.tail.binary_search(&c).is_ok()
-    }
-}
-
-impl<'a> IntoIterator for Cands<'a> {
-    type Item = usize;
-    type IntoIter = std::iter::Copied<
-        std::iter::Chain<std::slice::Iter<'a, usize>, std::slice::Iter<'a, usize>>,
-    >;
-    fn into_iter(self) -> Self::IntoIter {
-        self.head.iter().chain(self.tail).copied()
-    }
-}
-
-impl Candidates {
-    /// The candidates of service `s`, in cluster index order.
-    pub fn of(&self, s: usize) -> Cands<'_> {
-        let (list, own) = self.of[s];
-        if list == NONE {
-            return Cands {
-                head: &[],
-                tail: &[],
-            };
-        }
-        let l = &self.lists[list as usize];
-        if own == NONE {
-            return Cands { head: l, tail: &[] };
-        }
-        let own = own as usize;
-        Cands {
-            head: &l[..own],
-            tail: &l[own + 1..],
-        }
-    }
-
-    /// How many services.
-    pub fn len(&self) -> usize {
-        self.of.len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.of.is_empty()
-    }
-
-    /// One list per service, for callers that keep them anyway.
-    pub fn to_lists(&self) -> Vec<Vec<usize>> {
-        (0..self.len())
-            .map(|s| self.of(s).iter().collect())
-            .collect()
-    }
-
-    fn push(&mut self, list: Option<usize>, own: usize) {
-        let Some(list) = list else {
-            self.of.push((NONE, NONE));
-            return;
-        };
-        let pos = self.lists[list]
-            .binary_search(&own)
-            .map_or(NONE, |p| p as u32);
-        self.of.push((list as u32, pos));
-    }
-}
-
 pub fn feasibility(estate: &Estate) -> Feasibility {
     feasibility_with(estate, Cache::Shared)
 }
@@ -239,10 +137,7 @@ pub fn feasibility(estate: &Estate) -> Feasibility {
 /// cluster on their own.
 pub fn feasibility_with(estate: &Estate, cache: Cache) -> Feasibility {
     let nc = estate.clusters.len();
-    let mut candidates = Candidates {
-        lists: Vec::new(),
-        of: Vec::with_capacity(estate.services.len()),
-    };
+    let mut candidates = Candidates::with_capacity(estate.services.len());
     let mut profiles = std::collections::BTreeMap::new();
     let mut immovable = Vec::new();
     for (si, s) in estate.services.iter().enumerate() {
@@ -264,17 +159,9 @@ pub fn feasibility_with(estate: &Estate, cache: Cache) -> Feasibility {
         let list = match cache {
             Cache::Shared => *profiles
                 .entry(constraints::static_profile(estate, si))
-                .or_insert_with(|| {
-                    candidates
-                        .lists
-                        .push((0..nc).filter(|&c| allowed(c)).collect());
-                    candidates.lists.len() - 1
-                }),
+                .or_insert_with(|| candidates.add_list((0..nc).filter(|&c| allowed(c)).collect())),
             Cache::PerCandidate => {
-                candidates
-                    .lists
-                    .push((0..nc).filter(|&c| c != s.cluster && allowed(c)).collect());
-                candidates.lists.len() - 1
+                candidates.add_list((0..nc).filter(|&c| c != s.cluster && allowed(c)).collect())
             }
         };
         candidates.push(Some(list), s.cluster);
@@ -333,6 +220,12 @@ struct Prospects {
     /// Per cluster, the services that started there (a service that moves
     /// is not considered again, so these are all that can be unmoved there).
     on: Vec<Vec<usize>>,
+    /// Per service, how far its cached flow costs may be off since its
+    /// peers moved (0: fresh). A stale service's `bar` and `most` are
+    /// bounds, and it is refreshed before anything reads its candidates:
+    /// a hub with thousands of peers is refreshed when it could matter,
+    /// not every time one of them moves.
+    slack: Vec<f64>,
 }
 
 impl Prospects {
@@ -348,6 +241,7 @@ impl Prospects {
             bar: vec![0.0; n],
             most: vec![f64::NEG_INFINITY; n],
             on,
+            slack: vec![0.0; n],
         };
         for s in 0..n {
             p.update(ctx, state, deltas, s);
@@ -358,10 +252,86 @@ impl Prospects {
     fn update(&mut self, ctx: &Ctx, state: &State, deltas: &Deltas, s: usize) {
         let leave = state.marginal_headroom(ctx, s);
         self.leave[s] = leave;
-        // Same expression as `State::current_cost`, from the cache.
-        self.bar[s] = cost::bar(ctx, deltas.here[s] + leave);
-        self.most[s] = deltas.best_flows[s] + leave + self.copy[s];
+        let slack = self.slack[s];
+        if slack == 0.0 {
+            // Same expression as `State::current_cost`, from the cache.
+            self.bar[s] = cost::bar(ctx, deltas.here[s] + leave);
+            self.most[s] = deltas.best_flows[s] + leave + self.copy[s];
+        } else {
+            // Stale: the cache is from before some peers moved, and each
+            // moved flow changes the flow cost at any cluster by at most
+            // its share of `slack`. The current cost is then at least
+            // `here - slack` (the bar grows with it: a lower bound), and
+            // a gain, which is a difference of two flow costs, at most
+            // `best + 2 slack` (an upper bound).
+            self.bar[s] = cost::bar(ctx, deltas.here[s] - slack + leave);
+            self.most[s] = deltas.best_flows[s] + 2.0 * slack + leave + self.copy[s];
+        }
     }
+
+    /// Some of `s`'s peers moved: widen its bounds by `slack` instead of
+    /// refreshing its cache (done only when something reads it).
+    fn loosen(&mut self, s: usize, slack: f64) {
+        // A hair more than the sum, so rounding in it cannot make the
+        // bound too tight (the flow costs it bounds are sums of the same
+        // products in another order).
+        self.slack[s] += slack * (1.0 + 1e-9) + 1e-12;
+    }
+
+    fn is_stale(&self, s: usize) -> bool {
+        self.slack[s] != 0.0
+    }
+
+    /// Bring `s`'s cache and bounds up to the current placement.
+    fn refresh(
+        &mut self,
+        ctx: &Ctx,
+        state: &State,
+        candidates: &Candidates,
+        deltas: &mut Deltas,
+        s: usize,
+    ) {
+        deltas.refresh(ctx, state, candidates.of(s), s);
+        self.slack[s] = 0.0;
+        self.update(ctx, state, deltas, s);
+    }
+
+    /// Refresh every stale service that could still clear its bar: what
+    /// the group search and the can't-tell list read afterwards.
+    fn refresh_all(
+        &mut self,
+        ctx: &Ctx,
+        state: &State,
+        candidates: &Candidates,
+        deltas: &mut Deltas,
+        moved: &[bool],
+    ) {
+        for (s, &done) in moved.iter().enumerate() {
+            if self.is_stale(s) && !done {
+                self.refresh(ctx, state, candidates, deltas, s);
+            }
+        }
+    }
+}
+
+/// The most the flow cost of any service at any cluster changes per unit
+/// of flow when a peer moves from cluster `a` to `b`: the largest change of
+/// an RTT to it, over every cluster's row and every site's row (plain
+/// candidates read the site table). Times a flow's round-trip weight, plus
+/// its cross-site points (whose crossing may flip), it bounds that flow's
+/// change — what [`Prospects::loosen`] adds up.
+fn rtt_shift(ctx: &Ctx, a: usize, b: usize) -> f64 {
+    let mut most: f64 = 0.0;
+    for x in 0..ctx.estate.clusters.len() {
+        let row = ctx.rtt.ms_from(x);
+        most = most.max((row[b] - row[a]).abs());
+    }
+    let (sa, sb) = (ctx.site_of[a], ctx.site_of[b]);
+    for y in 0..ctx.estate.sites.len() {
+        let row = ctx.rtt.site_ms_from(y);
+        most = most.max((row[sb] - row[sa]).abs());
+    }
+    most
 }
 
 /// Whether `bound` falls short of `floor`. The bounds are exact up to
@@ -381,8 +351,8 @@ fn best_move(
     ctx: &Ctx,
     state: &State,
     candidates: &Candidates,
-    deltas: &Deltas,
-    prospects: &Prospects,
+    deltas: &mut Deltas,
+    p: &mut Prospects,
     moved: &[bool],
     blocked: &mut Vec<(f64, usize, usize)>,
     by_site: &mut [(f64, f64)],
@@ -392,8 +362,8 @@ fn best_move(
     hopeful.clear();
     // A service whose best cannot reach its own bar is skipped by the
     // in-order search whatever else it has found (the floor there is at
-    // least the bar).
-    let p = prospects;
+    // least the bar). For a stale service both are bounds, so it is
+    // skipped only when even its bounds say so.
     hopeful.extend(
         (0..candidates.len()).filter(|&s| {
             !moved[s] && !short_of(p.most[s], p.bar[s]) && !candidates.of(s).is_empty()
@@ -402,16 +372,26 @@ fn best_move(
     hopeful.sort_unstable_by(|&a, &b| p.most[b].total_cmp(&p.most[a]).then(a.cmp(&b)));
     let mut best: Option<(usize, usize, f64)> = None;
     for &s in hopeful.iter() {
-        let (copy, leave, bar) = (p.copy[s], p.leave[s], p.bar[s]);
-        let floor = |best: Option<(usize, usize, f64)>| best.map_or(bar, |b| b.2.max(bar));
+        let floor =
+            |best: Option<(usize, usize, f64)>, bar: f64| best.map_or(bar, |b| b.2.max(bar));
         if let Some(b) = best {
-            // Every later service could gain at most this much.
+            // Every later service could gain at most this much (the
+            // order is by `most` as sorted, bounds for stale services).
             if short_of(p.most[s], b.2) {
                 break;
             }
         }
-        if short_of(p.most[s], floor(best)) {
+        if short_of(p.most[s], floor(best, p.bar[s])) {
             continue;
+        }
+        if p.is_stale(s) {
+            // It might matter: now read what it really gains. Visiting it
+            // out of its new order is safe, as the result is the best over
+            // every service visited and the break above reads bounds.
+            p.refresh(ctx, state, candidates, deltas, s);
+            if short_of(p.most[s], floor(best, p.bar[s])) {
+                continue;
+            }
         }
         consider(
             ctx,
@@ -419,7 +399,7 @@ fn best_move(
             candidates,
             deltas,
             s,
-            (copy, leave, bar),
+            (p.copy[s], p.leave[s], p.bar[s]),
             &mut best,
             blocked,
             by_site,
@@ -549,14 +529,15 @@ pub fn advise_with(estate: &Estate, policy: &Policy, now: i64, cache: Cache) -> 
     let mut prospects = Prospects::new(&ctx, &state, &deltas);
     let mut loaded = Vec::new();
     let mut hopeful = Vec::new();
+    let mut moved_now = Vec::new();
     while moves.len() < policy.max_moves {
         let single = match cache {
             Cache::Shared => best_move(
                 &ctx,
                 &state,
                 &feas.candidates,
-                &deltas,
-                &prospects,
+                &mut deltas,
+                &mut prospects,
                 &moved,
                 &mut blocked,
                 &mut by_site,
@@ -576,7 +557,9 @@ pub fn advise_with(estate: &Estate, policy: &Policy, now: i64, cache: Cache) -> 
             Some((s, to, _)) => (vec![(s, to)], None),
             None => {
                 // No single move clears its bar: one step may move a small
-                // group together (`group`), then singles resume.
+                // group together (`group`), then singles resume. The group
+                // search reads every cache.
+                prospects.refresh_all(&ctx, &state, &feas.candidates, &mut deltas, &moved);
                 let inputs = group::Inputs {
                     candidates: &feas.candidates,
                     deltas: &deltas,
@@ -626,17 +609,43 @@ pub fn advise_with(estate: &Estate, policy: &Policy, now: i64, cache: Cache) -> 
                 group: group.clone(),
             });
             loaded.extend([from, to]);
+            moved_now.push((s, from, to));
             state.apply(&ctx, s, to);
             moved[s] = true;
         }
         // Only the moved services and their peers see different flow
-        // costs, and only those that may still move need their cache.
-        for &(s, _) in &members {
-            for &(_, peer) in &ctx.adjacency[s] {
-                if !touched[peer] && !moved[peer] && !feas.candidates.of(peer).is_empty() {
-                    touched[peer] = true;
-                    deltas.refresh(&ctx, &state, feas.candidates.of(peer), peer);
-                    prospects.update(&ctx, &state, &deltas, peer);
+        // costs, and only those that may still move need their cache. The
+        // reference refreshes them now; advice widens their bounds and
+        // refreshes each when something reads it (`Prospects::slack`).
+        for &(s, from, to) in &moved_now {
+            let shift = rtt_shift(&ctx, from, to);
+            for &(f, peer) in &ctx.adjacency[s] {
+                if moved[peer] || feas.candidates.of(peer).is_empty() {
+                    continue;
+                }
+                match cache {
+                    Cache::PerCandidate => {
+                        if !touched[peer] {
+                            touched[peer] = true;
+                            deltas.refresh(&ctx, &state, feas.candidates.of(peer), peer);
+                            prospects.update(&ctx, &state, &deltas, peer);
+                        }
+                    }
+                    Cache::Shared => {
+                        touched[peer] = true;
+                        let rt_weight = (policy.round_trip_weight * ctx.weight[f]).abs();
+                        let xs_points = (policy.cross_site_weight * ctx.mb_s[f]).abs();
+                        prospects.loosen(peer, rt_weight * shift + xs_points);
+                    }
+                }
+            }
+        }
+        if cache == Cache::Shared {
+            for &(s, _, _) in &moved_now {
+                for &(_, peer) in &ctx.adjacency[s] {
+                    if touched[peer] {
+                        prospects.update(&ctx, &state, &deltas, peer);
+                    }
                 }
             }
         }
@@ -652,11 +661,12 @@ pub fn advise_with(estate: &Estate, policy: &Policy, now: i64, cache: Cache) -> 
             }
         }
         loaded.clear();
-        for &(s, _) in &members {
+        for &(s, _, _) in &moved_now {
             for &(_, peer) in &ctx.adjacency[s] {
                 touched[peer] = false;
             }
         }
+        moved_now.clear();
     }
     let totals_after = state.totals(&ctx);
     let copy: f64 = moves.iter().map(|m| -m.terms.copy).sum();
@@ -665,7 +675,14 @@ pub fn advise_with(estate: &Estate, policy: &Policy, now: i64, cache: Cache) -> 
         totals_before.cost,
         totals_after.cost + copy,
     );
-    let cant_tell = cant_tell(&ctx, &state, &feas.candidates, &deltas, &moved);
+    let cant_tell = cant_tell(
+        &ctx,
+        &state,
+        &feas.candidates,
+        &mut deltas,
+        &mut prospects,
+        &moved,
+    );
     let unknown_capacity = estate
         .clusters
         .iter()
@@ -822,7 +839,8 @@ fn cant_tell(
     ctx: &Ctx,
     state: &State,
     candidates: &Candidates,
-    deltas: &Deltas,
+    deltas: &mut Deltas,
+    prospects: &mut Prospects,
     moved: &[bool],
 ) -> Vec<CantTell> {
     let mut out = Vec::new();
@@ -832,6 +850,15 @@ fn cant_tell(
         // A moved service is not moved again (and its cache is not kept).
         if cands.is_empty() || done {
             continue;
+        }
+        if prospects.is_stale(s) {
+            // Its bounds say whether any candidate could clear the bar
+            // (the test below, on bounds); only then is it read afresh.
+            prospects.update(ctx, state, deltas, s);
+            if short_of(prospects.most[s], prospects.bar[s]) {
+                continue;
+            }
+            prospects.refresh(ctx, state, candidates, deltas, s);
         }
         let copy = cost::copy_term(ctx, s);
         let leave = state.marginal_headroom(ctx, s);

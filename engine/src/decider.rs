@@ -45,6 +45,7 @@ use crate::fact::Class;
 use crate::json_shape::describe;
 use crate::numfmt::signed;
 use crate::policy::Policy;
+pub use crate::proposal::{Decider, Decision, Proposal};
 use crate::request::{self, DeciderRequest};
 
 /// Largest reply body accepted, bytes (4 MiB): 10,000 proposals of three
@@ -64,18 +65,6 @@ pub const MAX_REQUEST_BYTES: usize = 64 << 20;
 pub const MAX_REQUEST_CLUSTERS: usize = 10_000;
 pub const MAX_REQUEST_SERVICES: usize = 200_000;
 pub const MAX_REQUEST_FLOWS: usize = 2_000_000;
-
-/// One proposed move, as a decider sends it.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Proposal {
-    #[serde(rename = "serviceId")]
-    pub service_id: String,
-    /// Destination cluster id.
-    pub to: String,
-    /// Why, in the decider's words (may be empty).
-    #[serde(default)]
-    pub reason: String,
-}
 
 /// The canonical reply shape, `{"proposals": [...]}`. [`parse_response`]
 /// also accepts a bare list of proposals.
@@ -558,30 +547,6 @@ fn item(v: &Value) -> RawProposal {
 
 // ---------------------------------------------------------------------------
 // The decider interface and the built-ins.
-
-/// Anything that proposes moves. Pure: the same request gives the same
-/// proposals, in the same order (the order is the order they are applied).
-pub trait Decider {
-    /// Stable name, shown in the comparison.
-    fn name(&self) -> &str;
-    fn decide(&self, request: &DeciderRequest) -> Vec<Proposal>;
-    /// The proposals and, for a decider that has something to say about
-    /// the run as a whole (what it proved, why it did not run), a note
-    /// shown with its entry. Defaults to [`Decider::decide`] without one.
-    fn decide_noted(&self, request: &DeciderRequest) -> Decision {
-        Decision {
-            proposals: self.decide(request),
-            note: None,
-        }
-    }
-}
-
-/// What [`Decider::decide_noted`] returns.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Decision {
-    pub proposals: Vec<Proposal>,
-    pub note: Option<String>,
-}
 
 /// The sequential recommender of SPEC §6 ([`crate::advise`]) as a decider:
 /// its proposals are the recommended moves, in order. It needs the estate,

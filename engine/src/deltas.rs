@@ -25,7 +25,7 @@
 //! per-candidate cache, kept as the reference the property tests compare
 //! the shared one against (identical advice, bit for bit).
 
-use crate::advise::Cands;
+use crate::candidates::Cands;
 use crate::cost::{Ctx, State, Terms};
 
 pub(crate) struct Deltas {

@@ -30,10 +30,7 @@ use crate::estate::{EstateError, Format};
 use crate::whatif::{self, Scenario, ScenarioError};
 use crate::{advise::Advice, why::MoveWhy, Estate, Policy};
 
-/// Every result's bytes: compact JSON, members in declaration order.
-pub fn to_bytes<T: Serialize + ?Sized>(v: &T) -> String {
-    serde_json::to_string(v).expect("engine results serialise")
-}
+pub use crate::json_shape::to_bytes;
 
 /// `advise --why` (and `GET …/advice?why=true`): the advice's members,
 /// then `why`, one explanation per move.

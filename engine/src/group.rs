@@ -31,7 +31,7 @@
 
 use serde::Serialize;
 
-use crate::advise::Candidates;
+use crate::candidates::Candidates;
 use crate::constraints::Load;
 use crate::cost::{self, Ctx, State, Terms};
 use crate::deltas::Deltas;

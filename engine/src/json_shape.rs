@@ -1,7 +1,8 @@
 //! How a JSON value is named in an error about its shape: "expected a
 //! number, found the string \"2\"". One wording for every reader that
 //! walks JSON by hand — the estate loader, scenarios, decider responses
-//! and the server's importers. A leaf: it imports nothing of the crate.
+//! and the server's importers — and the one way a result becomes bytes
+//! ([`to_bytes`]). A leaf: it imports nothing of the crate.
 
 use serde_json::Value;
 
@@ -24,6 +25,13 @@ pub fn describe(v: &Value) -> String {
         Value::Array(_) => "an array".into(),
         Value::Object(_) => "an object".into(),
     }
+}
+
+/// Every result's bytes: compact JSON, members in declaration order. The
+/// JSON front end ([`crate::front`]) and the plan writer both go through
+/// here, so the CLI, the server and the browser write the same bytes.
+pub fn to_bytes<T: serde::Serialize + ?Sized>(v: &T) -> String {
+    serde_json::to_string(v).expect("engine results serialise")
 }
 
 #[cfg(test)]

@@ -10,6 +10,7 @@
 
 pub mod advise;
 pub mod bound;
+pub mod candidates;
 pub mod chars;
 mod class;
 pub mod constraints;
@@ -32,6 +33,7 @@ pub mod optimum;
 pub mod place;
 pub mod plan;
 pub mod policy;
+pub mod proposal;
 pub mod request;
 pub mod review;
 pub mod rtt;

@@ -1054,9 +1054,9 @@ pub mod decider {
     //! accepts every one; the note says what was proved.
 
     use super::*;
-    use crate::decider::{Decider, Decision, Proposal};
     use crate::estate::Estate;
     use crate::policy::Policy;
+    use crate::proposal::{Decider, Decision, Proposal};
     use crate::request::DeciderRequest;
 
     fn proposals(ctx: &Ctx, order: &[(usize, usize)], what: &str) -> Vec<Proposal> {

@@ -1127,7 +1127,7 @@ pub fn ocm(estate: &Estate, p: &Plan) -> Result<String, Vec<PlanError>> {
 /// The plan written in `format`.
 pub fn write(estate: &Estate, p: &Plan, format: Format) -> Result<String, Vec<PlanError>> {
     match format {
-        Format::Json => Ok(crate::front::to_bytes(p)),
+        Format::Json => Ok(crate::json_shape::to_bytes(p)),
         Format::Markdown => Ok(markdown(p)),
         Format::Karmada => karmada(estate, p),
         Format::Ocm => ocm(estate, p),

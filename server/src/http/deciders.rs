@@ -37,20 +37,8 @@ pub const ROUTES: &[Route] = &[
     route!(GET "/api/driver", VIEWER, "the advice driver's health" => driver_health),
 ];
 
-/// Field errors of a registration, all at once, as a 422 like every other
-/// content error: `{path, line: null, message}` per field.
 fn invalid(errors: Vec<(&str, String)>) -> ApiError {
-    ApiError::Invalid {
-        message: format!(
-            "invalid decider: {} error{}; nothing was written",
-            errors.len(),
-            if errors.len() == 1 { "" } else { "s" }
-        ),
-        details: json!({"errors": errors
-            .into_iter()
-            .map(|(path, message)| json!({"path": path, "line": null, "message": message}))
-            .collect::<Vec<_>>()}),
-    }
+    super::extract::invalid_fields("decider", errors)
 }
 
 fn not_found(name: &str) -> ApiError {

@@ -109,6 +109,23 @@ pub fn result_fits(state: &AppState, op: &'static str, result: &str) -> ApiResul
     Ok(())
 }
 
+/// Field errors of a write, all at once, as a 422 like every other content
+/// error: `{path, line: null, message}` per field; `what` names the thing
+/// refused ("decider", "notification channel", "decision").
+pub fn invalid_fields(what: &str, errors: Vec<(&str, String)>) -> ApiError {
+    ApiError::Invalid {
+        message: format!(
+            "invalid {what}: {} error{}; nothing was written",
+            errors.len(),
+            if errors.len() == 1 { "" } else { "s" }
+        ),
+        details: json!({"errors": errors
+            .into_iter()
+            .map(|(path, message)| json!({"path": path, "line": null, "message": message}))
+            .collect::<Vec<_>>()}),
+    }
+}
+
 pub fn utf8(bytes: &Bytes) -> ApiResult<&str> {
     std::str::from_utf8(bytes).map_err(|e| {
         ApiError::bad_request(format!(

@@ -29,20 +29,8 @@ pub const ROUTES: &[Route] = &[
     route!(GET "/api/notification-deliveries", VIEWER, "recent notification deliveries and failures" => deliveries),
 ];
 
-/// Field errors, all at once, as a 422 like every other content error:
-/// `{path, line: null, message}` per field; nothing was written.
 fn invalid(errors: Vec<(&str, String)>) -> ApiError {
-    ApiError::Invalid {
-        message: format!(
-            "invalid notification channel: {} error{}; nothing was written",
-            errors.len(),
-            if errors.len() == 1 { "" } else { "s" }
-        ),
-        details: json!({"errors": errors
-            .into_iter()
-            .map(|(path, message)| json!({"path": path, "line": null, "message": message}))
-            .collect::<Vec<_>>()}),
-    }
+    super::extract::invalid_fields("notification channel", errors)
 }
 
 fn not_found(name: &str) -> ApiError {

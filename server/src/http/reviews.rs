@@ -159,17 +159,7 @@ struct ConditionBody {
 }
 
 fn invalid(errors: Vec<(&str, String)>) -> ApiError {
-    ApiError::Invalid {
-        message: format!(
-            "invalid decision: {} error{}; nothing was written",
-            errors.len(),
-            if errors.len() == 1 { "" } else { "s" }
-        ),
-        details: json!({"errors": errors
-            .into_iter()
-            .map(|(path, message)| json!({"path": path, "line": null, "message": message}))
-            .collect::<Vec<_>>()}),
-    }
+    super::extract::invalid_fields("decision", errors)
 }
 
 fn too_long(text: &str) -> bool {

@@ -84,19 +84,19 @@ impl Default for Reviews {
 /// (`berth_engine::review::identity`): `service|from|to`, or for a compound
 /// step every member's triple sorted and joined with `+`.
 pub fn identity(moves: &[Value], index: usize) -> String {
-    let triple = |m: &Value| format!("{}|{}|{}", s(&m["service"]), s(&m["from"]), s(&m["to"]));
+    fn triple(m: &Value) -> (&str, &str, &str) {
+        let field = |k: &str| m[k].as_str().unwrap_or("");
+        (field("service"), field("from"), field("to"))
+    }
     let m = &moves[index];
     match m["group"]["steps"].as_array() {
-        None => triple(m),
-        Some(steps) => {
-            let mut members: Vec<String> = moves
+        None => berth_engine::review::identity_of([triple(m)]),
+        Some(steps) => berth_engine::review::identity_of(
+            moves
                 .iter()
                 .filter(|o| steps.contains(&o["step"]))
-                .map(triple)
-                .collect();
-            members.sort();
-            members.join("+")
-        }
+                .map(triple),
+        ),
     }
 }
 
