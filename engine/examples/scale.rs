@@ -1,8 +1,8 @@
 //! Scaling aid for `scripts/bench-scale.sh`: one phase on one estate file,
 //! in its own process so its peak memory can be read by the caller.
 //!
-//! `scale gen SERVICES CLUSTERS FILE` writes the seeded benchmark estate
-//! (`Shape::sized(42, …)`); `scale validate FILE` loads and checks it (what
+//! `scale gen SERVICES CLUSTERS FILE [SEED]` writes the seeded benchmark
+//! estate (`Shape::sized(SEED, …)`, seed 42 by default); `scale validate FILE` loads and checks it (what
 //! `berth validate` does); `scale advise FILE` loads it, advises at the
 //! generator's time and writes the compact JSON result to a sink (what
 //! `berth advise` does, minus the terminal); `scale advise-every FILE` the
@@ -18,7 +18,8 @@ fn main() {
     match arg(0) {
         "gen" => {
             let n = |i: usize| arg(i).parse::<usize>().unwrap_or_else(|_| usage());
-            let text = serde_json::to_string(&gen::file(&Shape::sized(42, n(1), n(2))))
+            let seed = args.get(4).map_or(42, |s| s.parse::<u64>().unwrap_or_else(|_| usage()));
+            let text = serde_json::to_string(&gen::file(&Shape::sized(seed, n(1), n(2))))
                 .expect("serialises");
             std::fs::write(arg(3), text).expect("write the estate file");
         }
@@ -46,6 +47,6 @@ fn main() {
 }
 
 fn usage() -> ! {
-    eprintln!("usage: scale gen SERVICES CLUSTERS FILE | scale validate|advise|advise-every FILE");
+    eprintln!("usage: scale gen SERVICES CLUSTERS FILE [SEED] | scale validate|advise|advise-every FILE");
     std::process::exit(2)
 }

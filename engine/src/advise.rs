@@ -356,7 +356,7 @@ fn best_move(
     moved: &[bool],
     blocked: &mut Vec<(f64, usize, usize)>,
     by_site: &mut [(f64, f64)],
-    hopeful: &mut Vec<usize>,
+    hopeful: &mut Vec<Hope>,
 ) -> Option<(usize, usize, f64)> {
     blocked.clear();
     hopeful.clear();
@@ -365,13 +365,18 @@ fn best_move(
     // least the bar). For a stale service both are bounds, so it is
     // skipped only when even its bounds say so.
     hopeful.extend(
-        (0..candidates.len()).filter(|&s| {
-            !moved[s] && !short_of(p.most[s], p.bar[s]) && !candidates.of(s).is_empty()
-        }),
+        (0..candidates.len())
+            .filter(|&s| {
+                !moved[s] && !short_of(p.most[s], p.bar[s]) && !candidates.of(s).is_empty()
+            })
+            .map(|s| Hope(p.most[s], s)),
     );
-    hopeful.sort_unstable_by(|&a, &b| p.most[b].total_cmp(&p.most[a]).then(a.cmp(&b)));
+    // Most first, ties by id; a heap, as the search usually stops after a
+    // few services and a full sort of every hopeful one each step costs
+    // more than the rest of the step on a large estate.
+    let mut order = std::collections::BinaryHeap::from(std::mem::take(hopeful));
     let mut best: Option<(usize, usize, f64)> = None;
-    for &s in hopeful.iter() {
+    while let Some(Hope(_, s)) = order.pop() {
         let floor =
             |best: Option<(usize, usize, f64)>, bar: f64| best.map_or(bar, |b| b.2.max(bar));
         if let Some(b) = best {
@@ -405,7 +410,33 @@ fn best_move(
             by_site,
         );
     }
+    // Keep the allocation for the next step.
+    *hopeful = order.into_vec();
     best
+}
+
+/// A service in [`best_move`]'s order: the most it could gain, larger
+/// first (`total_cmp`, so a NaN cannot break the order), then lower id.
+struct Hope(f64, usize);
+
+impl PartialEq for Hope {
+    fn eq(&self, other: &Hope) -> bool {
+        self.cmp(other) == std::cmp::Ordering::Equal
+    }
+}
+
+impl Eq for Hope {}
+
+impl PartialOrd for Hope {
+    fn partial_cmp(&self, other: &Hope) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for Hope {
+    fn cmp(&self, other: &Hope) -> std::cmp::Ordering {
+        self.0.total_cmp(&other.0).then(other.1.cmp(&self.1))
+    }
 }
 
 /// Service `s`'s candidates against the best move found so far (`best`,

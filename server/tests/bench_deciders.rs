@@ -86,7 +86,15 @@ fn leaderboard_shape_and_the_optimum_leads() {
     let v: Value = serde_json::from_slice(&o.stdout).expect("JSON leaderboard");
     assert_eq!(v["cases"], 7);
     assert_eq!(v["per_case"].as_array().unwrap().len(), 7);
-    assert!(v["bound"].as_str().unwrap().starts_with("not computed"));
+    assert!(v["bound"]
+        .as_str()
+        .unwrap()
+        .starts_with("share of the bound"));
+    let bound_counted = v["bound_counted"].as_u64().unwrap();
+    assert!(
+        bound_counted >= 4,
+        "only {bound_counted} cases the bound leaves open"
+    );
     let deciders = v["deciders"].as_array().unwrap();
     let names: Vec<&str> = deciders
         .iter()
@@ -114,6 +122,36 @@ fn leaderboard_shape_and_the_optimum_leads() {
                 "{}: {k} {x} above the reference",
                 d["name"]
             );
+        }
+    }
+    // The bound is proven: no decider improves more than it allows, case
+    // by case, so no share of it exceeds 1.
+    let names_now: Vec<&str> = deciders
+        .iter()
+        .map(|d| d["name"].as_str().unwrap())
+        .collect();
+    for c in v["per_case"].as_array().unwrap() {
+        let most = c["improvement_at_most"].as_f64().unwrap();
+        let reference = c["reference"].as_f64().unwrap();
+        assert!(
+            reference <= most + 1e-6 * (1.0 + most.abs()),
+            "{}: a decider gained {reference}, the bound allows {most}",
+            c["name"]
+        );
+        for (g, name) in c["gains"].as_array().unwrap().iter().zip(&names_now) {
+            if let Some(g) = g.as_f64() {
+                assert!(
+                    g <= most + 1e-6 * (1.0 + most.abs()),
+                    "{}: {name}",
+                    c["name"]
+                );
+            }
+        }
+    }
+    for d in deciders {
+        for k in ["bound_median", "bound_p5", "bound_mean"] {
+            let b = d[k].as_f64().unwrap();
+            assert!(b <= 1.0 + 1e-9, "{}: {k} {b}", d["name"]);
         }
     }
     // The reference deciders are certified: nothing they propose is refused.

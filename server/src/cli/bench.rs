@@ -10,6 +10,10 @@
 //! order of moves the optimum's greedy ordering did not). A decider's
 //! **share** on a case is its projected gain over the reference; cases
 //! whose reference is below [`NOTHING_TO_GAIN`] are left out and counted.
+//! Its **share of the bound** is its gain over the most any placement could
+//! improve, from the engine's proven lower bound (`bound::cost_at_least`,
+//! docs/advice.md §6a): a floor on the share of the true optimum, where
+//! the reference share is a ceiling.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -69,8 +73,11 @@ pub struct Leaderboard {
     pub proven: usize,
     /// Proven cases where another decider's gain exceeded the optimum's.
     pub proven_beaten: usize,
-    /// The share of a proven lower bound: not computed, and why.
+    /// How the share of the bound is defined.
     pub bound: &'static str,
+    /// Cases where the bound leaves something to gain (the bound shares
+    /// are over these).
+    pub bound_counted: usize,
     /// Cases per family, in suite order.
     pub families: Vec<Family>,
     /// What was not included, and why (e.g. fixtures not found).
@@ -94,6 +101,11 @@ pub struct Row {
     pub median: Option<f64>,
     pub p5: Option<f64>,
     pub mean: Option<f64>,
+    /// Shares of the bound's `improvement_at_most` (≤ the share of the
+    /// true optimum): median, p5, mean.
+    pub bound_median: Option<f64>,
+    pub bound_p5: Option<f64>,
+    pub bound_mean: Option<f64>,
     /// Counted cases where the share is at least 99.9 %.
     pub at_reference: usize,
     /// Cases with no usable reply (error entries), by code.
@@ -116,6 +128,8 @@ pub struct CaseRow {
     pub services: usize,
     pub clusters: usize,
     pub reference: f64,
+    /// The most any placement could improve, by the proven lower bound.
+    pub improvement_at_most: f64,
     pub proven: bool,
     pub gains: Vec<Option<f64>>,
 }
@@ -124,7 +138,9 @@ const METHOD: &str = "reference = the largest projected gain any decider reached
 (the optimum where `optimum` proved it); share = gain / reference over the cases whose reference \
 exceeds 1e-6 points; median (mean of the middle two), p5 (nearest rank), mean";
 
-const NO_BOUND: &str = "not computed: this build has no engine lower-bound module";
+const BOUND: &str = "share of the bound = gain / (cost before − proven lower bound on any \
+placement's cost), over the cases where that exceeds 1e-6 points: a floor on the share of the true \
+optimum";
 
 pub fn run(b: Bench) -> Result<String, Failure> {
     let named = b
@@ -186,7 +202,11 @@ pub fn run(b: Bench) -> Result<String, Failure> {
         );
         comparisons.push(c);
     }
-    let board = leaderboard(&cases, &comparisons, skipped);
+    let bounds: Vec<f64> = cases
+        .iter()
+        .map(|case| improvement_at_most(&case.estate, &policy, now))
+        .collect();
+    let board = leaderboard(&cases, &comparisons, &bounds, skipped);
     Ok(match b.output {
         Output::Json => line(serde_json::to_string(&board).expect("serialises")),
         Output::Markdown => markdown(&board),
@@ -406,6 +426,17 @@ fn kubernetes_case(file: &Path, name: &str) -> Result<Estate, String> {
     })
 }
 
+/// The most any placement of `estate` could improve on its cost, by the
+/// engine's proven lower bound: what every advice result carries as
+/// `bound.improvement_at_most`.
+fn improvement_at_most(estate: &Estate, policy: &berth_engine::Policy, now: i64) -> f64 {
+    let ctx = berth_engine::cost::Ctx::new(estate, policy, now);
+    let feas = berth_engine::advise::feasibility(estate);
+    let before = berth_engine::cost::State::initial(estate).totals(&ctx).cost;
+    let at_least = berth_engine::bound::cost_at_least(&ctx, &feas.candidates);
+    berth_engine::bound::Bound::new(at_least, before, before).improvement_at_most
+}
+
 /// Median (mean of the middle two), 5th percentile by nearest rank, mean.
 fn stats(values: &[f64]) -> Option<(f64, f64, f64)> {
     let mut v = values.to_vec();
@@ -423,11 +454,16 @@ fn stats(values: &[f64]) -> Option<(f64, f64, f64)> {
     Some((median, p5, v.iter().sum::<f64>() / n as f64))
 }
 
-fn leaderboard(cases: &[Case], comparisons: &[Comparison], skipped: Vec<String>) -> Leaderboard {
+fn leaderboard(
+    cases: &[Case],
+    comparisons: &[Comparison],
+    bounds: &[f64],
+    skipped: Vec<String>,
+) -> Leaderboard {
     let first = &comparisons[0];
     let mut per_case = Vec::new();
     let (mut proven, mut proven_beaten) = (0, 0);
-    for (case, c) in cases.iter().zip(comparisons) {
+    for ((case, c), &improvement_at_most) in cases.iter().zip(comparisons).zip(bounds) {
         let gains: Vec<Option<f64>> = c
             .deciders
             .iter()
@@ -453,6 +489,7 @@ fn leaderboard(cases: &[Case], comparisons: &[Comparison], skipped: Vec<String>)
             services: case.estate.services.len(),
             clusters: case.estate.clusters.len(),
             reference,
+            improvement_at_most,
             proven: is_proven,
             gains,
         });
@@ -460,6 +497,10 @@ fn leaderboard(cases: &[Case], comparisons: &[Comparison], skipped: Vec<String>)
     let counted: Vec<&CaseRow> = per_case
         .iter()
         .filter(|r| r.reference > NOTHING_TO_GAIN)
+        .collect();
+    let bound_counted: Vec<&CaseRow> = per_case
+        .iter()
+        .filter(|r| r.improvement_at_most > NOTHING_TO_GAIN)
         .collect();
     let deciders = first
         .deciders
@@ -471,6 +512,11 @@ fn leaderboard(cases: &[Case], comparisons: &[Comparison], skipped: Vec<String>)
                 .map(|r| r.gains[i].unwrap_or(0.0) / r.reference)
                 .collect();
             let st = stats(&shares);
+            let of_bound: Vec<f64> = bound_counted
+                .iter()
+                .map(|r| r.gains[i].unwrap_or(0.0) / r.improvement_at_most)
+                .collect();
+            let bt = stats(&of_bound);
             let mut errors = BTreeMap::new();
             let mut refused_by_code = BTreeMap::new();
             let mut accepted = 0;
@@ -497,6 +543,9 @@ fn leaderboard(cases: &[Case], comparisons: &[Comparison], skipped: Vec<String>)
                 median: st.map(|s| s.0),
                 p5: st.map(|s| s.1),
                 mean: st.map(|s| s.2),
+                bound_median: bt.map(|s| s.0),
+                bound_p5: bt.map(|s| s.1),
+                bound_mean: bt.map(|s| s.2),
                 at_reference: shares.iter().filter(|&&s| s >= AT_REFERENCE).count(),
                 errors,
                 accepted,
@@ -523,7 +572,8 @@ fn leaderboard(cases: &[Case], comparisons: &[Comparison], skipped: Vec<String>)
         nothing_to_gain: per_case.len() - counted.len(),
         proven,
         proven_beaten,
-        bound: NO_BOUND,
+        bound: BOUND,
+        bound_counted: bound_counted.len(),
         families,
         skipped,
         deciders,
@@ -570,7 +620,7 @@ fn summary(b: &Leaderboard) -> Vec<String> {
             }
         ),
         format!("method: {}", b.method),
-        format!("share of the lower bound: {}", b.bound),
+        format!("{} ({} cases)", b.bound, b.bound_counted),
     ];
     lines.extend(b.skipped.iter().map(|s| format!("skipped: {s}")));
     lines
@@ -584,8 +634,17 @@ fn text(b: &Leaderboard) -> String {
     }
     out.push('\n');
     out.push_str(&format!(
-        "{:<18} {:>8} {:>8} {:>8} {:>9} {:>9} {:>10}  {}\n",
-        "decider", "median", "p5", "mean", "at ref", "time ms", "total ms", "refused / errors"
+        "{:<18} {:>8} {:>8} {:>8} {:>9} {:>10} {:>10} {:>9} {:>10}  {}\n",
+        "decider",
+        "median",
+        "p5",
+        "mean",
+        "at ref",
+        "bound med",
+        "bound p5",
+        "time ms",
+        "total ms",
+        "refused / errors"
     ));
     for d in &b.deciders {
         let mut refused = codes(&d.refused_by_code);
@@ -593,12 +652,14 @@ fn text(b: &Leaderboard) -> String {
             refused.push_str(&format!("; errors: {}", codes(&d.errors)));
         }
         out.push_str(&format!(
-            "{:<18} {:>8} {:>8} {:>8} {:>9} {:>9} {:>10}  {}\n",
+            "{:<18} {:>8} {:>8} {:>8} {:>9} {:>10} {:>10} {:>9} {:>10}  {}\n",
             d.name,
             pct(d.median),
             pct(d.p5),
             pct(d.mean),
             format!("{}/{}", d.at_reference, b.counted),
+            pct(d.bound_median),
+            pct(d.bound_p5),
             ms(d.run_time_ms_median),
             ms(d.run_time_ms_total),
             refused
@@ -614,17 +675,20 @@ fn markdown(b: &Leaderboard) -> String {
         out.push_str("  \n");
     }
     out.push('\n');
-    out.push_str("| decider | median share | p5 share | mean share | at reference | median time (ms) | total time (ms) | refusals by code | errors |\n");
-    out.push_str("|---|---:|---:|---:|---:|---:|---:|---|---|\n");
+    out.push_str("| decider | median share | p5 share | mean share | at reference | share of bound: median | p5 | mean | median time (ms) | total time (ms) | refusals by code | errors |\n");
+    out.push_str("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---|\n");
     for d in &b.deciders {
         out.push_str(&format!(
-            "| {} | {} | {} | {} | {} of {} | {} | {} | {} | {} |\n",
+            "| {} | {} | {} | {} | {} of {} | {} | {} | {} | {} | {} | {} | {} |\n",
             d.name,
             pct(d.median),
             pct(d.p5),
             pct(d.mean),
             d.at_reference,
             b.counted,
+            pct(d.bound_median),
+            pct(d.bound_p5),
+            pct(d.bound_mean),
             ms(d.run_time_ms_median),
             ms(d.run_time_ms_total),
             codes(&d.refused_by_code),
