@@ -18,7 +18,9 @@ fn main() {
     match arg(0) {
         "gen" => {
             let n = |i: usize| arg(i).parse::<usize>().unwrap_or_else(|_| usage());
-            let seed = args.get(4).map_or(42, |s| s.parse::<u64>().unwrap_or_else(|_| usage()));
+            let seed = args
+                .get(4)
+                .map_or(42, |s| s.parse::<u64>().unwrap_or_else(|_| usage()));
             let text = serde_json::to_string(&gen::file(&Shape::sized(seed, n(1), n(2))))
                 .expect("serialises");
             std::fs::write(arg(3), text).expect("write the estate file");
@@ -47,6 +49,8 @@ fn main() {
 }
 
 fn usage() -> ! {
-    eprintln!("usage: scale gen SERVICES CLUSTERS FILE [SEED] | scale validate|advise|advise-every FILE");
+    eprintln!(
+        "usage: scale gen SERVICES CLUSTERS FILE [SEED] | scale validate|advise|advise-every FILE"
+    );
     std::process::exit(2)
 }

@@ -894,10 +894,16 @@ fn cant_tell(
         let copy = cost::copy_term(ctx, s);
         let leave = state.marginal_headroom(ctx, s);
         let bar = cost::bar(ctx, deltas.here[s] + leave);
+        // The test each candidate meets below, on the best of them: when
+        // even that fails, every candidate does (the sums are the same
+        // sums, and adding is monotone), so the walk is skipped.
+        if short_of(deltas.best_flows[s] + leave + copy, bar) {
+            continue;
+        }
         let mut best_fit = f64::NEG_INFINITY;
         let mut best_unsure: Option<(f64, usize)> = None;
         for (c, rt, xs) in deltas.each(ctx, s, cands, &mut by_site) {
-            if rt + xs + leave + copy < bar - 1e-9 * (1.0 + bar.abs()) {
+            if short_of(rt + xs + leave + copy, bar) {
                 continue;
             }
             let gain = Deltas::terms(ctx, state, s, c, (rt, xs), copy).gain();
