@@ -649,7 +649,11 @@ pub fn advise_with(estate: &Estate, policy: &Policy, now: i64, cache: Cache) -> 
         // reference refreshes them now; advice widens their bounds and
         // refreshes each when something reads it (`Prospects::slack`).
         for &(s, from, to) in &moved_now {
-            let shift = rtt_shift(&ctx, from, to);
+            // Only the shared cache widens bounds by it.
+            let shift = match cache {
+                Cache::Shared => rtt_shift(&ctx, from, to),
+                Cache::PerCandidate => 0.0,
+            };
             for &(f, peer) in &ctx.adjacency[s] {
                 if moved[peer] || feas.candidates.of(peer).is_empty() {
                     continue;
