@@ -30,7 +30,9 @@ try {
   browser = await launch();
   const newPage = async () => {
     const ctx = await browser.newContext({ viewport: { width: 1280, height: 800 } });
-    await ctx.addCookies([{ name: cookie[0], value: cookie[1], url: server.base }]);
+    // The session, and the marker that tells the page it is signed in.
+    await ctx.addCookies([{ name: cookie[0], value: cookie[1], url: server.base },
+      { name: 'berth_signed_in', value: '1', url: server.base }]);
     return ctx.newPage();
   };
 

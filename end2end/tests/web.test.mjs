@@ -12,7 +12,7 @@ import { startServer, makeUser, launch, artifacts, signIn, admin } from '../supp
 // fixing it makes the advice the same whenever the test runs.
 const NOW = '2026-11-30T04:05:00Z';
 let server, browser, operator, viewer, administrator;
-let page, problems;
+let page, problems, dialogs, answerDialogs;
 
 before(async () => {
   server = await startServer();
@@ -36,6 +36,14 @@ beforeEach(async () => {
   const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
   page = await context.newPage();
   problems = [];
+  // Browser dialogs (confirm, beforeunload) are recorded and answered
+  // yes unless a test says otherwise (answerDialogs = false).
+  dialogs = [];
+  answerDialogs = true;
+  page.on('dialog', d => {
+    dialogs.push({ type: d.type(), message: d.message() });
+    return answerDialogs ? d.accept() : d.dismiss();
+  });
   page.on('pageerror', e => problems.push(`page error: ${e.message}`));
   page.on('console', m => {
     if (m.type() !== 'error') return;
@@ -98,10 +106,42 @@ test('sign in; Placement shows the sample moves, a Why panel with flip condition
     assert.doesNotMatch(t, /No value of|no flip computed/);
   }
   assert.match(await first.getByTestId('flips-none').textContent(), /^No value of \d+ facts? changes this move/);
+  // RTTs no stored fact gives are named as policy values or estimates,
+  // never badged as measurements of age 0 s.
+  const whyRows = await page.locator('details.why tr[data-derived]').evaluateAll(rs => rs.map(r => ({
+    derived: r.dataset.derived, badge: r.querySelector('.badge').textContent, age: r.lastElementChild.textContent,
+  })));
+  const derivedRows = whyRows.filter(r => r.derived === 'true');
+  assert.ok(derivedRows.length >= 1, 'the sample\'s Why panels hold nominal RTTs');
+  for (const r of derivedRows) {
+    assert.match(r.badge, /^(nominal|estimated)$/);
+    assert.equal(r.age, '—');
+  }
   assert.equal(await prov.getAttribute('data-parity'), 'match', await prov.textContent());
   assert.match(await prov.textContent(), /matches server/);
   assert.match(await prov.textContent(), /version 1/);
   await shot('placement');
+
+  // Narrowing the list: by cluster, by least confidence, by search.
+  const total = await moves.count();
+  const shown = async () => moves.evaluateAll(ls => ls.filter(l => l.style.display !== 'none').map(l => ({
+    service: l.dataset.service, head: l.querySelector('.move-head').textContent,
+    badge: l.querySelector('.move-head .badge').textContent,
+  })));
+  await page.getByLabel('Cluster', { exact: true }).selectOption('c-fra-3');
+  let visible = await shown();
+  assert.ok(visible.length >= 1 && visible.length < total, `${visible.length} of ${total}`);
+  for (const v of visible) assert.match(v.head, /c-fra-3/);
+  assert.equal(await page.getByTestId('moves-showing').textContent(), `Showing ${visible.length} of ${total}.`);
+  await page.getByLabel('Cluster', { exact: true }).selectOption('');
+  await page.getByLabel('Confidence at least').selectOption('measured');
+  for (const v of await shown()) assert.equal(v.badge, 'measured');
+  await page.getByLabel('Confidence at least').selectOption('');
+  await page.getByLabel('Search').fill('carrier');
+  visible = await shown();
+  assert.deepEqual(visible.map(v => v.service), ['carrier-gateway']);
+  await page.getByLabel('Search').fill('');
+  assert.equal(await page.getByTestId('moves-showing').textContent(), `All ${total} shown.`);
 });
 
 test('Placement exports the plan of its moves: the Markdown download names every move, the estate version and the policy digest', async () => {
@@ -191,7 +231,7 @@ test('what-if: an edit re-projects with no network request; evacuating a cluster
   const recommended = await page.locator('[data-testid=moves] li.move').count();
   await page.getByRole('button', { name: 'Take these moves into a what-if scenario' }).click();
   // The estate and the evaluation time go along (kept in the address).
-  await page.waitForURL(`${server.base}/whatif?estate=sample&now=${encodeURIComponent(NOW)}`);
+  await page.waitForURL(u => u.toString().startsWith(`${server.base}/whatif?estate=sample&now=${encodeURIComponent(NOW)}`));
   const totals = page.getByTestId('totals');
   await totals.waitFor();
   const steps = page.getByTestId('steps');
@@ -232,9 +272,92 @@ test('what-if: an edit re-projects with no network request; evacuating a cluster
   await page.getByRole('button', { name: 'Load', exact: true }).click();
   await page.getByText('Loaded "e2e-evacuate-pci".').waitFor();
   await pinned.first().waitFor();
+  assert.ok(dialogs.some(d => d.type === 'confirm' && /not saved/.test(d.message)), 'loading over unsaved steps asked first');
+
+  // The charts: CPU and memory, the policy's 80 % target marked, every
+  // bar past it after the scenario drawn as over target.
+  for (const r of ['cpu', 'memory']) {
+    const chart = page.getByTestId(`chart-clusters-${r}`);
+    assert.equal(await chart.getAttribute('data-target'), '0.8');
+    assert.equal(await chart.locator('line.target').count(), 1);
+    const rows = await chart.locator('g[data-cluster]').evaluateAll(gs => gs.map(g => ({
+      over: g.dataset.over, text: g.querySelector('text.val').textContent,
+      cls: g.querySelectorAll('rect')[1].getAttribute('class'),
+    })));
+    assert.ok(rows.length >= 3, `${r}: a row per cluster`);
+    let over = 0;
+    for (const row of rows) {
+      const after = row.text.match(/→ (\d+)%/);
+      const hot = after !== null && Number(after[1]) > 80;
+      // Rounded to whole percent: 80 % exactly cannot be told apart here.
+      if (after && Number(after[1]) === 80) continue;
+      assert.equal(row.over, String(hot), `${r} ${row.text}`);
+      assert.equal(row.cls.includes('over'), hot, `${r} ${row.text}`);
+      over += hot ? 1 : 0;
+    }
+    assert.ok(Number(await chart.getAttribute('data-over')) >= over);
+  }
+  // The cost by term, and what the evacuation did and left.
+  const terms = page.getByTestId('term-breakdown');
+  for (const t of ['round_trip', 'cross_site', 'headroom']) {
+    assert.equal(await terms.locator(`tr[data-term=${t}]`).count(), 1, t);
+  }
+  const evac = page.locator('[data-testid=evacuation][data-cluster=c-fra-pci]');
+  assert.match(await evac.textContent(), /Evacuating c-fra-pci \(step \d+\): \d+ services? placed elsewhere, [1-9]\d* cannot leave\./);
+  assert.match(await evac.locator('ul.stuck').textContent(), /payments/);
+  assert.match(await evac.getByTestId('load-left').textContent(), /Still in use on c-fra-pci afterwards: .*(cores|unknown)/);
+  await shot('whatif-loaded');
+
+  // The scenario is in the address: a reload shows the same steps.
+  const count = await page.getByTestId('steps').getAttribute('data-count');
+  assert.match(page.url(), /[?&]steps=[^&]+/);
+  assert.match(page.url(), /[?&]scenario=e2e-evacuate-pci/);
+  await page.reload();
+  await page.waitForFunction(c => document.querySelector('[data-testid=steps]')?.dataset.count === c, count);
+  await page.getByTestId('totals').waitFor();
+
+  // An empty name is refused at the field; saving over another saved
+  // name asks, and "no" keeps the saved one.
+  await page.getByLabel('Name', { exact: true }).fill('');
+  await page.getByRole('button', { name: 'Save under this name' }).click();
+  assert.equal(await page.getByTestId('name-error').textContent(), 'Give the scenario a name first.');
+  await page.getByLabel('Name', { exact: true }).fill('e2e-other');
+  await page.getByRole('button', { name: 'Save under this name' }).click();
+  await page.getByText('Saved as "e2e-other".').waitFor();
+  assert.equal(await page.getByTestId('name-error').textContent(), '');
+  await page.getByLabel('Name', { exact: true }).fill('e2e-evacuate-pci');
+  answerDialogs = false;
+  const asked = dialogs.length;
+  await page.getByRole('button', { name: 'Save under this name' }).click();
+  await page.getByText('Not saved: "e2e-evacuate-pci" was kept as it was.').waitFor();
+  answerDialogs = true;
+  assert.equal(dialogs.length, asked + 1);
+  assert.match(dialogs[asked].message, /"e2e-evacuate-pci" is already saved\. Replace it/);
 });
 
-test('Deciders compares baseline and heaviest-talker and lists a refused proposal', async () => {
+test('what-if: an evacuation that moves nothing says so; a shared address opens its scenario or says what is wrong with it', async () => {
+  await signIn(page, server.base, operator);
+  await page.goto(`${server.base}/whatif?now=${encodeURIComponent(NOW)}`);
+  await page.getByTestId('totals').waitFor();
+  await page.getByTestId('moved-none').waitFor();
+  assert.equal(await page.getByTestId('evacuation').count(), 0);
+  // c-sin-edge holds one edge-tier service and is the only edge cluster:
+  // evacuating it moves nothing, and the page says so.
+  await page.goto(`${server.base}/whatif?now=${encodeURIComponent(NOW)}&steps=${encodeURIComponent('!c-sin-edge')}&scenario=linked`);
+  await page.waitForFunction(() => document.querySelector('[data-testid=steps]')?.dataset.count === '1');
+  assert.equal(await page.getByLabel('Name', { exact: true }).inputValue(), 'linked');
+  const evac = page.locator('[data-testid=evacuation][data-cluster=c-sin-edge]');
+  await evac.waitFor();
+  assert.match(await evac.textContent(), /0 services placed elsewhere, 1 cannot leave\./);
+  assert.match(await evac.locator('ul.stuck').textContent(), /edge-cache-sin/);
+  await page.getByTestId('moved-none').waitFor();
+  await page.setViewportSize({ width: 390, height: 800 });
+  await shot('whatif-evacuation-390');
+  await page.goto(`${server.base}/whatif?now=${encodeURIComponent(NOW)}&steps=${encodeURIComponent('cart')}`);
+  await page.getByText('The address holds a scenario this page cannot read (step 1 of the address ("cart"): expected service>cluster or !cluster); it starts empty.').waitFor();
+});
+
+test('Deciders compares baseline and heaviest-talker, lists each one\'s accepted and refused proposals, takes one into a what-if; the preview and the leaderboard', async () => {
   await signIn(page, server.base, operator);
   await page.goto(`${server.base}/deciders?now=${NOW}`);
   await page.getByTestId('no-externals').waitFor();
@@ -244,15 +367,53 @@ test('Deciders compares baseline and heaviest-talker and lists a refused proposa
   const head = await table.locator('thead').textContent();
   assert.match(head, /baseline/);
   assert.match(head, /heaviest-talker/);
-  const refused = page.locator('[data-testid=refused] li');
+  // Accepted proposals per decider, in the order applied.
+  const accepted = page.locator('[data-testid=accepted-baseline] li');
+  await accepted.first().waitFor();
+  assert.match(await accepted.first().textContent(), /^1\. [\w-]+: [\w-]+ → [\w-]+ — gain \+\d/);
+  // Refused proposals grouped under their decider.
+  const refused = page.locator('[data-testid=refused-heaviest-talker] li');
   await refused.first().waitFor();
-  assert.match(await refused.first().textContent(), /heaviest-talker/);
-  await page.getByRole('button', { name: 'Show the request' }).click();
-  assert.match(await page.getByTestId('preview').textContent(), /^\{"schema":1,/);
+  assert.match(await refused.first().textContent(), / — \w+/);
+  assert.equal(await page.locator('[data-testid=decider-heaviest-talker] h4').textContent(), 'heaviest-talker');
   await shot('deciders');
+
+  // The request preview: laid out for reading; the download is the exact bytes.
+  await page.getByRole('button', { name: 'Show the request' }).click();
+  const preview = page.getByTestId('preview');
+  await preview.waitFor();
+  assert.match(await preview.textContent(), /^\{\n  "schema": 1,\n/);
+  const href = await page.getByTestId('preview-download').getAttribute('href');
+  const exact = decodeURIComponent(href.replace(/^data:application\/json;charset=utf-8,/, ''));
+  assert.match(exact, /^\{"schema":1,/);
+  const served = await page.evaluate(async now => {
+    const t = await (await fetch(`/api/estates/sample/preview?now=${now}`)).text();
+    return t.slice(t.indexOf(',"result":') + 10, t.lastIndexOf('}'));
+  }, NOW);
+  assert.equal(exact, served, 'the download is the server\'s bytes exactly');
+  assert.equal(exact.replace(/\s+/g, ''), (await preview.textContent()).replace(/\s+/g, ''), 'layout only adds white space');
+
+  // The leaderboard, quick suite: every built-in decider with its shares.
+  await page.getByRole('button', { name: 'Run the leaderboard' }).click();
+  const boardTable = page.getByTestId('leaderboard');
+  await boardTable.waitFor({ timeout: 120_000 });
+  assert.equal(await boardTable.getAttribute('data-cases'), '14');
+  for (const d of ['baseline', 'heaviest-talker', 'optimum', 'optimum-capped', 'local-search']) {
+    assert.equal(await boardTable.locator(`tr[data-decider="${d}"]`).count(), 1, d);
+  }
+  assert.match(await boardTable.locator('tr[data-decider=optimum] td').first().textContent(), /\d+\.\d %/);
+  await shot('deciders-leaderboard');
+
+  // Take the baseline's accepted moves into a what-if.
+  const n = await accepted.count();
+  await page.getByRole('button', { name: new RegExp(`^Take baseline's ${n} moves? into a what-if$`) }).click();
+  await page.waitForURL(/\/whatif/);
+  await page.waitForFunction(k => document.querySelector('[data-testid=steps]')?.dataset.count === String(k), n);
+  assert.match(page.url(), /steps=/);
+  assert.equal(await page.getByLabel('Name', { exact: true }).inputValue(), 'decider-baseline');
 });
 
-test('a policy change alters the advice and shows the new digest', async () => {
+test('a policy change is checked at its field, previewed in the browser, then alters the advice and shows the new digest', async () => {
   await signIn(page, server.base, operator);
   await page.goto(`${server.base}/?now=${NOW}`);
   const moves = page.locator('[data-testid=moves] li.move');
@@ -261,8 +422,32 @@ test('a policy change alters the advice and shows the new digest', async () => {
   const digest = page.getByTestId('policy-digest');
   await page.waitForFunction(() => document.querySelector('[data-testid=policy-digest]')?.textContent.length > 0);
   const d0 = await digest.textContent();
-  // A bar no move clears: the advice must become empty.
-  await page.getByLabel('min_gain_points').fill('100000');
+  // Grouped as the engine groups the fields, each with default and range.
+  for (const g of ['weights', 'bars', 'margins', 'windows', 'placement']) {
+    assert.equal(await page.locator(`section.policy-group[data-group="${g}"]`).count(), 1, g);
+  }
+  const row = page.locator('tr', { has: page.getByLabel('min_gain_fraction', { exact: true }) });
+  assert.match(await row.textContent(), /0\.15.*0 to 10/);
+  // Out of range: refused at the field, by the engine's own rule, and
+  // the save does not go out.
+  await page.getByLabel('min_gain_fraction', { exact: true }).fill('50');
+  await page.getByTestId('error-min_gain_fraction').getByText(/expected a number in \[0, 10\], got 50/).waitFor();
+  assert.equal(await page.getByLabel('min_gain_fraction', { exact: true }).getAttribute('aria-invalid'), 'true');
+  await page.getByRole('button', { name: 'Save policy' }).click();
+  await page.getByText('1 field to fix before saving (marked below).').waitFor();
+  assert.equal(await digest.textContent(), d0, 'nothing saved');
+  await page.getByRole('button', { name: /^Reset min_gain_fraction to its default/ }).click();
+  await page.waitForFunction(() => document.querySelector('[data-testid="error-min_gain_fraction"]').textContent === '');
+  // A bar no move clears: the preview says every recommendation goes,
+  // before anything is saved.
+  await page.getByLabel('min_gain_points', { exact: true }).fill('100000');
+  const summary = page.getByTestId('preview-summary');
+  await summary.waitFor();
+  assert.equal(await summary.getAttribute('data-after'), '0');
+  assert.ok(Number(await summary.getAttribute('data-before')) >= 1);
+  assert.ok(await page.locator('[data-testid=preview-removed] li').count() >= 1);
+  assert.equal(await digest.textContent(), d0, 'a preview saves nothing');
+  await shot('policy-preview');
   await page.getByRole('button', { name: 'Save policy' }).click();
   await page.getByTestId('policy-saved').waitFor();
   const d1 = await digest.textContent();
@@ -274,9 +459,21 @@ test('a policy change alters the advice and shows the new digest', async () => {
   await page.waitForFunction(() => document.querySelector('[data-testid=provenance]')?.dataset.parity === 'match');
   // Put the default back for the other tests.
   await page.goto(`${server.base}/policy`);
-  await page.getByLabel('min_gain_points').fill('2');
+  await page.getByRole('button', { name: /^Reset min_gain_points to its default, 2$/ }).click();
   await page.getByRole('button', { name: 'Save policy' }).click();
   await page.getByTestId('policy-saved').waitFor();
+  assert.equal(await digest.textContent(), d0, 'the default policy again');
+});
+
+test('signed out, every page asks to sign in and logs no error (no 401 from asking who we are)', async () => {
+  const requests = [];
+  page.on('request', r => requests.push(new URL(r.url()).pathname));
+  for (const path of ['/', '/whatif', '/deciders', '/estate', '/policy', '/health']) {
+    await page.goto(`${server.base}${path}?now=${encodeURIComponent(NOW)}`);
+    await page.getByRole('link', { name: 'Sign in' }).first().waitFor();
+  }
+  assert.deepEqual(requests.filter(p => p.startsWith('/api/')), [], 'no API request while signed out');
+  // afterEach checks the console: no error at all.
 });
 
 test('a viewer sees no policy controls, and the server refuses a change anyway', async () => {
@@ -335,6 +532,28 @@ test('Estate and Health pages render their parts', async () => {
   await shot('health');
 });
 
+test('one clock: the header says when every page is evaluated, a chosen time goes into the address and along every link, "back to now" takes it out', async () => {
+  await signIn(page, server.base, viewer);
+  await page.goto(`${server.base}/?now=${NOW}`);
+  await page.locator('[data-testid=moves] li.move').first().waitFor();
+  const clock = page.getByTestId('clock');
+  await page.waitForFunction(n => document.querySelector('[data-testid=clock]')?.dataset.now === n, NOW);
+  assert.equal(await page.getByLabel('Evaluated at (UTC)').inputValue(), '2026-11-30T04:05');
+  // A later time: the page reloads evaluated at it, the estate kept.
+  await page.getByLabel('Evaluated at (UTC)').fill('2026-11-30T06:35');
+  await page.waitForURL(u => u.searchParams.get('now') === '2026-11-30T06:35:00Z');
+  await page.getByTestId('provenance').getByText('evaluated at 2026-11-30T06:35:00Z').waitFor();
+  await shot('clock');
+  // Every page link carries it.
+  await page.getByRole('link', { name: 'Estate', exact: true }).click();
+  await page.waitForURL(u => u.pathname === '/estate' && u.searchParams.get('now') === '2026-11-30T06:35:00Z');
+  assert.equal(await clock.getAttribute('data-now'), '2026-11-30T06:35:00Z');
+  // Back to now: no `now` in the address; the pages use the wall clock.
+  await page.getByRole('button', { name: 'Back to now' }).click();
+  await page.waitForURL(u => u.pathname === '/estate' && !u.searchParams.has('now'));
+  await page.waitForFunction(() => document.querySelector('[data-testid=clock]')?.dataset.now === 'live');
+});
+
 test('the pages work on a narrow window', async () => {
   await page.setViewportSize({ width: 390, height: 844 });
   await signIn(page, server.base, viewer);
@@ -371,7 +590,7 @@ test('an administrator registers an external decider; Berth calls it signed and 
     await page.goto(`${server.base}/deciders?now=${NOW}`);
     await page.getByLabel('Name').fill('nearby');
     await page.getByLabel('URL').fill(url);
-    await page.getByLabel('Timeout (seconds, 1–25)').fill('3');
+    await page.getByLabel('Timeout (ms, 1000–25000)').fill('3000');
     await page.getByRole('button', { name: 'Register' }).click();
     const notice = page.getByText("The decider's secret, shown once");
     await notice.waitFor();

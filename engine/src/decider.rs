@@ -963,7 +963,7 @@ fn score_in(ctx: &Ctx, proposals: &[RawProposal]) -> DeciderResult {
 // ---------------------------------------------------------------------------
 // Comparison.
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum DeciderKind {
     Builtin,

@@ -26,6 +26,7 @@ pub mod group;
 pub mod history;
 pub mod json_shape;
 pub mod k8s;
+pub mod leaderboard;
 mod load;
 mod locate;
 pub mod numfmt;

@@ -98,6 +98,9 @@ impl Principal {
 
 /// The name of the browser session cookie.
 pub const SESSION_COOKIE: &str = "berth_session";
+/// Beside it, readable by the page: "a session cookie was set" (no
+/// secret), so a signed-out page does not ask who it is and log a 401.
+pub const SIGNED_IN_COOKIE: &str = "berth_signed_in";
 /// The header carrying the CSRF token on state-changing cookie requests.
 pub const CSRF_HEADER: &str = "x-csrf-token";
 

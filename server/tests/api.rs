@@ -818,6 +818,63 @@ async fn what_if_compare_and_scenarios(b: Backend) {
         .expect(StatusCode::NOT_FOUND);
 }
 
+/// The decider leaderboard through the API: the quick suite and this
+/// estate, every built-in scored, the same engine code as the CLI; a bad
+/// suite name is a 400 that names the good ones.
+both!(the_decider_leaderboard);
+async fn the_decider_leaderboard(b: Backend) {
+    let t = TestApp::new(b).await;
+    let admin = TestApp::admin();
+    let board = t
+        .call(
+            &admin,
+            Method::POST,
+            &format!("/api/estates/sample/leaderboard?now={NOW}&suite=quick"),
+            None,
+            Body::empty(),
+        )
+        .await
+        .expect(StatusCode::OK)
+        .json();
+    let r = &board["result"];
+    assert_eq!(r["cases"], 14, "13 generated and the sample");
+    let last = r["per_case"].as_array().unwrap().last().unwrap().clone();
+    assert_eq!(last["family"], "this estate");
+    assert_eq!(last["services"], 74);
+    let names: Vec<&str> = r["deciders"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| d["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, berth_engine::front::BUILTIN_NAMES);
+    // The proven optimum is the reference wherever it was proven, so its
+    // median share is 1 and nobody passes the reference.
+    let optimum = &r["deciders"][2];
+    assert_eq!(optimum["median"], 1.0);
+    for case in r["per_case"].as_array().unwrap() {
+        let reference = case["reference"].as_f64().unwrap();
+        for g in case["gains"].as_array().unwrap() {
+            assert!(g.as_f64().unwrap() <= reference + 1e-9, "{case}");
+        }
+    }
+    let bad = t
+        .call(
+            &admin,
+            Method::POST,
+            &format!("/api/estates/sample/leaderboard?now={NOW}&suite=huge"),
+            None,
+            Body::empty(),
+        )
+        .await
+        .expect(StatusCode::BAD_REQUEST)
+        .json();
+    assert!(
+        bad["message"].as_str().unwrap().contains("give quick"),
+        "{bad}"
+    );
+}
+
 fn cookie_of(r: &Reply) -> String {
     let c = r.headers[header::SET_COOKIE].to_str().unwrap().to_string();
     assert!(

@@ -73,7 +73,8 @@ pub fn App() -> impl IntoView {
     // Once, in the browser: who am I, and which estate. Not on the
     // sign-in page, which needs neither (and would only log a 401).
     Effect::new(move |_| {
-        if client::path() == "/login" {
+        // Nor when the browser has no session at all (no marker cookie).
+        if client::path() == "/login" || !client::may_be_signed_in() {
             auth.session.set(Some(None));
             return;
         }
@@ -215,6 +216,7 @@ fn Nav() -> impl IntoView {
                 {move || is_admin().then(|| view! { <A href=move || link("/admin")>"Admin"</A> })}
             </nav>
             <EstateSwitcher/>
+            <Clock/>
             <span class="who" data-testid="who">
                 {move || match auth.session.get() {
                     Some(Some(s)) => view! {
@@ -227,6 +229,51 @@ fn Nav() -> impl IntoView {
                 }}
             </span>
         </header>
+    }
+}
+
+/// The one clock of every page: "now" (the wall clock, to the minute) or
+/// a chosen time, kept in the address as `?now=` (like a time picker kept
+/// in the URL), so every page, link and reload evaluates at the same
+/// instant. Choosing reloads the page at the new time; the other query
+/// parameters (estate, a what-if's steps) are kept.
+#[component]
+fn Clock() -> impl IntoView {
+    // Read in the browser only: the server renders no time.
+    let chosen = RwSignal::new(None::<String>);
+    Effect::new(move |_| chosen.set(client::query_param("now")));
+    let go = move |now: Option<String>| {
+        if let Some(url) = client::address_with(&[("now", now.as_deref())]) {
+            client::go(&url);
+        }
+    };
+    let on_change = move |ev: leptos::ev::Event| {
+        // datetime-local gives "2026-11-30T04:05" (read as UTC here).
+        let v = event_target_value(&ev);
+        if v.is_empty() {
+            go(None);
+        } else if crate::engine::parse_time(&format!("{v}:00Z")).is_some() {
+            go(Some(format!("{v}:00Z")));
+        }
+    };
+    // The input's value: the chosen time to the minute, without zone.
+    let value = move || {
+        chosen
+            .get()
+            .and_then(|t| crate::engine::parse_time(&t))
+            .map(|t| crate::engine::format_time(t / 60 * 60))
+            .map(|t| t.strip_suffix(":00Z").map_or(t.clone(), str::to_string))
+            .unwrap_or_default()
+    };
+    view! {
+        <span class="clock" data-testid="clock" data-now=move || chosen.get().unwrap_or_else(|| "live".into())>
+            <label for="clock-at">"Evaluated at (UTC) "</label>
+            <input id="clock-at" type="datetime-local" step="60" prop:value=value on:change=on_change/>
+            {move || match chosen.get() {
+                Some(_) => view! { <button type="button" class="small" on:click=move |_| go(None)>"Back to now"</button> }.into_any(),
+                None => view! { <span class="hint">" now"</span> }.into_any(),
+            }}
+        </span>
     }
 }
 

@@ -76,6 +76,30 @@ thread_local! {
     static LOADED: RefCell<Option<Rc<Loaded>>> = const { RefCell::new(None) };
 }
 
+/// Whether the browser holds the server's "signed in" marker cookie (set
+/// beside the session cookie at sign-in, cleared at sign-out). Without it
+/// there is no session to ask about, and asking would only log a 401.
+pub fn may_be_signed_in() -> bool {
+    #[cfg(feature = "hydrate")]
+    {
+        use wasm_bindgen::JsValue;
+        let Some(doc) = web_sys::window().and_then(|w| w.document()) else {
+            return true;
+        };
+        let cookies = js_sys::Reflect::get(&doc, &JsValue::from_str("cookie"))
+            .ok()
+            .and_then(|c| c.as_string())
+            .unwrap_or_default();
+        cookies
+            .split(';')
+            .any(|c| c.trim() == "berth_signed_in=1")
+    }
+    #[cfg(not(feature = "hydrate"))]
+    {
+        true
+    }
+}
+
 /// Remember the session's CSRF token for state-changing requests.
 pub fn set_csrf(token: Option<String>) {
     CSRF.with(|c| *c.borrow_mut() = token);
@@ -300,6 +324,102 @@ pub fn query_param(name: &str) -> Option<String> {
         let _ = name;
         None
     }
+}
+
+/// Set (or, with `None`, remove) query parameters of the page's address
+/// in place: no navigation and no new history entry, so the address
+/// always says what the page shows (a reload or a shared link keeps it).
+pub fn replace_query(params: &[(&str, Option<&str>)]) {
+    #[cfg(feature = "hydrate")]
+    if let (Some(url), Some(w)) = (address_with(params), web_sys::window()) {
+        if let Ok(h) = w.history() {
+            let _ = h.replace_state_with_url(&wasm_bindgen::JsValue::NULL, "", Some(&url));
+        }
+    }
+    #[cfg(not(feature = "hydrate"))]
+    let _ = params;
+}
+
+/// The page's address (path and query) with some query parameters set
+/// or, with `None`, removed; the others kept as they are. `None` while
+/// rendering on the server.
+pub fn address_with(params: &[(&str, Option<&str>)]) -> Option<String> {
+    #[cfg(feature = "hydrate")]
+    {
+        let loc = web_sys::window()?.location();
+        let search = loc.search().unwrap_or_default();
+        let q = web_sys::UrlSearchParams::new_with_str(&search).ok()?;
+        for (k, v) in params {
+            match v {
+                Some(v) => q.set(k, v),
+                None => q.delete(k),
+            }
+        }
+        let query: String = q.to_string().into();
+        Some(format!(
+            "{}{}{}",
+            loc.pathname().unwrap_or_default(),
+            if query.is_empty() { "" } else { "?" },
+            query
+        ))
+    }
+    #[cfg(not(feature = "hydrate"))]
+    {
+        let _ = params;
+        None
+    }
+}
+
+/// Ask the person to confirm (the browser's own dialog); true when there
+/// is no browser to ask.
+pub fn confirm(question: &str) -> bool {
+    #[cfg(feature = "hydrate")]
+    {
+        web_sys::window()
+            .and_then(|w| w.confirm_with_message(question).ok())
+            .unwrap_or(true)
+    }
+    #[cfg(not(feature = "hydrate"))]
+    {
+        let _ = question;
+        true
+    }
+}
+
+thread_local! {
+    /// Whether a page holds work that leaving would lose (the What-if
+    /// page's unsaved scenario); read by the `beforeunload` guard.
+    static UNSAVED: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+    static GUARD: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Say whether the page holds unsaved work. The first call installs a
+/// `beforeunload` guard, which asks before the tab is closed, reloaded
+/// or sent elsewhere while the flag is set (the browser words the
+/// question itself).
+pub fn set_unsaved(unsaved: bool) {
+    UNSAVED.with(|u| u.set(unsaved));
+    #[cfg(feature = "hydrate")]
+    if !GUARD.with(|g| g.replace(true)) {
+        use wasm_bindgen::{closure::Closure, JsCast};
+        let Some(w) = web_sys::window() else { return };
+        let guard = Closure::<dyn FnMut(web_sys::Event)>::new(|ev: web_sys::Event| {
+            if UNSAVED.with(|u| u.get()) {
+                ev.prevent_default();
+                // Older engines ask only when returnValue is set.
+                let _ = js_sys::Reflect::set(
+                    &ev,
+                    &wasm_bindgen::JsValue::from_str("returnValue"),
+                    &wasm_bindgen::JsValue::from_str("unsaved"),
+                );
+            }
+        });
+        let _ = w.add_event_listener_with_callback("beforeunload", guard.as_ref().unchecked_ref());
+        // The listener lives as long as the page.
+        guard.forget();
+    }
+    #[cfg(not(feature = "hydrate"))]
+    GUARD.with(|g| g.set(true));
 }
 
 /// Go to another page with a full load (after sign-in and sign-out, so

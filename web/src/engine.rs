@@ -132,6 +132,55 @@ pub fn scenario_json(name: &str, steps: &[Step]) -> String {
     serde_json::json!({"schema": 1, "name": name, "steps": steps}).to_string()
 }
 
+/// The steps as the What-if page keeps them in its address (`?steps=`),
+/// so a reload or a shared link shows the same scenario: moves as
+/// `service>cluster`, evacuations as `!cluster`, joined by `,`. Ids never
+/// hold `>`, `!` or `,` (`chars::ID_PUNCTUATION`), so the form reads back
+/// without ambiguity.
+pub fn steps_to_query(steps: &[Step]) -> String {
+    steps
+        .iter()
+        .map(|s| match s {
+            Step::Move { service, to } => format!("{service}>{to}"),
+            Step::Evacuate(c) => format!("!{c}"),
+        })
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
+/// [`steps_to_query`] read back; an error names the part it cannot read.
+pub fn steps_from_query(q: &str) -> Result<Vec<Step>, String> {
+    if q.trim().is_empty() {
+        return Ok(Vec::new());
+    }
+    q.split(',')
+        .enumerate()
+        .map(|(i, part)| {
+            let bad = |why: String| {
+                format!("step {} of the address ({part:?}): {why}", i + 1)
+            };
+            if let Some(c) = part.strip_prefix('!') {
+                if let Some(p) = berth_engine::chars::id_problem(c) {
+                    return Err(bad(p));
+                }
+                return Ok(Step::Evacuate(c.to_string()));
+            }
+            let (service, to) = part
+                .split_once('>')
+                .ok_or_else(|| bad("expected service>cluster or !cluster".into()))?;
+            for id in [service, to] {
+                if let Some(p) = berth_engine::chars::id_problem(id) {
+                    return Err(bad(p));
+                }
+            }
+            Ok(Step::Move {
+                service: service.to_string(),
+                to: to.to_string(),
+            })
+        })
+        .collect()
+}
+
 /// Steps of a scenario file (as saved through the API).
 pub fn steps_of(scenario: &Value) -> Result<Vec<Step>, String> {
     let steps = scenario
@@ -214,6 +263,25 @@ mod tests {
     use super::*;
 
     const SAMPLE: &str = include_str!("../../examples/estates/sample.json");
+
+    #[test]
+    fn steps_survive_the_address() {
+        let steps = vec![
+            Step::Move {
+                service: "boutique/cart".into(),
+                to: "c-fra-3".into(),
+            },
+            Step::Evacuate("c-lon-1".into()),
+        ];
+        let q = steps_to_query(&steps);
+        assert_eq!(q, "boutique/cart>c-fra-3,!c-lon-1");
+        assert_eq!(steps_from_query(&q).unwrap(), steps);
+        assert_eq!(steps_from_query("").unwrap(), vec![]);
+        let e = steps_from_query("a>b,cart").unwrap_err();
+        assert!(e.starts_with("step 2 of the address (\"cart\")"), "{e}");
+        let e = steps_from_query("a>b c").unwrap_err();
+        assert!(e.contains("invalid id"), "{e}");
+    }
 
     fn snapshot() -> String {
         let doc: Value = serde_json::from_str(SAMPLE).unwrap();

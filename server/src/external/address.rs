@@ -218,6 +218,24 @@ pub fn check_addr(ip: IpAddr, allow: &AllowList) -> Result<(), &'static str> {
     }
 }
 
+/// What an administrator would add to reach `ip`, when [`check_addr`]
+/// refuses it only for want of an allow-list entry (loopback, private,
+/// CGNAT): `--decider-allow 127.0.0.1/32` for one address. `None` for an
+/// address no allow-list opens (metadata, link-local, embedded forms…).
+pub fn allow_hint(ip: IpAddr) -> Option<String> {
+    let everything = AllowList::parse(["0.0.0.0/0", "::/0"]).ok()?;
+    if check_addr(ip, &everything).is_err() {
+        return None;
+    }
+    let cidr = match ip {
+        IpAddr::V4(_) => format!("{ip}/32"),
+        IpAddr::V6(_) => format!("{ip}/128"),
+    };
+    Some(format!(
+        "an administrator can allow it by starting the server with --decider-allow {cidr} (or a wider CIDR)"
+    ))
+}
+
 fn in_v4(ip: Ipv4Addr, net: [u8; 4], prefix: u8) -> bool {
     prefix_eq(&ip.octets(), &net, prefix)
 }

@@ -240,11 +240,17 @@ impl fmt::Display for ForwardError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             ForwardError::BadUrl(why) => write!(f, "the decider URL cannot be used: {why}"),
-            ForwardError::Blocked { host, addr, reason } => write!(
-                f,
-                "refused to contact `{host}` at {addr} ({reason}): deciders may only be at \
-                 public addresses, or at loopback or private ones an administrator allowed"
-            ),
+            ForwardError::Blocked { host, addr, reason } => {
+                write!(
+                    f,
+                    "refused to contact `{host}` at {addr} ({reason}): deciders may only be at \
+                     public addresses, or at loopback or private ones an administrator allowed"
+                )?;
+                match super::address::allow_hint(*addr) {
+                    Some(hint) => write!(f, "; {hint}"),
+                    None => Ok(()),
+                }
+            }
             ForwardError::Resolve(why) => write!(f, "could not resolve the decider's host: {why}"),
             ForwardError::Connect(why) => write!(f, "could not connect to the decider: {why}"),
             ForwardError::Tls(why) => write!(f, "the TLS handshake with the decider failed: {why}"),

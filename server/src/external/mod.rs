@@ -110,8 +110,10 @@ pub fn check_url(url: &str, allow: &forward::AllowList) -> Result<(), String> {
         _ => None,
     };
     if let Some(ip) = ip {
-        forward::check_addr(ip, allow)
-            .map_err(|reason| format!("{ip} cannot be called: {reason}"))?;
+        forward::check_addr(ip, allow).map_err(|reason| match address::allow_hint(ip) {
+            Some(hint) => format!("{ip} cannot be called: {reason}; {hint}"),
+            None => format!("{ip} cannot be called: {reason}"),
+        })?;
     }
     Ok(())
 }

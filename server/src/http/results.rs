@@ -39,6 +39,7 @@ pub const ROUTES: &[Route] = &[
     route!(GET "/api/estates/{id}/place/{service}", VIEWER, "rank clusters for one service" => place),
     route!(POST "/api/estates/{id}/whatif", OPERATOR, "project a what-if scenario" => what_if),
     route!(POST "/api/estates/{id}/compare", OPERATOR, "compare the built-in deciders and uploaded replies" => compare),
+    route!(POST "/api/estates/{id}/leaderboard", OPERATOR, "the decider leaderboard over generated estates and this one" => leaderboard),
 ];
 
 #[derive(Deserialize)]
@@ -467,4 +468,59 @@ async fn compare_live(
         StatusCode::OK,
         envelope(&meta2, &meta2.policy_digest, now, &result),
     ))
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct LeaderboardQuery {
+    now: Option<String>,
+    /// `quick` (the default) or `default`.
+    suite: Option<String>,
+}
+
+/// The decider leaderboard (`berth bench-deciders`, from the same engine
+/// code): the generated suite, then this estate at `now`, all under this
+/// estate's policy. Cached like every result: the suite is fixed, so the
+/// estate, its policy, `now` and the suite's size decide the figures
+/// (run times aside).
+async fn leaderboard(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(id): Path<String>,
+    Query(q): Query<LeaderboardQuery>,
+) -> ApiResult<Response> {
+    use berth_engine::leaderboard::{self as board, Case, SuiteSize};
+    let now = eval_now(&q.now)?;
+    let name = q.suite.unwrap_or_else(|| "quick".into());
+    let size = SuiteSize::parse(&name).ok_or_else(|| {
+        ApiError::bad_request(format!(
+            "suite: {name:?} is not a suite; give quick (13 generated estates, seconds) or default (88, ten seconds or so)"
+        ))
+    })?;
+    engine_result(
+        &state,
+        &caller,
+        &id,
+        "leaderboard",
+        now,
+        &name,
+        move |e, p, now| {
+            let mut cases = board::generated_suite(size);
+            cases.push(Case {
+                family: "this estate".into(),
+                name: e.name.clone(),
+                estate: e.clone(),
+                now,
+            });
+            let b = board::run(
+                &cases,
+                p,
+                &mut |_| Vec::new(),
+                &mut crate::clock::stopwatch,
+                Vec::new(),
+            );
+            Ok(serde_json::to_string(&b).expect("a leaderboard serialises"))
+        },
+    )
+    .await
 }

@@ -8,9 +8,13 @@ use std::collections::BTreeMap;
 use leptos::prelude::*;
 use serde_json::Value;
 
-use super::{arr, num, s, signed};
+use berth_engine::leaderboard::{self as board, Leaderboard};
+use leptos_router::hooks::use_navigate;
+
+use super::{arr, num, pretty_json, s, signed};
 use crate::client;
-use crate::common::{Auth, ErrorLine, Gate};
+use crate::common::{Auth, ErrorLine, Gate, Scenario};
+use crate::engine::Step;
 
 #[component]
 pub fn Deciders() -> impl IntoView {
@@ -20,6 +24,10 @@ pub fn Deciders() -> impl IntoView {
     let chosen = RwSignal::new(Vec::<String>::new());
     let uploads = RwSignal::new(BTreeMap::<String, Value>::new());
     let preview = RwSignal::new(None::<String>);
+    let copied = RwSignal::new(None::<&'static str>);
+    let board_result = RwSignal::new(None::<Leaderboard>);
+    let board_busy = RwSignal::new(false);
+    let board_suite = RwSignal::new("quick".to_string());
     let error = RwSignal::new(None::<String>);
     let busy = RwSignal::new(false);
     let secret = RwSignal::new(None::<String>);
@@ -37,7 +45,12 @@ pub fn Deciders() -> impl IntoView {
             }));
         });
     };
-    Effect::new(move |_| load_registered());
+    // Only once signed in: signed out the list answers 401.
+    Effect::new(move |_| {
+        if matches!(auth.session.get(), Some(Some(_))) {
+            load_registered();
+        }
+    });
 
     let run = move || {
         let Some(id) = auth.estate.get_untracked() else {
@@ -90,6 +103,36 @@ pub fn Deciders() -> impl IntoView {
             }
         });
     };
+    let run_board = move |_| {
+        let Some(id) = auth.estate.get_untracked() else {
+            return;
+        };
+        let suite = board_suite.get_untracked();
+        board_busy.set(true);
+        error.set(None);
+        leptos::task::spawn_local(async move {
+            let now = crate::engine::format_time(client::eval_now());
+            match client::request_text(
+                "POST",
+                &format!("/api/estates/{id}/leaderboard?now={now}&suite={suite}"),
+                None,
+            )
+            .await
+            {
+                Ok(text) => match result_bytes(&text).map(serde_json::from_str::<Leaderboard>) {
+                    Some(Ok(b)) => board_result.set(Some(b)),
+                    Some(Err(e)) => error.set(Some(format!(
+                        "The server's leaderboard could not be read ({e}); is the server older than this page? Reload it."
+                    ))),
+                    None => error.set(Some(
+                        "The server's leaderboard answer has no result; reload the page.".into(),
+                    )),
+                },
+                Err(f) => error.set(Some(f.message)),
+            }
+            board_busy.set(false);
+        });
+    };
     #[allow(unused_variables)]
     let on_file = move |ev: leptos::ev::Event| {
         #[cfg(feature = "hydrate")]
@@ -113,7 +156,9 @@ pub fn Deciders() -> impl IntoView {
                             uploads.update(|u| { u.insert(name, v); });
                             run();
                         }
-                        Err(e) => error.set(Some(format!("{name}: not JSON ({e}); a response file is the JSON a decider answers (docs/deciders.md)"))),
+                        Err(e) => error.set(Some(format!(
+                            "{name}.json is not JSON ({e}). A response file holds what a decider answers: {{\"proposals\": [{{\"serviceId\": \"…\", \"to\": \"…\", \"reason\": \"…\"}}]}} (docs/deciders.md); fix the file and pick it again."
+                        ))),
                     },
                     Err(f) => error.set(Some(f.message)),
                 }
@@ -124,8 +169,9 @@ pub fn Deciders() -> impl IntoView {
     // Admin: register, rotate, remove.
     let reg_name = RwSignal::new(String::new());
     let reg_url = RwSignal::new(String::new());
-    // 5 s: room for a decider doing real work, well inside the 25 s limit.
-    let reg_timeout = RwSignal::new("5".to_string());
+    // 5,000 ms: room for a decider doing real work, well inside the
+    // 25,000 ms limit. Milliseconds, as the API and the README say.
+    let reg_timeout = RwSignal::new("5000".to_string());
     // Blank: run on request only, never by the advice driver.
     let reg_interval = RwSignal::new(String::new());
     let reg_secret = RwSignal::new(true);
@@ -133,8 +179,8 @@ pub fn Deciders() -> impl IntoView {
         // What cannot be read as a number is sent as text, so the server's
         // 422 names the field and the rule, like every other refusal.
         let timeout = reg_timeout.get_untracked();
-        let timeout_ms = match timeout.trim().parse::<f64>() {
-            Ok(s) => serde_json::json!((s * 1000.0).round() as i64),
+        let timeout_ms = match timeout.trim().parse::<i64>() {
+            Ok(ms) => serde_json::json!(ms),
             Err(_) => serde_json::json!(timeout),
         };
         let interval = reg_interval.get_untracked();
@@ -221,7 +267,7 @@ pub fn Deciders() -> impl IntoView {
                         <legend>"Register a decider"</legend>
                         <label for="reg-name">"Name"</label><input id="reg-name" bind:value=reg_name/>
                         <label for="reg-url">"URL"</label><input id="reg-url" type="url" bind:value=reg_url/>
-                        <label for="reg-timeout">"Timeout (seconds, 1–25)"</label>
+                        <label for="reg-timeout">"Timeout (ms, 1000–25000)"</label>
                         <input id="reg-timeout" inputmode="decimal" bind:value=reg_timeout/>
                         <label for="reg-interval">"Run by the advice driver every (seconds, 60–604800; blank: only on request)"</label>
                         <input id="reg-interval" inputmode="numeric" bind:value=reg_interval/>
@@ -233,7 +279,7 @@ pub fn Deciders() -> impl IntoView {
             <section aria-labelledby="cmp-h">
                 <h2 id="cmp-h">"Compare"</h2>
                 <Show when=may_operate fallback=|| view! { <p class="hint">"Running deciders needs an operator or administrator."</p> }>
-                    <button type="button" on:click=move |_| run() disabled=move || busy.get()>
+                    <button type="button" on:click=move |_| run() disabled=move || busy.get() || auth.estate.get().is_none()>
                         {move || if busy.get() { "Running the deciders…" } else { "Run the deciders" }}
                     </button>
                     " "
@@ -245,8 +291,45 @@ pub fn Deciders() -> impl IntoView {
             <section aria-labelledby="pre-h">
                 <h2 id="pre-h">"Request preview"</h2>
                 <p>"The request a decider receives for this estate, exactly as it would be sent."</p>
-                <button type="button" on:click=show_preview>"Show the request"</button>
-                {move || preview.get().map(|p| view! { <pre class="preview" data-testid="preview" tabindex="0">{p}</pre> })}
+                // Off until the estate is known: a click before would do nothing.
+                <button type="button" on:click=show_preview disabled=move || auth.estate.get().is_none()>"Show the request"</button>
+                {move || preview.get().map(|p| {
+                    let size = p.len();
+                    let href = format!("data:application/json;charset=utf-8,{}", crate::common::encode(&p));
+                    let bytes = p.clone();
+                    view! {
+                        <p class="hint">{format!("{} bytes as sent; laid out below for reading (the download and the copy are the exact bytes).", size)}</p>
+                        <p>
+                            <button type="button" class="small" on:click=move |_| {
+                                let b = bytes.clone();
+                                leptos::task::spawn_local(async move {
+                                    copied.set(Some(if client::copy_text(&b).await { "Copied." } else { "The browser refused the clipboard: use the download." }));
+                                });
+                            }>"Copy the request"</button>
+                            " "
+                            <a class="button small" data-testid="preview-download" download="berth-decider-request.json" href=href>"Download the request"</a>
+                            " "
+                            <span role="status">{move || copied.get()}</span>
+                        </p>
+                        <pre class="preview" data-testid="preview" data-bytes=p.len() tabindex="0">{pretty_json(&p)}</pre>
+                    }
+                })}
+            </section>
+            <section aria-labelledby="board-h">
+                <h2 id="board-h">"Leaderboard"</h2>
+                <p>"Every built-in decider over the generated benchmark estates and this one, under this estate's policy: its share of the best improvement any decider reached on each estate (the proven optimum where "<code>"optimum"</code>" proved it) and of the proven lower bound. The same figures as "<code>"berth bench-deciders"</code>"."</p>
+                <Show when=may_operate fallback=|| view! { <p class="hint">"Running the leaderboard needs an operator or administrator."</p> }>
+                    <label for="board-suite">"Suite "</label>
+                    <select id="board-suite" on:change=move |ev| board_suite.set(event_target_value(&ev)) prop:value=move || board_suite.get()>
+                        <option value="quick">"quick: 13 generated estates + this one (seconds)"</option>
+                        <option value="default">"default: 88 generated estates + this one (ten seconds or so)"</option>
+                    </select>
+                    " "
+                    <button type="button" on:click=run_board disabled=move || board_busy.get() || auth.estate.get().is_none()>
+                        {move || if board_busy.get() { "Running the leaderboard…" } else { "Run the leaderboard" }}
+                    </button>
+                </Show>
+                {move || board_result.get().map(|b| view! { <LeaderboardView b=b/> })}
             </section>
         </Gate>
     }
@@ -279,29 +362,139 @@ fn ComparisonView(c: Value) -> impl IntoView {
         {row("confidence", &|d| d["weakest_confidence"].as_str().unwrap_or("—").to_string())}
         {row("time (ms)", &|d| num(&d["run_time_ms"], 1))}
         {row("error", &|d| if d["error"].is_null() { String::new() } else { s(&d["error"]["message"]) })}
+        {row("note", &|d| s(&d["note"]))}
     };
-    let refused = ds
+    let per_decider = ds
         .iter()
-        .flat_map(|d| {
-            let name = s(&d["name"]);
-            arr(&d["refused"]).into_iter().map(move |r| {
-                let what = format!(
-                    "{}: {} → {}",
-                    name,
-                    r["serviceId"].as_str().unwrap_or("?"),
-                    r["to"].as_str().unwrap_or("?")
-                );
-                view! { <li><strong>{what}</strong>" — "<span class="badge warn">{s(&r["code"])}</span>" "{s(&r["message"])}</li> }
-            })
-        })
+        .map(|d| view! { <DeciderDetail d=d.clone()/> })
         .collect_view();
     view! {
         <table class="compare" data-testid="comparison">
             <thead><tr><th scope="col">"decider"</th>{head}</tr></thead>
             <tbody>{rows}</tbody>
         </table>
-        <h3>"Proposals that were refused"</h3>
-        <ul data-testid="refused">{refused}</ul>
+        <h3>"Each decider's proposals"</h3>
+        {per_decider}
+    }
+}
+
+/// One decider's accepted proposals (with a way to take them into a
+/// what-if) and its refused ones with their reasons.
+#[component]
+fn DeciderDetail(d: Value) -> impl IntoView {
+    let auth = expect_context::<Auth>();
+    let scenario = expect_context::<Scenario>();
+    let navigate = use_navigate();
+    let name = s(&d["name"]);
+    let accepted = arr(&d["accepted"]);
+    let refused = arr(&d["refused"]);
+    let steps: Vec<Step> = accepted
+        .iter()
+        .map(|a| Step::Move {
+            service: s(&a["service"]),
+            to: s(&a["to"]),
+        })
+        .collect();
+    let n = steps.len();
+    let scenario_name = format!("decider-{name}");
+    let take = move |_| {
+        scenario.steps.set(steps.clone());
+        scenario.name.set(scenario_name.clone());
+        let to = crate::common::keep_query(
+            "/whatif",
+            auth.estate.get_untracked().as_deref(),
+            client::query_param("now").as_deref(),
+        );
+        navigate(&to, Default::default());
+    };
+    let accepted_items = accepted
+        .iter()
+        .map(|a| {
+            let weak = a["evidence"].as_str().map(str::to_string);
+            view! {
+                <li>
+                    <strong>{format!("{}. {}: {} → {}", a["step"], s(&a["service"]), s(&a["from"]), s(&a["to"]))}</strong>
+                    {format!(" — gain {} points, confidence {}", signed(a["gain"].as_f64().unwrap_or_default(), 1), s(&a["confidence"]))}
+                    {(a["clears_bars"] == false).then(|| view! { " " <span class="badge warn">"below the bars"</span> })}
+                    {(!s(&a["reason"]).is_empty()).then(|| view! { <br/><span class="hint">{format!("“{}”", s(&a["reason"]))}</span> })}
+                    {weak.map(|e| view! { <br/><span class="evidence">{e}</span> })}
+                </li>
+            }
+        })
+        .collect_view();
+    let refused_items = refused
+        .iter()
+        .map(|r| {
+            let what = format!(
+                "{} → {}",
+                r["serviceId"].as_str().unwrap_or("(no service)"),
+                r["to"].as_str().unwrap_or("(no cluster)")
+            );
+            view! { <li><strong>{what}</strong>" — "<span class="badge warn">{s(&r["code"])}</span>" "{s(&r["message"])}</li> }
+        })
+        .collect_view();
+    let has_error = !d["error"].is_null();
+    view! {
+        <section class="decider-detail" data-testid=format!("decider-{name}") aria-label=format!("{name}'s proposals")>
+            <h4>{name.clone()}</h4>
+            {if has_error {
+                view! { <p class="error">{format!("No usable reply: {}", s(&d["error"]["message"]))}</p> }.into_any()
+            } else if n == 0 {
+                view! { <p class="empty">"No proposal was accepted."</p> }.into_any()
+            } else {
+                view! {
+                    <ol class="accepted" data-testid=format!("accepted-{name}")>{accepted_items}</ol>
+                    <button type="button" class="small" on:click=take>{format!("Take {name}'s {n} move{} into a what-if", if n == 1 { "" } else { "s" })}</button>
+                }.into_any()
+            }}
+            {(!refused.is_empty()).then(|| view! {
+                <p>{format!("Refused ({}):", refused.len())}</p>
+                <ul class="refused" data-testid=format!("refused-{name}")>{refused_items}</ul>
+            })}
+        </section>
+    }
+}
+
+/// The leaderboard as the CLI prints it: one row per decider.
+#[component]
+fn LeaderboardView(b: Leaderboard) -> impl IntoView {
+    let summary = board::summary(&b);
+    let rows = b
+        .deciders
+        .iter()
+        .map(|d| {
+            let mut refused = board::codes(&d.refused_by_code);
+            if !d.errors.is_empty() {
+                refused.push_str(&format!("; errors: {}", board::codes(&d.errors)));
+            }
+            // A share bar: the median share of the reference, 0–100 %.
+            let w = d.median.map_or(0.0, |m| (m.clamp(0.0, 1.0) * 100.0).round());
+            view! {
+                <tr data-decider=d.name.clone()>
+                    <th scope="row">{d.name.clone()}</th>
+                    <td class="n"><span class="loadbar" aria-hidden="true"><span style=format!("width:{w}%")></span></span>{board::pct(d.median)}</td>
+                    <td class="n">{board::pct(d.p5)}</td>
+                    <td class="n">{board::pct(d.mean)}</td>
+                    <td class="n">{format!("{} of {}", d.at_reference, b.counted)}</td>
+                    <td class="n">{board::pct(d.bound_median)}</td>
+                    <td class="n">{board::ms(d.run_time_ms_median)}</td>
+                    <td>{refused}</td>
+                </tr>
+            }
+        })
+        .collect_view();
+    view! {
+        <div class="table-wrap">
+            <table class="compare" data-testid="leaderboard" data-cases=b.cases>
+                <thead><tr>
+                    <th scope="col">"decider"</th><th scope="col">"median share"</th><th scope="col">"p5 share"</th>
+                    <th scope="col">"mean share"</th><th scope="col">"at reference"</th><th scope="col">"share of bound (median)"</th>
+                    <th scope="col">"median time (ms)"</th><th scope="col">"refusals by code"</th>
+                </tr></thead>
+                <tbody>{rows}</tbody>
+            </table>
+        </div>
+        <ul class="hint">{summary.into_iter().map(|l| view! { <li>{l}</li> }).collect_view()}</ul>
     }
 }
 

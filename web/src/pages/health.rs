@@ -13,11 +13,20 @@ pub fn Health() -> impl IntoView {
     let ready = RwSignal::new(None::<Result<Value, String>>);
     let driver = RwSignal::new(None::<Result<Value, client::Failure>>);
     let deliveries = RwSignal::new(None::<Result<Value, client::Failure>>);
+    let auth = expect_context::<crate::common::Auth>();
     Effect::new(move |_| {
+        // The API parts only once signed in (signed out they answer 401,
+        // which the browser logs); readiness is public.
+        let signed_in = matches!(auth.session.get(), Some(Some(_)));
+        if auth.session.get().is_none() {
+            return;
+        }
         leptos::task::spawn_local(async move {
             ready.set(Some(client::get("/readyz").await.map_err(|f| f.message)));
-            driver.set(Some(client::get("/api/driver").await));
-            deliveries.set(Some(client::get("/api/notification-deliveries").await));
+            if signed_in {
+                driver.set(Some(client::get("/api/driver").await));
+                deliveries.set(Some(client::get("/api/notification-deliveries").await));
+            }
         });
     });
     view! {

@@ -66,9 +66,81 @@ pub fn arr(v: &Value) -> Vec<Value> {
     v.as_array().cloned().unwrap_or_default()
 }
 
+/// Compact JSON laid out for reading (two-space indents, one member per
+/// line) without re-serialising it: members keep their order and every
+/// scalar keeps its bytes, so taking the added white space out outside
+/// strings gives back the input exactly. Text that is not compact JSON
+/// comes out with the same rule applied, never refused.
+pub fn pretty_json(compact: &str) -> String {
+    let mut out = String::with_capacity(compact.len() + compact.len() / 4);
+    let mut depth = 0usize;
+    let (mut in_str, mut escaped) = (false, false);
+    let mut chars = compact.chars().peekable();
+    let newline = |out: &mut String, depth: usize| {
+        out.push('\n');
+        for _ in 0..depth {
+            out.push_str("  ");
+        }
+    };
+    while let Some(c) = chars.next() {
+        if in_str {
+            out.push(c);
+            match (escaped, c) {
+                (true, _) => escaped = false,
+                (false, '\\') => escaped = true,
+                (false, '"') => in_str = false,
+                _ => {}
+            }
+            continue;
+        }
+        match c {
+            '"' => {
+                in_str = true;
+                out.push(c);
+            }
+            '{' | '[' => {
+                out.push(c);
+                // An empty object or array stays on its line.
+                if matches!(chars.peek(), Some('}' | ']')) {
+                    out.push(chars.next().expect("peeked"));
+                } else {
+                    depth += 1;
+                    newline(&mut out, depth);
+                }
+            }
+            '}' | ']' => {
+                depth = depth.saturating_sub(1);
+                newline(&mut out, depth);
+                out.push(c);
+            }
+            ',' => {
+                out.push(c);
+                newline(&mut out, depth);
+            }
+            ':' => out.push_str(": "),
+            _ => out.push(c),
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn pretty_json_only_adds_white_space() {
+        let compact = r#"{"schema":1,"b":[],"a":{"x":"a,b:{c}\"[","y":[1.50,-2e3,null]},"z":{}}"#;
+        let pretty = pretty_json(compact);
+        assert_eq!(
+            pretty,
+            "{\n  \"schema\": 1,\n  \"b\": [],\n  \"a\": {\n    \"x\": \"a,b:{c}\\\"[\",\n    \"y\": [\n      1.50,\n      -2e3,\n      null\n    ]\n  },\n  \"z\": {}\n}"
+        );
+        // Parsing both gives the same value, members in the same order.
+        let a: Value = serde_json::from_str(compact).unwrap();
+        let b: Value = serde_json::from_str(&pretty).unwrap();
+        assert_eq!(a, b);
+    }
 
     #[test]
     fn ages_and_numbers_read_plainly() {

@@ -298,9 +298,17 @@ fn move_item(m: &Value, why: Value, identity: String) -> impl IntoView {
     let id_state = identity.clone();
     let state = Signal::derive(move || reviews.state(&id_state).unwrap_or_default());
     let why_for_review = why.clone();
+    // Only the recommendations' list has a filter.
+    let filter = use_context::<MoveFilter>();
+    let owner = owner_of(&service);
+    let m_for_filter = m.clone();
+    let shown = move || {
+        let by_review = !(state.get() == "hidden" && !reviews.show_hidden.get());
+        by_review && filter.is_none_or(|f| f.passes(&m_for_filter, &owner))
+    };
     view! {
         <li class="move" data-service=service.clone() data-identity=identity.clone() data-review=state
-            style:display=move || if state.get() == "hidden" && !reviews.show_hidden.get() { "none" } else { "list-item" }>
+            style:display=move || if shown() { "list-item" } else { "none" }>
             <div class="move-head">
                 <strong>{service.clone()}</strong>
                 " from "<code>{s(&m["from"])}</code>" to "<code>{to.clone()}</code>
@@ -342,10 +350,63 @@ fn hidden_line(identities: Vec<String>) -> impl IntoView {
     }
 }
 
-/// The moves and their Why panels, split into the recommendations (the
-/// evidence backs them) and the rest; each with its Why.
 /// A move and its Why panel.
 type MoveAndWhy = (Value, Value, String);
+
+/// What the list of recommendations is narrowed to: a search over
+/// service, clusters and owner, a cluster (left or joined), and a least
+/// confidence. Moves left out stay in the advice (and in "take into a
+/// what-if"); only the list hides them.
+#[derive(Clone, Copy)]
+struct MoveFilter {
+    query: RwSignal<String>,
+    cluster: RwSignal<String>,
+    confidence: RwSignal<String>,
+}
+
+/// Confidence classes from strongest to weakest.
+const CLASSES: [&str; 4] = ["measured", "reported", "inferred", "guessed"];
+
+impl MoveFilter {
+    fn new() -> MoveFilter {
+        MoveFilter {
+            query: RwSignal::new(String::new()),
+            cluster: RwSignal::new(String::new()),
+            confidence: RwSignal::new(String::new()),
+        }
+    }
+
+    /// Does the move (with its service's owner) pass?
+    fn passes(&self, m: &Value, owner: &str) -> bool {
+        let q = self.query.get().trim().to_lowercase();
+        let text_ok = q.is_empty()
+            || [s(&m["service"]), s(&m["from"]), s(&m["to"]), owner.to_string()]
+                .iter()
+                .any(|t| t.to_lowercase().contains(&q));
+        let c = self.cluster.get();
+        let cluster_ok = c.is_empty() || m["from"] == c.as_str() || m["to"] == c.as_str();
+        let least = self.confidence.get();
+        let rank = |k: &str| CLASSES.iter().position(|x| *x == k).unwrap_or(CLASSES.len());
+        let conf_ok = least.is_empty() || rank(&s(&m["confidence"])) <= rank(&least);
+        text_ok && cluster_ok && conf_ok
+    }
+}
+
+/// The owner of each service, from the estate document the page loaded.
+fn owner_of(service: &str) -> String {
+    client::loaded_now()
+        .and_then(|l| {
+            l.document["services"].as_array().and_then(|ss| {
+                ss.iter()
+                    .find(|x| x["id"] == service)
+                    .and_then(|x| x["owner"].as_str().map(str::to_string))
+            })
+        })
+        .unwrap_or_default()
+}
+
+/// The moves and their Why panels, split into the recommendations (the
+/// evidence backs them) and the rest; each with its Why.
 
 fn split_moves(advice: &Value) -> (Vec<MoveAndWhy>, Vec<MoveAndWhy>) {
     let whys = arr(&advice["why"]);
@@ -387,6 +448,20 @@ fn Moves(advice: Value) -> impl IntoView {
     let before = &advice["totals_before"]["cost"];
     let after = &advice["totals_after"]["cost"];
     let identities: Vec<String> = recommended.iter().map(|(_, _, i)| i.clone()).collect();
+    let filter = MoveFilter::new();
+    provide_context(filter);
+    let mut clusters: Vec<String> = recommended
+        .iter()
+        .flat_map(|(m, _, _)| [s(&m["from"]), s(&m["to"])])
+        .collect();
+    clusters.sort();
+    clusters.dedup();
+    let total = recommended.len();
+    let for_count: Vec<(Value, String)> = recommended
+        .iter()
+        .map(|(m, _, _)| (m.clone(), owner_of(&s(&m["service"]))))
+        .collect();
+    let showing = move || for_count.iter().filter(|(m, o)| filter.passes(m, o)).count();
     let rows = recommended
         .into_iter()
         .map(|(m, why, identity)| move_item(&m, why, identity))
@@ -397,6 +472,24 @@ fn Moves(advice: Value) -> impl IntoView {
             <p>{format!("Estate cost {} → {} points (with every move on this page applied).", num(before, 1), num(after, 1))}</p>
             {bound_sentence(&advice).map(|b| view! { <p data-testid="bound">{b}</p> })}
             {hidden_line(identities)}
+            <div class="move-filter" role="search" aria-label="Narrow the recommendations">
+                <label for="mf-q">"Search"</label>
+                <input id="mf-q" type="search" placeholder="service, cluster or owner" bind:value=filter.query/>
+                <label for="mf-cluster">"Cluster"</label>
+                <select id="mf-cluster" on:change=move |ev| filter.cluster.set(event_target_value(&ev)) prop:value=move || filter.cluster.get()>
+                    <option value="">"any"</option>
+                    {clusters.into_iter().map(|c| view! { <option value=c.clone()>{c.clone()}</option> }).collect_view()}
+                </select>
+                <label for="mf-conf">"Confidence at least"</label>
+                <select id="mf-conf" on:change=move |ev| filter.confidence.set(event_target_value(&ev)) prop:value=move || filter.confidence.get()>
+                    <option value="">"any"</option>
+                    {CLASSES.into_iter().map(|c| view! { <option value=c>{c}</option> }).collect_view()}
+                </select>
+                <span role="status" data-testid="moves-showing">{move || {
+                    let n = showing();
+                    if n == total { format!("All {total} shown.") } else { format!("Showing {n} of {total}.") }
+                }}</span>
+            </div>
             <ol class="moves" data-testid="moves">{rows}</ol>
         </section>
     }
@@ -490,14 +583,32 @@ pub fn WhyPanel(why: Value) -> impl IntoView {
     let facts = arr(&why["facts"])
         .into_iter()
         .map(|f| {
+            // An RTT no stored fact gives is a policy value or an estimate
+            // from distance, not a measurement of age 0: say which.
+            let derived = match f["derivation"].as_str() {
+                Some("same_cluster") => Some(("nominal", "policy value for the same cluster")),
+                Some("same_site") => Some(("nominal", "policy value for the same site")),
+                Some("unknown") => Some(("nominal", "policy value for an unknown path")),
+                Some("great_circle") => Some(("estimated", "estimated from the distance between sites")),
+                _ => None,
+            };
             let class = s(&f["class"]);
+            let (badge, badge_class, source, shown_age) = match derived {
+                Some((label, words)) => (label.to_string(), "badge conf-nominal".to_string(), words.to_string(), "—".to_string()),
+                None => (
+                    class.clone(),
+                    format!("badge conf-{class}"),
+                    s(&f["source"]),
+                    age(f["age_s"].as_i64().unwrap_or_default()),
+                ),
+            };
             view! {
-                <tr>
+                <tr data-derived=derived.is_some().to_string()>
                     <td>{s(&f["fact"])}</td>
                     <td class="n">{num(&f["value"], 2)}</td>
-                    <td><span class=format!("badge conf-{class}")>{class.clone()}</span></td>
-                    <td>{s(&f["source"])}</td>
-                    <td class="n">{age(f["age_s"].as_i64().unwrap_or_default())}</td>
+                    <td><span class=badge_class>{badge}</span></td>
+                    <td>{source}</td>
+                    <td class="n">{shown_age}</td>
                 </tr>
             }
         })

@@ -25,6 +25,46 @@ pub fn WhatIf() -> impl IntoView {
     let saved = RwSignal::new(Vec::<String>::new());
     let pick_saved = RwSignal::new(String::new());
     let note = RwSignal::new(None::<String>);
+    // The name field's own problem (empty, or not an id), shown under it.
+    let name_error = RwSignal::new(None::<String>);
+    // The scenario as last saved or loaded: anything else is unsaved work.
+    let clean = RwSignal::new(None::<(String, Vec<Step>)>);
+    let from_address = StoredValue::new(true);
+    // The scenario lives in the address (`?steps=…&scenario=…`), so a
+    // reload or a shared link shows it again; and leaving with unsaved
+    // steps asks first.
+    Effect::new(move |_| {
+        if from_address.get_value() {
+            from_address.set_value(false);
+            if sc.steps.get_untracked().is_empty() {
+                if let Some(q) = client::query_param("steps") {
+                    match engine::steps_from_query(&q) {
+                        Ok(steps) => sc.steps.set(steps),
+                        Err(m) => error.set(Some(format!(
+                            "The address holds a scenario this page cannot read ({m}); it starts empty."
+                        ))),
+                    }
+                }
+                if let Some(n) = client::query_param("scenario") {
+                    sc.name.set(n);
+                }
+            }
+        }
+        let steps = sc.steps.get();
+        let name = sc.name.get();
+        let q = engine::steps_to_query(&steps);
+        let some = !steps.is_empty();
+        client::replace_query(&[
+            ("steps", some.then_some(q.as_str())),
+            ("scenario", some.then_some(name.as_str())),
+        ]);
+        let unsaved = some && clean.with(|c| c.as_ref() != Some(&(name, steps)));
+        client::set_unsaved(unsaved);
+    });
+    let unsaved = move || {
+        let steps = sc.steps.get();
+        !steps.is_empty() && clean.with(|c| c.as_ref() != Some(&(sc.name.get(), steps)))
+    };
 
     let refresh_saved = move |id: String| {
         leptos::task::spawn_local(async move {
@@ -110,21 +150,53 @@ pub fn WhatIf() -> impl IntoView {
         let Some(id) = auth.estate.get_untracked() else {
             return;
         };
-        let name = sc.name.get_untracked();
-        let body = engine::scenario_json(&name, &sc.steps.get_untracked());
+        let name = sc.name.get_untracked().trim().to_string();
+        // Checked here, at the field, with the server's own rule: an empty
+        // or odd name would otherwise make a broken address.
+        if name.is_empty() {
+            name_error.set(Some("Give the scenario a name first.".into()));
+            client::focus_by_id("sc-name");
+            return;
+        }
+        if let Some(p) = berth_engine::chars::id_problem(&name) {
+            name_error.set(Some(format!("Not a usable name: {p}.")));
+            client::focus_by_id("sc-name");
+            return;
+        }
+        name_error.set(None);
+        if saved.with_untracked(|s| s.contains(&name))
+            && clean.with_untracked(|c| c.as_ref().map(|c| &c.0) != Some(&name))
+            && !client::confirm(&format!(
+                "A scenario named {name:?} is already saved. Replace it with this one?"
+            ))
+        {
+            note.set(Some(format!("Not saved: {name:?} was kept as it was.")));
+            return;
+        }
+        let steps = sc.steps.get_untracked();
+        let body = engine::scenario_json(&name, &steps);
         leptos::task::spawn_local(async move {
             match client::request(
                 "PUT",
-                &format!("/api/estates/{id}/scenarios/{name}"),
+                &format!(
+                    "/api/estates/{id}/scenarios/{}",
+                    crate::common::encode(&name)
+                ),
                 Some(body),
             )
             .await
             {
                 Ok(_) => {
+                    error.set(None);
+                    sc.name.set(name.clone());
+                    clean.set(Some((name.clone(), steps)));
                     note.set(Some(format!("Saved as {name:?}.")));
                     refresh_saved(id);
                 }
-                Err(f) => error.set(Some(f.message)),
+                Err(f) => {
+                    note.set(None);
+                    error.set(Some(f.message));
+                }
             }
         });
     };
@@ -134,13 +206,29 @@ pub fn WhatIf() -> impl IntoView {
         };
         let name = pick_saved.get_untracked();
         if name.is_empty() {
+            note.set(Some("Pick a saved scenario to load first.".into()));
+            return;
+        }
+        if unsaved()
+            && !client::confirm(
+                "The scenario on this page is not saved. Load another and lose it?",
+            )
+        {
             return;
         }
         leptos::task::spawn_local(async move {
-            match client::get(&format!("/api/estates/{id}/scenarios/{name}")).await {
+            match client::get(&format!(
+                "/api/estates/{id}/scenarios/{}",
+                crate::common::encode(&name)
+            ))
+            .await
+            {
                 Ok(v) => match engine::steps_of(&v) {
                     Ok(steps) => {
+                        error.set(None);
+                        name_error.set(None);
                         sc.name.set(name.clone());
+                        clean.set(Some((name.clone(), steps.clone())));
                         sc.steps.set(steps);
                         note.set(Some(format!("Loaded {name:?}.")));
                     }
@@ -161,7 +249,11 @@ pub fn WhatIf() -> impl IntoView {
                 <section aria-labelledby="steps-h" class="panel">
                     <h2 id="steps-h">"Scenario"</h2>
                     <label for="sc-name">"Name"</label>
-                    <input id="sc-name" bind:value=sc.name/>
+                    <input id="sc-name" bind:value=sc.name
+                        aria-invalid=move || name_error.get().is_some().to_string()
+                        aria-describedby="sc-name-error"/>
+                    <span id="sc-name-error" class="field-error" role="alert" data-testid="name-error">{move || name_error.get()}</span>
+                    {move || unsaved().then(|| view! { <p class="hint" data-testid="unsaved">"Not saved: leaving this page's address asks first; the steps are kept in the address."</p> })}
                     <ol class="steps" data-testid="steps" data-count=move || sc.steps.get().len()>
                         {move || sc.steps.get().into_iter().enumerate().map(|(i, st)| {
                             let text = match &st {
@@ -221,7 +313,12 @@ pub fn WhatIf() -> impl IntoView {
                     {move || match projection.get() {
                         None => view! { <p class="loading" role="status">"Loading the estate into the engine…"</p> }.into_any(),
                         Some(Err(m)) => view! { <p class="error" role="alert">{format!("The scenario cannot be projected: {m}")}</p> }.into_any(),
-                        Some(Ok((p, ms))) => view! { <ProjectionView p=p ms=ms/> }.into_any(),
+                        Some(Ok((p, ms))) => {
+                            // The policy's utilisation target: where the
+                            // headroom penalty starts.
+                            let target = client::loaded_now().map_or(0.8, |l| l.policy.headroom_threshold);
+                            view! { <ProjectionView p=p ms=ms target=target/> }.into_any()
+                        }
                     }}
                 </section>
             </div>
@@ -230,7 +327,7 @@ pub fn WhatIf() -> impl IntoView {
 }
 
 #[component]
-fn ProjectionView(p: Value, ms: f64) -> impl IntoView {
+fn ProjectionView(p: Value, ms: f64, target: f64) -> impl IntoView {
     let f = |v: &Value| v.as_f64().unwrap_or_default();
     let (cb, ca) = (f(&p["before"]["cost"]), f(&p["after"]["cost"]));
     let (xb, xa) = (
@@ -253,9 +350,64 @@ fn ProjectionView(p: Value, ms: f64) -> impl IntoView {
             <td class="n">{num(&x["tolerance_pct"], 1)}</td><td>{s(&x["class"])}</td></tr>
         })
         .collect_view();
-    let moves = arr(&p["moves"])
+    let moves = arr(&p["moves"]);
+    let moved = moves.len();
+    let move_items = moves
         .into_iter()
         .map(|m| view! { <li>{format!("{}: {} → {} ({})", s(&m["service"]), s(&m["from"]), s(&m["to"]), s(&m["by"]))}</li> })
+        .collect_view();
+    // The cost by term: what each part of the estate's cost does.
+    let terms = berth_engine::cost::Term::ALL
+        .into_iter()
+        .filter(|t| t.in_totals())
+        .map(|t| {
+            let (b, a) = (f(&p["before"][t.id()]), f(&p["after"][t.id()]));
+            view! {
+                <tr data-term=t.id()><th scope="row">{t.label()}</th>
+                    <td class="n">{format!("{b:.1}")}</td><td class="n">{format!("{a:.1}")}</td>
+                    <td class="n">{signed(a - b, 1)}</td></tr>
+            }
+        })
+        .collect_view();
+    let evacuations = arr(&p["evacuations"])
+        .into_iter()
+        .map(|e| {
+            let cluster = s(&e["cluster"]);
+            let placed = arr(&e["placed"]);
+            let stuck = arr(&e["stuck"]);
+            let left = clusters.iter().find(|c| c["id"] == e["cluster"]).map(|c| {
+                let part = |r: &str, unit: &str| {
+                    c[r]["load_after"].as_f64().map_or_else(
+                        || format!("unknown {unit}"),
+                        |x| format!("{x:.1} {unit}"),
+                    )
+                };
+                format!("{} and {}", part("cpu", "cores"), part("memory", "GiB"))
+            });
+            let stuck_items = stuck
+                .iter()
+                .map(|x| {
+                    let why = arr(&x["reasons"])
+                        .iter()
+                        .map(|r| s(&r["message"]))
+                        .collect::<Vec<_>>()
+                        .join("; ");
+                    view! { <li><strong>{s(&x["service"])}</strong>" — "{why}</li> }
+                })
+                .collect_view();
+            view! {
+                <div class="evacuation" data-testid="evacuation" data-cluster=cluster.clone()>
+                    <p>{format!(
+                        "Evacuating {cluster} (step {}): {} service{} placed elsewhere, {} cannot leave.",
+                        e["step"], placed.len(), if placed.len() == 1 { "" } else { "s" }, stuck.len()
+                    )}</p>
+                    {(!stuck.is_empty()).then(|| view! { <ul class="stuck">{stuck_items}</ul> })}
+                    {left.map(|l| view! { <p class="hint" data-testid="load-left">{format!(
+                        "Still in use on {cluster} afterwards: {l} — the services that cannot leave and load Berth does not model as services (other workloads, system pods)."
+                    )}</p> })}
+                </div>
+            }
+        })
         .collect_view();
     view! {
         <p class="timing" data-testid="projected-in">{format!("Projected in your browser in {ms:.1} ms.")}</p>
@@ -264,7 +416,16 @@ fn ProjectionView(p: Value, ms: f64) -> impl IntoView {
             <BeforeAfter title="Cross-site traffic (MB/s)" before=xb after=xa testid="chart-cross"/>
         </div>
         <p data-testid="totals">{format!("Cost {cb:.1} → {ca:.1} points ({}), cross-site traffic {xb:.2} → {xa:.2} MB/s.", signed(ca - cb, 1))}</p>
-        <ClusterLoads clusters=clusters/>
+        <table class="terms" data-testid="term-breakdown">
+            <caption>"Cost by term (points)"</caption>
+            <thead><tr><th scope="col">"term"</th><th scope="col">"before"</th><th scope="col">"after"</th><th scope="col">"change"</th></tr></thead>
+            <tbody>{terms}
+                <tr class="total"><th scope="row">"total"</th><td class="n">{format!("{cb:.1}")}</td><td class="n">{format!("{ca:.1}")}</td><td class="n">{signed(ca - cb, 1)}</td></tr>
+            </tbody>
+        </table>
+        <ClusterLoads clusters=clusters.clone() resource="cpu" target=target/>
+        <ClusterLoads clusters=clusters resource="memory" target=target/>
+        {evacuations}
         <h3>"Warnings"</h3>
         {if warnings.is_empty() {
             view! { <p class="empty" data-testid="warnings-none">"No warnings."</p> }.into_any()
@@ -272,7 +433,11 @@ fn ProjectionView(p: Value, ms: f64) -> impl IntoView {
             view! { <ul class="warnings" data-testid="warnings">{warning_items}</ul> }.into_any()
         }}
         <h3>"Services moved"</h3>
-        <ul>{moves}</ul>
+        {if moved == 0 {
+            view! { <p class="empty" data-testid="moved-none">"No service changes cluster in this scenario."</p> }.into_any()
+        } else {
+            view! { <ul data-testid="moved">{move_items}</ul> }.into_any()
+        }}
         <h3>"Capacity sensitivity"</h3>
         <table>
             <thead><tr><th scope="col">"cluster"</th><th scope="col">"resource"</th><th scope="col">"verdict"</th><th scope="col">"tolerance %"</th><th scope="col">"class"</th></tr></thead>
@@ -308,38 +473,53 @@ pub fn BeforeAfter(
     }
 }
 
-/// CPU utilisation of every cluster before and after, as paired bars.
+/// Utilisation of one resource (`cpu` or `memory`) of every cluster,
+/// before and after, as paired bars, with the policy's target and 100 %
+/// marked; an after bar past the target is drawn in the warning colour.
 #[component]
-fn ClusterLoads(clusters: Vec<Value>) -> impl IntoView {
+fn ClusterLoads(clusters: Vec<Value>, resource: &'static str, target: f64) -> impl IntoView {
     let row_h = 22.0;
     let h = row_h * clusters.len() as f64 + 10.0;
+    // Utilisation 0..1.5 mapped to 0..240 px from x = 150: past 150 % the
+    // bar is clipped (the number beside it still says how far).
+    let x_of = |u: f64| 150.0 + u.clamp(0.0, 1.5) / 1.5 * 240.0;
+    let over = std::cell::Cell::new(0usize);
     let bars = clusters
         .iter()
         .enumerate()
         .map(|(i, c)| {
             let y = 5.0 + i as f64 * row_h;
-            let u = |k: &str| c["cpu"][k].as_f64();
-            // Utilisation 0..1.5 mapped to 0..240 px: past 150 % the bar
-            // is clipped (the number beside it still says how far).
-            let w = |x: Option<f64>| x.map(|x| (x.clamp(0.0, 1.5) / 1.5 * 240.0).max(1.0)).unwrap_or(0.0);
+            let u = |k: &str| c[resource][k].as_f64();
+            let w = |x: Option<f64>| x.map(|x| (x_of(x) - 150.0).max(1.0)).unwrap_or(0.0);
             let label = |x: Option<f64>| x.map(|x| format!("{:.0}%", x * 100.0)).unwrap_or_else(|| "unknown".into());
             let (b, a) = (u("utilisation_before"), u("utilisation_after"));
             let evac = c["evacuated"].as_bool().unwrap_or(false);
+            let hot = a.is_some_and(|a| a > target);
+            if hot {
+                over.set(over.get() + 1);
+            }
             view! {
-                <g>
+                <g data-cluster=s(&c["id"]) data-over=hot.to_string()>
                     <text x="0" y=y + 13.0 class="lbl">{s(&c["id"])}{if evac { " (evacuated)" } else { "" }}</text>
                     <rect x="150" y=y height="8" width=w(b) class="bar before"/>
-                    <rect x="150" y=y + 9.0 height="8" width=w(a) class="bar after"/>
-                    <text x="400" y=y + 13.0 class="val">{format!("{} → {}", label(b), label(a))}</text>
+                    <rect x="150" y=y + 9.0 height="8" width=w(a) class=if hot { "bar after over" } else { "bar after" }/>
+                    <text x="400" y=y + 13.0 class="val">{format!("{} → {}", label(b), label(a))}{if hot { " over target" } else { "" }}</text>
                 </g>
             }
         })
         .collect_view();
+    let (what, unit) = if resource == "cpu" { ("CPU", "cores") } else { ("Memory", "GiB") };
+    let pct = (target * 100.0).round();
+    let caption = format!(
+        "{what} utilisation ({unit}) per cluster, before (upper) and after (lower bar); dashed: 100 %, dotted: the policy's {pct:.0} % target"
+    );
+    let over = over.get();
     view! {
-        <figure class="chart" data-testid="chart-clusters">
-            <figcaption>"CPU utilisation per cluster, before (upper) and after (lower bar); the line marks 100 %"</figcaption>
-            <svg viewBox=format!("0 0 520 {h}") role="img" aria-label="CPU utilisation per cluster before and after">
-                <line x1="310" x2="310" y1="0" y2=h class="full"/>
+        <figure class="chart" data-testid=format!("chart-clusters-{resource}") data-target=target data-over=over>
+            <figcaption>{caption}</figcaption>
+            <svg viewBox=format!("0 0 520 {h}") role="img" aria-label=format!("{what} utilisation per cluster before and after; {over} over the {pct:.0} % target after")>
+                <line x1=x_of(target) x2=x_of(target) y1="0" y2=h class="target"/>
+                <line x1=x_of(1.0) x2=x_of(1.0) y1="0" y2=h class="full"/>
                 {bars}
             </svg>
         </figure>
