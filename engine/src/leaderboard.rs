@@ -561,7 +561,12 @@ mod tests {
         assert_eq!(b.cases, 4);
         for r in &b.per_case {
             for g in r.gains.iter().flatten() {
-                assert!(*g <= r.reference + 1e-9, "{}: {g} > {}", r.name, r.reference);
+                assert!(
+                    *g <= r.reference + 1e-9,
+                    "{}: {g} > {}",
+                    r.name,
+                    r.reference
+                );
             }
         }
         for d in &b.deciders {

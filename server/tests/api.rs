@@ -818,10 +818,10 @@ async fn what_if_compare_and_scenarios(b: Backend) {
         .expect(StatusCode::NOT_FOUND);
 }
 
+both!(the_decider_leaderboard);
 /// The decider leaderboard through the API: the quick suite and this
 /// estate, every built-in scored, the same engine code as the CLI; a bad
 /// suite name is a 400 that names the good ones.
-both!(the_decider_leaderboard);
 async fn the_decider_leaderboard(b: Backend) {
     let t = TestApp::new(b).await;
     let admin = TestApp::admin();

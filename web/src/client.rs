@@ -90,9 +90,7 @@ pub fn may_be_signed_in() -> bool {
             .ok()
             .and_then(|c| c.as_string())
             .unwrap_or_default();
-        cookies
-            .split(';')
-            .any(|c| c.trim() == "berth_signed_in=1")
+        cookies.split(';').any(|c| c.trim() == "berth_signed_in=1")
     }
     #[cfg(not(feature = "hydrate"))]
     {

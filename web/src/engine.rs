@@ -156,9 +156,7 @@ pub fn steps_from_query(q: &str) -> Result<Vec<Step>, String> {
     q.split(',')
         .enumerate()
         .map(|(i, part)| {
-            let bad = |why: String| {
-                format!("step {} of the address ({part:?}): {why}", i + 1)
-            };
+            let bad = |why: String| format!("step {} of the address ({part:?}): {why}", i + 1);
             if let Some(c) = part.strip_prefix('!') {
                 if let Some(p) = berth_engine::chars::id_problem(c) {
                     return Err(bad(p));

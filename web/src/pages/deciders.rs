@@ -362,7 +362,6 @@ fn ComparisonView(c: Value) -> impl IntoView {
         {row("confidence", &|d| d["weakest_confidence"].as_str().unwrap_or("—").to_string())}
         {row("time (ms)", &|d| num(&d["run_time_ms"], 1))}
         {row("error", &|d| if d["error"].is_null() { String::new() } else { s(&d["error"]["message"]) })}
-        {row("note", &|d| s(&d["note"]))}
     };
     let per_decider = ds
         .iter()
@@ -434,9 +433,16 @@ fn DeciderDetail(d: Value) -> impl IntoView {
         })
         .collect_view();
     let has_error = !d["error"].is_null();
+    let note = d["note"].as_str().map(str::to_string);
+    let headline = if has_error {
+        "no usable reply".to_string()
+    } else {
+        format!("{n} accepted, {} refused", refused.len())
+    };
     view! {
-        <section class="decider-detail" data-testid=format!("decider-{name}") aria-label=format!("{name}'s proposals")>
-            <h4>{name.clone()}</h4>
+        <details class="decider-detail" data-testid=format!("decider-{name}")>
+            <summary aria-label=format!("{name}'s proposals: {headline}")><strong>{name.clone()}</strong>{format!(" — {headline}")}</summary>
+            {note.map(|n| view! { <p class="hint">{n}</p> })}
             {if has_error {
                 view! { <p class="error">{format!("No usable reply: {}", s(&d["error"]["message"]))}</p> }.into_any()
             } else if n == 0 {
@@ -451,7 +457,7 @@ fn DeciderDetail(d: Value) -> impl IntoView {
                 <p>{format!("Refused ({}):", refused.len())}</p>
                 <ul class="refused" data-testid=format!("refused-{name}")>{refused_items}</ul>
             })}
-        </section>
+        </details>
     }
 }
 

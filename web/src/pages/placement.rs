@@ -303,7 +303,7 @@ fn move_item(m: &Value, why: Value, identity: String) -> impl IntoView {
     let owner = owner_of(&service);
     let m_for_filter = m.clone();
     let shown = move || {
-        let by_review = !(state.get() == "hidden" && !reviews.show_hidden.get());
+        let by_review = state.get() != "hidden" || reviews.show_hidden.get();
         by_review && filter.is_none_or(|f| f.passes(&m_for_filter, &owner))
     };
     view! {
@@ -380,13 +380,23 @@ impl MoveFilter {
     fn passes(&self, m: &Value, owner: &str) -> bool {
         let q = self.query.get().trim().to_lowercase();
         let text_ok = q.is_empty()
-            || [s(&m["service"]), s(&m["from"]), s(&m["to"]), owner.to_string()]
-                .iter()
-                .any(|t| t.to_lowercase().contains(&q));
+            || [
+                s(&m["service"]),
+                s(&m["from"]),
+                s(&m["to"]),
+                owner.to_string(),
+            ]
+            .iter()
+            .any(|t| t.to_lowercase().contains(&q));
         let c = self.cluster.get();
         let cluster_ok = c.is_empty() || m["from"] == c.as_str() || m["to"] == c.as_str();
         let least = self.confidence.get();
-        let rank = |k: &str| CLASSES.iter().position(|x| *x == k).unwrap_or(CLASSES.len());
+        let rank = |k: &str| {
+            CLASSES
+                .iter()
+                .position(|x| *x == k)
+                .unwrap_or(CLASSES.len())
+        };
         let conf_ok = least.is_empty() || rank(&s(&m["confidence"])) <= rank(&least);
         text_ok && cluster_ok && conf_ok
     }
@@ -407,7 +417,6 @@ fn owner_of(service: &str) -> String {
 
 /// The moves and their Why panels, split into the recommendations (the
 /// evidence backs them) and the rest; each with its Why.
-
 fn split_moves(advice: &Value) -> (Vec<MoveAndWhy>, Vec<MoveAndWhy>) {
     let whys = arr(&advice["why"]);
     let moves = arr(&advice["moves"]);
@@ -461,7 +470,12 @@ fn Moves(advice: Value) -> impl IntoView {
         .iter()
         .map(|(m, _, _)| (m.clone(), owner_of(&s(&m["service"]))))
         .collect();
-    let showing = move || for_count.iter().filter(|(m, o)| filter.passes(m, o)).count();
+    let showing = move || {
+        for_count
+            .iter()
+            .filter(|(m, o)| filter.passes(m, o))
+            .count()
+    };
     let rows = recommended
         .into_iter()
         .map(|(m, why, identity)| move_item(&m, why, identity))
@@ -589,12 +603,19 @@ pub fn WhyPanel(why: Value) -> impl IntoView {
                 Some("same_cluster") => Some(("nominal", "policy value for the same cluster")),
                 Some("same_site") => Some(("nominal", "policy value for the same site")),
                 Some("unknown") => Some(("nominal", "policy value for an unknown path")),
-                Some("great_circle") => Some(("estimated", "estimated from the distance between sites")),
+                Some("great_circle") => {
+                    Some(("estimated", "estimated from the distance between sites"))
+                }
                 _ => None,
             };
             let class = s(&f["class"]);
             let (badge, badge_class, source, shown_age) = match derived {
-                Some((label, words)) => (label.to_string(), "badge conf-nominal".to_string(), words.to_string(), "—".to_string()),
+                Some((label, words)) => (
+                    label.to_string(),
+                    "badge conf-nominal".to_string(),
+                    words.to_string(),
+                    "—".to_string(),
+                ),
                 None => (
                     class.clone(),
                     format!("badge conf-{class}"),

@@ -116,7 +116,11 @@ pub fn PolicyPage() -> impl IntoView {
                 _ => {
                     problems.insert(
                         path.clone(),
-                        format!("{:?} is not a number; enter one like {}", text, shown(f.default)),
+                        format!(
+                            "{:?} is not a number; enter one like {}",
+                            text,
+                            shown(f.default)
+                        ),
                     );
                 }
             }
@@ -137,7 +141,8 @@ pub fn PolicyPage() -> impl IntoView {
         Some((p, problems, parsed))
     });
     let problem_of = move |path: &'static str| {
-        draft.with(|d| d.as_ref().and_then(|d| d.1.get(path).cloned()))
+        draft
+            .with(|d| d.as_ref().and_then(|d| d.1.get(path).cloned()))
             .or_else(|| refused.with(|r| r.get(path).cloned()))
     };
 

@@ -210,9 +210,7 @@ pub fn WhatIf() -> impl IntoView {
             return;
         }
         if unsaved()
-            && !client::confirm(
-                "The scenario on this page is not saved. Load another and lose it?",
-            )
+            && !client::confirm("The scenario on this page is not saved. Load another and lose it?")
         {
             return;
         }
@@ -508,7 +506,11 @@ fn ClusterLoads(clusters: Vec<Value>, resource: &'static str, target: f64) -> im
             }
         })
         .collect_view();
-    let (what, unit) = if resource == "cpu" { ("CPU", "cores") } else { ("Memory", "GiB") };
+    let (what, unit) = if resource == "cpu" {
+        ("CPU", "cores")
+    } else {
+        ("Memory", "GiB")
+    };
     let pct = (target * 100.0).round();
     let caption = format!(
         "{what} utilisation ({unit}) per cluster, before (upper) and after (lower bar); dashed: 100 %, dotted: the policy's {pct:.0} % target"
@@ -517,7 +519,7 @@ fn ClusterLoads(clusters: Vec<Value>, resource: &'static str, target: f64) -> im
     view! {
         <figure class="chart" data-testid=format!("chart-clusters-{resource}") data-target=target data-over=over>
             <figcaption>{caption}</figcaption>
-            <svg viewBox=format!("0 0 520 {h}") role="img" aria-label=format!("{what} utilisation per cluster before and after; {over} over the {pct:.0} % target after")>
+            <svg viewBox=format!("0 0 560 {h}") role="img" aria-label=format!("{what} utilisation per cluster before and after; {over} over the {pct:.0} % target after")>
                 <line x1=x_of(target) x2=x_of(target) y1="0" y2=h class="target"/>
                 <line x1=x_of(1.0) x2=x_of(1.0) y1="0" y2=h class="full"/>
                 {bars}
