@@ -144,6 +144,34 @@ test('sign in; Placement shows the sample moves, a Why panel with flip condition
   assert.equal(await page.getByTestId('moves-showing').textContent(), `All ${total} shown.`);
 });
 
+test('where could it go: from a move to every cluster ranked for its service, the same ranking as the server, refusals with their rule', async () => {
+  await signIn(page, server.base, viewer);
+  await page.goto(`${server.base}/?now=${NOW}`);
+  await page.locator('[data-testid=moves] li.move').first().waitFor();
+  await page.getByRole('link', { name: 'Where else could carrier-gateway go?' }).click();
+  await page.waitForURL(u => u.pathname === '/place' && u.searchParams.get('service') === 'carrier-gateway' && u.searchParams.get('now') === NOW);
+  const verdict = page.getByTestId('place-verdict');
+  await verdict.waitFor();
+  const rows = page.locator('[data-testid=place-ranked] tbody tr');
+  const ranked = await rows.evaluateAll(rs => rs.map(r => r.dataset.cluster));
+  assert.ok(ranked.length >= 2, ranked.join(' '));
+  const ranks = await rows.evaluateAll(rs => rs.map(r => Number(r.dataset.rank)));
+  assert.deepEqual(ranks, ranks.map((_, i) => i + 1));
+  // The same ranking as the server's `berth place`.
+  const served = await page.evaluate(async now => (await (await fetch(`/api/estates/sample/place/carrier-gateway?now=${now}`)).json()).result, NOW);
+  assert.deepEqual(ranked, served.candidates.filter(c => c.eligible).map(c => c.cluster));
+  assert.equal(await verdict.getAttribute('data-verdict'), served.verdict);
+  assert.equal(await verdict.getAttribute('data-best'), served.best ?? '');
+  const refused = page.locator('[data-testid=place-refused] li');
+  assert.equal(await refused.count(), served.candidates.filter(c => !c.eligible).length);
+  if (await refused.count() > 0) assert.match(await refused.first().textContent(), /: \w+ — /);
+  await shot('place');
+  // Another service from the picker; the address follows.
+  await page.getByLabel('Service').selectOption('payments');
+  await page.waitForURL(u => u.searchParams.get('service') === 'payments');
+  await page.locator('[data-testid=place-refused] li', { hasText: 'pinned' }).first().waitFor();
+});
+
 test('Placement exports the plan of its moves: the Markdown download names every move, the estate version and the policy digest', async () => {
   await signIn(page, server.base, operator);
   await page.goto(`${server.base}/?now=${NOW}`);
@@ -501,6 +529,64 @@ test('a viewer sees no policy controls, and the server refuses a change anyway',
   assert.equal(status, 403);
   problems = problems.filter(p => !/status of 403/.test(p));
   await shot('policy-viewer');
+});
+
+test('the service graph: services boxed by cluster and site, cross-site flows marked, moves as arrows; a cluster closes to one node, a service shows its flows, the view zooms', async () => {
+  await signIn(page, server.base, viewer);
+  await page.goto(`${server.base}/estate?now=${NOW}`);
+  const graph = page.getByTestId('graph');
+  await graph.locator('g.g-svc').first().waitFor();
+  const clusters = await graph.locator('g.g-cluster').count();
+  assert.equal(clusters, 15, 'every cluster of the sample, boxed');
+  assert.equal(await graph.locator('g.g-cluster[data-expanded=true]').count(), 15, 'a small estate starts open');
+  assert.equal(await graph.locator('g.g-svc').count(), 74);
+  assert.ok(await graph.locator('line.g-edge.cross').count() >= 1, 'cross-site lines');
+  assert.ok(await graph.locator('line.g-edge:not(.cross)').count() >= 1, 'lines within a site');
+  // Every service box sits inside its cluster's box.
+  const outside = await graph.evaluate(svg => {
+    const bad = [];
+    for (const g of svg.querySelectorAll('g.g-cluster')) {
+      const c = g.querySelector('rect').getBBox();
+      const id = g.dataset.cluster;
+      for (const s of svg.querySelectorAll('g.g-svc')) {
+        const title = s.querySelector('title').textContent;
+        if (!title.endsWith(` on ${id}`)) continue;
+        const r = s.querySelector('rect').getBBox();
+        if (r.x < c.x || r.y < c.y || r.x + r.width > c.x + c.width || r.y + r.height > c.y + c.height) bad.push(s.dataset.service);
+      }
+    }
+    return bad;
+  });
+  assert.deepEqual(outside, []);
+  // The recommended moves, as arrows.
+  const arrows = graph.locator('line.g-move');
+  await arrows.first().waitFor();
+  assert.ok(await arrows.count() >= 1);
+  assert.equal(await graph.locator('line.g-move[data-service=carrier-gateway]').count(), 1);
+  await shot('estate-graph');
+  // Close c-fra-1: one node saying how many, its services gone.
+  await page.getByRole('button', { name: 'Close cluster c-fra-1' }).click();
+  const fra1 = graph.locator('g.g-cluster[data-cluster=c-fra-1]');
+  await page.waitForFunction(() => document.querySelector('g.g-cluster[data-cluster=c-fra-1]')?.dataset.expanded === 'false');
+  assert.match(await fra1.textContent(), /c-fra-1 ▸ 14 services/);
+  assert.equal(await graph.locator('g.g-svc').count(), 74 - 14);
+  await page.getByRole('button', { name: 'Open cluster c-fra-1' }).click();
+  await page.waitForFunction(() => document.querySelectorAll('g.g-svc').length === 74);
+  // A service's flows beside the graph.
+  await page.getByRole('button', { name: 'Service cart: show its flows' }).click();
+  const panel = page.getByTestId('graph-panel');
+  await panel.waitFor();
+  assert.match(await panel.locator('h3').textContent(), /^cart$/);
+  assert.ok(await panel.locator('tbody tr').count() >= 1, 'cart has flows');
+  assert.equal(await panel.getByRole('link', { name: 'Where else could cart go?' }).count(), 1);
+  // Zoom in: the view shows less of the estate.
+  const vb0 = (await graph.getAttribute('viewBox')).split(' ').map(Number);
+  await page.getByRole('button', { name: 'Zoom in' }).click();
+  await page.waitForFunction(() => document.querySelector('[data-testid=graph]').dataset.zoom === '1.50');
+  const vb1 = (await graph.getAttribute('viewBox')).split(' ').map(Number);
+  assert.ok(vb1[2] < vb0[2] && vb1[3] < vb0[3], `${vb0} → ${vb1}`);
+  await page.getByRole('button', { name: 'Whole estate' }).click();
+  await page.waitForFunction(() => document.querySelector('[data-testid=graph]').dataset.zoom === '1.00');
 });
 
 test('Estate and Health pages render their parts', async () => {

@@ -257,11 +257,17 @@ async fn registration_is_admin_only_checked_whole_and_secrets_are_write_only(b: 
             json!("http://[::ffff:169.254.169.254]/"),
             "cannot be called",
         ),
-        // Loopback outside the allow-list (127.0.0.1/32 here).
+        // Loopback outside the allow-list (127.0.0.1/32 here): refused,
+        // saying which flag would open it.
         (
             "url",
             json!("http://127.0.0.2:8000/"),
             "127.0.0.2 cannot be called",
+        ),
+        (
+            "url",
+            json!("http://127.0.0.2:8000/"),
+            "starting the server with --decider-allow 127.0.0.2/32",
         ),
         ("timeout_ms", json!(999), "1000 to 25000"),
         ("name", json!("heaviest-talker"), "built-in"),

@@ -345,6 +345,13 @@ async fn blocked_literals_are_refused_before_any_connect() {
         "refused to contact `169.254.169.254` at 169.254.169.254 (cloud metadata): deciders may \
          only be at public addresses, or at loopback or private ones an administrator allowed"
     );
+    // An address an allow-list could open says how.
+    assert!(berth::external::address::allow_hint("169.254.169.254".parse().unwrap()).is_none());
+    assert_eq!(
+        berth::external::address::allow_hint("10.1.2.3".parse().unwrap()).as_deref(),
+        Some("an administrator can allow it by starting the server with --decider-allow 10.1.2.3/32 (or a wider CIDR)")
+    );
+    assert!(berth::external::address::allow_hint("::ffff:127.0.0.1".parse().unwrap()).is_none());
 }
 
 /// URLs that are not an absolute http(s) URL with a host, without user

@@ -107,6 +107,7 @@ pub fn App() -> impl IntoView {
                     <Route path=path!("/deciders") view=pages::deciders::Deciders/>
                     <Route path=path!("/estate") view=pages::estate::EstatePage/>
                     <Route path=path!("/policy") view=pages::policy::PolicyPage/>
+                    <Route path=path!("/place") view=pages::place::PlacePage/>
                     <Route path=path!("/health") view=pages::health::Health/>
                     <Route path=path!("/estates/new") view=pages::new_estate::NewEstate/>
                     <Route path=path!("/import") view=pages::import::ImportPage/>

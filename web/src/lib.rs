@@ -26,6 +26,7 @@ pub mod cities;
 pub mod client;
 pub mod common;
 pub mod engine;
+pub mod graph;
 pub mod history;
 pub mod pages;
 pub mod policy_fields;

@@ -11,6 +11,7 @@ use super::{age, arr, num, s};
 use crate::client;
 use crate::common::{Auth, ErrorLine, Gate};
 use crate::engine;
+use crate::graph;
 
 /// One stored fact of the estate document.
 #[derive(Clone, Debug, PartialEq)]
@@ -330,69 +331,272 @@ fn Clusters(doc: Value) -> impl IntoView {
     }
 }
 
-/// The heaviest flows drawn on a circle of services grouped by cluster;
-/// line width grows with the flow's weight.
+/// The service graph, boxed like Kiali's: services in their cluster, clusters
+/// in their site (`crate::graph` lays it out). Lines sum the flows between
+/// what is drawn, thicker for more weight, red across sites; the
+/// recommended moves are dashed arrows from cluster to cluster. A large
+/// estate starts with its clusters collapsed; a click on a cluster's name
+/// opens or closes it, a click on a service shows its flows beside the
+/// graph. Zoom and pan with the buttons.
 #[component]
 fn Graph(doc: Value) -> impl IntoView {
-    // 150 heaviest flows: beyond that lines become a grey disc on a page
-    // this size; the table below the map has every fact.
-    const MAX_FLOWS: usize = 150;
-    let mut flows = arr(&doc["flows"]);
-    flows.sort_by(|a, b| {
-        let w = |x: &Value| x["weight"]["value"].as_f64().unwrap_or(0.0);
-        w(b).total_cmp(&w(a))
+    let auth = expect_context::<Auth>();
+    let expanded = RwSignal::new(graph::default_expanded(&doc));
+    let selected = RwSignal::new(None::<String>);
+    let zoom = RwSignal::new(1.0f64);
+    let pan = RwSignal::new((0.0f64, 0.0f64));
+    // The recommended moves (the evidence backs them), from the engine in
+    // the browser at the page's time.
+    let moves = Memo::new(move |_| {
+        client::loaded_now()
+            .map(|l| {
+                berth_engine::advise(&l.estate, &l.policy, client::eval_now())
+                    .moves
+                    .into_iter()
+                    .filter(|m| m.evidence.is_none())
+                    .map(|m| (m.service, m.from, m.to))
+                    .collect::<Vec<_>>()
+            })
+            .unwrap_or_default()
     });
-    flows.truncate(MAX_FLOWS);
-    let mut names: Vec<(String, String)> = Vec::new();
-    for f in &flows {
-        for k in ["from", "to"] {
-            let id = s(&f[k]);
-            if !names.iter().any(|n| n.0 == id) {
-                let cluster = arr(&doc["services"])
-                    .iter()
-                    .find(|x| x["id"] == id.as_str())
-                    .map(|x| s(&x["cluster"]))
-                    .unwrap_or_default();
-                names.push((id, cluster));
-            }
-        }
-    }
-    names.sort_by(|a, b| (&a.1, &a.0).cmp(&(&b.1, &b.0)));
-    let n = names.len().max(1) as f64;
-    let pos = |id: &str| {
-        let i = names.iter().position(|x| x.0 == id).unwrap_or(0) as f64;
-        let a = i / n * std::f64::consts::TAU;
-        (200.0 + 150.0 * a.cos(), 200.0 + 150.0 * a.sin())
+    let doc_for_layout = doc.clone();
+    let lay = Memo::new(move |_| graph::layout(&doc_for_layout, &expanded.get()));
+    let all_clusters: Vec<String> = arr(&doc["clusters"]).iter().map(|c| s(&c["id"])).collect();
+    let view_box = move || {
+        let (l, z, (px, py)) = (lay.get(), zoom.get(), pan.get());
+        let (w, h) = (l.width.max(1.0) / z, l.height.max(1.0) / z);
+        format!("{:.1} {:.1} {w:.1} {h:.1}", px - 10.0, py - 10.0)
     };
-    let maxw = flows
-        .iter()
-        .filter_map(|f| f["weight"]["value"].as_f64())
-        .fold(1e-9, f64::max);
-    let lines = flows
-        .iter()
-        .map(|f| {
-            let (a, b) = (pos(&s(&f["from"])), pos(&s(&f["to"])));
-            let w = f["weight"]["value"].as_f64();
-            let title = format!("{} → {}: weight {}", s(&f["from"]), s(&f["to"]), num(&f["weight"]["value"], 1));
-            view! {
-                <line x1=a.0 y1=a.1 x2=b.0 y2=b.1 class="flow" stroke-width=0.5 + 4.0 * w.unwrap_or(0.0) / maxw><title>{title}</title></line>
-            }
+    let step = move |dx: f64, dy: f64| {
+        let l = lay.get_untracked();
+        let z = zoom.get_untracked();
+        pan.update(|(x, y)| {
+            *x = (*x + dx * l.width / z / 4.0).clamp(0.0, l.width);
+            *y = (*y + dy * l.height / z / 4.0).clamp(0.0, l.height);
+        });
+    };
+    let zoom_by = move |f: f64| {
+        let l = lay.get_untracked();
+        let z0 = zoom.get_untracked();
+        // 1× shows everything; past 8× a service name fills the view.
+        let z1 = (z0 * f).clamp(1.0, 8.0);
+        // Keep the centre where it is.
+        pan.update(|(x, y)| {
+            let (cx, cy) = (*x + l.width / z0 / 2.0, *y + l.height / z0 / 2.0);
+            *x = (cx - l.width / z1 / 2.0).max(0.0);
+            *y = (cy - l.height / z1 / 2.0).max(0.0);
+        });
+        zoom.set(z1);
+    };
+    let drawing = move || {
+        let l = lay.get();
+        let maxw = l.edges.iter().map(|e| e.weight).fold(1e-9, f64::max);
+        let sites = l
+            .sites
+            .iter()
+            .map(|b| {
+                let r = &b.rect;
+                view! {
+                    <g class="g-site" data-site=b.id.clone()>
+                        <rect x=r.x y=r.y width=r.w height=r.h rx="6"/>
+                        <text x=r.x + 6.0 y=r.y + 13.0 class="g-title">{format!("site {}", b.id)}</text>
+                    </g>
+                }
+            })
+            .collect_view();
+        let clusters = l
+            .clusters
+            .iter()
+            .map(|c| {
+                let r = &c.rect;
+                let id = c.id.clone();
+                let toggle = move |_| {
+                    let id = id.clone();
+                    expanded.update(|e| {
+                        if !e.remove(&id) {
+                            e.insert(id);
+                        }
+                    });
+                };
+                let label = if c.expanded {
+                    format!("{} ▾", c.id)
+                } else {
+                    format!("{} ▸ {} service{}", c.id, c.services, if c.services == 1 { "" } else { "s" })
+                };
+                let action = if c.expanded { "Close" } else { "Open" };
+                view! {
+                    <g class=if c.expanded { "g-cluster open" } else { "g-cluster" } data-cluster=c.id.clone() data-expanded=c.expanded.to_string()>
+                        <rect x=r.x y=r.y width=r.w height=r.h rx="4"/>
+                        <text x=r.x + 5.0 y=r.y + 13.0 class="g-title g-toggle" role="button" tabindex="0"
+                            aria-label=format!("{action} cluster {}", c.id) on:click=toggle>{label}</text>
+                    </g>
+                }
+            })
+            .collect_view();
+        let edges = l
+            .edges
+            .iter()
+            .map(|e| {
+                let title = format!(
+                    "{} — {}: weight {:.1} over {} flow{}{}",
+                    e.a,
+                    e.b,
+                    e.weight,
+                    e.flows,
+                    if e.flows == 1 { "" } else { "s" },
+                    if e.cross_site { ", across sites" } else { "" }
+                );
+                view! {
+                    <line x1=e.from.0 y1=e.from.1 x2=e.to.0 y2=e.to.1
+                        class=if e.cross_site { "g-edge cross" } else { "g-edge" }
+                        stroke-width=0.6 + 5.0 * e.weight / maxw><title>{title}</title></line>
+                }
+            })
+            .collect_view();
+        let centre = |cluster: &str| {
+            l.clusters
+                .iter()
+                .find(|c| c.id == cluster)
+                .map(|c| c.rect.centre())
+        };
+        let arrows = moves
+            .get()
+            .into_iter()
+            .filter_map(|(svc, from, to)| {
+                let (a, b) = (centre(&from)?, centre(&to)?);
+                Some(view! {
+                    <line x1=a.0 y1=a.1 x2=b.0 y2=b.1 class="g-move" marker-end="url(#g-arrow)" data-service=svc.clone()>
+                        <title>{format!("recommended: move {svc} from {from} to {to}")}</title>
+                    </line>
+                })
+            })
+            .collect_view();
+        let services = l
+            .services
+            .iter()
+            .map(|n| {
+                let r = &n.rect;
+                let id = n.id.clone();
+                let id2 = id.clone();
+                let short: String = if id.chars().count() > 17 {
+                    id.chars().take(16).chain(std::iter::once('…')).collect()
+                } else {
+                    id.clone()
+                };
+                view! {
+                    <g class="g-svc" data-service=id.clone()
+                        class:selected=move || selected.get().as_deref() == Some(id2.as_str())>
+                        <rect x=r.x y=r.y width=r.w height=r.h rx="3" role="button" tabindex="0"
+                            aria-label=format!("Service {id}: show its flows")
+                            on:click={ let id = id.clone(); move |_| selected.set(Some(id.clone())) }/>
+                        <text x=r.x + 4.0 y=r.y + 10.5>{short}<title>{format!("{id} on {}", n.cluster)}</title></text>
+                    </g>
+                }
+            })
+            .collect_view();
+        view! {
+            <defs>
+                <marker id="g-arrow" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="7" markerHeight="7" orient="auto-start-reverse">
+                    <path d="M 0 0 L 10 5 L 0 10 z" class="g-arrowhead"/>
+                </marker>
+            </defs>
+            {sites}{clusters}{edges}{services}{arrows}
+        }
+    };
+    let summary = move || {
+        let l = lay.get();
+        format!(
+            "{} sites, {} clusters ({} open), {} services drawn; {} flows in {} lines, {} inside closed clusters or past the {} heaviest lines; {} recommended move{} as dashed arrows.",
+            l.sites.len(),
+            l.clusters.len(),
+            l.clusters.iter().filter(|c| c.expanded).count(),
+            l.services.len(),
+            l.flows_drawn,
+            l.edges.len(),
+            l.flows_hidden,
+            graph::MAX_EDGES,
+            moves.with(Vec::len),
+            if moves.with(Vec::len) == 1 { "" } else { "s" }
+        )
+    };
+    let doc_for_panel = doc.clone();
+    let panel = move || {
+        let id = selected.get()?;
+        let svc = arr(&doc_for_panel["services"])
+            .into_iter()
+            .find(|x| x["id"] == id.as_str())?;
+        let cluster = s(&svc["cluster"]);
+        let mut flows: Vec<(String, String, f64, String)> = arr(&doc_for_panel["flows"])
+            .into_iter()
+            .filter_map(|f| {
+                let (a, b) = (s(&f["from"]), s(&f["to"]));
+                let w = f["weight"]["value"].as_f64().unwrap_or(0.0);
+                let mb = num(&f["mb_s"]["value"], 2);
+                if a == id {
+                    Some(("→".to_string(), b, w, mb))
+                } else if b == id {
+                    Some(("←".to_string(), a, w, mb))
+                } else {
+                    None
+                }
+            })
+            .collect();
+        flows.sort_by(|x, y| y.2.total_cmp(&x.2).then_with(|| x.1.cmp(&y.1)));
+        let n = flows.len();
+        let rows = flows
+            .into_iter()
+            .map(|(dir, peer, w, mb)| view! { <tr><td>{dir}</td><td>{peer}</td><td class="n">{format!("{w:.1}")}</td><td class="n">{mb}</td></tr> })
+            .collect_view();
+        let recommended = moves
+            .get()
+            .into_iter()
+            .find(|m| m.0 == id)
+            .map(|(_, from, to)| view! { <p class="g-rec">{format!("Recommended: move from {from} to {to}.")}</p> });
+        let base = crate::common::keep_query(
+            "/place",
+            auth.estate.get_untracked().as_deref(),
+            client::query_param("now").as_deref(),
+        );
+        let sep = if base.contains('?') { '&' } else { '?' };
+        let place = format!("{base}{sep}service={}", crate::common::encode(&id));
+        Some(view! {
+            <aside class="g-panel" data-testid="graph-panel" aria-label=format!("Service {id}")>
+                <h3>{id.clone()}</h3>
+                <p>{format!("On {cluster}; owner {}; requests {} cores, {} GiB.",
+                    if s(&svc["owner"]).is_empty() { "unknown".to_string() } else { s(&svc["owner"]) },
+                    num(&svc["cpu"]["value"], 2), num(&svc["memory_gib"]["value"], 2))}</p>
+                {recommended}
+                <p>{format!("{n} flow{}:", if n == 1 { "" } else { "s" })}</p>
+                <table class="compare"><thead><tr><th scope="col"></th><th scope="col">"peer"</th><th scope="col">"weight"</th><th scope="col">"MB/s"</th></tr></thead>
+                    <tbody>{rows}</tbody></table>
+                <p><a href=place>{format!("Where else could {id} go?")}</a></p>
+                <button type="button" class="small" on:click=move |_| selected.set(None)>"Close"</button>
+            </aside>
         })
-        .collect_view();
-    let labels = names
-        .iter()
-        .map(|(id, cluster)| {
-            let (x, y) = pos(id);
-            view! { <g class="svc"><circle cx=x cy=y r="3"><title>{format!("{id} on {cluster}")}</title></circle>
-                <text x=x + 4.0 y=y>{id.clone()}</text></g> }
-        })
-        .collect_view();
+    };
     view! {
         <section aria-labelledby="g-h">
             <h2 id="g-h">"Service graph"</h2>
-            <svg class="graph" viewBox="-60 0 520 400" role="img" aria-label="Services and the flows between them; thicker lines carry more" data-testid="graph">
-                {lines}{labels}
-            </svg>
+            <p class="hint" data-testid="graph-summary">{summary}</p>
+            <div class="graph-tools" role="group" aria-label="Graph view">
+                <button type="button" class="small" on:click=move |_| zoom_by(1.5)>"Zoom in"</button>
+                <button type="button" class="small" on:click=move |_| zoom_by(1.0 / 1.5)>"Zoom out"</button>
+                <button type="button" class="small" aria-label="Pan left" on:click=move |_| step(-1.0, 0.0)>"←"</button>
+                <button type="button" class="small" aria-label="Pan right" on:click=move |_| step(1.0, 0.0)>"→"</button>
+                <button type="button" class="small" aria-label="Pan up" on:click=move |_| step(0.0, -1.0)>"↑"</button>
+                <button type="button" class="small" aria-label="Pan down" on:click=move |_| step(0.0, 1.0)>"↓"</button>
+                <button type="button" class="small" on:click=move |_| { zoom.set(1.0); pan.set((0.0, 0.0)); }>"Whole estate"</button>
+                <button type="button" class="small" on:click={ let all = all_clusters.clone(); move |_| expanded.set(all.iter().cloned().collect()) }>"Open every cluster"</button>
+                <button type="button" class="small" on:click=move |_| expanded.set(Default::default())>"Close every cluster"</button>
+            </div>
+            <div class="graph-wrap">
+                <svg class="graph" viewBox=view_box data-zoom=move || format!("{:.2}", zoom.get()) role="img"
+                    aria-label="Services boxed by cluster and site, the flows between them, and the recommended moves" data-testid="graph">
+                    {drawing}
+                </svg>
+                {panel}
+            </div>
+            <p class="legend">"Lines: grey within a site, "<span class="key g-cross-key">"red across sites"</span>"; thicker carries more weight. Dashed arrows: recommended moves."</p>
         </section>
     }
 }

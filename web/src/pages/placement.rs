@@ -298,6 +298,20 @@ fn move_item(m: &Value, why: Value, identity: String) -> impl IntoView {
     let id_state = identity.clone();
     let state = Signal::derive(move || reviews.state(&id_state).unwrap_or_default());
     let why_for_review = why.clone();
+    let auth = expect_context::<Auth>();
+    let service_for_link = service.clone();
+    let place_href = move || {
+        let base = crate::common::keep_query(
+            "/place",
+            auth.estate.get().as_deref(),
+            client::query_param("now").as_deref(),
+        );
+        let sep = if base.contains('?') { '&' } else { '?' };
+        format!(
+            "{base}{sep}service={}",
+            crate::common::encode(&service_for_link)
+        )
+    };
     // Only the recommendations' list has a filter.
     let filter = use_context::<MoveFilter>();
     let owner = owner_of(&service);
@@ -322,6 +336,7 @@ fn move_item(m: &Value, why: Value, identity: String) -> impl IntoView {
                 <summary aria-label=why_label>"Why"</summary>
                 <WhyPanel why=why/>
             </details>
+            <a class="place-link" href=place_href>{format!("Where else could {service} go?")}</a>
         </li>
     }
 }
