@@ -137,10 +137,10 @@ test('sign in; Placement shows the sample moves, a Why panel with flip condition
   await page.getByLabel('Confidence at least').selectOption('measured');
   for (const v of await shown()) assert.equal(v.badge, 'measured');
   await page.getByLabel('Confidence at least').selectOption('');
-  await page.getByLabel('Search').fill('carrier');
+  await page.getByLabel('Search', { exact: true }).fill('carrier');
   visible = await shown();
   assert.deepEqual(visible.map(v => v.service), ['carrier-gateway']);
-  await page.getByLabel('Search').fill('');
+  await page.getByLabel('Search', { exact: true }).fill('');
   assert.equal(await page.getByTestId('moves-showing').textContent(), `All ${total} shown.`);
 });
 
@@ -560,7 +560,8 @@ test('the service graph: services boxed by cluster and site, cross-site flows ma
   assert.deepEqual(outside, []);
   // The recommended moves, as arrows.
   const arrows = graph.locator('line.g-move');
-  await arrows.first().waitFor();
+  // (A vertical arrow has no width, which Playwright calls hidden.)
+  await arrows.first().waitFor({ state: 'attached' });
   assert.ok(await arrows.count() >= 1);
   assert.equal(await graph.locator('line.g-move[data-service=carrier-gateway]').count(), 1);
   await shot('estate-graph');
@@ -607,12 +608,12 @@ test('Estate and Health pages render their parts', async () => {
   await page.getByRole('button', { name: 'Next facts' }).click();
   await page.waitForFunction(() => document.querySelector('[data-testid=facts-count]').textContent.startsWith('Showing 101–'));
   // A search finds a cluster's facts wherever they are, from page one.
-  await page.getByLabel('Search').fill('c-fra-pci');
+  await page.getByLabel('Search', { exact: true }).fill('c-fra-pci');
   await page.waitForFunction(() => document.querySelector('[data-testid=facts-count]').textContent.startsWith('Showing 1–'));
   const found = await facts.allTextContents();
   assert.ok(found.length >= 1 && found.length < 100, `${found.length} rows`);
   assert.ok(found.every(t => t.includes('c-fra-pci')), found.join('\n'));
-  await page.getByLabel('Search').fill('');
+  await page.getByLabel('Search', { exact: true }).fill('');
   const all = await facts.count();
   await page.getByLabel('Class').selectOption('guessed');
   await page.waitForFunction(n => document.querySelectorAll('[data-testid=facts] tbody tr').length < n, all);

@@ -7,6 +7,7 @@
 
 use berth_engine::place::{self, Candidate, Placement};
 use leptos::prelude::*;
+use leptos_router::hooks::use_query_map;
 
 use super::signed;
 use crate::client;
@@ -34,14 +35,24 @@ pub fn PlacePage() -> impl IntoView {
             match client::loaded(&id).await {
                 Ok(l) => {
                     services.set(engine::service_ids(&l));
-                    if let Some(s) = client::query_param("service") {
-                        service.set(s);
-                    }
                     ready.set(true);
                 }
                 Err(f) => error.set(Some(f.message)),
             }
         });
+    });
+    // The service named in the address (the router's view of it, which a
+    // link within the app has already updated when this runs).
+    let query = use_query_map();
+    Effect::new(move |_| {
+        if !ready.get() {
+            return;
+        }
+        if let Some(s) = query.with(|q| q.get("service")) {
+            if s != service.get_untracked() {
+                service.set(s);
+            }
+        }
     });
     // The choice goes into the address.
     Effect::new(move |_| {
