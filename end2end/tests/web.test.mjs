@@ -565,6 +565,7 @@ test('the service graph: services boxed by cluster and site, cross-site flows ma
   assert.ok(await arrows.count() >= 1);
   assert.equal(await graph.locator('line.g-move[data-service=carrier-gateway]').count(), 1);
   await shot('estate-graph');
+  await page.locator('section[aria-labelledby=g-h]').screenshot({ path: join(artifacts, 'estate-graph-only.png') });
   // Close c-fra-1: one node saying how many, its services gone.
   await page.getByRole('button', { name: 'Close cluster c-fra-1' }).click();
   const fra1 = graph.locator('g.g-cluster[data-cluster=c-fra-1]');
@@ -595,6 +596,12 @@ test('Estate and Health pages render their parts', async () => {
   await page.goto(`${server.base}/estate?now=${NOW}`);
   await page.getByTestId('map').locator('circle').first().waitFor();
   assert.ok(await page.getByTestId('map').locator('line.link').count() >= 1, 'links drawn');
+  // Recommended moves between sites, as arrows on the map.
+  const mapMoves = (await page.getByTestId('map-moves').textContent()).match(/^Dashed arrows: (\d+) recommended moves? between sites(, \d+ more to or from a site not on the map)?; (\d+) more within a site/);
+  assert.ok(mapMoves, await page.getByTestId('map-moves').textContent());
+  const arrowsDrawn = await page.getByTestId('map').locator('line.map-move').evaluateAll(ls => ls.reduce((n, l) => n + Number(l.dataset.count), 0));
+  assert.equal(arrowsDrawn, Number(mapMoves[1]), 'every move between sites is on an arrow');
+  assert.ok(Number(mapMoves[1]) >= 1, 'the sample has moves between sites');
   assert.ok(await page.locator('[data-testid=clusters] tbody tr').count() >= 1);
   const facts = page.locator('[data-testid=facts] tbody tr');
   await facts.first().waitFor();

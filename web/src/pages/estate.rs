@@ -261,6 +261,48 @@ fn Map(doc: Value) -> impl IntoView {
         .filter(|x| xy(x).is_none())
         .map(|x| s(&x["id"]))
         .collect();
+    // The recommended moves between sites, one arrow per pair of sites
+    // (moves within a site have no length on a world map; they are
+    // counted under it and drawn on the service graph).
+    let site_of: std::collections::BTreeMap<String, String> = arr(&doc["clusters"])
+        .iter()
+        .map(|c| (s(&c["id"]), s(&c["site"])))
+        .collect();
+    let mut pairs: std::collections::BTreeMap<(String, String), Vec<String>> = Default::default();
+    let mut within = 0usize;
+    if let Some(l) = client::loaded_now() {
+        for m in berth_engine::advise(&l.estate, &l.policy, client::eval_now()).moves {
+            if m.evidence.is_some() {
+                continue;
+            }
+            let (a, b) = (
+                site_of.get(&m.from).cloned().unwrap_or_default(),
+                site_of.get(&m.to).cloned().unwrap_or_default(),
+            );
+            if a == b {
+                within += 1;
+            } else {
+                pairs.entry((a, b)).or_default().push(m.service);
+            }
+        }
+    }
+    let between: usize = pairs.values().map(Vec::len).sum();
+    let drawn: usize = pairs
+        .iter()
+        .filter(|((a, b), _)| at(a).is_some() && at(b).is_some())
+        .map(|(_, v)| v.len())
+        .sum();
+    let arrows = pairs
+        .into_iter()
+        .filter_map(|((a, b), services)| {
+            let (pa, pb) = (at(&a)?, at(&b)?);
+            let title = format!("recommended: {} from {a} to {b}", services.join(", "));
+            Some(view! {
+                <line x1=pa.0 y1=pa.1 x2=pb.0 y2=pb.1 class="map-move" marker-end="url(#map-arrow)"
+                    data-from=a.clone() data-to=b.clone() data-count=services.len()><title>{title}</title></line>
+            })
+        })
+        .collect_view();
     let dots = sites
         .iter()
         .filter_map(|x| {
@@ -276,10 +318,21 @@ fn Map(doc: Value) -> impl IntoView {
         <section aria-labelledby="map-h">
             <h2 id="map-h">"Sites and links"</h2>
             <svg class="map" viewBox="0 0 360 180" role="img" aria-label="World map of the estate's sites and the links between them" data-testid="map">
+                <defs>
+                    <marker id="map-arrow" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="5" markerHeight="5" orient="auto-start-reverse">
+                        <path d="M 0 0 L 10 5 L 0 10 z" class="g-arrowhead"/>
+                    </marker>
+                </defs>
                 <image href="/world.svg" x="0" y="0" width="360" height="180"/>
                 {links}
+                {arrows}
                 {dots}
             </svg>
+            <p class="hint" data-testid="map-moves">{format!(
+                "Dashed arrows: {drawn} recommended move{} between sites{}; {within} more within a site (on the service graph).",
+                if drawn == 1 { "" } else { "s" },
+                if between > drawn { format!(", {} more to or from a site not on the map", between - drawn) } else { String::new() }
+            )}</p>
             <p class="legend">"Links: "<span class="key rtt-near">"< 10 ms"</span>" "<span class="key rtt-mid">"10–40 ms"</span>" "<span class="key rtt-far">"> 40 ms"</span>"; solid = measured, dashed = reported, dotted = inferred or guessed."</p>
             {(!unplaced.is_empty()).then(|| view! { <p class="hint">"Not on the map (no coordinates recorded): "{unplaced.join(", ")}</p> })}
         </section>
