@@ -112,7 +112,8 @@ fn PlacementView(p: Placement, ms: f64) -> impl IntoView {
     };
     let (eligible, refused): (Vec<Candidate>, Vec<Candidate>) =
         p.candidates.into_iter().partition(|c| c.eligible);
-    // One scale for every waterfall: the largest bonus or cost any term has.
+    // One scale for every waterfall, on the square root of the points: a
+    // 1,000-point over-target wall and a 2-point bonus both stay visible.
     let scale = eligible
         .iter()
         .flat_map(|c| {
@@ -126,7 +127,7 @@ fn PlacementView(p: Placement, ms: f64) -> impl IntoView {
                 t.youth,
             ]
         })
-        .map(f64::abs)
+        .map(|v| v.abs().sqrt())
         .fold(1e-9, f64::max);
     let rows = eligible
         .into_iter()
@@ -141,14 +142,14 @@ fn PlacementView(p: Placement, ms: f64) -> impl IntoView {
                 ("youth", t.youth),
             ];
             // A waterfall: each term a step from where the last ended, green
-            // up, red down, on one scale (120 px for the largest term).
+            // up, red down, on one scale (40 px for the largest term).
             let mut x = 130.0;
             let steps = parts
                 .iter()
                 .enumerate()
                 .filter(|(_, (_, v))| *v != 0.0)
                 .map(|(i, (label, v))| {
-                    let w = (v.abs() / scale * 60.0).max(1.0);
+                    let w = (v.abs().sqrt() / scale * 40.0).max(1.0);
                     let x0 = if *v < 0.0 { x - w } else { x };
                     x = if *v < 0.0 { x - w } else { x + w };
                     view! {
@@ -177,7 +178,8 @@ fn PlacementView(p: Placement, ms: f64) -> impl IntoView {
                     <th scope="row">{c.cluster.clone()}{c.incumbent.then_some(" (now)")}</th>
                     <td class="n">{format!("{:.2}", c.score)}</td>
                     <td><svg class="waterfall" viewBox="0 0 260 22" role="img" aria-label=format!("terms: {terms_text}")>
-                        <line x1="130" x2="130" y1="0" y2="22" class="zero"/>{steps}</svg></td>
+                        <line x1="130" x2="130" y1="0" y2="22" class="zero"/>{steps}</svg>
+                        <br/><span class="terms-text">{terms_text.clone()}</span></td>
                     <td class="n">{util(c.cpu_utilisation)}</td>
                     <td class="n">{util(c.memory_utilisation)}</td>
                     <td>{name_of(&c.fit)}</td>

@@ -280,6 +280,8 @@ pub fn PolicyPage() -> impl IntoView {
                                     on:input=move |ev| {
                                         let text = event_target_value(&ev);
                                         refused.update(|r| { r.remove(path); });
+                                        // The line above speaks of the last save; an edit starts anew.
+                                        error.set(None);
                                         edits.update(|e| { e.insert(path.to_string(), text); });
                                     }/>
                                 <span id=err_id.clone() class="field-error" role="alert" data-testid=format!("error-{path}")>{move || problem_of(path)}</span>
@@ -294,7 +296,7 @@ pub fn PolicyPage() -> impl IntoView {
                                     let now = edits.with(|e| e.get(path).cloned()).and_then(|t| t.trim().parse::<f64>().ok()).or(saved);
                                     now == Some(default)
                                 }
-                                on:click=move |_| edits.update(|e| { e.insert(path.to_string(), shown(default)); })>"Reset"</button>
+                                on:click=move |_| { error.set(None); edits.update(|e| { e.insert(path.to_string(), shown(default)); }); }>"Reset"</button>
                         });
                         let changed = move || edits.with(|e| e.get(path).is_some_and(|t| Some(t.trim()) != Some(saved_text.as_str())));
                         view! {
