@@ -589,6 +589,14 @@ test('the service graph: services boxed by cluster and site, cross-site flows ma
   assert.ok(vb1[2] < vb0[2] && vb1[3] < vb0[3], `${vb0} → ${vb1}`);
   await page.getByRole('button', { name: 'Whole estate' }).click();
   await page.waitForFunction(() => document.querySelector('[data-testid=graph]').dataset.zoom === '1.00');
+
+  // From a move on Placement to the graph: the service chosen, its arrow marked.
+  await page.goto(`${server.base}/?now=${NOW}`);
+  await page.getByRole('link', { name: 'Show carrier-gateway on the graph' }).click();
+  await page.waitForURL(u => u.pathname === '/estate' && u.searchParams.get('service') === 'carrier-gateway');
+  await page.getByTestId('graph-panel').locator('h3', { hasText: 'carrier-gateway' }).waitFor();
+  await graph.locator('line.g-move.chosen[data-service=carrier-gateway]').waitFor({ state: 'attached' });
+  await page.locator('section[aria-labelledby=g-h]').screenshot({ path: join(artifacts, 'estate-graph-chosen.png') });
 });
 
 test('Estate and Health pages render their parts', async () => {

@@ -396,6 +396,25 @@ fn Graph(doc: Value) -> impl IntoView {
     let auth = expect_context::<Auth>();
     let expanded = RwSignal::new(graph::default_expanded(&doc));
     let selected = RwSignal::new(None::<String>);
+    // `?service=ID` (a move's "Show on the graph"): that service selected,
+    // its cluster opened, its move's arrow marked.
+    let query = leptos_router::hooks::use_query_map();
+    let doc_for_query = doc.clone();
+    Effect::new(move |_| {
+        let Some(id) = query.with(|q| q.get("service")) else {
+            return;
+        };
+        let cluster = arr(&doc_for_query["services"])
+            .into_iter()
+            .find(|x| x["id"] == id.as_str())
+            .map(|x| s(&x["cluster"]));
+        if let Some(c) = cluster {
+            expanded.update(|e| {
+                e.insert(c);
+            });
+            selected.set(Some(id));
+        }
+    });
     let zoom = RwSignal::new(1.0f64);
     let pan = RwSignal::new((0.0f64, 0.0f64));
     // The recommended moves (the evidence backs them), from the engine in
@@ -517,8 +536,9 @@ fn Graph(doc: Value) -> impl IntoView {
             .into_iter()
             .filter_map(|(svc, from, to)| {
                 let (a, b) = (centre(&from)?, centre(&to)?);
+                let chosen = selected.get().as_deref() == Some(svc.as_str());
                 Some(view! {
-                    <line x1=a.0 y1=a.1 x2=b.0 y2=b.1 class="g-move" marker-end="url(#g-arrow)" data-service=svc.clone()>
+                    <line x1=a.0 y1=a.1 x2=b.0 y2=b.1 class=if chosen { "g-move chosen" } else { "g-move" } marker-end="url(#g-arrow)" data-service=svc.clone()>
                         <title>{format!("recommended: move {svc} from {from} to {to}")}</title>
                     </line>
                 })

@@ -300,6 +300,19 @@ fn move_item(m: &Value, why: Value, identity: String) -> impl IntoView {
     let why_for_review = why.clone();
     let auth = expect_context::<Auth>();
     let service_for_link = service.clone();
+    let service_for_graph = service.clone();
+    let graph_href = move || {
+        let base = crate::common::keep_query(
+            "/estate",
+            auth.estate.get().as_deref(),
+            client::query_param("now").as_deref(),
+        );
+        let sep = if base.contains('?') { '&' } else { '?' };
+        format!(
+            "{base}{sep}service={}#g-h",
+            crate::common::encode(&service_for_graph)
+        )
+    };
     let place_href = move || {
         let base = crate::common::keep_query(
             "/place",
@@ -337,6 +350,8 @@ fn move_item(m: &Value, why: Value, identity: String) -> impl IntoView {
                 <WhyPanel why=why/>
             </details>
             <a class="place-link" href=place_href>{format!("Where else could {service} go?")}</a>
+            " · "
+            <a class="place-link" href=graph_href>{format!("Show {service} on the graph")}</a>
         </li>
     }
 }
