@@ -146,6 +146,6 @@ mod tests {
                 spec.path
             );
         }
-        assert_eq!(routes().len(), 57);
+        assert_eq!(routes().len(), 58);
     }
 }
