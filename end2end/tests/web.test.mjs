@@ -595,6 +595,7 @@ test('the service graph: services boxed by cluster and site, cross-site flows ma
   await page.getByRole('link', { name: 'Show carrier-gateway on the graph' }).click();
   await page.waitForURL(u => u.pathname === '/estate' && u.searchParams.get('service') === 'carrier-gateway');
   await page.getByTestId('graph-panel').locator('h3', { hasText: 'carrier-gateway' }).waitFor();
+  assert.match(await page.getByTestId('graph-panel').textContent(), /On c-par-1; owner logistics; requests 2\.00 cores, 4\.00 GiB\./);
   await graph.locator('line.g-move.chosen[data-service=carrier-gateway]').waitFor({ state: 'attached' });
   await page.locator('section[aria-labelledby=g-h]').screenshot({ path: join(artifacts, 'estate-graph-chosen.png') });
 });

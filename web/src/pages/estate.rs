@@ -637,7 +637,7 @@ fn Graph(doc: Value) -> impl IntoView {
                 <h3>{id.clone()}</h3>
                 <p>{format!("On {cluster}; owner {}; requests {} cores, {} GiB.",
                     if s(&svc["owner"]).is_empty() { "unknown".to_string() } else { s(&svc["owner"]) },
-                    num(&svc["cpu"]["value"], 2), num(&svc["memory_gib"]["value"], 2))}</p>
+                    num(&svc["cpu"], 2), num(&svc["memory_gib"], 2))}</p>
                 {recommended}
                 <p>{format!("{n} flow{}:", if n == 1 { "" } else { "s" })}</p>
                 <table class="compare"><thead><tr><th scope="col"></th><th scope="col">"peer"</th><th scope="col">"weight"</th><th scope="col">"MB/s"</th></tr></thead>
