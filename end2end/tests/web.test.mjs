@@ -468,10 +468,15 @@ test('a policy change is checked at its field, previewed in the browser, then al
   await page.getByTestId('error-min_gain_fraction').getByText(/expected a number in \[0, 10\], got 50/).waitFor();
   assert.equal(await page.getByLabel('min_gain_fraction', { exact: true }).getAttribute('aria-invalid'), 'true');
   await page.getByRole('button', { name: 'Save policy' }).click();
-  await page.getByText('1 field to fix before saving (marked below).').waitFor();
+  await page.getByText('1 problem to fix before saving (marked below).').waitFor();
   assert.equal(await digest.textContent(), d0, 'nothing saved');
   await page.getByRole('button', { name: /^Reset min_gain_fraction to its default/ }).click();
   await page.waitForFunction(() => document.querySelector('[data-testid="error-min_gain_fraction"]').textContent === '');
+  // A rule between fields names no one field: it is said above the preview.
+  await page.getByLabel('margins.measured', { exact: true }).fill('0.5');
+  await page.getByTestId('policy-problems').getByText(/^margins: /).waitFor();
+  await page.getByRole('button', { name: /^Reset margins\.measured to its default/ }).click();
+  await page.waitForFunction(() => !document.querySelector('[data-testid=policy-problems]'));
   // A bar no move clears: the preview says every recommendation goes,
   // before anything is saved.
   await page.getByLabel('min_gain_points', { exact: true }).fill('100000');

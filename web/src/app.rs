@@ -187,6 +187,9 @@ fn Nav() -> impl IntoView {
     let may_operate = move || matches!(auth.session.get(), Some(Some(s)) if s.may_operate());
     let is_admin = move || matches!(auth.session.get(), Some(Some(s)) if s.is_admin());
     let sign_out = move |_| {
+        // Signing out is the choice to leave: no "unsaved work" question
+        // after the session has already ended.
+        client::set_unsaved(false);
         leptos::task::spawn_local(async move {
             let _ = client::request("DELETE", "/api/session", None).await;
             client::go("/login");

@@ -505,6 +505,16 @@ async fn leaderboard(
         now,
         &name,
         move |e, p, now| {
+            // One leaderboard at a time on this server: the default suite
+            // keeps a core busy for seconds, and a second one waiting
+            // behind it would only double that. (Cached answers do not
+            // come here.)
+            static RUNNING: std::sync::Mutex<()> = std::sync::Mutex::new(());
+            let _one = RUNNING.try_lock().map_err(|_| {
+                ApiError::Conflict(
+                    "a decider leaderboard is being computed on this server right now; ask again when it is done (the quick suite takes seconds, the default one tens of seconds)".into(),
+                )
+            })?;
             let mut cases = board::generated_suite(size);
             cases.push(Case {
                 family: "this estate".into(),

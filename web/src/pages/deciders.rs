@@ -295,7 +295,10 @@ pub fn Deciders() -> impl IntoView {
                 <button type="button" on:click=show_preview disabled=move || auth.estate.get().is_none()>"Show the request"</button>
                 {move || preview.get().map(|p| {
                     let size = p.len();
-                    let href = format!("data:application/json;charset=utf-8,{}", crate::common::encode(&p));
+                    // A data: link doubles the bytes and browsers refuse
+                    // addresses past about 2 MB: past 1 MB, no link, and
+                    // the page says where to get the bytes instead.
+                    let href = (size <= 1_000_000).then(|| format!("data:application/json;charset=utf-8,{}", crate::common::encode(&p)));
                     let bytes = p.clone();
                     view! {
                         <p class="hint">{format!("{} bytes as sent; laid out below for reading (the download and the copy are the exact bytes).", size)}</p>
@@ -307,7 +310,10 @@ pub fn Deciders() -> impl IntoView {
                                 });
                             }>"Copy the request"</button>
                             " "
-                            <a class="button small" data-testid="preview-download" download="berth-decider-request.json" href=href>"Download the request"</a>
+                            {match href {
+                                Some(href) => view! { <a class="button small" data-testid="preview-download" download="berth-decider-request.json" href=href>"Download the request"</a> }.into_any(),
+                                None => view! { <span class="hint">"Too large to download from here: use Copy, or "<code>"GET /api/estates/ID/preview"</code>" (its "<code>"result"</code>")."</span> }.into_any(),
+                            }}
                             " "
                             <span role="status">{move || copied.get()}</span>
                         </p>
@@ -317,7 +323,7 @@ pub fn Deciders() -> impl IntoView {
             </section>
             <section aria-labelledby="board-h">
                 <h2 id="board-h">"Leaderboard"</h2>
-                <p>"Every built-in decider over the generated benchmark estates and this one, under this estate's policy: its share of the best improvement any decider reached on each estate (the proven optimum where "<code>"optimum"</code>" proved it) and of the proven lower bound. The same figures as "<code>"berth bench-deciders"</code>"."</p>
+                <p>"Every built-in decider over the generated benchmark estates and this one, under this estate's policy: its share of the best improvement any decider reached on each estate (the proven optimum where "<code>"optimum"</code>" proved it) and of the proven lower bound. The same figures as "<code>"berth bench-deciders"</code>" without "<code>"--now"</code>"."</p>
                 <Show when=may_operate fallback=|| view! { <p class="hint">"Running the leaderboard needs an operator or administrator."</p> }>
                     <label for="board-suite">"Suite "</label>
                     <select id="board-suite" on:change=move |ev| board_suite.set(event_target_value(&ev)) prop:value=move || board_suite.get()>

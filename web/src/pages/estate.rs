@@ -436,7 +436,11 @@ fn Graph(doc: Value) -> impl IntoView {
     let all_clusters: Vec<String> = arr(&doc["clusters"]).iter().map(|c| s(&c["id"])).collect();
     let view_box = move || {
         let (l, z, (px, py)) = (lay.get(), zoom.get(), pan.get());
-        let (w, h) = (l.width.max(1.0) / z, l.height.max(1.0) / z);
+        // 10 units of margin on every side.
+        let (w, h) = (
+            (l.width.max(1.0) + 20.0) / z,
+            (l.height.max(1.0) + 20.0) / z,
+        );
         format!("{:.1} {:.1} {w:.1} {h:.1}", px - 10.0, py - 10.0)
     };
     let step = move |dx: f64, dy: f64| {

@@ -282,7 +282,7 @@ fn group_line(m: &Value) -> Option<impl IntoView> {
 /// One move with its gain, confidence badge, review and Why panel. A
 /// move a decision hides (dismissed or snoozed, still holding) is left
 /// out of the list until "show" is pressed.
-fn move_item(m: &Value, why: Value, identity: String) -> impl IntoView {
+fn move_item(m: &Value, why: Value, identity: String, filter: Option<MoveFilter>) -> impl IntoView {
     let reviews = expect_context::<Reviews>();
     let class = s(&m["confidence"]);
     let service = s(&m["service"]);
@@ -325,8 +325,8 @@ fn move_item(m: &Value, why: Value, identity: String) -> impl IntoView {
             crate::common::encode(&service_for_link)
         )
     };
-    // Only the recommendations' list has a filter.
-    let filter = use_context::<MoveFilter>();
+    // Only the recommendations' list has a filter (passed in, not a
+    // context: a context would reach the sibling lists too).
     let owner = owner_of(&service);
     let m_for_filter = m.clone();
     let shown = move || {
@@ -488,27 +488,39 @@ fn Moves(advice: Value) -> impl IntoView {
     let after = &advice["totals_after"]["cost"];
     let identities: Vec<String> = recommended.iter().map(|(_, _, i)| i.clone()).collect();
     let filter = MoveFilter::new();
-    provide_context(filter);
     let mut clusters: Vec<String> = recommended
         .iter()
         .flat_map(|(m, _, _)| [s(&m["from"]), s(&m["to"])])
         .collect();
     clusters.sort();
     clusters.dedup();
-    let total = recommended.len();
-    let for_count: Vec<(Value, String)> = recommended
+    let for_count: Vec<(Value, String, String)> = recommended
         .iter()
-        .map(|(m, _, _)| (m.clone(), owner_of(&s(&m["service"]))))
+        .map(|(m, _, identity)| (m.clone(), owner_of(&s(&m["service"])), identity.clone()))
         .collect();
+    let reviews = expect_context::<Reviews>();
+    // What the list shows: passing the filter and not hidden by a decision
+    // (unless the page is showing those); the total leaves the hidden out
+    // the same way.
+    let visible_by_review = move |identity: &str| {
+        reviews.state(identity).unwrap_or_default() != "hidden" || reviews.show_hidden.get()
+    };
     let showing = move || {
         for_count
             .iter()
-            .filter(|(m, o)| filter.passes(m, o))
+            .filter(|(m, o, id)| visible_by_review(id) && filter.passes(m, o))
+            .count()
+    };
+    let ids_for_total = identities.clone();
+    let total = move || {
+        ids_for_total
+            .iter()
+            .filter(|id| visible_by_review(id))
             .count()
     };
     let rows = recommended
         .into_iter()
-        .map(|(m, why, identity)| move_item(&m, why, identity))
+        .map(|(m, why, identity)| move_item(&m, why, identity, Some(filter)))
         .collect_view();
     view! {
         <section aria-labelledby="moves-h">
@@ -530,7 +542,7 @@ fn Moves(advice: Value) -> impl IntoView {
                     {CLASSES.into_iter().map(|c| view! { <option value=c>{c}</option> }).collect_view()}
                 </select>
                 <span role="status" data-testid="moves-showing">{move || {
-                    let n = showing();
+                    let (n, total) = (showing(), total());
                     if n == total { format!("All {total} shown.") } else { format!("Showing {n} of {total}.") }
                 }}</span>
             </div>
@@ -565,7 +577,7 @@ fn WeakMoves(advice: Value) -> impl IntoView {
     let identities: Vec<String> = weak.iter().map(|(_, _, i)| i.clone()).collect();
     let rows = weak
         .into_iter()
-        .map(|(m, why, identity)| move_item(&m, why, identity))
+        .map(|(m, why, identity)| move_item(&m, why, identity, None))
         .collect_view();
     view! {
         <section aria-labelledby="weak-h">

@@ -177,13 +177,18 @@ pub fn PolicyPage() -> impl IntoView {
         let Some((p, problems, _)) = draft.get_untracked() else {
             return;
         };
-        if let Some(first) = problems.keys().next() {
+        if !problems.is_empty() {
             error.set(Some(format!(
-                "{} field{} to fix before saving (marked below).",
+                "{} problem{} to fix before saving (marked below).",
                 problems.len(),
                 if problems.len() == 1 { "" } else { "s" }
             )));
-            client::focus_by_id(&format!("pf-{}", first.replace('.', "-")));
+            if let Some(first) = problems
+                .keys()
+                .find(|k| FIELDS.iter().any(|f| f.path == k.as_str()))
+            {
+                client::focus_by_id(&format!("pf-{}", first.replace('.', "-")));
+            }
             return;
         }
         error.set(None);
@@ -327,6 +332,17 @@ pub fn PolicyPage() -> impl IntoView {
                 }).collect_view()
             })}
             <Show when=may_operate>
+                // Rules between fields (e.g. the margins' order) name a
+                // group, not a field: said here, above the preview.
+                {move || {
+                    let general: Vec<String> = draft.with(|d| d.as_ref().map(|d| d.1.iter()
+                        .filter(|(k, _)| !FIELDS.iter().any(|f| f.path == k.as_str()))
+                        .map(|(k, m)| format!("{k}: {m}"))
+                        .collect()).unwrap_or_default());
+                    (!general.is_empty()).then(|| view! {
+                        <ul class="error" role="alert" data-testid="policy-problems">{general.into_iter().map(|g| view! { <li>{g}</li> }).collect_view()}</ul>
+                    })
+                }}
                 <section class="panel" aria-labelledby="preview-h" data-testid="policy-preview">
                     <h2 id="preview-h">"Effect before saving"</h2>
                     {move || match (edits.with(BTreeMap::is_empty), draft.with(|d| d.as_ref().map(|d| d.1.len()).unwrap_or(0)), preview.get()) {

@@ -61,6 +61,9 @@ pub fn WhatIf() -> impl IntoView {
         let unsaved = some && clean.with(|c| c.as_ref() != Some(&(name, steps)));
         client::set_unsaved(unsaved);
     });
+    // Leaving the page inside the app keeps the steps (the scenario is
+    // shared with the other pages), so nothing is lost: no guard then.
+    on_cleanup(|| client::set_unsaved(false));
     let unsaved = move || {
         let steps = sc.steps.get();
         !steps.is_empty() && clean.with(|c| c.as_ref() != Some(&(sc.name.get(), steps)))
