@@ -133,6 +133,9 @@ pub struct AppState {
     /// One driver pass at a time in this process (SQLite; PostgreSQL uses
     /// an advisory lock across replicas).
     pub pass_lock: Arc<tokio::sync::Mutex<()>>,
+    /// One decider leaderboard computation at a time on this server (the
+    /// default suite keeps a core busy for seconds).
+    pub leaderboard_lock: Arc<std::sync::Mutex<()>>,
 }
 
 impl AppState {
@@ -154,6 +157,7 @@ impl AppState {
             }),
             driver: None,
             pass_lock: Arc::new(tokio::sync::Mutex::new(())),
+            leaderboard_lock: Arc::new(std::sync::Mutex::new(())),
         }
     }
 

@@ -497,6 +497,7 @@ async fn leaderboard(
             "suite: {name:?} is not a suite; give quick (13 generated estates, seconds) or default (88, ten seconds or so)"
         ))
     })?;
+    let lock = state.leaderboard_lock.clone();
     engine_result(
         &state,
         &caller,
@@ -509,12 +510,16 @@ async fn leaderboard(
             // keeps a core busy for seconds, and a second one waiting
             // behind it would only double that. (Cached answers do not
             // come here.)
-            static RUNNING: std::sync::Mutex<()> = std::sync::Mutex::new(());
-            let _one = RUNNING.try_lock().map_err(|_| {
-                ApiError::Conflict(
-                    "a decider leaderboard is being computed on this server right now; ask again when it is done (the quick suite takes seconds, the default one tens of seconds)".into(),
-                )
-            })?;
+            let _one = match lock.try_lock() {
+                Ok(guard) => guard,
+                // A run that panicked leaves nothing half-done behind.
+                Err(std::sync::TryLockError::Poisoned(p)) => p.into_inner(),
+                Err(std::sync::TryLockError::WouldBlock) => {
+                    return Err(ApiError::Conflict(
+                        "a decider leaderboard is being computed on this server right now; ask again when it is done (the quick suite takes seconds, the default one tens of seconds)".into(),
+                    ))
+                }
+            };
             let mut cases = board::generated_suite(size);
             cases.push(Case {
                 family: "this estate".into(),
