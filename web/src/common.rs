@@ -57,6 +57,14 @@ pub fn keep_query(path: &str, estate: Option<&str>, now: Option<&str>) -> String
     }
 }
 
+/// [`keep_query`] with one service named (`&service=ID`): the links to
+/// "Where could it go?" and to the service on the Estate graph.
+pub fn service_link(path: &str, estate: Option<&str>, now: Option<&str>, service: &str) -> String {
+    let base = keep_query(path, estate, now);
+    let sep = if base.contains('?') { '&' } else { '?' };
+    format!("{base}{sep}service={}", encode(service))
+}
+
 /// Percent-encoding for a query value: estate ids are letters, digits and
 /// '-', times have ':' and '+', which a query must escape.
 pub fn encode(v: &str) -> String {

@@ -629,13 +629,12 @@ fn Graph(doc: Value) -> impl IntoView {
             .into_iter()
             .find(|m| m.0 == id)
             .map(|(_, from, to)| view! { <p class="g-rec">{format!("Recommended: move from {from} to {to}.")}</p> });
-        let base = crate::common::keep_query(
+        let place = crate::common::service_link(
             "/place",
             auth.estate.get_untracked().as_deref(),
             client::query_param("now").as_deref(),
+            &id,
         );
-        let sep = if base.contains('?') { '&' } else { '?' };
-        let place = format!("{base}{sep}service={}", crate::common::encode(&id));
         Some(view! {
             <aside class="g-panel" data-testid="graph-panel" aria-label=format!("Service {id}")>
                 <h3>{id.clone()}</h3>

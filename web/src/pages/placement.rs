@@ -302,27 +302,20 @@ fn move_item(m: &Value, why: Value, identity: String, filter: Option<MoveFilter>
     let service_for_link = service.clone();
     let service_for_graph = service.clone();
     let graph_href = move || {
-        let base = crate::common::keep_query(
+        let link = crate::common::service_link(
             "/estate",
             auth.estate.get().as_deref(),
             client::query_param("now").as_deref(),
+            &service_for_graph,
         );
-        let sep = if base.contains('?') { '&' } else { '?' };
-        format!(
-            "{base}{sep}service={}#g-h",
-            crate::common::encode(&service_for_graph)
-        )
+        format!("{link}#g-h")
     };
     let place_href = move || {
-        let base = crate::common::keep_query(
+        crate::common::service_link(
             "/place",
             auth.estate.get().as_deref(),
             client::query_param("now").as_deref(),
-        );
-        let sep = if base.contains('?') { '&' } else { '?' };
-        format!(
-            "{base}{sep}service={}",
-            crate::common::encode(&service_for_link)
+            &service_for_link,
         )
     };
     // Only the recommendations' list has a filter (passed in, not a
