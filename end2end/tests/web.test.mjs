@@ -127,6 +127,7 @@ test('sign in; Placement shows the sample moves, a Why panel with flip condition
   const shown = async () => moves.evaluateAll(ls => ls.filter(l => l.style.display !== 'none').map(l => ({
     service: l.dataset.service, head: l.querySelector('.move-head').textContent,
     badge: l.querySelector('.move-head .badge').textContent,
+    clusters: [...l.querySelectorAll('.move-head code')].map(c => c.textContent),
   })));
   await page.getByLabel('Cluster', { exact: true }).selectOption('c-fra-3');
   let visible = await shown();
@@ -142,6 +143,37 @@ test('sign in; Placement shows the sample moves, a Why panel with flip condition
   assert.deepEqual(visible.map(v => v.service), ['carrier-gateway']);
   await page.getByLabel('Search', { exact: true }).fill('');
   assert.equal(await page.getByTestId('moves-showing').textContent(), `All ${total} shown.`);
+  // By site (left or joined) and by owner, read from the estate document.
+  const sample = JSON.parse(readFileSync(new URL('../../examples/estates/sample.json', import.meta.url), 'utf8'));
+  const siteOf = Object.fromEntries(sample.clusters.map(c => [c.id, c.site]));
+  const ownerOf = Object.fromEntries(sample.services.map(x => [x.id, x.owner]));
+  await page.getByLabel('Site', { exact: true }).selectOption('par');
+  visible = await shown();
+  assert.ok(visible.length >= 1 && visible.length < total, `${visible.length} of ${total}`);
+  for (const v of visible) {
+    const [from, to] = v.clusters;
+    assert.ok(siteOf[from] === 'par' || siteOf[to] === 'par', v.head);
+  }
+  await page.getByLabel('Site', { exact: true }).selectOption('');
+  await page.getByLabel('Owner', { exact: true }).selectOption('logistics');
+  visible = await shown();
+  assert.ok(visible.length >= 1, 'logistics owns a moved service');
+  for (const v of visible) assert.equal(ownerOf[v.service], 'logistics');
+  await page.getByLabel('Owner', { exact: true }).selectOption('');
+  // Each move's gain as a bar on one scale (the largest fills it) and its
+  // terms as a waterfall whose label sums to the gain.
+  const figures = await moves.evaluateAll(ls => ls.map(l => ({
+    share: Number(l.querySelector('.gain-bar').dataset.share),
+    gain: l.querySelector('.gain').textContent,
+    waterfall: l.querySelector('svg.waterfall').getAttribute('aria-label'),
+  })));
+  assert.equal(Math.max(...figures.map(f => f.share)), 1);
+  for (const f of figures) {
+    assert.ok(f.share > 0 && f.share <= 1, JSON.stringify(f));
+    const parts = [...f.waterfall.matchAll(/([+−-][\d.]+)/g)].map(x => Number(x[1].replace('−', '-')));
+    const sum = parts.slice(0, -1).reduce((a, b) => a + b, 0);
+    assert.ok(Math.abs(sum - parts.at(-1)) <= 0.3, `${f.waterfall}: the terms sum to the gain`);
+  }
 });
 
 test('where could it go: from a move to every cluster ranked for its service, the same ranking as the server, refusals with their rule', async () => {
@@ -586,9 +618,18 @@ test('the service graph: services boxed by cluster and site, cross-site flows ma
   assert.match(await panel.locator('h3').textContent(), /^cart$/);
   assert.ok(await panel.locator('tbody tr').count() >= 1, 'cart has flows');
   assert.equal(await panel.getByRole('link', { name: 'Where else could cart go?' }).count(), 1);
+  // What is known of it: its facts and its flows', with class and age.
+  const known = panel.getByTestId('graph-facts');
+  const head = (await known.locator('summary').textContent()).match(/^(\d+) facts?/);
+  assert.ok(head && Number(head[1]) >= 1, await known.locator('summary').textContent());
+  await known.locator('summary').click();
+  const factNames = await known.locator('tbody tr td:first-child').allTextContents();
+  assert.equal(factNames.length, Number(head[1]));
+  assert.ok(factNames.every(f => f.startsWith('cart ') || /^flow (cart→|.*→cart )/.test(f)), factNames.join('\n'));
+  assert.ok(factNames.some(f => f.startsWith('flow ')), 'its flows\' facts too');
   // Zoom in: the view shows less of the estate.
   const vb0 = (await graph.getAttribute('viewBox')).split(' ').map(Number);
-  await page.getByRole('button', { name: 'Zoom in' }).click();
+  await page.getByRole('button', { name: 'Zoom in on the graph' }).click();
   await page.waitForFunction(() => document.querySelector('[data-testid=graph]').dataset.zoom === '1.50');
   const vb1 = (await graph.getAttribute('viewBox')).split(' ').map(Number);
   assert.ok(vb1[2] < vb0[2] && vb1[3] < vb0[3], `${vb0} → ${vb1}`);
@@ -616,6 +657,33 @@ test('Estate and Health pages render their parts', async () => {
   const arrowsDrawn = await page.getByTestId('map').locator('line.map-move').evaluateAll(ls => ls.reduce((n, l) => n + Number(l.dataset.count), 0));
   assert.equal(arrowsDrawn, Number(mapMoves[1]), 'every move between sites is on an arrow');
   assert.ok(Number(mapMoves[1]) >= 1, 'the sample has moves between sites');
+  // Labels drawn never overlap (measured with the browser's own fonts),
+  // at the view that fits every site and zoomed in on Europe.
+  const map = page.getByTestId('map');
+  const overlaps = () => map.evaluate(svg => {
+    const boxes = [...svg.querySelectorAll('g.site text')].map(t => ({ id: t.textContent, b: t.getBBox() }));
+    const hit = [];
+    for (let i = 0; i < boxes.length; i++) for (let j = i + 1; j < boxes.length; j++) {
+      const a = boxes[i].b, c = boxes[j].b;
+      if (a.x < c.x + c.width && c.x < a.x + a.width && a.y < c.y + c.height && c.y < a.y + a.height) hit.push(`${boxes[i].id}/${boxes[j].id}`);
+    }
+    return hit;
+  });
+  assert.deepEqual(await overlaps(), []);
+  const zoom0 = Number(await map.getAttribute('data-zoom'));
+  await page.getByRole('button', { name: 'Site fra (Frankfurt (FRA-2 colo)): zoom in here' }).click();
+  await page.waitForFunction(z => Number(document.querySelector('[data-testid=map]').dataset.zoom) > z, zoom0);
+  assert.deepEqual(await overlaps(), []);
+  for (const id of ['fra', 'par', 'lon', 'dub']) {
+    assert.equal(await map.locator(`g.site[data-site=${id}]`).getAttribute('data-label'), 'shown', `${id} is named close up`);
+  }
+  await page.locator('section[aria-labelledby=map-h]').screenshot({ path: join(artifacts, 'estate-map-europe.png') });
+  await page.getByRole('button', { name: 'Zoom out of the map' }).click();
+  await page.getByRole('button', { name: 'Whole world' }).click();
+  await page.waitForFunction(() => document.querySelector('[data-testid=map]').dataset.zoom === '1.00');
+  assert.deepEqual(await overlaps(), []);
+  await page.getByRole('button', { name: 'Every site' }).click();
+  await page.waitForFunction(z => document.querySelector('[data-testid=map]').dataset.zoom === z.toFixed(2), zoom0);
   assert.ok(await page.locator('[data-testid=clusters] tbody tr').count() >= 1);
   const facts = page.locator('[data-testid=facts] tbody tr');
   await facts.first().waitFor();
@@ -684,6 +752,38 @@ test('the pages work on a narrow window', async () => {
   await page.keyboard.press('Enter');
   await page.waitForFunction(() => document.activeElement?.id === 'main');
   await shot('placement-narrow');
+  // Every page at 390 px: nothing wider than the screen (a wide table
+  // scrolls inside its own box), each shot for the artefacts. As an
+  // administrator, who sees every page.
+  await page.context().clearCookies();
+  await signIn(page, server.base, administrator);
+  const pages = [
+    ['estate', '/estate', '[data-testid=graph] g.g-svc'],
+    ['whatif', '/whatif?steps=carrier-gateway>c-fra-1', '[data-testid=totals]'],
+    ['deciders', '/deciders', 'button:has-text("Run the deciders"):enabled'],
+    ['policy', '/policy', '[data-testid=policy-digest]'],
+    ['place', '/place?service=cart', '[data-testid=place-ranked] tbody tr'],
+    ['health', '/health', '[data-testid=ready]'],
+    ['import', '/import', 'h1'],
+    ['new-estate', '/estates/new', 'h1'],
+    ['admin', '/admin', 'h1'],
+  ];
+  for (const [name, path, ready] of pages) {
+    await page.goto(`${server.base}${path}${path.includes('?') ? '&' : '?'}now=${NOW}`);
+    await page.locator(ready).first().waitFor({ state: 'attached' });
+    const wide = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+    assert.ok(wide <= 1, `${name}: ${wide} px wider than a 390 px screen`);
+    if (name === 'estate') {
+      // Site names stay readable on a phone: at least 9 px tall, as on a
+      // wide screen, though the map is drawn at 40 % of its width.
+      const tall = await page.locator('[data-testid=map] g.site text').first().evaluate(t => t.getBoundingClientRect().height);
+      assert.ok(tall >= 9, `site names are ${tall.toFixed(1)} px tall`);
+      const cells = await page.locator('[data-testid=clusters] tbody tr').first().evaluate(tr =>
+        [...tr.children].map(c => c.getBoundingClientRect().right));
+      assert.ok(cells.every(r => r <= 390), `a cluster's row fits the screen: ${cells}`);
+    }
+    await shot(`${name}-390`);
+  }
 });
 
 test('an administrator registers an external decider; Berth calls it signed and compares it; its secret rotates', async () => {

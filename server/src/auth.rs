@@ -11,7 +11,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use axum::extract::{ConnectInfo, Request, State};
-use axum::http::{header, HeaderMap, Method};
+use axum::http::{header, HeaderMap, HeaderValue, Method};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use subtle::ConstantTimeEq;
@@ -103,6 +103,19 @@ pub const SESSION_COOKIE: &str = "berth_session";
 pub const SIGNED_IN_COOKIE: &str = "berth_signed_in";
 /// The header carrying the CSRF token on state-changing cookie requests.
 pub const CSRF_HEADER: &str = "x-csrf-token";
+
+/// A cookie the page may read (no secret in it, so not HttpOnly) saying a
+/// session cookie was set: a signed-out page then knows not to ask `GET
+/// /api/session`, whose 401 every browser logs as an error. It lives as
+/// long as the session; `max_age_s` 0 clears it at sign-out.
+pub fn signed_in_marker(max_age_s: i64, secure: bool) -> String {
+    format!(
+        "{}={}; Path=/; SameSite=Lax; Max-Age={max_age_s}{}",
+        SIGNED_IN_COOKIE,
+        if max_age_s > 0 { "1" } else { "" },
+        if secure { "; Secure" } else { "" }
+    )
+}
 
 pub fn hash_password(password: &str) -> String {
     use argon2::password_hash::{rand_core::OsRng, PasswordHasher, SaltString};
@@ -212,8 +225,25 @@ pub async fn authenticate(State(state): State<AppState>, mut req: Request, next:
             }
         }
     }
+    // A page loaded with a live session but without the marker (a
+    // session begun before the marker existed, or the marker cleared by
+    // hand) gets it back, so the page asks who it is instead of showing
+    // "not signed in". Pages only: the API's answers stay as they are.
+    let restore_marker = by_cookie
+        && req.method() == Method::GET
+        && !req.uri().path().starts_with("/api/")
+        && cookie_value(req.headers(), SIGNED_IN_COOKIE).as_deref() != Some("1");
+    let secure = restore_marker && cookie_secure(req.headers(), &state.config);
     req.extensions_mut().insert(Caller(principal));
-    next.run(req).await
+    let mut resp = next.run(req).await;
+    if restore_marker {
+        resp.headers_mut().append(
+            header::SET_COOKIE,
+            HeaderValue::from_str(&signed_in_marker(state.config.session_ttl_s, secure))
+                .expect("cookie is ASCII"),
+        );
+    }
+    resp
 }
 
 /// Why a browser's request is from another site, if it is: `Sec-Fetch-Site`

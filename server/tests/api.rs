@@ -964,6 +964,30 @@ async fn browser_sessions_with_csrf_rotation_and_logout(b: Backend) {
         .json();
     assert_eq!(me["subject"], "olga");
     assert_eq!(me["csrf_token"], csrf.as_str());
+    // A page loaded with the session but not the page-readable marker (a
+    // session from before the marker) gets the marker back; with it, or
+    // without a session, or from the API, nothing is set.
+    let markers = |r: &Reply| {
+        r.headers
+            .get_all(header::SET_COOKIE)
+            .iter()
+            .map(|v| v.to_str().unwrap().to_string())
+            .filter(|c| c.starts_with("berth_signed_in="))
+            .collect::<Vec<_>>()
+    };
+    let page = t.get(&As::Cookie(s1.clone(), None), "/placement").await;
+    let set = markers(&page);
+    assert_eq!(set.len(), 1, "{set:?}");
+    assert!(
+        set[0].starts_with("berth_signed_in=1;")
+            && set[0].contains("Max-Age=")
+            && !set[0].contains("HttpOnly"),
+        "{set:?}"
+    );
+    let with_marker = As::Cookie(format!("{s1}; berth_signed_in=1"), None);
+    assert!(markers(&t.get(&with_marker, "/placement").await).is_empty());
+    assert!(markers(&t.get(&As::Nobody, "/placement").await).is_empty());
+    assert!(markers(&t.get(&As::Cookie(s1.clone(), None), "/api/session").await).is_empty());
     // State change without / with a wrong / with the right CSRF token.
     let policy = json!({"cross_site_weight": 9});
     let r = t

@@ -88,7 +88,12 @@ pub fn App() -> impl IntoView {
                     })));
                     pick_estate(auth).await;
                 }
-                Err(_) => auth.session.set(Some(None)),
+                Err(f) => {
+                    if f.status == 401 {
+                        client::forget_signed_in();
+                    }
+                    auth.session.set(Some(None))
+                }
             }
         });
     });

@@ -76,6 +76,35 @@ thread_local! {
     static LOADED: RefCell<Option<Rc<Loaded>>> = const { RefCell::new(None) };
 }
 
+/// The browser window's inner width in CSS pixels; `None` on the server.
+pub fn viewport_width() -> Option<f64> {
+    #[cfg(feature = "hydrate")]
+    {
+        web_sys::window()?.inner_width().ok()?.as_f64()
+    }
+    #[cfg(not(feature = "hydrate"))]
+    {
+        None
+    }
+}
+
+/// Drops the "signed in" marker: the session it stood for has ended
+/// (expired, or signed out elsewhere), so the next page does not ask again
+/// and log a 401 for it.
+pub fn forget_signed_in() {
+    #[cfg(feature = "hydrate")]
+    {
+        use wasm_bindgen::JsValue;
+        if let Some(doc) = web_sys::window().and_then(|w| w.document()) {
+            let _ = js_sys::Reflect::set(
+                &doc,
+                &JsValue::from_str("cookie"),
+                &JsValue::from_str("berth_signed_in=; Path=/; Max-Age=0; SameSite=Lax"),
+            );
+        }
+    }
+}
+
 /// Whether the browser holds the server's "signed in" marker cookie (set
 /// beside the session cookie at sign-in, cleared at sign-out). Without it
 /// there is no session to ask about, and asking would only log a 401.

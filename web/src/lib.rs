@@ -28,6 +28,7 @@ pub mod common;
 pub mod engine;
 pub mod graph;
 pub mod history;
+pub mod map;
 pub mod pages;
 pub mod policy_fields;
 #[cfg(feature = "ssr")]

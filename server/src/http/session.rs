@@ -144,26 +144,13 @@ async fn login(
     );
     resp.headers_mut().append(
         header::SET_COOKIE,
-        HeaderValue::from_str(&signed_in_marker(
+        HeaderValue::from_str(&auth::signed_in_marker(
             state.config.session_ttl_s,
             auth::cookie_secure(&headers, &state.config),
         ))
         .expect("cookie is ASCII"),
     );
     Ok(resp)
-}
-
-/// A cookie the page may read (no secret in it, so not HttpOnly) saying a
-/// session cookie was set: a signed-out page then knows not to ask `GET
-/// /api/session`, whose 401 every browser logs as an error. It lives as
-/// long as the session; `max_age_s` 0 clears it at sign-out.
-fn signed_in_marker(max_age_s: i64, secure: bool) -> String {
-    format!(
-        "{}={}; Path=/; SameSite=Lax; Max-Age={max_age_s}{}",
-        auth::SIGNED_IN_COOKIE,
-        if max_age_s > 0 { "1" } else { "" },
-        if secure { "; Secure" } else { "" }
-    )
 }
 
 async fn whoami(caller: Caller) -> ApiResult<Json<berth_api::Caller>> {
@@ -205,7 +192,7 @@ async fn logout(
     );
     resp.headers_mut().append(
         header::SET_COOKIE,
-        HeaderValue::from_str(&signed_in_marker(
+        HeaderValue::from_str(&auth::signed_in_marker(
             0,
             auth::cookie_secure(&headers, &state.config),
         ))

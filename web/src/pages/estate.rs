@@ -12,6 +12,36 @@ use crate::client;
 use crate::common::{Auth, ErrorLine, Gate};
 use crate::engine;
 use crate::graph;
+use crate::map;
+use std::sync::Arc;
+
+/// A move the advice recommends (its evidence backs it), as the map and
+/// the graph draw it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RecommendedMove {
+    pub service: String,
+    pub from: String,
+    pub to: String,
+}
+
+/// The recommended moves, from the engine in the browser at the page's
+/// time: computed once per page and shared by the map and the graph.
+fn recommended_moves() -> Vec<RecommendedMove> {
+    client::loaded_now()
+        .map(|l| {
+            berth_engine::advise(&l.estate, &l.policy, client::eval_now())
+                .moves
+                .into_iter()
+                .filter(|m| m.evidence.is_none())
+                .map(|m| RecommendedMove {
+                    service: m.service,
+                    from: m.from,
+                    to: m.to,
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}
 
 /// One stored fact of the estate document.
 #[derive(Clone, Debug, PartialEq)]
@@ -143,10 +173,12 @@ pub fn EstatePage() -> impl IntoView {
                 Some((d, policy)) => {
                     let now = client::eval_now();
                     let rows = facts(&d, &policy["staleness"], now);
+                    let moves = Arc::new(recommended_moves());
+                    let service_facts = Arc::new(rows.clone());
                     view! {
-                        <Map doc=d.clone()/>
+                        <Map doc=d.clone() moves=moves.clone()/>
                         <Clusters doc=d.clone()/>
-                        <Graph doc=d.clone()/>
+                        <Graph doc=d.clone() moves=moves facts=service_facts/>
                         <section aria-labelledby="facts-h">
                             <h2 id="facts-h">"Facts"</h2>
                             <label for="f-class">"Class "</label>
@@ -170,7 +202,7 @@ pub fn EstatePage() -> impl IntoView {
                             <input id="f-search" type="search" placeholder="a service, cluster or source"
                                 on:input=move |ev| { search.set(event_target_value(&ev)); page.set(0); }/>
                             {
-                                let rows = std::sync::Arc::new(rows);
+                                let rows = Arc::new(rows);
                                 let shown = {
                                     let rows = rows.clone();
                                     move || {
@@ -241,9 +273,29 @@ fn rtt_colour(ms: Option<f64>) -> &'static str {
 }
 
 #[component]
-fn Map(doc: Value) -> impl IntoView {
+fn Map(doc: Value, moves: Arc<Vec<RecommendedMove>>) -> impl IntoView {
     let sites = arr(&doc["sites"]);
     let at = |id: &str| sites.iter().find(|x| x["id"] == id).and_then(xy);
+    let placed: Vec<(String, f64, f64)> = sites
+        .iter()
+        .filter_map(|x| xy(x).map(|(px, py)| (s(&x["id"]), px, py)))
+        .collect();
+    let home = map::fit(&placed.iter().map(|p| (p.1, p.2)).collect::<Vec<_>>());
+    let view = RwSignal::new(home);
+    // How much larger than at full width (900 px) a map unit must be drawn
+    // for names and dots to keep their size on a narrower screen: the map
+    // is as wide as the window less the page's margins, up to 900 px.
+    let shrink = RwSignal::new(1.0f64);
+    let measure = move || {
+        if let Some(w) = client::viewport_width() {
+            shrink.set((900.0 / (w - 24.0).clamp(200.0, 900.0)).clamp(1.0, 3.0));
+        }
+    };
+    Effect::new(move |_| measure());
+    let resize = window_event_listener(leptos::ev::resize, move |_| measure());
+    on_cleanup(move || resize.remove());
+    // The zoom the marks are drawn for: the view's, less the shrink.
+    let marks = move || view.get().zoom() / shrink.get();
     let links = arr(&doc["links"])
         .into_iter()
         .filter_map(|l| {
@@ -270,20 +322,15 @@ fn Map(doc: Value) -> impl IntoView {
         .collect();
     let mut pairs: std::collections::BTreeMap<(String, String), Vec<String>> = Default::default();
     let mut within = 0usize;
-    if let Some(l) = client::loaded_now() {
-        for m in berth_engine::advise(&l.estate, &l.policy, client::eval_now()).moves {
-            if m.evidence.is_some() {
-                continue;
-            }
-            let (a, b) = (
-                site_of.get(&m.from).cloned().unwrap_or_default(),
-                site_of.get(&m.to).cloned().unwrap_or_default(),
-            );
-            if a == b {
-                within += 1;
-            } else {
-                pairs.entry((a, b)).or_default().push(m.service);
-            }
+    for m in moves.iter() {
+        let (a, b) = (
+            site_of.get(&m.from).cloned().unwrap_or_default(),
+            site_of.get(&m.to).cloned().unwrap_or_default(),
+        );
+        if a == b {
+            within += 1;
+        } else {
+            pairs.entry((a, b)).or_default().push(m.service.clone());
         }
     }
     let between: usize = pairs.values().map(Vec::len).sum();
@@ -303,21 +350,57 @@ fn Map(doc: Value) -> impl IntoView {
             })
         })
         .collect_view();
-    let dots = sites
-        .iter()
-        .filter_map(|x| {
-            let (cx, cy) = xy(x)?;
-            let label = format!("{} — {}", s(&x["id"]), s(&x["name"]));
-            Some(view! {
-                <g class="site"><circle cx=cx cy=cy r="2.2"><title>{label}</title></circle>
-                <text x=cx + 3.0 y=cy - 2.0>{s(&x["id"])}</text></g>
+    let names: std::collections::BTreeMap<String, String> =
+        sites.iter().map(|x| (s(&x["id"]), s(&x["name"]))).collect();
+    // Dots and labels follow the zoom: a dot keeps its size on screen,
+    // and labels are placed again so none overlaps another or a dot; one
+    // with no room is left out until one zooms in (its dot keeps the
+    // name as a tooltip, and the count is said under the map).
+    let labels = Memo::new({
+        let placed = placed.clone();
+        move |_| map::place_labels(&placed, marks())
+    });
+    let dots = move || {
+        let z = marks();
+        let r = map::DOT_R / z;
+        labels
+            .get()
+            .into_iter()
+            .zip(placed.iter().cloned())
+            .map(|(l, (id, cx, cy))| {
+                let name = names.get(&id).cloned().unwrap_or_default();
+                let tip = format!("{id} — {name}");
+                let aria = format!("Site {id} ({name}): zoom in here");
+                view! {
+                    <g class="site" data-site=id.clone() data-label=if l.shown { "shown" } else { "hidden" }>
+                        <circle cx=cx cy=cy r=r role="button" tabindex="0" aria-label=aria
+                            on:click=move |_| view.update(|v| *v = map::Viewport::centred(cx, cy, (v.zoom() * 2.0).max(4.0)))>
+                            <title>{tip}</title>
+                        </circle>
+                        {l.shown.then(|| view! { <text x=l.x y=l.y text-anchor=l.anchor>{id.clone()}</text> })}
+                    </g>
+                }
             })
-        })
-        .collect_view();
+            .collect_view()
+    };
+    let hidden = move || labels.with(|ls| ls.iter().filter(|l| !l.shown).count());
     view! {
         <section aria-labelledby="map-h">
             <h2 id="map-h">"Sites and links"</h2>
-            <svg class="map" viewBox="0 0 360 180" role="img" aria-label="World map of the estate's sites and the links between them" data-testid="map">
+            <div class="graph-tools" role="group" aria-label="Map view">
+                <button type="button" class="small" aria-label="Zoom in on the map" on:click=move |_| view.update(|v| *v = v.zoomed(2.0))>"Zoom in"</button>
+                <button type="button" class="small" aria-label="Zoom out of the map" on:click=move |_| view.update(|v| *v = v.zoomed(0.5))>"Zoom out"</button>
+                <button type="button" class="small" aria-label="Pan the map left" on:click=move |_| view.update(|v| *v = v.panned(-1.0, 0.0))>"←"</button>
+                <button type="button" class="small" aria-label="Pan the map right" on:click=move |_| view.update(|v| *v = v.panned(1.0, 0.0))>"→"</button>
+                <button type="button" class="small" aria-label="Pan the map up" on:click=move |_| view.update(|v| *v = v.panned(0.0, -1.0))>"↑"</button>
+                <button type="button" class="small" aria-label="Pan the map down" on:click=move |_| view.update(|v| *v = v.panned(0.0, 1.0))>"↓"</button>
+                <button type="button" class="small" on:click=move |_| view.set(home)>"Every site"</button>
+                <button type="button" class="small" on:click=move |_| view.set(map::Viewport::WORLD)>"Whole world"</button>
+            </div>
+            <svg class="map" viewBox=move || view.get().view_box() role="img" data-testid="map"
+                data-zoom=move || format!("{:.2}", view.get().zoom())
+                style=move || format!("--z:{:.4}", marks())
+                aria-label="World map of the estate's sites and the links between them">
                 <defs>
                     <marker id="map-arrow" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="5" markerHeight="5" orient="auto-start-reverse">
                         <path d="M 0 0 L 10 5 L 0 10 z" class="g-arrowhead"/>
@@ -333,7 +416,12 @@ fn Map(doc: Value) -> impl IntoView {
                 if drawn == 1 { "" } else { "s" },
                 if between > drawn { format!(", {} more to or from a site not on the map", between - drawn) } else { String::new() }
             )}</p>
-            <p class="legend">"Links: "<span class="key rtt-near">"< 10 ms"</span>" "<span class="key rtt-mid">"10–40 ms"</span>" "<span class="key rtt-far">"> 40 ms"</span>"; solid = measured, dashed = reported, dotted = inferred or guessed."</p>
+            {move || (hidden() > 0).then(|| view! {
+                <p class="hint" data-testid="map-hidden">{format!(
+                    "{} site name{} left out where sites crowd together: zoom in, or hover a dot.",
+                    hidden(), if hidden() == 1 { "" } else { "s" })}</p>
+            })}
+            <p class="legend">"Links: "<span class="key rtt-near">"< 10 ms"</span>" "<span class="key rtt-mid">"10–40 ms"</span>" "<span class="key rtt-far">"> 40 ms"</span>"; solid = measured, dashed = reported, dotted = inferred or guessed. Click a site to zoom in on it."</p>
             {(!unplaced.is_empty()).then(|| view! { <p class="hint">"Not on the map (no coordinates recorded): "{unplaced.join(", ")}</p> })}
         </section>
     }
@@ -392,7 +480,7 @@ fn Clusters(doc: Value) -> impl IntoView {
 /// opens or closes it, a click on a service shows its flows beside the
 /// graph. Zoom and pan with the buttons.
 #[component]
-fn Graph(doc: Value) -> impl IntoView {
+fn Graph(doc: Value, moves: Arc<Vec<RecommendedMove>>, facts: Arc<Vec<FactRow>>) -> impl IntoView {
     let auth = expect_context::<Auth>();
     let expanded = RwSignal::new(graph::default_expanded(&doc));
     let selected = RwSignal::new(None::<String>);
@@ -417,20 +505,6 @@ fn Graph(doc: Value) -> impl IntoView {
     });
     let zoom = RwSignal::new(1.0f64);
     let pan = RwSignal::new((0.0f64, 0.0f64));
-    // The recommended moves (the evidence backs them), from the engine in
-    // the browser at the page's time.
-    let moves = Memo::new(move |_| {
-        client::loaded_now()
-            .map(|l| {
-                berth_engine::advise(&l.estate, &l.policy, client::eval_now())
-                    .moves
-                    .into_iter()
-                    .filter(|m| m.evidence.is_none())
-                    .map(|m| (m.service, m.from, m.to))
-                    .collect::<Vec<_>>()
-            })
-            .unwrap_or_default()
-    });
     let doc_for_layout = doc.clone();
     let lay = Memo::new(move |_| graph::layout(&doc_for_layout, &expanded.get()));
     let all_clusters: Vec<String> = arr(&doc["clusters"]).iter().map(|c| s(&c["id"])).collect();
@@ -464,6 +538,7 @@ fn Graph(doc: Value) -> impl IntoView {
         });
         zoom.set(z1);
     };
+    let moves_for_drawing = moves.clone();
     let drawing = move || {
         let l = lay.get();
         let maxw = l.edges.iter().map(|e| e.weight).fold(1e-9, f64::max);
@@ -535,11 +610,11 @@ fn Graph(doc: Value) -> impl IntoView {
                 .find(|c| c.id == cluster)
                 .map(|c| c.rect.centre())
         };
-        let arrows = moves
-            .get()
-            .into_iter()
-            .filter_map(|(svc, from, to)| {
-                let (a, b) = (centre(&from)?, centre(&to)?);
+        let arrows = moves_for_drawing
+            .iter()
+            .filter_map(|m| {
+                let (svc, from, to) = (m.service.clone(), &m.from, &m.to);
+                let (a, b) = (centre(from)?, centre(to)?);
                 let chosen = selected.get().as_deref() == Some(svc.as_str());
                 Some(view! {
                     <line x1=a.0 y1=a.1 x2=b.0 y2=b.1 class=if chosen { "g-move chosen" } else { "g-move" } marker-end="url(#g-arrow)" data-service=svc.clone()>
@@ -580,6 +655,7 @@ fn Graph(doc: Value) -> impl IntoView {
             {sites}{clusters}{edges}{services}{arrows}
         }
     };
+    let moves_for_summary = moves.clone();
     let summary = move || {
         let l = lay.get();
         format!(
@@ -592,8 +668,8 @@ fn Graph(doc: Value) -> impl IntoView {
             l.edges.len(),
             l.flows_hidden,
             graph::MAX_EDGES,
-            moves.with(Vec::len),
-            if moves.with(Vec::len) == 1 { "" } else { "s" }
+            moves_for_summary.len(),
+            if moves_for_summary.len() == 1 { "" } else { "s" }
         )
     };
     let doc_for_panel = doc.clone();
@@ -625,10 +701,44 @@ fn Graph(doc: Value) -> impl IntoView {
             .map(|(dir, peer, w, mb)| view! { <tr><td>{dir}</td><td>{peer}</td><td class="n">{format!("{w:.1}")}</td><td class="n">{mb}</td></tr> })
             .collect_view();
         let recommended = moves
-            .get()
+            .iter()
+            .find(|m| m.service == id)
+            .map(|m| view! { <p class="g-rec">{format!("Recommended: move from {} to {}.", m.from, m.to)}</p> });
+        // What is known of it: its own facts and its flows', by class and
+        // age, stale ones marked (as the Facts table below says them).
+        let own = format!("{id} ");
+        let (from_it, to_it) = (format!("flow {id}→"), format!("→{id} "));
+        let known: Vec<FactRow> = facts
+            .iter()
+            .filter(|r| {
+                r.fact.starts_with(&own)
+                    || (r.fact.starts_with("flow ")
+                        && (r.fact.starts_with(&from_it) || r.fact.contains(&to_it)))
+            })
+            .cloned()
+            .collect();
+        let stale = known.iter().filter(|r| r.stale).count();
+        let facts_head = format!(
+            "{} fact{}{}",
+            known.len(),
+            if known.len() == 1 { "" } else { "s" },
+            if stale > 0 {
+                format!(", {stale} stale")
+            } else {
+                String::new()
+            }
+        );
+        let fact_rows = known
             .into_iter()
-            .find(|m| m.0 == id)
-            .map(|(_, from, to)| view! { <p class="g-rec">{format!("Recommended: move from {from} to {to}.")}</p> });
+            .map(|r| view! {
+                <tr class:stale=r.stale>
+                    <td>{r.fact.clone()}</td>
+                    <td class="n">{num(&r.value, 2)}</td>
+                    <td><span class=format!("badge conf-{}", r.class)>{r.class.clone()}</span></td>
+                    <td class="n">{r.age_s.map(age).unwrap_or_else(|| "—".into())}{if r.stale { " (stale)" } else { "" }}</td>
+                </tr>
+            })
+            .collect_view();
         let place = crate::common::service_link(
             "/place",
             auth.estate.get_untracked().as_deref(),
@@ -645,6 +755,11 @@ fn Graph(doc: Value) -> impl IntoView {
                 <p>{format!("{n} flow{}:", if n == 1 { "" } else { "s" })}</p>
                 <table class="compare"><thead><tr><th scope="col"></th><th scope="col">"peer"</th><th scope="col">"weight"</th><th scope="col">"MB/s"</th></tr></thead>
                     <tbody>{rows}</tbody></table>
+                <details class="g-facts" data-testid="graph-facts">
+                    <summary>{facts_head}</summary>
+                    <table class="compare"><thead><tr><th scope="col">"fact"</th><th scope="col">"value"</th><th scope="col">"class"</th><th scope="col">"age"</th></tr></thead>
+                        <tbody>{fact_rows}</tbody></table>
+                </details>
                 <p><a href=place>{format!("Where else could {id} go?")}</a></p>
                 <button type="button" class="small" on:click=move |_| selected.set(None)>"Close"</button>
             </aside>
@@ -655,12 +770,12 @@ fn Graph(doc: Value) -> impl IntoView {
             <h2 id="g-h">"Service graph"</h2>
             <p class="hint" data-testid="graph-summary">{summary}</p>
             <div class="graph-tools" role="group" aria-label="Graph view">
-                <button type="button" class="small" on:click=move |_| zoom_by(1.5)>"Zoom in"</button>
-                <button type="button" class="small" on:click=move |_| zoom_by(1.0 / 1.5)>"Zoom out"</button>
-                <button type="button" class="small" aria-label="Pan left" on:click=move |_| step(-1.0, 0.0)>"←"</button>
-                <button type="button" class="small" aria-label="Pan right" on:click=move |_| step(1.0, 0.0)>"→"</button>
-                <button type="button" class="small" aria-label="Pan up" on:click=move |_| step(0.0, -1.0)>"↑"</button>
-                <button type="button" class="small" aria-label="Pan down" on:click=move |_| step(0.0, 1.0)>"↓"</button>
+                <button type="button" class="small" aria-label="Zoom in on the graph" on:click=move |_| zoom_by(1.5)>"Zoom in"</button>
+                <button type="button" class="small" aria-label="Zoom out of the graph" on:click=move |_| zoom_by(1.0 / 1.5)>"Zoom out"</button>
+                <button type="button" class="small" aria-label="Pan the graph left" on:click=move |_| step(-1.0, 0.0)>"←"</button>
+                <button type="button" class="small" aria-label="Pan the graph right" on:click=move |_| step(1.0, 0.0)>"→"</button>
+                <button type="button" class="small" aria-label="Pan the graph up" on:click=move |_| step(0.0, -1.0)>"↑"</button>
+                <button type="button" class="small" aria-label="Pan the graph down" on:click=move |_| step(0.0, 1.0)>"↓"</button>
                 <button type="button" class="small" on:click=move |_| { zoom.set(1.0); pan.set((0.0, 0.0)); }>"Whole estate"</button>
                 <button type="button" class="small" on:click={ let all = all_clusters.clone(); move |_| expanded.set(all.iter().cloned().collect()) }>"Open every cluster"</button>
                 <button type="button" class="small" on:click=move |_| expanded.set(Default::default())>"Close every cluster"</button>

@@ -282,7 +282,13 @@ fn group_line(m: &Value) -> Option<impl IntoView> {
 /// One move with its gain, confidence badge, review and Why panel. A
 /// move a decision hides (dismissed or snoozed, still holding) is left
 /// out of the list until "show" is pressed.
-fn move_item(m: &Value, why: Value, identity: String, filter: Option<MoveFilter>) -> impl IntoView {
+fn move_item(
+    m: &Value,
+    why: Value,
+    identity: String,
+    filter: Option<MoveFilter>,
+    scale: f64,
+) -> impl IntoView {
     let reviews = expect_context::<Reviews>();
     let class = s(&m["confidence"]);
     let service = s(&m["service"]);
@@ -320,12 +326,21 @@ fn move_item(m: &Value, why: Value, identity: String, filter: Option<MoveFilter>
     };
     // Only the recommendations' list has a filter (passed in, not a
     // context: a context would reach the sibling lists too).
-    let owner = owner_of(&service);
+    let cx = if filter.is_some() {
+        MoveContext::of(m)
+    } else {
+        MoveContext::default()
+    };
     let m_for_filter = m.clone();
     let shown = move || {
         let by_review = state.get() != "hidden" || reviews.show_hidden.get();
-        by_review && filter.is_none_or(|f| f.passes(&m_for_filter, &owner))
+        by_review && filter.is_none_or(|f| f.passes(&m_for_filter, &cx))
     };
+    let gain = m["gain"].as_f64().unwrap_or_default();
+    let terms: Vec<(String, f64)> = arr(&why["terms"])
+        .iter()
+        .map(|t| (s(&t["term"]), t["points"].as_f64().unwrap_or_default()))
+        .collect();
     view! {
         <li class="move" data-service=service.clone() data-identity=identity.clone() data-review=state
             style:display=move || if shown() { "list-item" } else { "none" }>
@@ -334,6 +349,10 @@ fn move_item(m: &Value, why: Value, identity: String, filter: Option<MoveFilter>
                 " from "<code>{s(&m["from"])}</code>" to "<code>{to.clone()}</code>
                 <span class="gain">{format!("{} points", signed(m["gain"].as_f64().unwrap_or_default(), 1))}</span>
                 <span class=format!("badge conf-{class}") title="the weakest fact deciding this move">{class.clone()}</span>
+            </div>
+            <div class="move-figures">
+                <GainBar gain=gain scale=scale/>
+                <Waterfall terms=terms gain=gain/>
             </div>
             {m["evidence"].as_str().map(|e| view! { <p class="evidence">{e.to_string()}</p> })}
             {group_line(m)}
@@ -346,6 +365,78 @@ fn move_item(m: &Value, why: Value, identity: String, filter: Option<MoveFilter>
             " · "
             <a class="place-link" href=graph_href>{format!("Show {service} on the graph")}</a>
         </li>
+    }
+}
+
+/// The move's gain as a bar, on the scale of the largest gain in its list,
+/// so the list reads as a ranking at a glance.
+#[component]
+fn GainBar(gain: f64, scale: f64) -> impl IntoView {
+    let share = if scale > 0.0 {
+        (gain.abs() / scale).clamp(0.0, 1.0)
+    } else {
+        0.0
+    };
+    view! {
+        <span class="gain-bar" role="img" aria-label=format!("gain {} points, {:.0} % of the largest in the list", signed(gain, 1), share * 100.0)
+            data-share=format!("{share:.3}")>
+            <span style=format!("width:{:.1}%", share * 100.0)></span>
+        </span>
+    }
+}
+
+/// Where one term's step of a waterfall starts and ends, from the sum of
+/// the terms before it: `(term, start, end)` in points.
+pub fn waterfall_steps(terms: &[(String, f64)]) -> Vec<(String, f64, f64)> {
+    let mut at = 0.0;
+    terms
+        .iter()
+        .map(|(id, p)| {
+            let start = at;
+            at += p;
+            (id.clone(), start, at)
+        })
+        .collect()
+}
+
+/// The move's terms as a small waterfall: each term a step up (it
+/// favours the move) or down from the running sum, the last step ending
+/// at the gain. Terms of zero are left out of the drawing, not the label.
+#[component]
+fn Waterfall(terms: Vec<(String, f64)>, gain: f64) -> impl IntoView {
+    let steps = waterfall_steps(&terms);
+    let lo = steps.iter().map(|s| s.1.min(s.2)).fold(0.0f64, f64::min);
+    let hi = steps.iter().map(|s| s.1.max(s.2)).fold(0.0f64, f64::max);
+    let span = (hi - lo).max(1e-9);
+    // A column of 26 px per term with 6 px gaps; 28 px tall with 2 px
+    // margins: small enough to sit on the move's line.
+    let (w, h) = (26.0, 24.0);
+    let width = (terms.len().max(1) as f64) * (w + 6.0) - 6.0;
+    let y = move |v: f64| 2.0 + (hi - v) / span * h;
+    let words = terms
+        .iter()
+        .map(|(id, p)| {
+            let label = Term::from_id(id).map_or(id.clone(), |t| t.label().to_string());
+            format!("{label} {}", signed(*p, 1))
+        })
+        .collect::<Vec<_>>()
+        .join(", ");
+    let bars = steps
+        .into_iter()
+        .enumerate()
+        .filter(|(_, (_, a, b))| (a - b).abs() > 1e-9)
+        .map(|(i, (id, a, b))| {
+            let (top, bottom) = (y(a.max(b)), y(a.min(b)));
+            let class = if b >= a { "wf-up" } else { "wf-down" };
+            view! { <rect x=i as f64 * (w + 6.0) y=top width=w height=(bottom - top).max(0.8) class=class data-term=id/> }
+        })
+        .collect_view();
+    view! {
+        <svg class="waterfall" viewBox=format!("0 0 {width} 28") width=width height="28" role="img"
+            aria-label=format!("terms: {words}; gain {}", signed(gain, 1))>
+            <line x1="0" x2=width y1=y(0.0) y2=y(0.0) class="wf-zero"/>
+            {bars}
+        </svg>
     }
 }
 
@@ -384,7 +475,28 @@ type MoveAndWhy = (Value, Value, String);
 struct MoveFilter {
     query: RwSignal<String>,
     cluster: RwSignal<String>,
+    site: RwSignal<String>,
+    owner: RwSignal<String>,
     confidence: RwSignal<String>,
+}
+
+/// What the filter reads of a move beyond the move itself: its service's
+/// owner and the sites it leaves and joins (from the estate document).
+#[derive(Clone, Debug, Default)]
+struct MoveContext {
+    owner: String,
+    from_site: String,
+    to_site: String,
+}
+
+impl MoveContext {
+    fn of(m: &Value) -> MoveContext {
+        MoveContext {
+            owner: owner_of(&s(&m["service"])),
+            from_site: site_of(&s(&m["from"])),
+            to_site: site_of(&s(&m["to"])),
+        }
+    }
 }
 
 /// Confidence classes from strongest to weakest.
@@ -395,12 +507,15 @@ impl MoveFilter {
         MoveFilter {
             query: RwSignal::new(String::new()),
             cluster: RwSignal::new(String::new()),
+            site: RwSignal::new(String::new()),
+            owner: RwSignal::new(String::new()),
             confidence: RwSignal::new(String::new()),
         }
     }
 
-    /// Does the move (with its service's owner) pass?
-    fn passes(&self, m: &Value, owner: &str) -> bool {
+    /// Does the move (with its owner and sites) pass?
+    fn passes(&self, m: &Value, cx: &MoveContext) -> bool {
+        let owner = cx.owner.as_str();
         let q = self.query.get().trim().to_lowercase();
         let text_ok = q.is_empty()
             || [
@@ -421,8 +536,25 @@ impl MoveFilter {
                 .unwrap_or(CLASSES.len())
         };
         let conf_ok = least.is_empty() || rank(&s(&m["confidence"])) <= rank(&least);
-        text_ok && cluster_ok && conf_ok
+        let site = self.site.get();
+        let site_ok = site.is_empty() || cx.from_site == site || cx.to_site == site;
+        let who = self.owner.get();
+        let owner_ok = who.is_empty() || owner == who;
+        text_ok && cluster_ok && conf_ok && site_ok && owner_ok
     }
+}
+
+/// The site of a cluster, from the estate document the page loaded.
+fn site_of(cluster: &str) -> String {
+    client::loaded_now()
+        .and_then(|l| {
+            l.document["clusters"].as_array().and_then(|cs| {
+                cs.iter()
+                    .find(|x| x["id"] == cluster)
+                    .and_then(|x| x["site"].as_str().map(str::to_string))
+            })
+        })
+        .unwrap_or_default()
 }
 
 /// The owner of each service, from the estate document the page loaded.
@@ -487,10 +619,29 @@ fn Moves(advice: Value) -> impl IntoView {
         .collect();
     clusters.sort();
     clusters.dedup();
-    let for_count: Vec<(Value, String, String)> = recommended
+    let for_count: Vec<(Value, MoveContext, String)> = recommended
         .iter()
-        .map(|(m, _, identity)| (m.clone(), owner_of(&s(&m["service"])), identity.clone()))
+        .map(|(m, _, identity)| (m.clone(), MoveContext::of(m), identity.clone()))
         .collect();
+    let mut sites: Vec<String> = for_count
+        .iter()
+        .flat_map(|(_, cx, _)| [cx.from_site.clone(), cx.to_site.clone()])
+        .filter(|x| !x.is_empty())
+        .collect();
+    sites.sort();
+    sites.dedup();
+    let mut owners: Vec<String> = for_count
+        .iter()
+        .map(|(_, cx, _)| cx.owner.clone())
+        .filter(|x| !x.is_empty())
+        .collect();
+    owners.sort();
+    owners.dedup();
+    // Gain bars share one scale: the largest gain in the list.
+    let scale = recommended
+        .iter()
+        .filter_map(|(m, _, _)| m["gain"].as_f64())
+        .fold(0.0f64, |a, g| a.max(g.abs()));
     let reviews = expect_context::<Reviews>();
     // What the list shows: passing the filter and not hidden by a decision
     // (unless the page is showing those); the total leaves the hidden out
@@ -513,7 +664,7 @@ fn Moves(advice: Value) -> impl IntoView {
     };
     let rows = recommended
         .into_iter()
-        .map(|(m, why, identity)| move_item(&m, why, identity, Some(filter)))
+        .map(|(m, why, identity)| move_item(&m, why, identity, Some(filter), scale))
         .collect_view();
     view! {
         <section aria-labelledby="moves-h">
@@ -528,6 +679,16 @@ fn Moves(advice: Value) -> impl IntoView {
                 <select id="mf-cluster" on:change=move |ev| filter.cluster.set(event_target_value(&ev)) prop:value=move || filter.cluster.get()>
                     <option value="">"any"</option>
                     {clusters.into_iter().map(|c| view! { <option value=c.clone()>{c.clone()}</option> }).collect_view()}
+                </select>
+                <label for="mf-site">"Site"</label>
+                <select id="mf-site" on:change=move |ev| filter.site.set(event_target_value(&ev)) prop:value=move || filter.site.get()>
+                    <option value="">"any"</option>
+                    {sites.into_iter().map(|c| view! { <option value=c.clone()>{c.clone()}</option> }).collect_view()}
+                </select>
+                <label for="mf-owner">"Owner"</label>
+                <select id="mf-owner" on:change=move |ev| filter.owner.set(event_target_value(&ev)) prop:value=move || filter.owner.get()>
+                    <option value="">"any"</option>
+                    {owners.into_iter().map(|c| view! { <option value=c.clone()>{c.clone()}</option> }).collect_view()}
                 </select>
                 <label for="mf-conf">"Confidence at least"</label>
                 <select id="mf-conf" on:change=move |ev| filter.confidence.set(event_target_value(&ev)) prop:value=move || filter.confidence.get()>
@@ -568,9 +729,14 @@ fn WeakMoves(advice: Value) -> impl IntoView {
         return ().into_any();
     }
     let identities: Vec<String> = weak.iter().map(|(_, _, i)| i.clone()).collect();
+    // The list's own scale: these are not ranked with the recommendations.
+    let scale = weak
+        .iter()
+        .filter_map(|(m, _, _)| m["gain"].as_f64())
+        .fold(0.0f64, |a, g| a.max(g.abs()));
     let rows = weak
         .into_iter()
-        .map(|(m, why, identity)| move_item(&m, why, identity, None))
+        .map(|(m, why, identity)| move_item(&m, why, identity, None, scale))
         .collect_view();
     view! {
         <section aria-labelledby="weak-h">
@@ -833,6 +999,21 @@ mod tests {
             Some("The best possible is at least 812.4 points; these moves capture at least 75.1 % of the improvement that can exist.")
         );
         assert_eq!(bound_sentence(&json!({})), None);
+    }
+
+    #[test]
+    fn a_waterfall_steps_from_zero_to_the_gain() {
+        let terms = vec![
+            ("round_trip".to_string(), 12.0),
+            ("cross_site".to_string(), 3.5),
+            ("headroom".to_string(), -2.0),
+            ("copy".to_string(), -0.5),
+        ];
+        let steps = waterfall_steps(&terms);
+        assert_eq!(steps[0], ("round_trip".to_string(), 0.0, 12.0));
+        assert_eq!(steps[2], ("headroom".to_string(), 15.5, 13.5));
+        assert_eq!(steps[3].2, 13.0, "the last step ends at the gain");
+        assert!(waterfall_steps(&[]).is_empty());
     }
 
     #[test]
