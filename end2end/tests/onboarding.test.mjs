@@ -178,7 +178,13 @@ test('Placement names the services that can never move for want of a request (So
   await unknown.locator('li').first().waitFor();
   const items = await unknown.locator('li').allTextContents();
   assert.ok(items.length >= 1, 'Sock Shop has services without requests');
-  for (const i of items) assert.match(i, / on c-par-1: no (CPU|memory|CPU or memory) request$/);
+  for (const i of items) {
+    // What is missing, then the fix in the manifests' words and the file's.
+    const m = i.match(/^(\S+) on c-par-1: no (CPU|memory|CPU or memory) request\. Fix: add (resources\.requests\.\w+( and resources\.requests\.\w+)?) to every container of (\S+), or set .+ on it in the estate file\.$/);
+    assert.ok(m, i);
+    assert.equal(m[5], m[1], 'the fix names the service');
+    assert.equal(m[3].includes('cpu'), m[2].includes('CPU'), i);
+  }
   const empty = page.getByTestId('moves-empty');
   if (await empty.count()) assert.doesNotMatch(await empty.textContent(), /every service is where it should be/);
   await shot('placement-unknown-requests');

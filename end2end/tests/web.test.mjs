@@ -107,7 +107,10 @@ test('sign in; Placement shows the sample moves, a Why panel with flip condition
   }
   assert.match(await first.getByTestId('flips-none').textContent(), /^No value of \d+ facts? changes this move/);
   // RTTs no stored fact gives are named as policy values or estimates,
-  // never badged as measurements of age 0 s.
+  // never badged as measurements of age 0 s. (A Why panel is built when
+  // first opened: open them all.)
+  const closedWhys = page.locator('[data-testid=moves] details.why:not([open]) > summary');
+  while (await closedWhys.count() > 0) await closedWhys.first().click();
   const whyRows = await page.locator('details.why tr[data-derived]').evaluateAll(rs => rs.map(r => ({
     derived: r.dataset.derived, badge: r.querySelector('.badge').textContent, age: r.lastElementChild.textContent,
   })));

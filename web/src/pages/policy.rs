@@ -55,6 +55,9 @@ struct Projected {
     cost_before: f64,
     cost_after: f64,
     ms: f64,
+    /// When it was computed (page clock, ms): tells one projection from
+    /// the next when both say the same (the bench waits on it).
+    at: f64,
 }
 
 fn recommended(a: &berth_engine::advise::Advice) -> Vec<String> {
@@ -146,8 +149,18 @@ pub fn PolicyPage() -> impl IntoView {
             .or_else(|| refused.with(|r| r.get(path).cloned()))
     };
 
-    // The advice under the edited policy beside the advice under the saved
-    // one, both computed in the browser at the page's evaluation time.
+    // The advice under the saved policy: computed once when the estate is
+    // in the engine (again after a save reloads it), not at every edit.
+    let saved_advice = Memo::new(move |_| {
+        if !engine_ready.get() {
+            return None;
+        }
+        let l = client::loaded_now()?;
+        let before = advise(&l.estate, &l.policy, client::eval_now());
+        Some((recommended(&before), before.totals_after.cost))
+    });
+    // The advice under the edited policy beside it, both computed in the
+    // browser at the page's evaluation time.
     let preview = Memo::new(move |_| {
         if !engine_ready.get() || edits.with(BTreeMap::is_empty) {
             return None;
@@ -156,17 +169,18 @@ pub fn PolicyPage() -> impl IntoView {
         let l = client::loaded_now()?;
         let now = client::eval_now();
         let t0 = client::perf_ms();
-        let before = advise(&l.estate, &l.policy, now);
+        let (b, cost_before) = saved_advice.get()?;
         let after = advise(&l.estate, &new_policy, now);
-        let (b, a) = (recommended(&before), recommended(&after));
+        let a = recommended(&after);
         Some(Projected {
             moves_before: b.len(),
             moves_after: a.len(),
             added: a.iter().filter(|m| !b.contains(m)).cloned().collect(),
             removed: b.iter().filter(|m| !a.contains(m)).cloned().collect(),
-            cost_before: before.totals_after.cost,
+            cost_before,
             cost_after: after.totals_after.cost,
             ms: client::perf_ms() - t0,
+            at: client::perf_ms(),
         })
     });
 
@@ -354,7 +368,7 @@ pub fn PolicyPage() -> impl IntoView {
                                 <p>{title}</p><ul data-testid=testid>{items.into_iter().map(|m| view! { <li>{m}</li> }).collect_view()}</ul>
                             });
                             view! {
-                                <p data-testid="preview-summary" data-after=p.moves_after data-before=p.moves_before>{format!(
+                                <p data-testid="preview-summary" data-after=p.moves_after data-before=p.moves_before data-at=format!("{:.3}", p.at)>{format!(
                                     "With these values: {} recommended move{} (now {}); the estate's cost after them {:.1} points (now {:.1}). Projected in {:.0} ms.",
                                     p.moves_after, if p.moves_after == 1 { "" } else { "s" }, p.moves_before, p.cost_after, p.cost_before, p.ms
                                 )}</p>
