@@ -789,6 +789,41 @@ test('the pages work on a narrow window', async () => {
   }
 });
 
+test('a large estate stays small on the page: long lists show 50 at a time, a service picker lists 200 and narrows as one types', async t => {
+  // The sample and 300 more services without requests: 374 services, and
+  // 300 that can never move for want of a request.
+  const doc = JSON.parse(readFileSync(new URL('../../examples/estates/sample.json', import.meta.url), 'utf8'));
+  for (let i = 0; i < 300; i++) doc.services.push({ id: `extra-${String(i).padStart(3, '0')}`, owner: 'bulk', cluster: 'c-fra-3', cpu: null, memory_gib: null });
+  await admin(server.base, 'POST', '/api/estates?id=large', doc);
+  // The other tests expect the sample to be the first estate listed.
+  t.after(() => admin(server.base, 'DELETE', '/api/estates/large'));
+  await signIn(page, server.base, operator);
+  await page.goto(`${server.base}/?estate=large&now=${NOW}`);
+  const unknown = page.getByTestId('unknown-requests');
+  await unknown.locator('li').first().waitFor();
+  const total = Number(await unknown.getAttribute('data-total'));
+  assert.ok(total >= 300, `${total} services without requests`);
+  assert.equal(await unknown.locator('li').count(), 50);
+  assert.match(await page.getByTestId('unknown-requests-more').textContent(), new RegExp(`^50 of ${total} services shown\\.`));
+  await page.getByTestId('unknown-requests-more').getByRole('button', { name: 'Show 50 more' }).click();
+  await page.waitForFunction(() => document.querySelectorAll('[data-testid=unknown-requests] li').length === 100);
+  await page.getByTestId('unknown-requests-more').getByRole('button', { name: `Show all ${total}` }).click();
+  await page.waitForFunction(n => document.querySelectorAll('[data-testid=unknown-requests] li').length === n, total);
+  assert.equal(await page.getByTestId('unknown-requests-more').count(), 0, 'nothing more to show');
+  // What-if's service picker: 200 listed, then narrowed by typing.
+  await page.goto(`${server.base}/whatif?estate=large&now=${NOW}`);
+  const picker = page.locator('#mv-service');
+  await page.getByTestId('mv-service-more').waitFor();
+  assert.equal(await picker.locator('option').count(), 201, 'a placeholder and 200 services');
+  assert.equal(await page.getByTestId('mv-service-more').textContent(), '200 of 374 listed: type to narrow');
+  await page.getByLabel('Type part of a name to narrow the list').fill('extra-29');
+  await page.waitForFunction(() => document.querySelectorAll('#mv-service option').length === 11);
+  assert.equal(await page.getByTestId('mv-service-more').count(), 0);
+  await picker.selectOption('extra-295');
+  assert.equal(await picker.inputValue(), 'extra-295');
+  await shot('whatif-picker-narrowed');
+});
+
 test('an administrator registers an external decider; Berth calls it signed and compares it; its secret rotates', async () => {
   // The decider: records each call and proposes one legal move.
   const calls = [];

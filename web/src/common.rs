@@ -149,3 +149,87 @@ pub fn ErrorLine(message: Signal<Option<String>>) -> impl IntoView {
             .map(|m| view! { <p class="error" role="alert">{m}</p> })
     }
 }
+
+/// The most services a picker lists at once: a `<select>` of 5,000
+/// options is 5,000 elements and a list no one scrolls; typing narrows it.
+pub const PICKER_MAX: usize = 200;
+
+/// The ids a picker lists for `query` (any case, anywhere in the id): the
+/// first `max` matches in the given order, then `chosen` if it is not among
+/// them (a select must hold its value); and how many match in all.
+pub fn picker_options(
+    all: &[String],
+    query: &str,
+    chosen: &str,
+    max: usize,
+) -> (Vec<String>, usize) {
+    let q = query.trim().to_lowercase();
+    let mut total = 0;
+    let mut out = Vec::new();
+    for id in all {
+        if q.is_empty() || id.to_lowercase().contains(&q) {
+            total += 1;
+            if out.len() < max {
+                out.push(id.clone());
+            }
+        }
+    }
+    if !chosen.is_empty() && !out.iter().any(|x| x == chosen) && all.iter().any(|x| x == chosen) {
+        out.push(chosen.to_string());
+    }
+    (out, total)
+}
+
+/// A service picker that stays small on a large estate: a box to narrow
+/// by name, and a `<select>` (labelled by the page, `id`) of at most
+/// [`PICKER_MAX`] of the matching services.
+#[component]
+pub fn ServicePicker(
+    id: &'static str,
+    services: Signal<Vec<String>>,
+    value: Signal<String>,
+    on_pick: Callback<String>,
+) -> impl IntoView {
+    let query = RwSignal::new(String::new());
+    let shown = Memo::new(move |_| {
+        services.with(|all| picker_options(all, &query.get(), &value.get(), PICKER_MAX))
+    });
+    let many = move || services.with(Vec::len) > PICKER_MAX;
+    view! {
+        <Show when=many>
+            <input type="search" class="picker-q" id=format!("{id}-q")
+                aria-label="Type part of a name to narrow the list" placeholder="type to narrow"
+                on:input=move |ev| query.set(event_target_value(&ev))/>
+        </Show>
+        <select id=id on:change=move |ev| on_pick.run(event_target_value(&ev)) prop:value=move || value.get()>
+            <option value="">"— pick a service —"</option>
+            {move || shown.get().0.into_iter().map(|x| view! { <option value=x.clone()>{x.clone()}</option> }).collect_view()}
+        </select>
+        {move || {
+            let (listed, total) = shown.get();
+            (total > listed.len()).then(|| view! {
+                <span class="hint" role="status" data-testid=format!("{id}-more")>{format!("{} of {total} listed: type to narrow", listed.len())}</span>
+            })
+        }}
+    }
+}
+
+#[cfg(test)]
+mod picker_tests {
+    use super::*;
+
+    #[test]
+    fn a_picker_lists_the_first_matches_and_keeps_the_choice() {
+        let all: Vec<String> = (0..500).map(|i| format!("svc-{i:03}")).collect();
+        let (l, n) = picker_options(&all, "", "", PICKER_MAX);
+        assert_eq!((l.len(), n), (200, 500));
+        let (l, n) = picker_options(&all, "SVC-49", "", PICKER_MAX);
+        assert_eq!(n, 10, "svc-490…499, whatever the case");
+        assert_eq!(l.first().map(String::as_str), Some("svc-490"));
+        let (l, _) = picker_options(&all, "", "svc-450", PICKER_MAX);
+        assert_eq!(l.len(), 201);
+        assert_eq!(l.last().map(String::as_str), Some("svc-450"));
+        let (l, _) = picker_options(&all, "", "not-a-service", PICKER_MAX);
+        assert_eq!(l.len(), 200, "an unknown choice is not invented");
+    }
+}

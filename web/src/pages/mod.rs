@@ -13,6 +13,7 @@ pub mod policy;
 pub mod review;
 pub mod whatif;
 
+use leptos::prelude::*;
 use serde_json::Value;
 
 /// A JSON string, or "" (result fields the engine always writes).
@@ -123,6 +124,44 @@ pub fn pretty_json(compact: &str) -> String {
         }
     }
     out
+}
+
+/// Items a long list shows before "Show more": a screenful, and what
+/// keeps a 5,000-service estate's Placement page a few thousand elements
+/// (its "fit cannot be told" list alone was 7,000).
+pub const LIST_STEP: usize = 50;
+
+/// A `<ul>` of `items` drawn by `render`, the first [`LIST_STEP`] at once,
+/// then "Show N more" and "Show all M" for the rest.
+pub fn capped_list<T, V>(
+    items: Vec<T>,
+    render: impl Fn(T) -> V + Clone + Send + Sync + 'static,
+    testid: &'static str,
+    noun: &'static str,
+) -> impl IntoView
+where
+    T: Clone + Send + Sync + 'static,
+    V: IntoView + 'static,
+{
+    let total = items.len();
+    let shown = RwSignal::new(LIST_STEP.min(total));
+    let items = std::sync::Arc::new(items);
+    view! {
+        <ul data-testid=testid data-total=total>
+            {move || items.iter().take(shown.get()).cloned().map(render.clone()).collect_view()}
+        </ul>
+        {move || (shown.get() < total).then(|| {
+            let more = LIST_STEP.min(total - shown.get());
+            view! {
+                <p class="pager" data-testid=format!("{testid}-more")>
+                    {format!("{} of {total} {noun} shown. ", shown.get())}
+                    <button type="button" class="small" on:click=move |_| shown.update(|n| *n = (*n + LIST_STEP).min(total))>{format!("Show {more} more")}</button>
+                    " "
+                    <button type="button" class="small" on:click=move |_| shown.set(total)>{format!("Show all {total}")}</button>
+                </p>
+            }
+        })}
+    }
 }
 
 #[cfg(test)]

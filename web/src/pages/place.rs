@@ -80,10 +80,8 @@ pub fn PlacePage() -> impl IntoView {
             <ErrorLine message=error.into()/>
             <p class="hint">"Every cluster ranked for one service by the placement scorer (the one evacuations use), in your browser: eligible clusters by score, then the ones a rule refuses and why. A move the advice recommends must also clear its bars; this view shows where the service would fit best on its own."</p>
             <label for="place-service">"Service "</label>
-            <select id="place-service" on:change=move |ev| service.set(event_target_value(&ev)) prop:value=move || service.get()>
-                <option value="">"— pick a service —"</option>
-                {move || services.get().into_iter().map(|x| view! { <option value=x.clone()>{x.clone()}</option> }).collect_view()}
-            </select>
+            <crate::common::ServicePicker id="place-service" services=services.into() value=service.into()
+                on_pick=Callback::new(move |v: String| service.set(v))/>
             {move || match result.get() {
                 None if !ready.get() => view! { <p class="loading" role="status">"Loading the estate into the engine…"</p> }.into_any(),
                 None => view! { <p class="empty">"Pick a service to rank every cluster for it."</p> }.into_any(),

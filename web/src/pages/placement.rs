@@ -761,9 +761,8 @@ fn UnknownRequests(advice: Value) -> impl IntoView {
     if items.is_empty() {
         return ().into_any();
     }
-    let rows = items
-        .into_iter()
-        .map(|u| {
+    let render = |u: Value| {
+        {
             let missing = arr(&u["missing"])
                 .iter()
                 .map(|m| match m.as_str() {
@@ -784,17 +783,21 @@ fn UnknownRequests(advice: Value) -> impl IntoView {
                 })
                 .collect::<Vec<_>>();
             let k8s = fields.iter().map(|f| f.0).collect::<Vec<_>>().join(" and ");
-            let file = fields.iter().map(|f| format!("`{}`", f.1)).collect::<Vec<_>>().join(" and ");
+            let file = fields
+                .iter()
+                .map(|f| format!("`{}`", f.1))
+                .collect::<Vec<_>>()
+                .join(" and ");
             let service = s(&u["service"]);
             let fix = format!("Fix: add {k8s} to every container of {service}, or set {file} on it in the estate file.");
             view! { <li><strong>{service.clone()}</strong>" on "<code>{s(&u["cluster"])}</code>": no "{missing}" request. "<span class="fix">{fix}</span></li> }
-        })
-        .collect_view();
+        }
+    };
     view! {
         <section aria-labelledby="unknown-requests-h">
             <h2 id="unknown-requests-h">"Services never moved: their request is unknown"</h2>
             <p>"Without a CPU and memory request no destination can be told to fit. Set the requests in the manifests (or the estate) to let Berth consider them."</p>
-            <ul data-testid="unknown-requests">{rows}</ul>
+            {super::capped_list(items, render, "unknown-requests", "services")}
         </section>
     }
     .into_any()
@@ -957,17 +960,18 @@ fn Immovable(advice: Value) -> impl IntoView {
     if items.is_empty() {
         return ().into_any();
     }
-    let rows = items
-        .into_iter()
-        .map(|i| {
-            let reasons = arr(&i["reasons"]).iter().map(|r| s(&r["message"])).collect::<Vec<_>>().join("; ");
-            view! { <li><strong>{s(&i["service"])}</strong>" on "<code>{s(&i["cluster"])}</code>": "{reasons}</li> }
-        })
-        .collect_view();
+    let render = |i: Value| {
+        let reasons = arr(&i["reasons"])
+            .iter()
+            .map(|r| s(&r["message"]))
+            .collect::<Vec<_>>()
+            .join("; ");
+        view! { <li><strong>{s(&i["service"])}</strong>" on "<code>{s(&i["cluster"])}</code>": "{reasons}</li> }
+    };
     view! {
         <section aria-labelledby="immovable-h">
             <h2 id="immovable-h">"Services that cannot move"</h2>
-            <ul data-testid="immovable">{rows}</ul>
+            {super::capped_list(items, render, "immovable", "services")}
         </section>
     }
     .into_any()
@@ -980,25 +984,33 @@ fn CantTell(advice: Value) -> impl IntoView {
     if cant.is_empty() && caps.is_empty() {
         return ().into_any();
     }
-    let rows = cant
+    // Clusters of unknown capacity first (few, and each explains many
+    // of the services after them), then each service and destination.
+    let items: Vec<(bool, Value)> = caps
         .into_iter()
-        .map(|c| view! {
-            <li><strong>{s(&c["service"])}</strong>" → "<code>{s(&c["cluster"])}</code>
-            {format!(" (would gain {} points if it fits): ", num(&c["gain_if_it_fits"], 1))}{s(&c["message"])}
-            " Missing: "<code>{s(&c["fact"])}</code></li>
-        })
-        .collect_view();
-    let cap_rows = caps
-        .into_iter()
-        .map(|c| {
-            let missing = arr(&c["missing"]).iter().map(s).collect::<Vec<_>>().join(", ");
-            view! { <li><code>{s(&c["cluster"])}</code>": capacity unknown, missing "{missing}</li> }
-        })
-        .collect_view();
+        .map(|c| (true, c))
+        .chain(cant.into_iter().map(|c| (false, c)))
+        .collect();
+    let render = |(capacity, c): (bool, Value)| {
+        if capacity {
+            let missing = arr(&c["missing"])
+                .iter()
+                .map(s)
+                .collect::<Vec<_>>()
+                .join(", ");
+            view! { <li><code>{s(&c["cluster"])}</code>": capacity unknown, missing "{missing}</li> }.into_any()
+        } else {
+            view! {
+                <li><strong>{s(&c["service"])}</strong>" → "<code>{s(&c["cluster"])}</code>
+                {format!(" (would gain {} points if it fits): ", num(&c["gain_if_it_fits"], 1))}{s(&c["message"])}
+                " Missing: "<code>{s(&c["fact"])}</code></li>
+            }.into_any()
+        }
+    };
     view! {
         <section aria-labelledby="canttell-h">
             <h2 id="canttell-h">"Where the fit cannot be told"</h2>
-            <ul data-testid="cant-tell">{rows}{cap_rows}</ul>
+            {super::capped_list(items, render, "cant-tell", "entries")}
         </section>
     }
     .into_any()

@@ -274,11 +274,8 @@ pub fn WhatIf() -> impl IntoView {
                     <fieldset>
                         <legend>"Add a move"</legend>
                         <label for="mv-service">"Service"</label>
-                        <select id="mv-service" on:change=move |ev| { pick_service.set(event_target_value(&ev)); pick_to.set(String::new()); }
-                            prop:value=move || pick_service.get()>
-                            <option value="">"— pick a service —"</option>
-                            {move || services.get().into_iter().map(|x| view! { <option value=x.clone()>{x.clone()}</option> }).collect_view()}
-                        </select>
+                        <crate::common::ServicePicker id="mv-service" services=services.into() value=pick_service.into()
+                            on_pick=Callback::new(move |v: String| { pick_service.set(v); pick_to.set(String::new()); })/>
                         <label for="mv-to">"Destination (legal ones only)"</label>
                         <select id="mv-to" on:change=move |ev| pick_to.set(event_target_value(&ev)) prop:value=move || pick_to.get()>
                             <option value="">"— pick a destination —"</option>
