@@ -146,6 +146,9 @@ test('sign in; Placement shows the sample moves, a Why panel with flip condition
   assert.deepEqual(visible.map(v => v.service), ['carrier-gateway']);
   await page.getByLabel('Search', { exact: true }).fill('');
   assert.equal(await page.getByTestId('moves-showing').textContent(), `All ${total} shown.`);
+  // A service kept in place by how it is deployed says what would free it.
+  const localData = page.getByTestId('immovable').locator('li', { hasText: 'keeps its data on local volumes' }).first();
+  assert.match(await localData.textContent(), /Fix, if it should be free to move: keep its data on storage replicated between clusters/);
   // By site (left or joined) and by owner, read from the estate document.
   const sample = JSON.parse(readFileSync(new URL('../../examples/estates/sample.json', import.meta.url), 'utf8'));
   const siteOf = Object.fromEntries(sample.clusters.map(c => [c.id, c.site]));

@@ -961,12 +961,21 @@ fn Immovable(advice: Value) -> impl IntoView {
         return ().into_any();
     }
     let render = |i: Value| {
-        let reasons = arr(&i["reasons"])
+        let reasons = arr(&i["reasons"]);
+        let words = reasons
             .iter()
             .map(|r| s(&r["message"]))
             .collect::<Vec<_>>()
             .join("; ");
-        view! { <li><strong>{s(&i["service"])}</strong>" on "<code>{s(&i["cluster"])}</code>": "{reasons}</li> }
+        let fixes = reasons
+            .iter()
+            .filter_map(|r| immovable_fix(r["code"].as_str().unwrap_or_default()))
+            .collect::<Vec<_>>()
+            .join(" ");
+        view! {
+            <li><strong>{s(&i["service"])}</strong>" on "<code>{s(&i["cluster"])}</code>": "{words}
+                {(!fixes.is_empty()).then(|| view! { ". "<span class="fix">{fixes}</span> })}</li>
+        }
     };
     view! {
         <section aria-labelledby="immovable-h">
@@ -975,6 +984,21 @@ fn Immovable(advice: Value) -> impl IntoView {
         </section>
     }
     .into_any()
+}
+
+/// What would free a service a rule keeps in place, for the rules that
+/// come from how it is deployed (not from policy: jurisdiction, trust zone
+/// and tier are the estate's own decisions, and no fix is offered).
+pub fn immovable_fix(code: &str) -> Option<&'static str> {
+    match code {
+        "local_volumes" => Some(
+            "Fix, if it should be free to move: keep its data on storage replicated between clusters instead of local volumes, then import it again.",
+        ),
+        "pinned" => Some(
+            "Fix, if it need not stay: remove the nodeSelector or node affinity that ties it to this cluster's nodes, then import it again.",
+        ),
+        _ => None,
+    }
 }
 
 #[component]
