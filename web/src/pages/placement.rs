@@ -286,7 +286,7 @@ fn move_item(
     m: &Value,
     why: Value,
     identity: String,
-    filter: Option<MoveFilter>,
+    filter: Option<(MoveFilter, MoveContext)>,
     scale: f64,
 ) -> impl IntoView {
     let reviews = expect_context::<Reviews>();
@@ -327,15 +327,13 @@ fn move_item(
     };
     // Only the recommendations' list has a filter (passed in, not a
     // context: a context would reach the sibling lists too).
-    let cx = if filter.is_some() {
-        MoveContext::of(m)
-    } else {
-        MoveContext::default()
-    };
     let m_for_filter = m.clone();
     let shown = move || {
         let by_review = state.get() != "hidden" || reviews.show_hidden.get();
-        by_review && filter.is_none_or(|f| f.passes(&m_for_filter, &cx))
+        by_review
+            && filter
+                .as_ref()
+                .is_none_or(|(f, cx)| f.passes(&m_for_filter, cx))
     };
     let gain = m["gain"].as_f64().unwrap_or_default();
     let terms: Vec<(String, f64)> = arr(&why["terms"])
@@ -496,9 +494,9 @@ struct MoveContext {
 impl MoveContext {
     fn of(m: &Value) -> MoveContext {
         MoveContext {
-            owner: owner_of(&s(&m["service"])),
-            from_site: site_of(&s(&m["from"])),
-            to_site: site_of(&s(&m["to"])),
+            owner: document_field("services", &s(&m["service"]), "owner"),
+            from_site: document_field("clusters", &s(&m["from"]), "site"),
+            to_site: document_field("clusters", &s(&m["to"]), "site"),
         }
     }
 }
@@ -548,27 +546,17 @@ impl MoveFilter {
     }
 }
 
-/// The site of a cluster, from the estate document the page loaded.
-fn site_of(cluster: &str) -> String {
+/// A string field of the item with `id` in one of the loaded estate
+/// document's collections ("" when unknown): a cluster's site, a
+/// service's owner.
+fn document_field(collection: &str, id: &str, field: &str) -> String {
     client::loaded_now()
         .and_then(|l| {
-            l.document["clusters"].as_array().and_then(|cs| {
-                cs.iter()
-                    .find(|x| x["id"] == cluster)
-                    .and_then(|x| x["site"].as_str().map(str::to_string))
-            })
-        })
-        .unwrap_or_default()
-}
-
-/// The owner of each service, from the estate document the page loaded.
-fn owner_of(service: &str) -> String {
-    client::loaded_now()
-        .and_then(|l| {
-            l.document["services"].as_array().and_then(|ss| {
-                ss.iter()
-                    .find(|x| x["id"] == service)
-                    .and_then(|x| x["owner"].as_str().map(str::to_string))
+            l.document[collection].as_array().and_then(|items| {
+                items
+                    .iter()
+                    .find(|x| x["id"] == id)
+                    .and_then(|x| x[field].as_str().map(str::to_string))
             })
         })
         .unwrap_or_default()
@@ -627,6 +615,8 @@ fn Moves(advice: Value) -> impl IntoView {
         .iter()
         .map(|(m, _, identity)| (m.clone(), MoveContext::of(m), identity.clone()))
         .collect();
+    // Each row filters on the same context, computed once here.
+    let contexts: Vec<MoveContext> = for_count.iter().map(|(_, cx, _)| cx.clone()).collect();
     let mut sites: Vec<String> = for_count
         .iter()
         .flat_map(|(_, cx, _)| [cx.from_site.clone(), cx.to_site.clone()])
@@ -668,7 +658,8 @@ fn Moves(advice: Value) -> impl IntoView {
     };
     let rows = recommended
         .into_iter()
-        .map(|(m, why, identity)| move_item(&m, why, identity, Some(filter), scale))
+        .zip(contexts)
+        .map(|((m, why, identity), cx)| move_item(&m, why, identity, Some((filter, cx)), scale))
         .collect_view();
     view! {
         <section aria-labelledby="moves-h">
