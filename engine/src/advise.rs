@@ -472,10 +472,9 @@ fn consider(
         }
         if !state.certainly_fits(ctx, s, c) {
             // What a compound step may make room for
-            // (`group::make_room`, which orders them).
-            if best.is_none() {
-                blocked.push((gain, s, c));
-            }
+            // (`group::make_room`, which orders them). Once a move fits,
+            // only blocked moves that beat it get past the floor above.
+            blocked.push((gain, s, c));
             continue;
         }
         *best = Some((s, c, gain));
@@ -540,6 +539,67 @@ pub enum Cache {
 }
 
 pub fn advise_with(estate: &Estate, policy: &Policy, now: i64, cache: Cache) -> Advice {
+    if estate.services.len() > group::EVERY_STEP_SERVICES {
+        return plan(estate, policy, now, cache, Search::GATHER);
+    }
+    // Small estates: three plans, and the advice is whichever improves the
+    // estate most (cost after plus copy cost), the earlier on a tie. The
+    // first is the plan without gathered groups, so compound steps never
+    // make the advice worse than it was with pairs and chains alone; each
+    // later one may take larger groups, whose gain can crowd out a better
+    // sequence of smaller steps.
+    let tol = 1e-9 * (1.0 + estate_cost_scale(estate));
+    let mut best = plan(estate, policy, now, cache, Search::PAIRS);
+    for search in [Search::GATHER, Search::WEIGHED] {
+        let other = plan(estate, policy, now, cache, search);
+        if improvement(&other) > improvement(&best) + tol {
+            best = other;
+        }
+    }
+    best
+}
+
+/// A scale for comparing improvements: the number of flows (the cost is a
+/// sum over flows), so the tolerance stays relative without a first plan.
+fn estate_cost_scale(estate: &Estate) -> f64 {
+    estate.flows.len() as f64
+}
+
+/// Which compound steps a plan searches.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Search {
+    /// Gathered groups ([`group::GROW_MEMBERS`]) beside pairs, chains and
+    /// make-room.
+    pub gather: bool,
+    /// Groups weighed against the best single move at every step, not only
+    /// when no single move clears ([`group::beats_alone`]).
+    pub weighed: bool,
+}
+
+impl Search {
+    pub const PAIRS: Search = Search {
+        gather: false,
+        weighed: false,
+    };
+    pub const GATHER: Search = Search {
+        gather: true,
+        weighed: false,
+    };
+    pub const WEIGHED: Search = Search {
+        gather: true,
+        weighed: true,
+    };
+}
+
+/// Points an advice saves: cost before − (cost after + copy cost).
+pub fn improvement(advice: &Advice) -> f64 {
+    let copy: f64 = advice.moves.iter().map(|m| -m.terms.copy).sum();
+    advice.totals_before.cost - (advice.totals_after.cost + copy)
+}
+
+/// One sequential plan (`docs/advice.md` §6) with the compound steps of
+/// `search`.
+fn plan(estate: &Estate, policy: &Policy, now: i64, cache: Cache, search: Search) -> Advice {
     let ctx = Ctx::new(estate, policy, now);
     let feas = feasibility_with(estate, cache);
     let mut state = State::initial(estate);
@@ -584,9 +644,32 @@ pub fn advise_with(estate: &Estate, policy: &Policy, now: i64, cache: Cache) -> 
                 &mut by_site,
             ),
         };
-        let (members, kind) = match single {
-            Some((s, to, _)) => (vec![(s, to)], None),
-            None => {
+        // On estates small enough, a group is also weighed against the best
+        // single move at every step: a whole application may gain more
+        // moved together than its members would each moved alone, and once
+        // singles have scattered it inside its site it can no longer move
+        // (each service moves once).
+        let rival = match single {
+            Some((_, _, gain)) if search.weighed => {
+                prospects.refresh_all(&ctx, &state, &feas.candidates, &mut deltas, &moved);
+                let inputs = group::Inputs {
+                    candidates: &feas.candidates,
+                    deltas: &deltas,
+                    moved: &moved,
+                    blocked: &blocked,
+                    room: policy.max_moves - moves.len(),
+                    gather: search.gather,
+                };
+                group::best(&ctx, &mut state, &inputs).filter(|found| {
+                    found.gain > gain && group::beats_alone(&ctx, &state, &feas.candidates, found)
+                })
+            }
+            _ => None,
+        };
+        let (members, kind) = match (single, rival) {
+            (_, Some(found)) => (found.members, Some(found.kind)),
+            (Some((s, to, _)), None) => (vec![(s, to)], None),
+            (None, None) => {
                 // No single move clears its bar: one step may move a small
                 // group together (`group`), then singles resume. The group
                 // search reads every cache.
@@ -597,6 +680,7 @@ pub fn advise_with(estate: &Estate, policy: &Policy, now: i64, cache: Cache) -> 
                     moved: &moved,
                     blocked: &blocked,
                     room: policy.max_moves - moves.len(),
+                    gather: search.gather,
                 };
                 match group::best(&ctx, &mut state, &inputs) {
                     Some(found) => (found.members, Some(found.kind)),
@@ -828,6 +912,10 @@ fn group_summary(kind: GroupKind, alone: &[Alone], gain: f64, bar: f64) -> Strin
                 format!("does not certainly fit on {}", a.to)
             } else if a.gain <= 0.0 {
                 format!("costs {} points", r(-a.gain))
+            } else if a.gain >= a.bar {
+                // A group weighed against single moves may hold a member
+                // that would clear its own bar: the group beat that.
+                format!("gains {} points", r(a.gain))
             } else {
                 format!("gains only {} points (bar {})", r(a.gain), r(a.bar))
             };
@@ -836,7 +924,9 @@ fn group_summary(kind: GroupKind, alone: &[Alone], gain: f64, bar: f64) -> Strin
         .collect();
     let names: Vec<&str> = alone.iter().map(|a| a.service.as_str()).collect();
     let together = match kind {
-        GroupKind::Together => format!("moved together, {} gain", names.join(" and ")),
+        GroupKind::Together | GroupKind::Gathered => {
+            format!("moved together, {} gain", and_list(&names))
+        }
         GroupKind::MakeRoom => {
             format!("with {} leaving first to make room, the two gain", names[0])
         }
@@ -846,6 +936,15 @@ fn group_summary(kind: GroupKind, alone: &[Alone], gain: f64, bar: f64) -> Strin
         c.make_ascii_uppercase();
     }
     format!("{first}; {together} {} points (bar {}).", r(gain), r(bar))
+}
+
+/// "a, b and c".
+fn and_list(names: &[&str]) -> String {
+    match names.split_last() {
+        None => String::new(),
+        Some((last, [])) => last.to_string(),
+        Some((last, rest)) => format!("{} and {last}", rest.join(", ")),
+    }
 }
 
 /// "Not enough evidence" wording when the weakest deciding fact is a guess.

@@ -58,15 +58,38 @@ pub const BLOCKED: usize = 16;
 /// services it would dominate advise's run time.
 pub const CLUSTER_SCAN: usize = 64;
 
-/// Largest group. Three covers a pair plus the store or client it drags
-/// along; larger groups are reached by a group followed by single moves.
+/// Largest *together* pair-or-chain. Three covers a pair plus the store
+/// or client it drags along.
 pub const MAX_MEMBERS: usize = 3;
+
+/// Largest *grown* group. Whole applications of 4–9 services, each of which
+/// (and each pair of which) loses alone, are where a pair search gives up
+/// (`docs/quality.md`); eight covers most of them in one step, and what is
+/// left of a larger one then usually gains alone. Each growth step costs
+/// one score per peer of the group, and a score is quadratic in the
+/// members, so eight keeps a seed's growth to a few thousand flow lookups.
+pub const GROW_MEMBERS: usize = 12;
+
+/// How many clusters of the seed's site a grown group's members may go
+/// to. Generated and real sites hold a handful of clusters; eight keeps a
+/// growth step to eight scores per peer on a site with hundreds.
+pub const SITE_CLUSTERS: usize = 8;
+
+/// How many seeds grow: the pairs with the best first-stage scores (the
+/// pairs that lose least, where every pair loses). All pairs of a small
+/// estate; a bounded number on a large one, whose compound search runs
+/// once per step that no single move clears.
+pub const GROW_SEEDS: usize = 24;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum GroupKind {
     /// Services tied by heavy flows move to one cluster together.
     Together,
+    /// A group grown from a pair along its flows, one peer at a time, the
+    /// peer that helps the group most first: typically a whole application
+    /// that only gains once most of it has moved.
+    Gathered,
     /// The first member leaves a cluster so that the second fits there.
     MakeRoom,
 }
@@ -170,6 +193,56 @@ pub fn replay(ctx: &Ctx, state: &mut State, members: &[(usize, usize)]) -> Optio
     ok.then_some(terms)
 }
 
+/// Up to this many services, `advise` weighs the best group against the
+/// best single move at every step, not only when no single move clears.
+/// A group search reads every candidate's cache, which must then be fresh,
+/// and grows up to [`GROW_SEEDS`] groups: a few milliseconds per step at
+/// 100 services, times up to `max_moves` steps. Small estates are where a
+/// greedy start most often scatters an application inside its site when
+/// the whole of it would gain more elsewhere (`docs/quality.md`); on
+/// generated estates of 150 services the per-step comparison captured no
+/// more of the reference (95 % mean against 98 % without it) at 60 times
+/// the run time, so larger estates search groups only when no single move
+/// clears.
+pub const EVERY_STEP_SERVICES: usize = 100;
+
+/// The sum of each member's best certified, gaining single move from
+/// `state` (0 for a member with none): what the members would gain moved
+/// one at a time, each where it is best alone. A group is taken over a
+/// single move only when it gains more than that.
+pub fn alone_best(
+    ctx: &Ctx,
+    state: &State,
+    candidates: &Candidates,
+    members: &[(usize, usize)],
+) -> f64 {
+    members
+        .iter()
+        .map(|&(s, _)| {
+            candidates
+                .of(s)
+                .iter()
+                .filter(|&c| state.certainly_fits(ctx, s, c))
+                .map(|c| cost::move_terms(ctx, state, s, c).gain())
+                .fold(0.0, f64::max)
+        })
+        .sum()
+}
+
+/// Whether moving `found` together gains more than its members would
+/// moved one at a time, each where it is best alone ([`alone_best`]): the
+/// group then captures something single moves on the same services cannot.
+pub(crate) fn beats_alone(
+    ctx: &Ctx,
+    state: &State,
+    candidates: &Candidates,
+    found: &Found,
+) -> bool {
+    let ids: Vec<usize> = found.members.iter().map(|&(s, _)| s).collect();
+    let bar = cost::bar(ctx, current_cost(ctx, state, &ids));
+    found.gain - alone_best(ctx, state, candidates, &found.members) >= bar
+}
+
 /// What the search reads from `advise`: the static candidates and the
 /// cached per-candidate round-trip and cross-site gains (valid for every
 /// service that has not moved).
@@ -181,6 +254,8 @@ pub(crate) struct Inputs<'a> {
     pub blocked: &'a [(f64, usize, usize)],
     /// How many services may still move.
     pub room: usize,
+    /// Whether to grow gathered groups ([`grow`]).
+    pub gather: bool,
 }
 
 /// One candidate group with its first-stage score.
@@ -198,8 +273,12 @@ pub(crate) fn best(ctx: &Ctx, state: &mut State, inp: &Inputs) -> Option<Found> 
     let free = |s: usize| !inp.moved[s] && !inp.candidates.of(s).is_empty();
     let coupled = coupled(ctx, &free);
     let mut cands: Vec<Cand> = Vec::new();
-    together(ctx, state, inp, &coupled, &free, &mut cands);
+    let mut seeds: Vec<Cand> = Vec::new();
+    together(ctx, state, inp, &coupled, &free, &mut cands, &mut seeds);
     make_room(ctx, state, inp, &free, &mut cands);
+    if inp.gather {
+        grow(ctx, state, inp, &free, seeds, &mut cands);
+    }
 
     // Second stage: best first score, replayed exactly. The first-stage
     // score equals the replayed gain in real arithmetic, so once it falls
@@ -315,6 +394,11 @@ fn headroom_gain(ctx: &Ctx, state: &State, members: &[(usize, usize)]) -> f64 {
 /// prices with the other member where it was), plus the joint headroom
 /// gain and the copy terms.
 fn score(ctx: &Ctx, state: &State, inp: &Inputs, members: &[(usize, usize)]) -> Option<f64> {
+    Some(flow_part(ctx, state, inp, members)? + headroom_gain(ctx, state, members))
+}
+
+/// [`score`] without the joint headroom gain.
+fn flow_part(ctx: &Ctx, state: &State, inp: &Inputs, members: &[(usize, usize)]) -> Option<f64> {
     let mut total = 0.0;
     for (i, &(s, c)) in members.iter().enumerate() {
         total += cached_flows(ctx, inp, s, c)? + cost::copy_term(ctx, s);
@@ -335,7 +419,7 @@ fn score(ctx: &Ctx, state: &State, inp: &Inputs, members: &[(usize, usize)]) -> 
             }
         }
     }
-    Some(total + headroom_gain(ctx, state, members))
+    Some(total)
 }
 
 /// Whether a first-stage score may clear `bar` once replayed (a small
@@ -355,6 +439,7 @@ fn together(
     coupled: &[Vec<usize>],
     free: &dyn Fn(usize) -> bool,
     out: &mut Vec<Cand>,
+    seeds: &mut Vec<Cand>,
 ) {
     let estate = ctx.estate;
     let nc = estate.clusters.len();
@@ -366,6 +451,7 @@ fn together(
     let mut sites: Vec<usize> = Vec::new();
     let mut dests: Vec<usize> = Vec::new();
     let mut stamp = 0usize;
+    let mut site_best: Vec<(usize, f64, usize)> = Vec::new();
     for a in 0..estate.services.len() {
         for &b in &coupled[a] {
             // Each unordered pair once: from its lower id, unless only the
@@ -401,6 +487,10 @@ fn together(
             // not depend on the destination.
             let floor = cost::bar(ctx, current_cost(ctx, state, &[lo, hi]));
             let mut best_pair: Option<(f64, usize)> = None;
+            // Per site, the pair's best-scoring cluster there: a seed for
+            // [`grow`]. A whole application may gain only at a site the
+            // pair alone would not pick.
+            site_best.clear();
             {
                 for &c in &dests {
                     if c == state.placement[lo] || c == state.placement[hi] {
@@ -413,6 +503,12 @@ fn together(
                     if best_pair.is_none_or(|(g, _)| sc > g) {
                         best_pair = Some((sc, c));
                     }
+                    let site = ctx.site_of[c];
+                    match site_best.iter_mut().find(|(t, _, _)| *t == site) {
+                        Some(slot) if sc > slot.1 => *slot = (site, sc, c),
+                        Some(_) => {}
+                        None => site_best.push((site, sc, c)),
+                    }
                     if clears(sc, floor) {
                         out.push(Cand {
                             score: sc,
@@ -424,6 +520,11 @@ fn together(
             }
             // A third member at the pair's best cluster, whatever the
             // pair's own score: a chain may lose as a pair and gain whole.
+            seeds.extend(site_best.iter().map(|&(_, sc, c)| Cand {
+                score: sc,
+                kind: GroupKind::Gathered,
+                members: vec![(lo, c), (hi, c)],
+            }));
             let Some((_, c)) = best_pair else {
                 continue;
             };
@@ -503,6 +604,167 @@ fn make_room(
                     members: vec![(b, y), (a, x)],
                 });
             }
+        }
+    }
+}
+
+/// *Gathered* groups: from each of the [`GROW_SEEDS`] best-scoring pairs
+/// (at the pair's best cluster), add one free peer of the group at a time,
+/// the one whose addition scores best, up to [`GROW_MEMBERS`]; every size
+/// from three up that may clear its bar is a candidate. A peer is added even
+/// when the group's score falls: a mesh gains only once most of it is there.
+fn grow(
+    ctx: &Ctx,
+    state: &State,
+    inp: &Inputs,
+    free: &dyn Fn(usize) -> bool,
+    mut seeds: Vec<Cand>,
+    out: &mut Vec<Cand>,
+) {
+    let limit = GROW_MEMBERS.min(inp.room);
+    if limit < 3 {
+        return;
+    }
+    seeds.sort_by(|a, b| {
+        b.score
+            .total_cmp(&a.score)
+            .then_with(|| a.members.cmp(&b.members))
+    });
+    seeds.truncate(GROW_SEEDS);
+    let mut peers: Vec<usize> = Vec::new();
+    // Per service: its destination while it is in the growing group.
+    let mut dest_of = vec![usize::MAX; ctx.estate.services.len()];
+    let nc = ctx.estate.clusters.len();
+    // Each seed grows twice: every member to the seed's cluster, and each
+    // member to its best cluster of the seed's site (an application may
+    // spread over a site's clusters by room), up to [`SITE_CLUSTERS`] of
+    // them in id order. Neither greedy growth contains the other.
+    // (the seed's members, the clusters a joining peer may go to)
+    type Run = (Vec<(usize, usize)>, Vec<usize>);
+    let mut runs: Vec<Run> = Vec::new();
+    for seed in &seeds {
+        let c = seed.members[0].1;
+        runs.push((seed.members.clone(), vec![c]));
+        let site_clusters: Vec<usize> = (0..nc)
+            .filter(|&d| ctx.site_of[d] == ctx.site_of[c])
+            .take(SITE_CLUSTERS)
+            .collect();
+        if site_clusters.len() > 1 {
+            runs.push((seed.members.clone(), site_clusters));
+        }
+    }
+    // Each cluster's load with the growing group moved (`after`), for the
+    // clusters the group touches (`touched`); the rest are as in `state`.
+    let mut after: Vec<Load> = state.load.clone();
+    let mut touched: Vec<usize> = Vec::new();
+    for (mut members, site_clusters) in runs {
+        // The score's flow part (everything but headroom), kept as the
+        // group grows; a peer's addition only adds its own cached gain and
+        // the corrections for its flows into the group.
+        let Some(mut flows) = flow_part(ctx, state, inp, &members) else {
+            continue;
+        };
+        for &(m, d) in &members {
+            dest_of[m] = d;
+        }
+        let mut headroom = headroom_gain(ctx, state, &members);
+        for &(m, d) in &members {
+            let svc = &ctx.estate.services[m];
+            let m0 = state.placement[m];
+            after[m0].cpu_in -= svc.cpu_in_load();
+            after[m0].memory_in -= svc.memory_in_load();
+            after[d].cpu_in += svc.cpu_in_load();
+            after[d].memory_in += svc.memory_in_load();
+            touched.extend([m0, d]);
+        }
+        while members.len() < limit {
+            peers.clear();
+            for &(m, _) in &members {
+                peers.extend(
+                    ctx.adjacency[m]
+                        .iter()
+                        .map(|&(_, p)| p)
+                        .filter(|&p| dest_of[p] == usize::MAX && free(p)),
+                );
+            }
+            peers.sort_unstable();
+            peers.dedup();
+            let mut best: Option<(f64, f64, f64, usize, usize)> = None;
+            for &p in &peers {
+                let p0 = state.placement[p];
+                for &d in &site_clusters {
+                    if d == p0 {
+                        continue;
+                    }
+                    let Some(own) = cached_flows(ctx, inp, p, d) else {
+                        continue;
+                    };
+                    let mut added = own + cost::copy_term(ctx, p);
+                    for &(f, t) in &ctx.adjacency[p] {
+                        let td = dest_of[t];
+                        if td == usize::MAX {
+                            continue;
+                        }
+                        let t0 = state.placement[t];
+                        let cost = |x: usize, y: usize| {
+                            let (r, x) = ctx.flow_cost(f, x, y);
+                            r + x
+                        };
+                        // As in `score`: the two cached gains priced the
+                        // flow with the other end where it was.
+                        added += cost(d, t0) + cost(p0, td) - cost(p0, t0) - cost(d, td);
+                    }
+                    // The headroom change is only at `p`'s two clusters.
+                    let svc = &ctx.estate.services[p];
+                    let (cpu, mem) = (svc.cpu_in_load(), svc.memory_in_load());
+                    let out = Load {
+                        cpu_in: after[p0].cpu_in - cpu,
+                        memory_in: after[p0].memory_in - mem,
+                    };
+                    let into = Load {
+                        cpu_in: after[d].cpu_in + cpu,
+                        memory_in: after[d].memory_in + mem,
+                    };
+                    let eased = ctx.headroom(p0, after[p0]) - ctx.headroom(p0, out)
+                        + ctx.headroom(d, after[d])
+                        - ctx.headroom(d, into);
+                    let sc = flows + added + headroom + eased;
+                    if best.is_none_or(|(g, _, _, _, _)| sc > g) {
+                        best = Some((sc, added, eased, p, d));
+                    }
+                }
+            }
+            let Some((sc, added, eased, p, d)) = best else {
+                break;
+            };
+            flows += added;
+            headroom += eased;
+            let svc = &ctx.estate.services[p];
+            let p0 = state.placement[p];
+            after[p0].cpu_in -= svc.cpu_in_load();
+            after[p0].memory_in -= svc.memory_in_load();
+            after[d].cpu_in += svc.cpu_in_load();
+            after[d].memory_in += svc.memory_in_load();
+            touched.extend([p0, d]);
+            dest_of[p] = d;
+            members.push((p, d));
+            let mut sorted = members.clone();
+            sorted.sort_unstable();
+            let ids: Vec<usize> = sorted.iter().map(|&(s, _)| s).collect();
+            let floor = cost::bar(ctx, current_cost(ctx, state, &ids));
+            if clears(sc, floor) {
+                out.push(Cand {
+                    score: sc,
+                    kind: GroupKind::Gathered,
+                    members: sorted,
+                });
+            }
+        }
+        for &(m, _) in &members {
+            dest_of[m] = usize::MAX;
+        }
+        for c in touched.drain(..) {
+            after[c] = state.load[c];
         }
     }
 }

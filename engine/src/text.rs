@@ -28,6 +28,7 @@ pub fn move_line(m: &Move) -> String {
 fn group_kind_words(k: crate::group::GroupKind) -> &'static str {
     match k {
         crate::group::GroupKind::Together => "moved together",
+        crate::group::GroupKind::Gathered => "gathered together",
         crate::group::GroupKind::MakeRoom => "one makes room for the other",
     }
 }

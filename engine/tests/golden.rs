@@ -481,9 +481,13 @@ fn factor_headroom_curve_is_zero_below_threshold() {
 /// so app moving to par would lose more than it gains. db's current cost
 /// is 3 × 10 = 30, so its bar is max(0.15 × 30, 2) = 4.5.
 ///   no data:  +29.1.
-///   40 GB:    copy −20 → +9.1, still ≥ 4.5. The copy is paid once: it is
-///             not in the estate totals after the move (2.4 either way).
-///   100 GB:   copy −50 → −20.9: blocked, no move at all.
+///   40 GB:    copy −20 → +9.1, still ≥ 4.5. But moving app and api to
+///             par together (a compound step, weighed against the best
+///             single move on a small estate) saves the same 29.1 points
+///             of round trip with no copy, so the advice takes the pair:
+///             +77.6 − 48.5 = +29.1 against db's +9.1. (Until issue 18's
+///             weighed groups, the advice moved db here.)
+///   100 GB:   copy −50 → −20.9: db cannot move; the same pair does.
 #[test]
 fn factor_copy_cost_blocks_big_data() {
     let src = |data: &str| {
@@ -522,7 +526,8 @@ fn factor_copy_cost_blocks_big_data() {
             data_gb 40:
             before: cost 31.50 = rtt 31.50 + xsite 0.00 + headroom 0.00; 0.00 MB/s cross-site
             after: cost 2.40 = rtt 2.40 + xsite 0.00 + headroom 0.00; 0.00 MB/s cross-site
-            1. db c-par→c-fra +9.1 [rtt +29.1, copy -20.0] reported
+            1. api c-fra→c-par -48.5 [rtt -48.5] reported
+            2. app c-fra→c-par +77.6 [rtt +77.6] reported
             db c-par→c-fra: gain +9.1 = rtt +29.1 + xsite +0.0 + headroom +0.0 + copy -20.0; current cost 30.00, bar 4.50 (15 % → 4.50, points → 2.00)
               fit: Fits
             data_gb 100:

@@ -81,6 +81,23 @@ fn brute_best(ctx: &Ctx, state: &State, moved: &[bool]) -> Option<(usize, usize,
     best
 }
 
+/// Each member's best gaining certified single move from `state` (0 for
+/// none), summed: what the members would gain moved one at a time, each
+/// where it is best alone. Brute force, like [`brute_best`].
+fn brute_alone(ctx: &Ctx, state: &State, members: &[usize]) -> f64 {
+    let e = ctx.estate;
+    members
+        .iter()
+        .map(|&s| {
+            (0..e.clusters.len())
+                .filter(|&c| c != state.placement[s] && static_refusals(e, s, c).is_empty())
+                .filter(|&c| state.fit(ctx, s, c) == Fit::Fits)
+                .map(|c| cost::move_terms(ctx, state, s, c).gain())
+                .fold(0.0, f64::max)
+        })
+        .sum()
+}
+
 /// Replay the advice on a `State`, checking every move as it is made.
 /// The same legality, checked from the raw estate without the engine's
 /// own constraint and fit code, so a bug there cannot hide behind itself.
@@ -162,8 +179,10 @@ fn independently_legal(
     }
 }
 
-/// A member of a compound step: at the group's first step no single move
-/// clears its bar, the group's members are consecutive and named in
+/// A member of a compound step: at the group's first step either no
+/// single move clears its bar, or (on an estate small enough to weigh
+/// groups at every step) the group gains more than the best single move
+/// and more than its members alone by at least its bar; the group's members are consecutive and named in
 /// order, their gains sum to the group's gain, which clears both bars
 /// against the group's cost; confidence is the weakest deciding fact of
 /// any member, and each "alone" figure is that member's move from the
@@ -185,10 +204,11 @@ fn check_group_member(
         .position(|&st| st == m.step)
         .expect("member of its group");
     assert_eq!(g.services[pos], m.service, "{why}: group order");
-    assert!(
-        (2..=berth_engine::group::MAX_MEMBERS).contains(&g.steps.len()),
-        "{why}"
-    );
+    let largest = match g.kind {
+        berth_engine::group::GroupKind::Gathered => berth_engine::group::GROW_MEMBERS,
+        _ => berth_engine::group::MAX_MEMBERS,
+    };
+    assert!((2..=largest).contains(&g.steps.len()), "{why}");
     assert!(
         g.steps.windows(2).all(|w| w[1] == w[0] + 1),
         "{why}: consecutive"
@@ -199,17 +219,31 @@ fn check_group_member(
         assert_eq!(a.moves[k - 1].group.as_ref(), Some(g), "{why}: same group");
         return;
     }
-    // At the group's first step nothing single clears its bar.
-    assert_eq!(
-        brute_best(ctx, state, moved),
-        None,
-        "{why}: a single move was available"
-    );
     let members: Vec<usize> = g
         .services
         .iter()
         .map(|id| ctx.estate.service_index(id).unwrap())
         .collect();
+    // At the group's first step nothing single clears its bar, or the
+    // group was weighed against the best single move and won.
+    if let Some((_, _, single)) = brute_best(ctx, state, moved) {
+        assert!(
+            ctx.estate.services.len() <= berth_engine::group::EVERY_STEP_SERVICES,
+            "{why}: a single move was available"
+        );
+        assert!(
+            g.gain > single,
+            "{why}: the group gains less than a single move"
+        );
+        let alone = brute_alone(ctx, state, &members);
+        let tol = 1e-9 * (1.0 + g.gain.abs());
+        assert!(
+            g.gain - alone >= g.bar - tol,
+            "{why}: the group gains {} but its members alone {alone} (bar {})",
+            g.gain,
+            g.bar
+        );
+    }
     let cost = berth_engine::group::current_cost(ctx, state, &members);
     assert_eq!(g.current_cost, cost, "{why}: group cost");
     assert_eq!(g.bar, cost::bar(ctx, cost), "{why}: group bar");

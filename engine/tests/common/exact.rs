@@ -680,6 +680,11 @@ pub struct Row {
     /// Can the optimum's moves be made one at a time, each certified, in
     /// some order? (`None`: too many moves to try every order.)
     pub optimal_sequential: Option<bool>,
+    /// Whether the optimum's moves, taken as one group, clear the default
+    /// bars against the group's current cost (`group::current_cost`): if
+    /// not, the bars (SPEC §5) rather than the search keep a sequential
+    /// recommender from it, since no step may gain less than its bar.
+    pub optimal_clears_bars: bool,
     /// Baseline (`advise`) with the default policy, and its move count.
     pub baseline: f64,
     pub baseline_moves: usize,
@@ -751,6 +756,11 @@ pub fn measure(seed: u64, estate: &Estate, now: i64, budget: u64) -> Row {
         optimal_moves_gaining_alone: gaining.len(),
         optimal_moves_blocked_alone: blocked,
         optimal_sequential: sequentially_reachable(&ctx, &opt.placement, 16),
+        optimal_clears_bars: opt.improvement()
+            >= berth_engine::cost::bar(
+                &ctx,
+                berth_engine::group::current_cost(&ctx, &initial, &moved),
+            ),
         baseline: advice_improvement(&a),
         baseline_moves: a.moves.len(),
         baseline_zero: advice_improvement(&z),
