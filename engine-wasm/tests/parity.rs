@@ -690,3 +690,30 @@ fn entry_point_errors_agree() {
         assert_same(case, &native, &wasm);
     }
 }
+
+/// The 200 generated estates of `generated_small_estates_digests` take
+/// every kind of compound step, including gathered groups and groups
+/// weighed against a single move (issue 18), so the byte parity above
+/// covers them.
+#[test]
+fn parity_estates_take_every_kind_of_compound_step() {
+    let mut counts = [0usize; 4];
+    for seed in 1..=200 {
+        let json = berth_parity::small_advice_json(seed, NOW);
+        for (i, needle) in [
+            "\"kind\":\"together\"",
+            "\"kind\":\"gathered\"",
+            "\"kind\":\"make_room\"",
+            "Taken over the best single move",
+        ]
+        .iter()
+        .enumerate()
+        {
+            if json.contains(needle) {
+                counts[i] += 1;
+            }
+        }
+    }
+    eprintln!("estates with together, gathered, make_room, weighed groups: {counts:?}");
+    assert!(counts.iter().all(|&n| n > 0), "{counts:?}");
+}

@@ -666,8 +666,13 @@ fn plan(estate: &Estate, policy: &Policy, now: i64, cache: Cache, search: Search
             }
             _ => None,
         };
+        // When a group wins over a single move: that move's gain.
+        let mut over_single: Option<(usize, usize, f64)> = None;
         let (members, kind) = match (single, rival) {
-            (_, Some(found)) => (found.members, Some(found.kind)),
+            (_, Some(found)) => {
+                over_single = single;
+                (found.members, Some(found.kind))
+            }
             (Some((s, to, _)), None) => (vec![(s, to)], None),
             (None, None) => {
                 // No single move clears its bar: one step may move a small
@@ -688,8 +693,20 @@ fn plan(estate: &Estate, policy: &Policy, now: i64, cache: Cache, search: Search
                 }
             }
         };
-        let group =
-            kind.map(|kind| describe_group(&ctx, &mut state, kind, &members, moves.len() + 1));
+        let group = kind.map(|kind| {
+            let mut g = describe_group(&ctx, &mut state, kind, &members, moves.len() + 1);
+            if let Some((s, to, gain)) = over_single {
+                let alone = group::alone_best(&ctx, &state, &feas.candidates, &members);
+                g.summary.push_str(&format!(
+                    " Taken over the best single move ({} to {}, +{}): moved one at a time, each where it is best alone, the group's services would gain {}.",
+                    estate.services[s].id,
+                    estate.clusters[to].id,
+                    constraints::round2(gain),
+                    constraints::round2(alone)
+                ));
+            }
+            g
+        });
         let group_evidence = group
             .as_ref()
             .and_then(|_| evidence_words(&group_facts(&ctx, &state, &members)));

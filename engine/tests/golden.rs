@@ -541,6 +541,46 @@ fn factor_copy_cost_blocks_big_data() {
     );
 }
 
+/// The 40 GB case of [`factor_copy_cost_blocks_big_data`] as a user reads
+/// it: the pair is weighed against db's single move and wins, and its
+/// summary says what each member alone would do, what the single move and
+/// the members one at a time would gain.
+#[test]
+fn weighed_group_says_what_it_beat() {
+    let e = estate(
+        "
+        site fra eu
+        site par eu
+        link fra par 10
+        cluster c-fra fra
+        cluster c-par par
+        service app c-fra
+        service api c-fra
+        service db c-par data_gb=40
+        flow app db 3 0
+        flow app api 5 0
+    ",
+    );
+    let a = advise(&e, &Policy::default(), NOW);
+    let text = text::advice(&a);
+    let moves: String = text
+        .lines()
+        .skip_while(|l| !l.starts_with("Moves that clear"))
+        .take_while(|l| !l.is_empty())
+        .map(|l| format!("{l}\n"))
+        .collect();
+    check(
+        moves,
+        expect![[r#"
+        Moves that clear the bars, in order (confidence = the weakest deciding fact;
+        a move resting on guesses says so and is not a recommendation):
+             Steps 1–2 move as one group (moved together): Moving api alone costs 48.5 points; moving app alone costs 19.4 points; moved together, api and app gain 29.1 points (bar 4.72). Taken over the best single move (db to c-fra, +9.1): moved one at a time, each where it is best alone, the group's services would gain 0.
+          1. api c-fra→c-par -48.5 [rtt -48.5] reported
+          2. app c-fra→c-par +77.6 [rtt +77.6] reported
+    "#]],
+    );
+}
+
 // The two bars. x on c-1 calls p on c-3 (pinned; x may not go to c-3,
 // another trust zone). Moving x to c-2 shortens the path: the gain is
 // 4 × (RTT c-1↔c-3 − RTT c-2↔c-3).
