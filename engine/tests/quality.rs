@@ -98,7 +98,8 @@ fn placement_cost_of_the_current_placement_is_cost_before() {
 /// explains both; on the patterns every estate qualifies).
 #[test]
 fn compound_steps_meet_the_targets_on_every_generator_shape() {
-    let mut shapes: Vec<(&str, Box<dyn Fn(u64) -> berth_engine::Estate>)> =
+    type Make = Box<dyn Fn(u64) -> berth_engine::Estate>;
+    let mut shapes: Vec<(&str, Make)> =
         vec![("tiny", Box::new(|seed| gen::estate(&Shape::tiny(seed))))];
     for p in gen::Pattern::ALL {
         shapes.push((
