@@ -652,6 +652,12 @@ fn plan(estate: &Estate, policy: &Policy, now: i64, cache: Cache, search: Search
         let rival = match single {
             Some((_, _, gain)) if search.weighed => {
                 prospects.refresh_all(&ctx, &state, &feas.candidates, &mut deltas, &moved);
+                // Only blocked moves that gain more than the best single
+                // move: those every scan order collects (no bound skips a
+                // move above the final floor), so the shared and the
+                // per-candidate caches see the same list; the others a
+                // scan may or may not have met before it found the best.
+                blocked.retain(|&(g, _, _)| g > gain);
                 let inputs = group::Inputs {
                     candidates: &feas.candidates,
                     deltas: &deltas,
