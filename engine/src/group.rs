@@ -669,13 +669,7 @@ fn grow(
         }
         let mut headroom = headroom_gain(ctx, state, &members);
         for &(m, d) in &members {
-            let svc = &ctx.estate.services[m];
-            let m0 = state.placement[m];
-            after[m0].cpu_in -= svc.cpu_in_load();
-            after[m0].memory_in -= svc.memory_in_load();
-            after[d].cpu_in += svc.cpu_in_load();
-            after[d].memory_in += svc.memory_in_load();
-            touched.extend([m0, d]);
+            shift_load(ctx, state, &mut after, &mut touched, m, d);
         }
         while members.len() < limit {
             peers.clear();
@@ -739,13 +733,7 @@ fn grow(
             };
             flows += added;
             headroom += eased;
-            let svc = &ctx.estate.services[p];
-            let p0 = state.placement[p];
-            after[p0].cpu_in -= svc.cpu_in_load();
-            after[p0].memory_in -= svc.memory_in_load();
-            after[d].cpu_in += svc.cpu_in_load();
-            after[d].memory_in += svc.memory_in_load();
-            touched.extend([p0, d]);
+            shift_load(ctx, state, &mut after, &mut touched, p, d);
             dest_of[p] = d;
             members.push((p, d));
             let mut sorted = members.clone();
@@ -767,4 +755,23 @@ fn grow(
             after[c] = state.load[c];
         }
     }
+}
+
+/// Moves `s`'s load from where it is in `state` to `d` in `after`, and
+/// notes both clusters as touched (so [`grow`] can reset them).
+fn shift_load(
+    ctx: &Ctx,
+    state: &State,
+    after: &mut [Load],
+    touched: &mut Vec<usize>,
+    s: usize,
+    d: usize,
+) {
+    let svc = &ctx.estate.services[s];
+    let s0 = state.placement[s];
+    after[s0].cpu_in -= svc.cpu_in_load();
+    after[s0].memory_in -= svc.memory_in_load();
+    after[d].cpu_in += svc.cpu_in_load();
+    after[d].memory_in += svc.memory_in_load();
+    touched.extend([s0, d]);
 }
