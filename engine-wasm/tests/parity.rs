@@ -697,7 +697,7 @@ fn entry_point_errors_agree() {
 /// covers them.
 #[test]
 fn parity_estates_take_every_kind_of_compound_step() {
-    let mut counts = [0usize; 4];
+    let mut counts = [0usize; 5];
     for seed in 1..=200 {
         let json = berth_parity::small_advice_json(seed, NOW);
         for (i, needle) in [
@@ -705,6 +705,7 @@ fn parity_estates_take_every_kind_of_compound_step() {
             "\"kind\":\"gathered\"",
             "\"kind\":\"make_room\"",
             "Taken over the best single move",
+            "\"kind\":\"planned\"",
         ]
         .iter()
         .enumerate()
@@ -714,6 +715,6 @@ fn parity_estates_take_every_kind_of_compound_step() {
             }
         }
     }
-    eprintln!("estates with together, gathered, make_room, weighed groups: {counts:?}");
+    eprintln!("estates with together, gathered, make_room, weighed, planned groups: {counts:?}");
     assert!(counts.iter().all(|&n| n > 0), "{counts:?}");
 }

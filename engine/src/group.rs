@@ -92,6 +92,9 @@ pub enum GroupKind {
     Gathered,
     /// The first member leaves a cluster so that the second fits there.
     MakeRoom,
+    /// The moves still missing to the placement a local search found, as
+    /// one step (`advise`'s targeted plan).
+    Planned,
 }
 
 /// A compound step, carried by each of its members' moves.

@@ -9,6 +9,7 @@
 //! ranking ([`cost`]) meet in `advise::best_move`.
 
 pub mod advise;
+pub mod anneal;
 pub mod bound;
 pub mod candidates;
 pub mod chars;

@@ -30,6 +30,7 @@ fn group_kind_words(k: crate::group::GroupKind) -> &'static str {
         crate::group::GroupKind::Together => "moved together",
         crate::group::GroupKind::Gathered => "gathered together",
         crate::group::GroupKind::MakeRoom => "one makes room for the other",
+        crate::group::GroupKind::Planned => "moved together to a searched placement",
     }
 }
 

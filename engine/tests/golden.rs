@@ -581,6 +581,63 @@ fn weighed_group_says_what_it_beat() {
     );
 }
 
+/// A planned group that clears a full cluster: x in fra calls p, pinned
+/// on c-par, heavily (w 4 over a 10 ms link: moving x next to p saves
+/// 4 × (10 − 0.3) = 38.8 of round trip, less the headroom it causes
+/// there). x needs 4 cores; c-par reports 4.3 free of 20 (±15 %: certainly
+/// 3.655), so x's move clears its bar but can't be certified. Four
+/// services on c-par with no flows (0.1 cores each) can go to c-ams, where
+/// they gain nothing (c-par is under the headroom knee of 80 %), so no
+/// single move clears a bar, and one leaver (a make-room pair) certifies
+/// 3.755 cores, not 4. The targeted plan's local search finds the four
+/// leaving and x arriving (3.655 + 0.4 ≥ 4): one planned group of five,
+/// its summary saying what it was taken over (nothing: every other plan
+/// stops at once).
+#[test]
+fn planned_group_clears_a_full_cluster() {
+    let e = estate(
+        "
+        site fra eu
+        site par eu
+        site ams eu
+        link fra par 10
+        link fra ams 10
+        link par ams 10
+        cluster c-fra fra cpu_total=64 cpu_free=60 memory_total_gib=64 memory_free_gib=60
+        cluster c-par par cpu_total=20 cpu_free=4.3 memory_total_gib=64 memory_free_gib=60
+        cluster c-ams ams cpu_total=64 cpu_free=60 memory_total_gib=64 memory_free_gib=60
+        service x c-fra cpu=4 memory_gib=1
+        service p c-par pinned=true
+        service l1 c-par cpu=0.1 memory_gib=0.1
+        service l2 c-par cpu=0.1 memory_gib=0.1
+        service l3 c-par cpu=0.1 memory_gib=0.1
+        service l4 c-par cpu=0.1 memory_gib=0.1
+        flow x p 4 0
+    ",
+    );
+    let a = advise(&e, &Policy::default(), NOW);
+    let text = text::advice(&a);
+    let moves: String = text
+        .lines()
+        .skip_while(|l| !l.starts_with("Moves that clear"))
+        .take_while(|l| !l.is_empty())
+        .map(|l| format!("{l}\n"))
+        .collect();
+    check(
+        moves,
+        expect![[r#"
+            Moves that clear the bars, in order (confidence = the weakest deciding fact;
+            a move resting on guesses says so and is not a recommendation):
+                 Steps 1–5 move as one group (moved together to a searched placement): Moving l1 alone gains nothing; moving l2 alone gains nothing; moving l3 alone gains nothing; moving l4 alone gains nothing; moving x alone does not certainly fit on c-par; moved together, l1, l2, l3, l4 and x gain 26.42 points (bar 6). Taken over the best plan of single moves and smaller groups (0 moves, +0): this step and the moves after it improve the estate by +26.42.
+              1. l1 c-par→c-fra +0.0 [] reported
+              2. l2 c-par→c-ams +0.0 [] reported
+              3. l3 c-par→c-ams +0.0 [] reported
+              4. l4 c-par→c-ams +0.0 [] reported
+              5. x c-fra→c-par +26.4 [rtt +38.8, headroom -12.4] reported
+        "#]],
+    );
+}
+
 // The two bars. x on c-1 calls p on c-3 (pinned; x may not go to c-3,
 // another trust zone). Moving x to c-2 shortens the path: the gain is
 // 4 × (RTT c-1↔c-3 − RTT c-2↔c-3).

@@ -206,6 +206,7 @@ fn check_group_member(
     assert_eq!(g.services[pos], m.service, "{why}: group order");
     let largest = match g.kind {
         berth_engine::group::GroupKind::Gathered => berth_engine::group::GROW_MEMBERS,
+        berth_engine::group::GroupKind::Planned => p.max_moves,
         _ => berth_engine::group::MAX_MEMBERS,
     };
     assert!((2..=largest).contains(&g.steps.len()), "{why}");
@@ -224,9 +225,24 @@ fn check_group_member(
         .iter()
         .map(|id| ctx.estate.service_index(id).unwrap())
         .collect();
-    // At the group's first step nothing single clears its bar, or the
-    // group was weighed against the best single move and won.
-    if let Some((_, _, single)) = brute_best(ctx, state, moved) {
+    // A planned group is the targeted plan's first step, and that plan is
+    // the advice only when it improves the estate by the margin more than
+    // every other plan.
+    if g.kind == berth_engine::group::GroupKind::Planned {
+        use berth_engine::advise::{improvement, plan, Cache, Search, TARGET_MARGIN};
+        assert_eq!(m.step, 1, "{why}: a planned group comes first");
+        let (e, now) = (ctx.estate, ctx.now);
+        let won = improvement(a);
+        for search in [Search::PAIRS, Search::GATHER, Search::WEIGHED] {
+            let other = improvement(&plan(e, p, now, Cache::Shared, search));
+            assert!(
+                won > other * (1.0 + TARGET_MARGIN),
+                "{why}: the targeted plan ({won}) beats {search:?} ({other}) by less than the margin"
+            );
+        }
+    } else if let Some((_, _, single)) = brute_best(ctx, state, moved) {
+        // At the group's first step nothing single clears its bar, or the
+        // group was weighed against the best single move and won.
         assert!(
             ctx.estate.services.len() <= berth_engine::group::EVERY_STEP_SERVICES,
             "{why}: a single move was available"
