@@ -614,8 +614,9 @@ pub struct Search {
     /// Groups weighed against the best single move at every step, not only
     /// when no single move clears ([`group::beats_alone`]).
     pub weighed: bool,
-    /// The moves still missing to the placement a local search found
-    /// ([`anneal::local_search`]) are weighed as one more group.
+    /// The plan's first step is the moves to the placement a local search
+    /// found ([`anneal::local_search`]), as one planned group
+    /// ([`planned_group`]).
     pub target: bool,
 }
 
@@ -649,51 +650,43 @@ impl Search {
 /// at a quarter of its run time (advise 18 / 40 ms against 43 / 80 ms).
 const TARGET_SHARE: u64 = 4;
 
-/// The moves still missing to `target`, for services that have not moved,
-/// in an order where each certainly fits at its turn, as one group — if
-/// its gain clears its bar.
-fn target_group(
+/// The targeted plan's first step: the moves from the current placement to
+/// `target` as one planned group, if its gain clears its bar. Moves that
+/// save nothing are put back first, one at a time in service order, each
+/// when the placement then costs no more and the rest can still be ordered
+/// (a local search leaves such moves where the cost is flat), so the group
+/// holds only moves that matter. Members in `anneal::order_moves`'s
+/// certified order. Called before any move, so `state` is the estate as
+/// it is.
+fn planned_group(
     ctx: &Ctx,
     state: &mut State,
-    target: Option<&[usize]>,
-    moved: &[bool],
+    target: &[usize],
     room: usize,
 ) -> Option<group::Found> {
-    let target = target?;
-    let pending: Vec<(usize, usize)> = target
-        .iter()
-        .enumerate()
-        .filter(|&(s, &c)| !moved[s] && state.placement[s] != c)
-        .map(|(s, &c)| (s, c))
-        .collect();
-    // Moves of the found placement that save nothing are left out: put
-    // back one at a time (in service order), each stays back when the
-    // placement then costs no more and its other moves can still be
-    // ordered (a local search leaves such moves where the cost is flat),
-    // so the group holds only moves that matter.
-    let mut kept = pending.clone();
-    let mut placement = state.placement.clone();
-    for &(s, c) in &pending {
-        placement[s] = c;
-    }
-    let mut cost_now = placed_cost(ctx, state, &placement);
-    for &(s, c) in &pending {
-        placement[s] = state.placement[s];
-        let back = placed_cost(ctx, state, &placement);
-        let without: Vec<(usize, usize)> = kept.iter().copied().filter(|&(k, _)| k != s).collect();
+    let home: Vec<usize> = ctx.estate.services.iter().map(|s| s.cluster).collect();
+    debug_assert_eq!(state.placement, home, "the targeted plan's first step");
+    let mut placement = target.to_vec();
+    let mut cost_now = anneal::placement_cost(ctx, &placement);
+    for s in 0..placement.len() {
+        let c = placement[s];
+        if c == home[s] {
+            continue;
+        }
+        placement[s] = home[s];
+        let back = anneal::placement_cost(ctx, &placement);
         if back <= cost_now + 1e-9 * (1.0 + cost_now.abs())
-            && certified_order(ctx, state, without.clone()).is_some()
+            && anneal::order_moves(ctx, &placement).is_ok()
         {
             cost_now = back;
-            kept = without;
         } else {
             placement[s] = c;
         }
     }
-    if kept.len() < 2 || kept.len() > room {
+    let order = anneal::order_moves(ctx, &placement).ok()?;
+    if order.len() < 2 || order.len() > room {
         return None;
     }
-    let order = certified_order(ctx, state, kept)?;
     let terms = group::replay(ctx, state, &order)?;
     let gain: f64 = terms.iter().map(Terms::gain).sum();
     let ids: Vec<usize> = order.iter().map(|&(s, _)| s).collect();
@@ -703,57 +696,6 @@ fn target_group(
         members: order,
         gain,
     })
-}
-
-/// `pending` moves in an order where each certainly fits at its turn from
-/// `state`: at each turn the first pending move (in service order) that
-/// fits, preferring one out of a cluster another pending move goes into.
-fn certified_order(
-    ctx: &Ctx,
-    state: &State,
-    mut pending: Vec<(usize, usize)>,
-) -> Option<Vec<(usize, usize)>> {
-    let mut scratch = state.clone();
-    let mut order = Vec::with_capacity(pending.len());
-    let mut incoming = vec![0usize; ctx.estate.clusters.len()];
-    for &(_, c) in &pending {
-        incoming[c] += 1;
-    }
-    while !pending.is_empty() {
-        let mut pick: Option<usize> = None;
-        for (i, &(s, c)) in pending.iter().enumerate() {
-            if !scratch.certainly_fits(ctx, s, c) {
-                continue;
-            }
-            if incoming[scratch.placement[s]] > 0 {
-                pick = Some(i);
-                break;
-            }
-            if pick.is_none() {
-                pick = Some(i);
-            }
-        }
-        let i = pick?;
-        let (s, c) = pending.remove(i);
-        incoming[c] -= 1;
-        scratch.apply(ctx, s, c);
-        order.push((s, c));
-    }
-    Some(order)
-}
-
-/// Estate cost of `placement` from `state` plus the copy cost of every
-/// service it moves.
-fn placed_cost(ctx: &Ctx, state: &State, placement: &[usize]) -> f64 {
-    let mut to = state.clone();
-    let mut copy = 0.0;
-    for (s, &c) in placement.iter().enumerate() {
-        if c != state.placement[s] {
-            to.apply(ctx, s, c);
-            copy -= cost::copy_term(ctx, s);
-        }
-    }
-    to.totals(ctx).cost + copy
 }
 
 /// Points an advice saves: cost before − (cost after + copy cost).
@@ -822,16 +764,11 @@ pub fn plan(estate: &Estate, policy: &Policy, now: i64, cache: Cache, search: Se
         // The targeted plan starts with the moves to the placement its
         // local search found, as one group, whatever the single moves:
         // that plan is weighed whole against the others (`advise_with`).
-        let planned = if moves.is_empty() {
-            target_group(
-                &ctx,
-                &mut state,
-                target.as_deref(),
-                &moved,
-                policy.max_moves,
-            )
-        } else {
-            None
+        let planned = match &target {
+            Some(target) if moves.is_empty() => {
+                planned_group(&ctx, &mut state, target, policy.max_moves)
+            }
+            _ => None,
         };
         let rival = match single {
             _ if planned.is_some() => planned,
