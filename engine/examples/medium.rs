@@ -14,9 +14,10 @@
 
 use std::time::Instant;
 
-use berth_engine::decider::{score, Decider, RawProposal};
-use berth_engine::gen::{self, Shape, NOW};
-use berth_engine::optimum::decider::Optimum;
+#[path = "../tests/common/medium.rs"]
+mod medium;
+
+use berth_engine::gen::NOW;
 use berth_engine::Policy;
 
 fn main() {
@@ -36,20 +37,13 @@ fn main() {
          | at reference | advise median ms | advise max ms |"
     );
     println!("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
-    for (services, clusters) in [(40usize, 8usize), (80, 10), (150, 12)] {
+    for (services, clusters) in medium::SIZES {
         let mut shares = Vec::new();
         let mut times = Vec::new();
         let mut proven = 0;
         let mut below = 0;
         for seed in 0..estates {
-            let shape = Shape {
-                seed,
-                services,
-                clusters,
-                sites: 4 + (seed % 3) as usize,
-                extra_calls: 2.0,
-            };
-            let estate = gen::estate(&shape);
+            let estate = medium::estate(seed, services, clusters);
             let mut runs = Vec::new();
             let mut advice = None;
             for _ in 0..5 {
@@ -60,56 +54,27 @@ fn main() {
             runs.sort_by(f64::total_cmp);
             times.push(runs[2]);
             let advice = advice.expect("advised");
-            let copy: f64 = advice.moves.iter().map(|m| -m.terms.copy).sum();
-            let base = advice.totals_before.cost - (advice.totals_after.cost + copy);
-            let request = berth_engine::request::build(&estate, &policy, NOW);
-            let capped = Optimum {
-                estate: &estate,
-                policy: &policy,
-                now: NOW,
-                capped: true,
-            };
-            let decision = capped.decide_noted(&request);
-            let note = decision.note.unwrap_or_default();
+            let base = berth_engine::advise::improvement(&advice);
+            let reference = medium::capped_reference(&estate, &policy);
+            let note = &reference.note;
             if note.starts_with("proven") {
                 proven += 1;
             }
-            // The reference's moves as one group: if even that does not
-            // clear the default bars against its current cost, no step of
-            // the advice may take it (the bars, SPEC §5), and the estate is
-            // left out of the shares like one with nothing to gain.
-            let ctx = berth_engine::cost::Ctx::new(&estate, &policy, NOW);
-            let moved: Vec<usize> = decision
-                .proposals
-                .iter()
-                .filter_map(|p| estate.service_index(&p.service_id))
-                .collect();
-            let group_cost = berth_engine::group::current_cost(
-                &ctx,
-                &berth_engine::cost::State::initial(&estate),
-                &moved,
-            );
-            let bar = berth_engine::cost::bar(&ctx, group_cost);
-            let raw: Vec<RawProposal> = decision
-                .proposals
-                .into_iter()
-                .map(RawProposal::Valid)
-                .collect();
-            let reference = score(&estate, &policy, NOW, &raw).projected_gain;
             let tol = 1e-9 * (1.0 + advice.totals_before.cost.abs());
             assert!(
-                base <= reference + tol,
+                base <= reference.gain + tol,
                 "seed {seed}: advice beats the reference"
             );
             if rows {
                 println!(
-                    "seed {seed:>3} {services}×{clusters}: advice {base:>9.2} ({} moves), reference {reference:>9.2}, {:.2} ms; {note}",
+                    "seed {seed:>3} {services}×{clusters}: advice {base:>9.2} ({} moves), reference {:>9.2}, {:.2} ms; {note}",
                     advice.moves.len(),
+                    reference.gain,
                     runs[2]
                 );
             }
-            if reference > 1e-6 && reference >= bar {
-                shares.push(base / reference);
+            if reference.counts() {
+                shares.push(base / reference.gain);
             } else {
                 below += 1;
             }

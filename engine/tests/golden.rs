@@ -541,6 +541,17 @@ fn factor_copy_cost_blocks_big_data() {
     );
 }
 
+/// The "Moves that clear the bars" part of the advice as text, through
+/// its blank line: what a user reads of the steps and their groups.
+fn moves_text(a: &berth_engine::Advice) -> String {
+    text::advice(a)
+        .lines()
+        .skip_while(|l| !l.starts_with("Moves that clear"))
+        .take_while(|l| !l.is_empty())
+        .map(|l| format!("{l}\n"))
+        .collect()
+}
+
 /// The 40 GB case of [`factor_copy_cost_blocks_big_data`] as a user reads
 /// it: the pair is weighed against db's single move and wins, and its
 /// summary says what each member alone would do, what the single move and
@@ -562,15 +573,8 @@ fn weighed_group_says_what_it_beat() {
     ",
     );
     let a = advise(&e, &Policy::default(), NOW);
-    let text = text::advice(&a);
-    let moves: String = text
-        .lines()
-        .skip_while(|l| !l.starts_with("Moves that clear"))
-        .take_while(|l| !l.is_empty())
-        .map(|l| format!("{l}\n"))
-        .collect();
     check(
-        moves,
+        moves_text(&a),
         expect![[r#"
         Moves that clear the bars, in order (confidence = the weakest deciding fact;
         a move resting on guesses says so and is not a recommendation):
@@ -586,8 +590,8 @@ fn weighed_group_says_what_it_beat() {
 /// 4 × (10 − 0.3) = 38.8 of round trip, less the headroom it causes
 /// there). x needs 4 cores; c-par reports 4.3 free of 20 (±15 %: certainly
 /// 3.655), so x's move clears its bar but can't be certified. Four
-/// services on c-par with no flows (0.1 cores each) can go to c-ams, where
-/// they gain nothing (c-par is under the headroom knee of 80 %), so no
+/// services on c-par with no flows (0.1 cores each) can go to c-fra or
+/// c-ams, where they gain nothing (c-par is under the headroom knee of 80 %), so no
 /// single move clears a bar, and one leaver (a make-room pair) certifies
 /// 3.755 cores, not 4. The targeted plan's local search finds the four
 /// leaving and x arriving (3.655 + 0.4 ≥ 4): one planned group of five,
@@ -616,15 +620,8 @@ fn planned_group_clears_a_full_cluster() {
     ",
     );
     let a = advise(&e, &Policy::default(), NOW);
-    let text = text::advice(&a);
-    let moves: String = text
-        .lines()
-        .skip_while(|l| !l.starts_with("Moves that clear"))
-        .take_while(|l| !l.is_empty())
-        .map(|l| format!("{l}\n"))
-        .collect();
     check(
-        moves,
+        moves_text(&a),
         expect![[r#"
             Moves that clear the bars, in order (confidence = the weakest deciding fact;
             a move resting on guesses says so and is not a recommendation):

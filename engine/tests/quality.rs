@@ -7,6 +7,7 @@ mod common;
 use berth_engine::gen::{self, Shape, NOW};
 use berth_engine::Policy;
 use common::exact::{self, measure, stats};
+use common::medium;
 
 /// Branch-and-bound finds what plain enumeration of every service on every
 /// cluster (filtered only by the exact feasibility check) finds.
@@ -144,53 +145,21 @@ fn compound_steps_meet_the_targets_on_every_generator_shape() {
 /// are left out, as in `docs/quality.md`. About 20 s in release.
 #[test]
 fn medium_estates_meet_the_targets_against_the_capped_optimum() {
-    use berth_engine::cost::{self, Ctx, State};
-    use berth_engine::decider::{score, Decider, RawProposal};
-    use berth_engine::optimum::decider::Optimum;
     let policy = Policy::default();
-    for (services, clusters) in [(40usize, 8usize), (80, 10), (150, 12)] {
+    for (services, clusters) in medium::SIZES {
         let mut shares = Vec::new();
         for seed in 0..50u64 {
-            let estate = gen::estate(&Shape {
-                seed,
-                services,
-                clusters,
-                sites: 4 + (seed % 3) as usize,
-                extra_calls: 2.0,
-            });
+            let estate = medium::estate(seed, services, clusters);
             let advice = berth_engine::advise(&estate, &policy, NOW);
             let base = berth_engine::advise::improvement(&advice);
-            let request = berth_engine::request::build(&estate, &policy, NOW);
-            let capped = Optimum {
-                estate: &estate,
-                policy: &policy,
-                now: NOW,
-                capped: true,
-            };
-            let decision = capped.decide_noted(&request);
-            let ctx = Ctx::new(&estate, &policy, NOW);
-            let moved: Vec<usize> = decision
-                .proposals
-                .iter()
-                .filter_map(|p| estate.service_index(&p.service_id))
-                .collect();
-            let bar = cost::bar(
-                &ctx,
-                berth_engine::group::current_cost(&ctx, &State::initial(&estate), &moved),
-            );
-            let raw: Vec<RawProposal> = decision
-                .proposals
-                .into_iter()
-                .map(RawProposal::Valid)
-                .collect();
-            let reference = score(&estate, &policy, NOW, &raw).projected_gain;
+            let reference = medium::capped_reference(&estate, &policy);
             let tol = 1e-9 * (1.0 + advice.totals_before.cost.abs());
             assert!(
-                base <= reference + tol,
+                base <= reference.gain + tol,
                 "{services}, seed {seed}: the advice beats the reference"
             );
-            if reference > 1e-6 && reference >= bar {
-                shares.push(base / reference);
+            if reference.counts() {
+                shares.push(base / reference.gain);
             }
         }
         assert!(shares.len() >= 45, "{services}: {} counted", shares.len());

@@ -8,6 +8,9 @@
 /// The exact solver for small estates (quality of advice vs optimum).
 pub mod exact;
 
+/// Issue 18's medium estates and their `optimum-capped` reference.
+pub mod medium;
+
 use berth_engine::{load, Estate, Format};
 use serde_json::{json, Value};
 
