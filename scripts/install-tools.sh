@@ -37,10 +37,10 @@ if ! command -v node >/dev/null; then
   echo "installing Node.js (runs the WebAssembly parity test)"
   apt-get update -qq && apt-get install -y -qq nodejs
 fi
-# The structural check of docs/api.openapi.yaml (server/tests/openapi.rs
+# The structural check of docs/api.openapi.json (server/tests/openapi.rs
 # runs it, and fails without it). Pinned, so every machine checks alike.
 if ! python3 -c 'import openapi_spec_validator' 2>/dev/null; then
-  echo "installing openapi-spec-validator (checks docs/api.openapi.yaml)"
+  echo "installing openapi-spec-validator (checks docs/api.openapi.json)"
   python3 -m pip install --quiet openapi-spec-validator==0.9.0
 fi
 # The CRD schema check of exported plan manifests

@@ -745,8 +745,8 @@ mod tests {
                 format!("({})", quoted(&totals_keys)),
             ),
             (
-                include_str!("../../docs/api.openapi.yaml"),
-                "api.openapi.yaml",
+                include_str!("../../server/src/http/openapi.yaml"),
+                "../server/src/http/openapi.yaml (the spec's shared words)",
                 format!("required: [{}]", totals_keys.join(", ")),
             ),
         ] {

@@ -5,7 +5,7 @@
 //!   and `<!-- policy-table:end -->` is exactly what the table renders
 //!   (`UPDATE_DOCS=1 cargo test -p berth-engine --test policy_table`
 //!   rewrites it), and §9's placement defaults agree with it;
-//! - `docs/api.openapi.yaml`: the `Policy` schema has exactly the table's
+//! - `docs/api.openapi.json`: the `Policy` schema has exactly the table's
 //!   fields, each with its type, default, minimum and maximum.
 
 use std::path::PathBuf;
@@ -185,9 +185,9 @@ fn schema_leaves<'a>(
 
 #[test]
 fn openapi_policy_schema_agrees_with_the_table() {
-    let path = docs("api.openapi.yaml");
-    let text = std::fs::read_to_string(&path).expect("docs/api.openapi.yaml");
-    let spec: serde_yaml::Value = serde_yaml::from_str(&text).expect("the spec is YAML");
+    let path = docs("api.openapi.json");
+    let text = std::fs::read_to_string(&path).expect("docs/api.openapi.json");
+    let spec: serde_yaml::Value = serde_yaml::from_str(&text).expect("the spec is JSON");
     let schema = &spec["components"]["schemas"]["Policy"];
     let mut leaves = Vec::new();
     schema_leaves(schema, "", &mut leaves);

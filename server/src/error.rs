@@ -154,7 +154,7 @@ impl From<StoreError> for ApiError {
 /// router's fallback under `/api/` (`web::pages` sends it there).
 pub async fn not_found(req: Request) -> ApiError {
     ApiError::NotFound(format!(
-        "no route {} {}; the API is described in docs/api.openapi.yaml",
+        "no route {} {}; the API is described in docs/api.openapi.json",
         req.method(),
         req.uri().path()
     ))

@@ -1,8 +1,11 @@
-//! `docs/api.openapi.yaml` against the route table (`berth::http::routes()`)
-//! and against the real router.
+//! `docs/api.openapi.json`: written by the code (`berth::http::openapi_text`,
+//! from the route table, the API types and each module's words), and
+//! checked against the real router.
 //!
-//! The spec must list exactly the routes of the table, in its order, with
-//! the same access and summary; every path parameter declared, every
+//! The committed file must be what the code writes (`UPDATE_EXPECT=1`
+//! rewrites it); it must read the same in YAML 1.1 as in JSON; it must
+//! list exactly the routes of the table, in its order, with the same
+//! access and summary; every path parameter declared, every
 //! `$ref` resolvable, every operation named and answered. Then each
 //! documented operation is sent to the router built on a fresh SQLite
 //! database with its documented examples, and must reach a handler (not
@@ -39,14 +42,76 @@ fn docs_dir() -> PathBuf {
 }
 
 fn spec_path() -> PathBuf {
-    docs_dir().join("api.openapi.yaml")
+    docs_dir().join("api.openapi.json")
 }
 
 fn spec() -> Value {
     let path = spec_path();
     let text = std::fs::read_to_string(&path)
         .unwrap_or_else(|e| panic!("reading {}: {e}", path.display()));
-    serde_yaml::from_str(&text).unwrap_or_else(|e| panic!("{} is not YAML: {e}", path.display()))
+    // JSON is YAML 1.2; the YAML reader keeps the members' order.
+    serde_yaml::from_str(&text).unwrap_or_else(|e| panic!("{} is not JSON: {e}", path.display()))
+}
+
+/// The committed spec is what the route table, the API types and the
+/// modules' words write today; `UPDATE_EXPECT=1` rewrites it.
+#[test]
+fn the_published_spec_is_what_the_code_writes() {
+    let written = berth::http::openapi_text()
+        .unwrap_or_else(|problems| panic!("the spec cannot be written:\n{}", problems.join("\n")));
+    let path = spec_path();
+    if std::env::var_os("UPDATE_EXPECT").is_some() {
+        std::fs::write(&path, &written).unwrap();
+        return;
+    }
+    let committed = std::fs::read_to_string(&path).unwrap_or_default();
+    if committed != written {
+        let first = committed
+            .lines()
+            .zip(written.lines())
+            .position(|(a, b)| a != b)
+            .unwrap_or(committed.lines().count().min(written.lines().count()));
+        panic!(
+            "docs/api.openapi.json is not what the code writes (first difference at line {}: \
+             committed {:?}, written {:?}); run `UPDATE_EXPECT=1 cargo test -p berth --test openapi`",
+            first + 1,
+            committed.lines().nth(first),
+            written.lines().nth(first),
+        );
+    }
+}
+
+/// YAML 1.1 readers (PyYAML, and the many tools built on it) read the
+/// published file as the same document a JSON reader does: no number
+/// turned into a string, no key or value read as another type.
+#[test]
+fn the_spec_reads_the_same_in_yaml_1_1_and_json() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let out = std::process::Command::new("python3")
+        .args([
+            "-c",
+            "import json, sys, yaml\n\
+             t = open('docs/api.openapi.json').read()\n\
+             a, b = json.loads(t), yaml.safe_load(t)\n\
+             def diff(x, y, at):\n\
+             \x20   if type(x) != type(y) or (not isinstance(x, (dict, list)) and x != y):\n\
+             \x20       sys.exit(f'{at}: JSON reads {x!r}, YAML 1.1 reads {y!r}')\n\
+             \x20   if isinstance(x, dict):\n\
+             \x20       [diff(x[k], y.get(k), f'{at}/{k}') for k in x]\n\
+             \x20   if isinstance(x, list):\n\
+             \x20       [diff(p, q, f'{at}/{i}') for i, (p, q) in enumerate(zip(x, y))]\n\
+             diff(a, b, '')\n\
+             print('same', len(t))\n",
+        ])
+        .current_dir(&root)
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run python3 (PyYAML comes with `make tools`): {e}"));
+    assert!(
+        out.status.success(),
+        "YAML 1.1 reads docs/api.openapi.json differently:\n{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
 }
 
 fn get<'a>(v: &'a Value, key: &str) -> Option<&'a Value> {
@@ -171,8 +236,8 @@ fn the_spec_lists_exactly_the_route_table_in_its_order() {
     let unrouted: Vec<_> = doc_set.difference(&table_set).collect();
     assert!(
         undocumented.is_empty() && unrouted.is_empty(),
-        "in routes() but not in docs/api.openapi.yaml: {undocumented:?}\n\
-         in docs/api.openapi.yaml but not in routes(): {unrouted:?}"
+        "in routes() but not in docs/api.openapi.json: {undocumented:?}\n\
+         in docs/api.openapi.json but not in routes(): {unrouted:?}"
     );
     assert_eq!(
         documented.len(),
@@ -181,7 +246,7 @@ fn the_spec_lists_exactly_the_route_table_in_its_order() {
     );
     assert_eq!(
         documented, table,
-        "docs/api.openapi.yaml lists the routes in another order than routes()"
+        "docs/api.openapi.json lists the routes in another order than routes()"
     );
 }
 
@@ -389,7 +454,7 @@ fn every_operation_is_named_secured_and_answered() {
 fn openapi_spec_validator_accepts_the_spec() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
     let out = std::process::Command::new("python3")
-        .args(["-m", "openapi_spec_validator", "docs/api.openapi.yaml"])
+        .args(["-m", "openapi_spec_validator", "docs/api.openapi.json"])
         .current_dir(&root)
         .output()
         .unwrap_or_else(|e| {
@@ -397,7 +462,7 @@ fn openapi_spec_validator_accepts_the_spec() {
         });
     assert!(
         out.status.success(),
-        "openapi-spec-validator refused docs/api.openapi.yaml ({}); if the module is \
+        "openapi-spec-validator refused docs/api.openapi.json ({}); if the module is \
          missing, run `make tools`.\nstdout:\n{}\nstderr:\n{}",
         out.status,
         String::from_utf8_lossy(&out.stdout),
@@ -408,7 +473,7 @@ fn openapi_spec_validator_accepts_the_spec() {
 // ---- the real router ---------------------------------------------------
 
 /// Check `v` against the parts of a schema this test reads: internal
-/// `$ref`, `allOf`, `oneOf`, `type`, `const`, `enum`, `required`,
+/// `$ref`, `allOf`, `anyOf`, `oneOf`, `type`, `const`, `enum`, `required`,
 /// `properties` and `items`. Other keywords
 /// (and external references) are not checked here: the validator in
 /// `openapi_spec_validator_accepts_the_spec` covers the spec's own shape.
@@ -468,6 +533,19 @@ fn check_schema_part(
         .flatten()
     {
         check_schema_part(spec, sub, v, at, false, errs);
+    }
+    if let Some(options) = get(schema, "anyOf").and_then(Value::as_sequence) {
+        let matching = options
+            .iter()
+            .filter(|o| {
+                let mut e = Vec::new();
+                check_schema(spec, o, v, at, &mut e);
+                e.is_empty()
+            })
+            .count();
+        if matching == 0 {
+            errs.push(format!("{at}: matches none of anyOf: {v:?}"));
+        }
     }
     if let Some(options) = get(schema, "oneOf").and_then(Value::as_sequence) {
         let matching = options

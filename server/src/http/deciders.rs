@@ -23,18 +23,18 @@ use crate::AppState;
 
 /// Deciders, runs, snapshots and the driver.
 pub const ROUTES: &[Route] = &[
-    route!(GET "/api/estates/{id}/deciders/{name}/runs", VIEWER, "history of an external decider's runs on the estate" => runs),
-    route!(POST "/api/estates/{id}/deciders/{name}/runs", OPERATOR, "run an external decider on the estate now" => run_one),
-    route!(GET "/api/estates/{id}/advice-snapshots", VIEWER, "the advice driver's snapshots of the estate's advice" => snapshots),
-    route!(GET "/api/estates/{id}/history", VIEWER, "cost, cross-site traffic and open recommendations over the snapshots, and what changed since the last" => history),
-    route!(GET "/api/deciders", VIEWER, "list registered external deciders" => list),
-    route!(POST "/api/deciders", ADMIN, "register an external decider" => create),
-    route!(GET "/api/deciders/{name}", VIEWER, "a registered external decider" => get),
-    route!(PUT "/api/deciders/{name}", ADMIN, "change a decider's URL, timeout, interval or enabled flag" => update),
-    route!(DELETE "/api/deciders/{name}", ADMIN, "delete a decider" => delete),
-    route!(POST "/api/deciders/{name}/secret", ADMIN, "generate or rotate a decider's secret (shown once)" => rotate),
-    route!(DELETE "/api/deciders/{name}/secret", ADMIN, "remove a decider's secret" => remove_secret),
-    route!(GET "/api/driver", VIEWER, "the advice driver's health" => driver_health),
+    route!(listDeciderRuns: GET "/api/estates/{id}/deciders/{name}/runs", VIEWER, "history of an external decider's runs on the estate" => runs),
+    route!(runDecider: POST "/api/estates/{id}/deciders/{name}/runs", OPERATOR, "run an external decider on the estate now" => run_one),
+    route!(listAdviceSnapshots: GET "/api/estates/{id}/advice-snapshots", VIEWER, "the advice driver's snapshots of the estate's advice" => snapshots),
+    route!(getAdviceHistory: GET "/api/estates/{id}/history", VIEWER, "cost, cross-site traffic and open recommendations over the snapshots, and what changed since the last" => history),
+    route!(listDeciders: GET "/api/deciders", VIEWER, "list registered external deciders" => list),
+    route!(registerDecider: POST "/api/deciders", ADMIN, "register an external decider" => create),
+    route!(getDecider: GET "/api/deciders/{name}", VIEWER, "a registered external decider" => get),
+    route!(updateDecider: PUT "/api/deciders/{name}", ADMIN, "change a decider's URL, timeout, interval or enabled flag" => update),
+    route!(deleteDecider: DELETE "/api/deciders/{name}", ADMIN, "delete a decider" => delete),
+    route!(rotateDeciderSecret: POST "/api/deciders/{name}/secret", ADMIN, "generate or rotate a decider's secret (shown once)" => rotate),
+    route!(removeDeciderSecret: DELETE "/api/deciders/{name}/secret", ADMIN, "remove a decider's secret" => remove_secret),
+    route!(getDriverHealth: GET "/api/driver", VIEWER, "the advice driver's health" => driver_health),
 ];
 
 fn invalid(errors: Vec<(&str, String)>) -> ApiError {

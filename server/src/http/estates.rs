@@ -24,12 +24,12 @@ use crate::AppState;
 
 /// Estates and their files.
 pub const ROUTES: &[Route] = &[
-    route!(GET "/api/estates", VIEWER, "list estates" => list_estates),
-    route!(POST "/api/estates", OPERATOR, "create an estate from an estate file" => create_estate),
-    route!(GET "/api/estates/{id}", VIEWER, "an estate's summary" => get_estate),
-    route!(DELETE "/api/estates/{id}", ADMIN, "delete an estate" => delete_estate),
-    route!(GET "/api/estates/{id}/file", VIEWER, "export the estate file" => export_file),
-    route!(PUT "/api/estates/{id}/file", OPERATOR, "import an estate file, replacing the estate" => import_file),
+    route!(listEstates: GET "/api/estates", VIEWER, "list estates" => list_estates),
+    route!(createEstate: POST "/api/estates", OPERATOR, "create an estate from an estate file" => create_estate),
+    route!(getEstate: GET "/api/estates/{id}", VIEWER, "an estate's summary" => get_estate),
+    route!(deleteEstate: DELETE "/api/estates/{id}", ADMIN, "delete an estate" => delete_estate),
+    route!(exportEstateFile: GET "/api/estates/{id}/file", VIEWER, "export the estate file" => export_file),
+    route!(importEstateFile: PUT "/api/estates/{id}/file", OPERATOR, "import an estate file, replacing the estate" => import_file),
 ];
 
 async fn list_estates(State(state): State<AppState>, caller: Caller) -> ApiResult<Json<Value>> {

@@ -20,9 +20,9 @@ use crate::AppState;
 
 /// Fact updates, observations and imports.
 pub const ROUTES: &[Route] = &[
-    route!(POST "/api/estates/{id}/facts", OPERATOR, "update individual facts" => update_facts),
-    route!(POST "/api/estates/{id}/observations", Access::Observe, "post a batch of measured facts (agents)" => observe),
-    route!(POST "/api/estates/{id}/import/kubernetes", Access::Observe, "import Kubernetes manifests into one cluster of the estate" => import_kubernetes),
+    route!(updateFacts: POST "/api/estates/{id}/facts", OPERATOR, "update individual facts" => update_facts),
+    route!(postObservations: POST "/api/estates/{id}/observations", Access::Observe, "post a batch of measured facts (agents)" => observe),
+    route!(importKubernetes: POST "/api/estates/{id}/import/kubernetes", Access::Observe, "import Kubernetes manifests into one cluster of the estate" => import_kubernetes),
 ];
 
 async fn update_facts(

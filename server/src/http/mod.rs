@@ -1,12 +1,15 @@
 //! The HTTP API: one module per resource group, each declaring its
-//! routes next to their handlers (`route!(METHOD "/path", ACCESS,
-//! "summary" => handler)`), and the router built from those declarations.
+//! routes next to their handlers (`route!(operationId: METHOD "/path",
+//! ACCESS, "summary" => handler)`) and describing them beside its `.rs`
+//! (`<module>.openapi.yaml`), and the router built from those
+//! declarations.
 //!
-//! [`routes`] is the single list of what the server answers: method, path
-//! template, who may call it, a one-line summary, and the handler itself.
-//! The router is built from it, `docs/api.openapi.yaml` is checked against
-//! it (same rows, same order), and a test walks it with every role. A
-//! handler is reachable only through its row, and a row cannot lack one.
+//! [`routes`] is the single list of what the server answers: operation
+//! id, method, path template, who may call it, a one-line summary, and the
+//! handler itself. The router is built from it, `docs/api.openapi.json` is
+//! written from it ([`openapi_text`]), and a test walks it with every
+//! role. A handler is reachable only through its row, and a row cannot
+//! lack one.
 //!
 //! Below this module: [`crate::estates`] (the estate service: visibility,
 //! the parsed estate, canonical writes, result envelopes), [`crate::auth`],
@@ -31,6 +34,7 @@ mod estates;
 pub mod extract;
 mod facts;
 mod notify;
+mod openapi;
 mod ops;
 mod policy;
 mod results;
@@ -42,7 +46,7 @@ mod session;
 pub use extract::{COMPARE_BODY_LIMIT, ESTATE_BODY_LIMIT, SMALL_BODY_LIMIT};
 pub use route::Route;
 
-/// Every route, in the order of `docs/api.openapi.yaml`: the groups of
+/// Every route, in the order of `docs/api.openapi.json`: the groups of
 /// the modules, in this order.
 pub fn routes() -> &'static [Route] {
     static ALL: LazyLock<Vec<Route>> = LazyLock::new(|| {
@@ -62,6 +66,13 @@ pub fn routes() -> &'static [Route] {
         .concat()
     });
     &ALL
+}
+
+/// The published API contract (`docs/api.openapi.json`) as written from
+/// the route table, the API types and each module's words; or every reason
+/// it cannot be.
+pub fn openapi_text() -> Result<String, Vec<String>> {
+    openapi::text(routes())
 }
 
 /// The application: every route of [`routes`] behind its access check,
@@ -100,7 +111,7 @@ pub fn app(state: AppState) -> Router {
 async fn method_not_allowed(req: Request) -> Response {
     let mut r = ApiError::BadRequest {
         message: format!(
-            "{} is not allowed on {}; docs/api.openapi.yaml lists the methods of every route",
+            "{} is not allowed on {}; docs/api.openapi.json lists the methods of every route",
             req.method(),
             req.uri().path()
         ),

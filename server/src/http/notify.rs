@@ -20,13 +20,13 @@ use crate::AppState;
 
 /// Channels and deliveries.
 pub const ROUTES: &[Route] = &[
-    route!(GET "/api/notification-channels", ADMIN, "list notification channels" => list),
-    route!(POST "/api/notification-channels", ADMIN, "create a notification channel" => create),
-    route!(GET "/api/notification-channels/{name}", ADMIN, "a notification channel" => get),
-    route!(PUT "/api/notification-channels/{name}", ADMIN, "change a channel's URL, thresholds or enabled flag" => update),
-    route!(DELETE "/api/notification-channels/{name}", ADMIN, "delete a notification channel and its deliveries" => delete),
-    route!(POST "/api/notification-channels/{name}/secret", ADMIN, "replace a signed channel's secret (shown once)" => rotate),
-    route!(GET "/api/notification-deliveries", VIEWER, "recent notification deliveries and failures" => deliveries),
+    route!(listNotificationChannels: GET "/api/notification-channels", ADMIN, "list notification channels" => list),
+    route!(createNotificationChannel: POST "/api/notification-channels", ADMIN, "create a notification channel" => create),
+    route!(getNotificationChannel: GET "/api/notification-channels/{name}", ADMIN, "a notification channel" => get),
+    route!(updateNotificationChannel: PUT "/api/notification-channels/{name}", ADMIN, "change a channel's URL, thresholds or enabled flag" => update),
+    route!(deleteNotificationChannel: DELETE "/api/notification-channels/{name}", ADMIN, "delete a notification channel and its deliveries" => delete),
+    route!(rotateNotificationChannelSecret: POST "/api/notification-channels/{name}/secret", ADMIN, "replace a signed channel's secret (shown once)" => rotate),
+    route!(listNotificationDeliveries: GET "/api/notification-deliveries", VIEWER, "recent notification deliveries and failures" => deliveries),
 ];
 
 fn invalid(errors: Vec<(&str, String)>) -> ApiError {

@@ -12,9 +12,9 @@ use crate::AppState;
 
 /// Health and metrics.
 pub const ROUTES: &[Route] = &[
-    route!(GET "/healthz", PUBLIC, "process is up" => healthz),
-    route!(GET "/readyz", PUBLIC, "database reachable and migrated" => readyz),
-    route!(GET "/metrics", PUBLIC, "Prometheus metrics" => metrics),
+    route!(getHealth: GET "/healthz", PUBLIC, "process is up" => healthz),
+    route!(getReadiness: GET "/readyz", PUBLIC, "database reachable and migrated" => readyz),
+    route!(getMetrics: GET "/metrics", PUBLIC, "Prometheus metrics" => metrics),
 ];
 
 async fn healthz() -> Json<Value> {

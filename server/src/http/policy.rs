@@ -20,8 +20,8 @@ use crate::AppState;
 
 /// The policy.
 pub const ROUTES: &[Route] = &[
-    route!(GET "/api/estates/{id}/policy", VIEWER, "the estate's policy" => get_policy),
-    route!(PUT "/api/estates/{id}/policy", OPERATOR, "replace the policy" => put_policy),
+    route!(getPolicy: GET "/api/estates/{id}/policy", VIEWER, "the estate's policy" => get_policy),
+    route!(putPolicy: PUT "/api/estates/{id}/policy", OPERATOR, "replace the policy" => put_policy),
 ];
 
 async fn get_policy(

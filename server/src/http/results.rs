@@ -32,14 +32,14 @@ use crate::AppState;
 
 /// Engine results.
 pub const ROUTES: &[Route] = &[
-    route!(GET "/api/estates/{id}/snapshot", VIEWER, "everything needed to run the engine in a browser" => snapshot),
-    route!(GET "/api/estates/{id}/advice", VIEWER, "recommended moves" => advice),
-    route!(GET "/api/estates/{id}/plan", VIEWER, "a change plan: moves as JSON, Markdown or Karmada/OCM manifests" => plan),
-    route!(GET "/api/estates/{id}/preview", VIEWER, "the decider request this estate generates" => preview),
-    route!(GET "/api/estates/{id}/place/{service}", VIEWER, "rank clusters for one service" => place),
-    route!(POST "/api/estates/{id}/whatif", OPERATOR, "project a what-if scenario" => what_if),
-    route!(POST "/api/estates/{id}/compare", OPERATOR, "compare the built-in deciders and uploaded replies" => compare),
-    route!(POST "/api/estates/{id}/leaderboard", OPERATOR, "the decider leaderboard over generated estates and this one" => leaderboard),
+    route!(getSnapshot: GET "/api/estates/{id}/snapshot", VIEWER, "everything needed to run the engine in a browser" => snapshot),
+    route!(getAdvice: GET "/api/estates/{id}/advice", VIEWER, "recommended moves" => advice),
+    route!(getPlan: GET "/api/estates/{id}/plan", VIEWER, "a change plan: moves as JSON, Markdown or Karmada/OCM manifests" => plan),
+    route!(getDeciderRequest: GET "/api/estates/{id}/preview", VIEWER, "the decider request this estate generates" => preview),
+    route!(placeService: GET "/api/estates/{id}/place/{service}", VIEWER, "rank clusters for one service" => place),
+    route!(projectScenario: POST "/api/estates/{id}/whatif", OPERATOR, "project a what-if scenario" => what_if),
+    route!(compareDeciders: POST "/api/estates/{id}/compare", OPERATOR, "compare the built-in deciders and uploaded replies" => compare),
+    route!(deciderLeaderboard: POST "/api/estates/{id}/leaderboard", OPERATOR, "the decider leaderboard over generated estates and this one" => leaderboard),
 ];
 
 #[derive(Deserialize)]

@@ -33,10 +33,10 @@ use crate::AppState;
 
 /// Reviews and the audit trail.
 pub const ROUTES: &[Route] = &[
-    route!(GET "/api/estates/{id}/reviews", VIEWER, "decisions about recommendations, and where each stands now" => list),
-    route!(POST "/api/estates/{id}/reviews", OPERATOR, "mark a recommendation planned, dismissed or snoozed" => decide),
-    route!(POST "/api/estates/{id}/reviews/clear", OPERATOR, "forget the decision about a recommendation" => clear),
-    route!(GET "/api/estates/{id}/audit", VIEWER, "who decided what, when and why: reviews and policy changes" => audit),
+    route!(listReviews: GET "/api/estates/{id}/reviews", VIEWER, "decisions about recommendations, and where each stands now" => list),
+    route!(reviewRecommendation: POST "/api/estates/{id}/reviews", OPERATOR, "mark a recommendation planned, dismissed or snoozed" => decide),
+    route!(clearReview: POST "/api/estates/{id}/reviews/clear", OPERATOR, "forget the decision about a recommendation" => clear),
+    route!(estateAudit: GET "/api/estates/{id}/audit", VIEWER, "who decided what, when and why: reviews and policy changes" => audit),
 ];
 
 /// Longest reason or link kept, in characters: a sentence or a ticket

@@ -1,5 +1,5 @@
-//! One route as its module declares it: method, path template, who may
-//! call it, a one-line summary, and the handler. The [`route!`] macro
+//! One route as its module declares it: its operation id, method, path
+//! template, who may call it, a one-line summary, and the handler. The [`route!`] macro
 //! builds a row from one method name, so the method the table shows and
 //! the method the handler answers cannot differ, and a row cannot lack
 //! its handler.
@@ -13,6 +13,11 @@ use crate::AppState;
 /// One row of the route table.
 #[derive(Clone)]
 pub struct Route {
+    /// The OpenAPI `operationId`, and the key of the operation's words in
+    /// its module's `*.openapi.yaml`.
+    pub operation_id: &'static str,
+    /// The declaring module (`berth::http::reviews`): where its words are.
+    pub module: &'static str,
     pub method: Method,
     pub path: &'static str,
     pub access: Access,
@@ -26,10 +31,13 @@ pub const VIEWER: Access = Access::Role(Role::Viewer);
 pub const OPERATOR: Access = Access::Role(Role::Operator);
 pub const ADMIN: Access = Access::Role(Role::Admin);
 
-/// `route!(GET "/path", ACCESS, "summary" => handler)`: one [`Route`].
+/// `route!(operationId: GET "/path", ACCESS, "summary" => handler)`: one
+/// [`Route`].
 macro_rules! route {
-    ($method:ident $path:literal, $access:expr, $summary:literal => $handler:path) => {
+    ($op:ident : $method:ident $path:literal, $access:expr, $summary:literal => $handler:path) => {
         $crate::http::route::Route {
+            operation_id: stringify!($op),
+            module: module_path!(),
             method: ::axum::http::Method::$method,
             path: $path,
             access: $access,

@@ -20,10 +20,10 @@ use crate::AppState;
 
 /// Saved scenarios.
 pub const ROUTES: &[Route] = &[
-    route!(GET "/api/estates/{id}/scenarios", VIEWER, "list saved scenarios" => list_scenarios),
-    route!(GET "/api/estates/{id}/scenarios/{name}", VIEWER, "a saved scenario" => get_scenario),
-    route!(PUT "/api/estates/{id}/scenarios/{name}", OPERATOR, "save a scenario" => put_scenario),
-    route!(DELETE "/api/estates/{id}/scenarios/{name}", OPERATOR, "delete a scenario" => delete_scenario),
+    route!(listScenarios: GET "/api/estates/{id}/scenarios", VIEWER, "list saved scenarios" => list_scenarios),
+    route!(getScenario: GET "/api/estates/{id}/scenarios/{name}", VIEWER, "a saved scenario" => get_scenario),
+    route!(putScenario: PUT "/api/estates/{id}/scenarios/{name}", OPERATOR, "save a scenario" => put_scenario),
+    route!(deleteScenario: DELETE "/api/estates/{id}/scenarios/{name}", OPERATOR, "delete a scenario" => delete_scenario),
 ];
 
 async fn list_scenarios(

@@ -22,19 +22,19 @@ use crate::AppState;
 
 /// Sessions; listed early in the table.
 pub const SESSION_ROUTES: &[Route] = &[
-    route!(POST "/api/session", PUBLIC, "sign in (user and password, or token) for a session cookie" => login),
-    route!(GET "/api/session", VIEWER, "who am I, and my CSRF token" => whoami),
-    route!(DELETE "/api/session", VIEWER, "sign out" => logout),
+    route!(signIn: POST "/api/session", PUBLIC, "sign in (user and password, or token) for a session cookie" => login),
+    route!(getSession: GET "/api/session", VIEWER, "who am I, and my CSRF token" => whoami),
+    route!(signOut: DELETE "/api/session", VIEWER, "sign out" => logout),
 ];
 
 /// Tokens and users; listed last in the table.
 pub const ACCOUNT_ROUTES: &[Route] = &[
-    route!(GET "/api/tokens", ADMIN, "list API tokens" => list_tokens),
-    route!(POST "/api/tokens", ADMIN, "create an API token" => create_token),
-    route!(DELETE "/api/tokens/{token_id}", ADMIN, "revoke an API token" => revoke_token),
-    route!(GET "/api/users", ADMIN, "list users" => list_users),
-    route!(POST "/api/users", ADMIN, "create a user" => create_user),
-    route!(DELETE "/api/users/{name}", ADMIN, "delete a user" => delete_user),
+    route!(listTokens: GET "/api/tokens", ADMIN, "list API tokens" => list_tokens),
+    route!(createToken: POST "/api/tokens", ADMIN, "create an API token" => create_token),
+    route!(revokeToken: DELETE "/api/tokens/{token_id}", ADMIN, "revoke an API token" => revoke_token),
+    route!(listUsers: GET "/api/users", ADMIN, "list users" => list_users),
+    route!(createUser: POST "/api/users", ADMIN, "create a user" => create_user),
+    route!(deleteUser: DELETE "/api/users/{name}", ADMIN, "delete a user" => delete_user),
 ];
 
 #[derive(Deserialize)]
