@@ -14,10 +14,17 @@
 #[cfg(feature = "schema")]
 use schemars::JsonSchema;
 
+mod admin;
 mod error;
 mod estates;
 mod session;
 
+pub use admin::{
+    CreatedToken, CreatedUser, NewNotificationChannel, NewToken, NewUser, NotificationChannel,
+    NotificationChannelAnswer, NotificationChannelList, NotificationChannelSettings,
+    NotificationChannelWithSecret, NotificationDelivery, NotificationDeliveryList, TokenInfo,
+    TokenList, User, UserList, TOKEN_NOTE,
+};
 pub use error::{ErrorBody, ErrorCode, InputError};
 pub use estates::{Counts, EstateList, EstateMeta, EstateSummary, ResultEnvelope};
 pub use session::{Caller, Role, Session};
@@ -69,6 +76,7 @@ pub fn register_schemas(generator: &mut schemars::SchemaGenerator) {
     error::schemas(generator);
     session::schemas(generator);
     estates::schemas(generator);
+    admin::schemas(generator);
     let _ = generator.subschema_for::<Timestamp>();
 }
 

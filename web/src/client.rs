@@ -247,6 +247,24 @@ pub async fn get_typed<T: serde::de::DeserializeOwned>(path: &str) -> Result<T, 
     })
 }
 
+/// A request with one of the API's request types as its JSON body, whose
+/// answer is one of its answer types (`berth_api`).
+pub async fn send_typed<B: serde::Serialize, T: serde::de::DeserializeOwned>(
+    method: &str,
+    path: &str,
+    body: &B,
+) -> Result<T, Failure> {
+    let body = serde_json::to_string(body)
+        .map_err(|e| Failure::new(0, format!("This page could not write its request ({e}).")))?;
+    let text = request_text(method, path, Some(body)).await?;
+    serde_json::from_str(&text).map_err(|e| {
+        Failure::new(
+            200,
+            format!("The server's answer to {path} is not what this page reads ({e}); reload the page, and if it persists the page and the server are of different versions."),
+        )
+    })
+}
+
 /// The estate snapshot, loaded into the engine once and kept until
 /// [`forget_snapshot`] (after a change through this page, e.g. the policy).
 pub async fn loaded(estate: &str) -> Result<Rc<Loaded>, Failure> {

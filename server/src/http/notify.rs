@@ -7,7 +7,7 @@ use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::Json;
 use serde::Deserialize;
-use serde_json::{json, Value};
+use berth_engine::estate::format_time;
 
 use super::extract::{json_body, read_body, Query, SMALL_BODY_LIMIT};
 use super::route::{route, Route, ADMIN, VIEWER};
@@ -37,32 +37,10 @@ fn not_found(name: &str) -> ApiError {
     ApiError::NotFound(format!("no notification channel {name:?}"))
 }
 
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct ChannelBody {
-    /// Only when creating; the path names it otherwise.
-    #[serde(default)]
-    name: Option<String>,
-    /// Only when creating; a channel's kind never changes.
-    #[serde(default)]
-    kind: Option<String>,
-    url: String,
-    #[serde(default)]
-    min_gain: f64,
-    /// The weakest class still sent; by default every class is.
-    #[serde(default = "guessed")]
-    min_confidence: String,
-    #[serde(default = "yes")]
-    enabled: bool,
-}
-
-fn guessed() -> String {
-    "guessed".into()
-}
-
-fn yes() -> bool {
-    true
-}
+/// The body of both create (with `name` and `kind`) and update: read as
+/// the settings, whose `name` and `kind` may be absent, so a missing one
+/// is reported with the other field errors.
+type ChannelBody = berth_api::NotificationChannelSettings;
 
 fn check_settings(state: &AppState, b: &ChannelBody, errors: &mut Vec<(&'static str, String)>) {
     if let Err(e) = external::check_url(&b.url, &state.outbound.forwarder.policy().allow) {
@@ -88,20 +66,41 @@ fn new_secret(state: &AppState, name: &str) -> ApiResult<(String, String, String
     Ok((secret.expose().to_string(), sealed, secret.fingerprint()))
 }
 
-async fn list(State(state): State<AppState>) -> ApiResult<Json<Value>> {
-    let cs: Vec<_> = store::list_channels(&state.db)
-        .await?
-        .iter()
-        .map(ChannelRow::public)
-        .collect();
-    Ok(Json(json!({ "channels": cs })))
+/// A channel as the API shows it (never its secret).
+fn public(c: &ChannelRow) -> berth_api::NotificationChannel {
+    let v = c.public();
+    berth_api::NotificationChannel {
+        name: v.name,
+        kind: v.kind,
+        url: v.url,
+        min_gain: v.min_gain,
+        min_confidence: v.min_confidence,
+        enabled: v.enabled,
+        secret_fingerprint: v.secret_fingerprint,
+        created_at: format_time(v.created_at),
+        updated_at: format_time(v.updated_at),
+    }
 }
 
-async fn get(State(state): State<AppState>, Path(name): Path<String>) -> ApiResult<Json<Value>> {
+async fn list(State(state): State<AppState>) -> ApiResult<Json<berth_api::NotificationChannelList>> {
+    let channels = store::list_channels(&state.db)
+        .await?
+        .iter()
+        .map(public)
+        .collect();
+    Ok(Json(berth_api::NotificationChannelList { channels }))
+}
+
+async fn get(
+    State(state): State<AppState>,
+    Path(name): Path<String>,
+) -> ApiResult<Json<berth_api::NotificationChannelAnswer>> {
     let c = store::channel(&state.db, &name)
         .await?
         .ok_or_else(|| not_found(&name))?;
-    Ok(Json(json!({ "channel": c.public() })))
+    Ok(Json(berth_api::NotificationChannelAnswer {
+        channel: public(&c),
+    }))
 }
 
 async fn create(State(state): State<AppState>, body: Body) -> ApiResult<Response> {
@@ -160,11 +159,11 @@ async fn create(State(state): State<AppState>, body: Body) -> ApiResult<Response
     tracing::info!(channel = %name, kind = %row.kind, "notification channel created");
     Ok((
         StatusCode::CREATED,
-        Json(json!({
-            "channel": row.public(),
+        Json(berth_api::NotificationChannelWithSecret {
+            channel: public(&row),
             // Shown this once; afterwards only its fingerprint.
-            "secret": secret.map(|s| s.0),
-        })),
+            secret: secret.map(|s| s.0),
+        }),
     )
         .into_response())
 }
@@ -173,7 +172,7 @@ async fn update(
     State(state): State<AppState>,
     Path(name): Path<String>,
     body: Body,
-) -> ApiResult<Json<Value>> {
+) -> ApiResult<Json<berth_api::NotificationChannelAnswer>> {
     let bytes = read_body(body, SMALL_BODY_LIMIT).await?;
     let b: ChannelBody = json_body(&bytes, "notification channel")?;
     let current = store::channel(&state.db, &name)
@@ -227,7 +226,10 @@ async fn delete(State(state): State<AppState>, Path(name): Path<String>) -> ApiR
 /// A new secret for a signed channel, in force at once (the old one stops
 /// signing: docs/notifications.md says how to switch without losing
 /// events).
-async fn rotate(State(state): State<AppState>, Path(name): Path<String>) -> ApiResult<Json<Value>> {
+async fn rotate(
+    State(state): State<AppState>,
+    Path(name): Path<String>,
+) -> ApiResult<Json<berth_api::NotificationChannelWithSecret>> {
     let c = store::channel(&state.db, &name)
         .await?
         .ok_or_else(|| not_found(&name))?;
@@ -249,7 +251,10 @@ async fn rotate(State(state): State<AppState>, Path(name): Path<String>) -> ApiR
     let c = store::channel(&state.db, &name)
         .await?
         .ok_or_else(|| not_found(&name))?;
-    Ok(Json(json!({"channel": c.public(), "secret": secret})))
+    Ok(Json(berth_api::NotificationChannelWithSecret {
+        channel: public(&c),
+        secret: Some(secret),
+    }))
 }
 
 #[derive(Deserialize)]
@@ -273,7 +278,7 @@ async fn deliveries(
     State(state): State<AppState>,
     caller: Caller,
     Query(q): Query<DeliveriesQuery>,
-) -> ApiResult<Json<Value>> {
+) -> ApiResult<Json<berth_api::NotificationDeliveryList>> {
     let limit = match q.limit {
         None => 50,
         Some(l) if (1..=200).contains(&l) => l,
@@ -289,11 +294,32 @@ async fn deliveries(
         }
     }
     let p = caller.principal()?;
-    let list: Vec<store::Delivery> =
+    let deliveries =
         store::list_deliveries(&state.db, q.channel.as_deref(), q.status.as_deref(), limit)
             .await?
             .into_iter()
             .filter(|d| p.may_see_estate(&d.estate))
+            .map(delivery)
             .collect();
-    Ok(Json(json!({ "deliveries": list })))
+    Ok(Json(berth_api::NotificationDeliveryList { deliveries }))
+}
+
+/// A delivery row as the API shows it.
+fn delivery(d: store::Delivery) -> berth_api::NotificationDelivery {
+    berth_api::NotificationDelivery {
+        id: d.id,
+        channel: d.channel,
+        estate: d.estate,
+        identity: d.identity,
+        estate_version: d.estate_version,
+        message_id: d.message_id,
+        status: d.status,
+        attempts: d.attempts,
+        created_at: format_time(d.created_at),
+        next_attempt_at: d.next_attempt_at.map(format_time),
+        last_attempt_at: d.last_attempt_at.map(format_time),
+        last_status: d.last_status,
+        last_error: d.last_error,
+        delivered_at: d.delivered_at.map(format_time),
+    }
 }

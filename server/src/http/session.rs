@@ -7,7 +7,6 @@ use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::Json;
 use serde::Deserialize;
-use serde_json::{json, Value};
 
 use berth_engine::estate;
 
@@ -201,27 +200,26 @@ async fn logout(
     Ok(resp)
 }
 
-async fn list_tokens(State(state): State<AppState>) -> ApiResult<Json<Value>> {
-    Ok(Json(
-        json!({"tokens": store::list_tokens(&state.db).await?}),
-    ))
+/// A token row as the API lists it.
+fn token_info(t: store::TokenRow) -> berth_api::TokenInfo {
+    berth_api::TokenInfo {
+        id: t.id,
+        name: t.name,
+        role: t.role,
+        estate: t.estate_id,
+        created_at: estate::format_time(t.created_at),
+        created_by: t.created_by,
+        revoked_at: t.revoked_at.map(estate::format_time),
+        may_create_clusters: t.may_create_clusters,
+        may_sync_services: t.may_sync_services,
+    }
 }
 
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct NewTokenBody {
-    name: String,
-    role: String,
-    #[serde(default)]
-    estate: Option<String>,
-    /// Agent tokens only: may create the cluster it reports for when the
-    /// estate has none of that id (the agent's `--create-cluster`).
-    #[serde(default)]
-    may_create_clusters: bool,
-    /// Agent tokens only: may import its cluster's services (the agent's
-    /// `--kubernetes` re-sync through `POST …/import/kubernetes`).
-    #[serde(default)]
-    may_sync_services: bool,
+async fn list_tokens(State(state): State<AppState>) -> ApiResult<Json<berth_api::TokenList>> {
+    let tokens = store::list_tokens(&state.db).await?;
+    Ok(Json(berth_api::TokenList {
+        tokens: tokens.into_iter().map(token_info).collect(),
+    }))
 }
 
 async fn create_token(
@@ -234,7 +232,7 @@ async fn create_token(
     let addr = auth::client_addr(&headers, &peer, state.config.trust_forwarded_for);
     state.limiter.check(addr)?;
     let bytes = read_body(body, SMALL_BODY_LIMIT).await?;
-    let b: NewTokenBody = json_body(&bytes, "new token")?;
+    let b: berth_api::NewToken = json_body(&bytes, "new token")?;
     let role = Role::parse(&b.role).ok_or_else(|| {
         ApiError::bad_request(format!(
             "role {:?}: expected agent, viewer, operator or admin",
@@ -297,16 +295,16 @@ async fn create_token(
     tracing::info!(token_id = %id, role = role.as_str(), by = %by, "token created");
     Ok((
         StatusCode::CREATED,
-        Json(json!({
-            "id": id,
-            "token": token,
-            "name": b.name,
-            "role": role,
-            "estate": b.estate,
-            "may_create_clusters": b.may_create_clusters,
-            "may_sync_services": b.may_sync_services,
-            "note": "the token is shown only now; Berth keeps only its hash",
-        })),
+        Json(berth_api::CreatedToken {
+            id,
+            token,
+            name: b.name,
+            role,
+            estate: b.estate,
+            may_create_clusters: b.may_create_clusters,
+            may_sync_services: b.may_sync_services,
+            note: berth_api::TOKEN_NOTE.into(),
+        }),
     )
         .into_response())
 }
@@ -326,16 +324,18 @@ async fn revoke_token(
     }
 }
 
-async fn list_users(State(state): State<AppState>) -> ApiResult<Json<Value>> {
-    Ok(Json(json!({"users": store::list_users(&state.db).await?})))
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct NewUserBody {
-    name: String,
-    role: String,
-    password: String,
+async fn list_users(State(state): State<AppState>) -> ApiResult<Json<berth_api::UserList>> {
+    let users = store::list_users(&state.db).await?;
+    Ok(Json(berth_api::UserList {
+        users: users
+            .into_iter()
+            .map(|u| berth_api::User {
+                name: u.name,
+                role: u.role,
+                created_at: estate::format_time(u.created_at),
+            })
+            .collect(),
+    }))
 }
 
 /// Shortest password accepted: 12 characters is the length current
@@ -349,7 +349,7 @@ async fn create_user(
     body: Body,
 ) -> ApiResult<Response> {
     let bytes = read_body(body, SMALL_BODY_LIMIT).await?;
-    let b: NewUserBody = json_body(&bytes, "new user")?;
+    let b: berth_api::NewUser = json_body(&bytes, "new user")?;
     check_id("user name", &b.name)?;
     let role = Role::parse(&b.role)
         .filter(|r| *r != Role::Agent)
@@ -372,7 +372,7 @@ async fn create_user(
     tracing::info!(user = %b.name, role = role.as_str(), by = %caller.principal()?.subject, "user created");
     Ok((
         StatusCode::CREATED,
-        Json(json!({"name": b.name, "role": role})),
+        Json(berth_api::CreatedUser { name: b.name, role }),
     )
         .into_response())
 }

@@ -4,10 +4,13 @@
 //! revoked — and notification channels — list, create (a signed
 //! webhook's secret shown once), delete (docs/notifications.md).
 
+use berth_api::{
+    CreatedToken, CreatedUser, NewNotificationChannel, NewToken, NewUser, NotificationChannel,
+    NotificationChannelList, NotificationChannelWithSecret, Role, TokenInfo, TokenList, User,
+    UserList,
+};
 use leptos::prelude::*;
-use serde_json::{json, Value};
 
-use super::{arr, s};
 use crate::client;
 use crate::common::Auth;
 
@@ -16,8 +19,8 @@ use crate::common::Auth;
 const MIN_PASSWORD_CHARS: usize = 12;
 
 /// A token's state as the list shows it.
-pub fn token_state(t: &Value) -> String {
-    match t["revoked_at"].as_str() {
+pub fn token_state(t: &TokenInfo) -> String {
+    match &t.revoked_at {
         Some(at) => format!("revoked {at}"),
         None => "live".to_string(),
     }
@@ -25,14 +28,14 @@ pub fn token_state(t: &Value) -> String {
 
 /// Why a new token's fields would be refused, before asking the server
 /// (its rules in `create_token`).
-pub fn token_problem(name: &str, role: &str, estate: &str) -> Option<&'static str> {
+pub fn token_problem(name: &str, role: Role, estate: &str) -> Option<&'static str> {
     if name.trim().is_empty() {
         return Some("Give the token a name (who or what uses it).");
     }
-    if role == "agent" && estate.is_empty() {
+    if role == Role::Agent && estate.is_empty() {
         return Some("An agent token must be scoped to one estate: choose it.");
     }
-    if role == "admin" && !estate.is_empty() {
+    if role == Role::Admin && !estate.is_empty() {
         return Some(
             "An admin token cannot be scoped to one estate: administration is estate-wide.",
         );
@@ -67,17 +70,17 @@ fn Users() -> impl IntoView {
         Some(Some(s)) => s.subject,
         _ => String::new(),
     };
-    let users = RwSignal::new(Vec::<Value>::new());
+    let users = RwSignal::new(Vec::<User>::new());
     let error = RwSignal::new(None::<String>);
     let done = RwSignal::new(None::<String>);
     let name = RwSignal::new(String::new());
-    let role = RwSignal::new("viewer".to_string());
+    let role = RwSignal::new(Role::Viewer);
     let password = RwSignal::new(String::new());
     let confirming = RwSignal::new(None::<String>);
     let load = move || {
         leptos::task::spawn_local(async move {
-            match client::get("/api/users").await {
-                Ok(v) => users.set(arr(&v["users"])),
+            match client::get_typed::<UserList>("/api/users").await {
+                Ok(v) => users.set(v.users),
                 Err(f) => error.set(Some(f.message)),
             }
         });
@@ -87,15 +90,15 @@ fn Users() -> impl IntoView {
         ev.prevent_default();
         error.set(None);
         done.set(None);
-        let body = json!({"name": name.get_untracked().trim(), "role": role.get_untracked(), "password": password.get_untracked()});
+        let body = NewUser {
+            name: name.get_untracked().trim().to_string(),
+            role: role.get_untracked().as_str().to_string(),
+            password: password.get_untracked(),
+        };
         leptos::task::spawn_local(async move {
-            match client::request("POST", "/api/users", Some(body.to_string())).await {
+            match client::send_typed::<_, CreatedUser>("POST", "/api/users", &body).await {
                 Ok(v) => {
-                    done.set(Some(format!(
-                        "User {} ({}) created.",
-                        s(&v["name"]),
-                        s(&v["role"])
-                    )));
+                    done.set(Some(format!("User {} ({}) created.", v.name, v.role)));
                     name.set(String::new());
                     password.set(String::new());
                     load();
@@ -125,13 +128,13 @@ fn Users() -> impl IntoView {
                 <thead><tr><th scope="col">"name"</th><th scope="col">"role"</th><th scope="col">"created"</th><th scope="col"><span class="visually-hidden">"actions"</span></th></tr></thead>
                 <tbody>
                     {move || users.get().into_iter().map(|u| {
-                        let who = s(&u["name"]);
+                        let who = u.name.clone();
                         let (w1, w2, w3) = (who.clone(), who.clone(), who.clone());
                         view! {
                             <tr data-user=who.clone()>
                                 <th scope="row">{who.clone()}</th>
-                                <td>{s(&u["role"])}</td>
-                                <td>{s(&u["created_at"])}</td>
+                                <td>{u.role.to_string()}</td>
+                                <td>{u.created_at.clone()}</td>
                                 <td>
                                     {move || if me() == w1 {
                                         view! { <span class="hint">"you"</span> }.into_any()
@@ -163,7 +166,7 @@ fn Users() -> impl IntoView {
                     </div>
                     <div class="field">
                         <label for="user-role">"Role"</label>
-                        <select id="user-role" on:change=move |ev| role.set(event_target_value(&ev)) prop:value=move || role.get()>
+                        <select id="user-role" on:change=move |ev| role.set(Role::parse(&event_target_value(&ev)).unwrap_or(Role::Viewer)) prop:value=move || role.get().as_str()>
                             <option value="viewer">"viewer — looks"</option>
                             <option value="operator">"operator — changes estates"</option>
                             <option value="admin">"admin — also users and tokens"</option>
@@ -186,10 +189,10 @@ fn Users() -> impl IntoView {
 #[component]
 fn Tokens() -> impl IntoView {
     let auth = expect_context::<Auth>();
-    let tokens = RwSignal::new(Vec::<Value>::new());
+    let tokens = RwSignal::new(Vec::<TokenInfo>::new());
     let error = RwSignal::new(None::<String>);
     let name = RwSignal::new(String::new());
-    let role = RwSignal::new("viewer".to_string());
+    let role = RwSignal::new(Role::Viewer);
     let estate = RwSignal::new(String::new());
     // The token just created: (name, secret). Shown once; gone on reload.
     let shown_once = RwSignal::new(None::<(String, String)>);
@@ -197,8 +200,8 @@ fn Tokens() -> impl IntoView {
     let confirming = RwSignal::new(None::<String>);
     let load = move || {
         leptos::task::spawn_local(async move {
-            match client::get("/api/tokens").await {
-                Ok(v) => tokens.set(arr(&v["tokens"])),
+            match client::get_typed::<TokenList>("/api/tokens").await {
+                Ok(v) => tokens.set(v.tokens),
                 Err(f) => error.set(Some(f.message)),
             }
         });
@@ -213,18 +216,21 @@ fn Tokens() -> impl IntoView {
             role.get_untracked(),
             estate.get_untracked(),
         );
-        if let Some(m) = token_problem(&n, &r, &e) {
+        if let Some(m) = token_problem(&n, r, &e) {
             error.set(Some(m.to_string()));
             return;
         }
-        let mut body = json!({"name": n.trim(), "role": r});
-        if !e.is_empty() {
-            body["estate"] = json!(e);
-        }
+        let body = NewToken {
+            name: n.trim().to_string(),
+            role: r.as_str().to_string(),
+            estate: (!e.is_empty()).then_some(e),
+            may_create_clusters: false,
+            may_sync_services: false,
+        };
         leptos::task::spawn_local(async move {
-            match client::request("POST", "/api/tokens", Some(body.to_string())).await {
+            match client::send_typed::<_, CreatedToken>("POST", "/api/tokens", &body).await {
                 Ok(v) => {
-                    shown_once.set(Some((s(&v["name"]), s(&v["token"]))));
+                    shown_once.set(Some((v.name, v.token)));
                     name.set(String::new());
                     load();
                 }
@@ -271,18 +277,18 @@ fn Tokens() -> impl IntoView {
                 <thead><tr><th scope="col">"name"</th><th scope="col">"role"</th><th scope="col">"estate"</th><th scope="col">"created"</th><th scope="col">"by"</th><th scope="col">"state"</th><th scope="col"><span class="visually-hidden">"actions"</span></th></tr></thead>
                 <tbody>
                     {move || tokens.get().into_iter().map(|t| {
-                        let id = s(&t["id"]);
-                        let label = s(&t["name"]);
-                        let revoked = !t["revoked_at"].is_null();
+                        let id = t.id.clone();
+                        let label = t.name.clone();
+                        let revoked = t.revoked_at.is_some();
                         let (i1, i2, i3) = (id.clone(), id.clone(), id.clone());
                         let l2 = label.clone();
                         view! {
                             <tr data-token=id.clone() class:revoked=revoked>
                                 <th scope="row">{label.clone()}</th>
-                                <td>{s(&t["role"])}</td>
-                                <td>{t["estate"].as_str().map(str::to_string).unwrap_or_else(|| "all".into())}</td>
-                                <td>{s(&t["created_at"])}</td>
-                                <td>{s(&t["created_by"])}</td>
+                                <td>{t.role.to_string()}</td>
+                                <td>{t.estate.clone().unwrap_or_else(|| "all".into())}</td>
+                                <td>{t.created_at.clone()}</td>
+                                <td>{t.created_by.clone()}</td>
                                 <td data-testid="token-state">{token_state(&t)}</td>
                                 <td>
                                     {(!revoked).then(|| view! {
@@ -314,7 +320,7 @@ fn Tokens() -> impl IntoView {
                     </div>
                     <div class="field">
                         <label for="token-role">"Token role"</label>
-                        <select id="token-role" on:change=move |ev| role.set(event_target_value(&ev)) prop:value=move || role.get()>
+                        <select id="token-role" on:change=move |ev| role.set(Role::parse(&event_target_value(&ev)).unwrap_or(Role::Viewer)) prop:value=move || role.get().as_str()>
                             <option value="viewer">"viewer"</option>
                             <option value="operator">"operator"</option>
                             <option value="agent">"agent (reports facts for one estate)"</option>
@@ -340,14 +346,14 @@ fn Tokens() -> impl IntoView {
 }
 
 /// What a channel's thresholds mean, in one line for the list.
-pub fn channel_thresholds(c: &Value) -> String {
-    let class = s(&c["min_confidence"]);
+pub fn channel_thresholds(c: &NotificationChannel) -> String {
+    let class = &c.min_confidence;
     let classes = if class == "guessed" {
         "any confidence".to_string()
     } else {
         format!("confidence {class} or better")
     };
-    let gain = c["min_gain"].as_f64().unwrap_or(0.0);
+    let gain = c.min_gain;
     if gain > 0.0 {
         format!("gain at least {gain} points, {classes}")
     } else {
@@ -357,7 +363,7 @@ pub fn channel_thresholds(c: &Value) -> String {
 
 #[component]
 fn Channels() -> impl IntoView {
-    let channels = RwSignal::new(Vec::<Value>::new());
+    let channels = RwSignal::new(Vec::<NotificationChannel>::new());
     let error = RwSignal::new(None::<String>);
     let done = RwSignal::new(None::<String>);
     let name = RwSignal::new(String::new());
@@ -370,8 +376,8 @@ fn Channels() -> impl IntoView {
     let confirming = RwSignal::new(None::<String>);
     let load = move || {
         leptos::task::spawn_local(async move {
-            match client::get("/api/notification-channels").await {
-                Ok(v) => channels.set(arr(&v["channels"])),
+            match client::get_typed::<NotificationChannelList>("/api/notification-channels").await {
+                Ok(v) => channels.set(v.channels),
                 Err(f) => error.set(Some(f.message)),
             }
         });
@@ -391,21 +397,26 @@ fn Channels() -> impl IntoView {
                 return;
             }
         };
-        let body = json!({
-            "name": name.get_untracked().trim(),
-            "kind": kind.get_untracked(),
-            "url": url.get_untracked().trim(),
-            "min_gain": gain,
-            "min_confidence": min_confidence.get_untracked(),
-        });
+        let body = NewNotificationChannel {
+            name: name.get_untracked().trim().to_string(),
+            kind: kind.get_untracked(),
+            url: url.get_untracked().trim().to_string(),
+            min_gain: gain,
+            min_confidence: min_confidence.get_untracked(),
+            enabled: true,
+        };
         leptos::task::spawn_local(async move {
-            match client::request("POST", "/api/notification-channels", Some(body.to_string()))
-                .await
+            match client::send_typed::<_, NotificationChannelWithSecret>(
+                "POST",
+                "/api/notification-channels",
+                &body,
+            )
+            .await
             {
                 Ok(v) => {
-                    let n = s(&v["channel"]["name"]);
-                    match v["secret"].as_str() {
-                        Some(secret) => shown_once.set(Some((n.clone(), secret.to_string()))),
+                    let n = v.channel.name;
+                    match v.secret {
+                        Some(secret) => shown_once.set(Some((n.clone(), secret))),
                         None => done.set(Some(format!("Channel {n} created."))),
                     }
                     name.set(String::new());
@@ -444,14 +455,14 @@ fn Channels() -> impl IntoView {
                 <thead><tr><th scope="col">"name"</th><th scope="col">"kind"</th><th scope="col">"URL"</th><th scope="col">"sends"</th><th scope="col"><span class="visually-hidden">"actions"</span></th></tr></thead>
                 <tbody>
                     {move || channels.get().into_iter().map(|c| {
-                        let which = s(&c["name"]);
+                        let which = c.name.clone();
                         let (w1, w2) = (which.clone(), which.clone());
-                        let state = if c["enabled"].as_bool() == Some(false) { " (disabled)" } else { "" };
+                        let state = if c.enabled { "" } else { " (disabled)" };
                         view! {
                             <tr data-channel=which.clone()>
                                 <th scope="row">{which.clone()}</th>
-                                <td>{s(&c["kind"])}{state}</td>
-                                <td><code>{s(&c["url"])}</code></td>
+                                <td>{c.kind.clone()}{state}</td>
+                                <td><code>{c.url.clone()}</code></td>
                                 <td>{channel_thresholds(&c)}</td>
                                 <td>
                                     {move || if confirming.get().as_deref() == Some(w1.as_str()) {
@@ -527,25 +538,48 @@ mod tests {
 
     #[test]
     fn token_rules_are_said_before_asking() {
-        assert!(token_problem("", "viewer", "").is_some());
-        assert!(token_problem("probe", "agent", "")
+        assert!(token_problem("", Role::Viewer, "").is_some());
+        assert!(token_problem("probe", Role::Agent, "")
             .unwrap()
             .contains("scoped"));
-        assert!(token_problem("ops", "admin", "sample").is_some());
-        assert_eq!(token_problem("ci", "viewer", ""), None);
-        assert_eq!(token_problem("agent-fra", "agent", "sample"), None);
-        assert_eq!(token_state(&json!({"revoked_at": null})), "live");
-        assert!(token_state(&json!({"revoked_at": "2026-12-01T10:00:00Z"})).starts_with("revoked"));
+        assert!(token_problem("ops", Role::Admin, "sample").is_some());
+        assert_eq!(token_problem("ci", Role::Viewer, ""), None);
+        assert_eq!(token_problem("agent-fra", Role::Agent, "sample"), None);
+        let mut t = TokenInfo {
+            id: "3f9a0c2b7d41".into(),
+            name: "ci".into(),
+            role: Role::Viewer,
+            estate: None,
+            created_at: "2026-12-01T09:00:00Z".into(),
+            created_by: "admin".into(),
+            revoked_at: None,
+            may_create_clusters: false,
+            may_sync_services: false,
+        };
+        assert_eq!(token_state(&t), "live");
+        t.revoked_at = Some("2026-12-01T10:00:00Z".into());
+        assert!(token_state(&t).starts_with("revoked"));
     }
 
     #[test]
     fn channel_thresholds_read_as_words() {
+        let channel = |min_gain: f64, min_confidence: &str| NotificationChannel {
+            name: "ops-hook".into(),
+            kind: "webhook".into(),
+            url: "https://receiver.example.com/berth".into(),
+            min_gain,
+            min_confidence: min_confidence.into(),
+            enabled: true,
+            secret_fingerprint: None,
+            created_at: "2026-12-01T09:00:00Z".into(),
+            updated_at: "2026-12-01T09:00:00Z".into(),
+        };
         assert_eq!(
-            channel_thresholds(&json!({"min_gain": 0.0, "min_confidence": "guessed"})),
+            channel_thresholds(&channel(0.0, "guessed")),
             "any gain, any confidence"
         );
         assert_eq!(
-            channel_thresholds(&json!({"min_gain": 12.5, "min_confidence": "measured"})),
+            channel_thresholds(&channel(12.5, "measured")),
             "gain at least 12.5 points, confidence measured or better"
         );
     }

@@ -1,6 +1,7 @@
 //! Health: the server's readiness, the advice driver's state, and the
 //! notifications it sent or failed to send (docs/notifications.md).
 
+use berth_api::NotificationDeliveryList;
 use leptos::prelude::*;
 use serde_json::Value;
 
@@ -12,7 +13,7 @@ use crate::common::Gate;
 pub fn Health() -> impl IntoView {
     let ready = RwSignal::new(None::<Result<Value, String>>);
     let driver = RwSignal::new(None::<Result<Value, client::Failure>>);
-    let deliveries = RwSignal::new(None::<Result<Value, client::Failure>>);
+    let deliveries = RwSignal::new(None::<Result<NotificationDeliveryList, client::Failure>>);
     let auth = expect_context::<crate::common::Auth>();
     Effect::new(move |_| {
         // The API parts only once signed in (signed out they answer 401,
@@ -25,7 +26,10 @@ pub fn Health() -> impl IntoView {
             ready.set(Some(client::get("/readyz").await.map_err(|f| f.message)));
             if signed_in {
                 driver.set(Some(client::get("/api/driver").await));
-                deliveries.set(Some(client::get("/api/notification-deliveries").await));
+                deliveries.set(Some(
+                    client::get_typed::<NotificationDeliveryList>("/api/notification-deliveries")
+                        .await,
+                ));
             }
         });
     });
@@ -76,30 +80,32 @@ pub fn Health() -> impl IntoView {
                     None => view! { <p role="status">"Asking the server…"</p> }.into_any(),
                     Some(Err(f)) => view! { <p class="error" role="alert" data-testid="deliveries">{f.message}</p> }.into_any(),
                     Some(Ok(v)) => {
-                        let list = arr(&v["deliveries"]);
+                        let list = v.deliveries;
                         if list.is_empty() {
                             return view! { <p data-testid="deliveries">"No notifications yet: none were sent, or no channel is configured (Admin)."</p> }.into_any();
                         }
-                        let failed = list.iter().filter(|d| d["status"] == "failed").count();
-                        let pending = list.iter().filter(|d| d["status"] == "pending").count();
+                        let count = list.len();
+                        let failed = list.iter().filter(|d| d.status == "failed").count();
+                        let pending = list.iter().filter(|d| d.status == "pending").count();
                         let rows = list.into_iter().map(|d| {
-                            let next = if d["next_attempt_at"].is_null() { "—".to_string() } else { s(&d["next_attempt_at"]) };
-                            let reply = d["last_status"].as_i64().map_or("—".to_string(), |c| c.to_string());
+                            let next = d.next_attempt_at.unwrap_or_else(|| "—".to_string());
+                            let reply = d.last_status.map_or("—".to_string(), |c| c.to_string());
+                            let words = status_words(&d.status, d.attempts);
                             view! {
-                                <tr data-status={s(&d["status"])}>
-                                    <td>{s(&d["channel"])}</td>
-                                    <td>{s(&d["estate"])}" v"{d["estate_version"].to_string()}</td>
-                                    <td><code>{s(&d["identity"])}</code></td>
-                                    <td>{status_words(&s(&d["status"]), d["attempts"].as_i64().unwrap_or(0))}</td>
-                                    <td>{d["attempts"].to_string()}</td>
+                                <tr data-status={d.status}>
+                                    <td>{d.channel}</td>
+                                    <td>{d.estate}" v"{d.estate_version.to_string()}</td>
+                                    <td><code>{d.identity}</code></td>
+                                    <td>{words}</td>
+                                    <td>{d.attempts.to_string()}</td>
                                     <td>{next}</td>
                                     <td>{reply}</td>
-                                    <td>{s(&d["last_error"])}</td>
+                                    <td>{d.last_error}</td>
                                 </tr>
                             }
                         }).collect_view();
                         view! {
-                            <p data-testid="deliveries">{format!("Newest {} deliveries: {pending} not delivered yet, {failed} given up.", arr(&v["deliveries"]).len())}</p>
+                            <p data-testid="deliveries">{format!("Newest {count} deliveries: {pending} not delivered yet, {failed} given up.")}</p>
                             <table class="deliveries">
                                 <thead><tr>
                                     <th scope="col">"Channel"</th><th scope="col">"Estate"</th><th scope="col">"Recommendation"</th>
