@@ -7,9 +7,9 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::Role;
 #[cfg(feature = "schema")]
 use crate::{Nullable, Timestamp};
-use crate::Role;
 #[cfg(feature = "schema")]
 use schemars::JsonSchema;
 
@@ -133,7 +133,10 @@ pub struct UserList {
 pub struct NewUser {
     /// 1–64 characters of `a–z`, `0–9`, `-`, `_`, starting with a letter
     /// or digit.
-    #[cfg_attr(feature = "schema", schemars(regex(pattern = "^[a-z0-9][a-z0-9_-]{0,63}$")))]
+    #[cfg_attr(
+        feature = "schema",
+        schemars(regex(pattern = "^[a-z0-9][a-z0-9_-]{0,63}$"))
+    )]
     pub name: String,
     /// A role's name ([`Role::as_str`]); not `agent`.
     #[cfg_attr(feature = "schema", schemars(with = "Role"))]

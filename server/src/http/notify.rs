@@ -6,8 +6,8 @@ use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::Json;
-use serde::Deserialize;
 use berth_engine::estate::format_time;
+use serde::Deserialize;
 
 use super::extract::{json_body, read_body, Query, SMALL_BODY_LIMIT};
 use super::route::{route, Route, ADMIN, VIEWER};
@@ -82,7 +82,9 @@ fn public(c: &ChannelRow) -> berth_api::NotificationChannel {
     }
 }
 
-async fn list(State(state): State<AppState>) -> ApiResult<Json<berth_api::NotificationChannelList>> {
+async fn list(
+    State(state): State<AppState>,
+) -> ApiResult<Json<berth_api::NotificationChannelList>> {
     let channels = store::list_channels(&state.db)
         .await?
         .iter()
