@@ -66,7 +66,7 @@ pub struct NewToken {
     /// 1–100 characters, not blank.
     #[cfg_attr(feature = "schema", schemars(length(min = 1, max = 100)))]
     pub name: String,
-    /// A role's name ([`Role::as_str`]).
+    /// A role's name: `agent`, `viewer`, `operator` or `admin`.
     #[cfg_attr(feature = "schema", schemars(with = "Role"))]
     pub role: String,
     /// Scope the token to this (existing) estate. Not for admin tokens.
@@ -101,7 +101,7 @@ pub struct CreatedToken {
     pub estate: Option<String>,
     pub may_create_clusters: bool,
     pub may_sync_services: bool,
-    /// Always [`TOKEN_NOTE`].
+    /// Always the same sentence: the token is shown only now.
     #[cfg_attr(
         feature = "schema",
         schemars(extend("const" = "the token is shown only now; Berth keeps only its hash"))
@@ -138,7 +138,8 @@ pub struct NewUser {
         schemars(regex(pattern = "^[a-z0-9][a-z0-9_-]{0,63}$"))
     )]
     pub name: String,
-    /// A role's name ([`Role::as_str`]); not `agent`.
+    /// A role's name: `viewer`, `operator` or `admin` (agents use agent
+    /// tokens, not accounts).
     #[cfg_attr(feature = "schema", schemars(with = "Role"))]
     pub role: String,
     /// At least 12 characters.
