@@ -15,8 +15,12 @@
 use schemars::JsonSchema;
 
 mod admin;
+mod deciders;
 mod error;
 mod estates;
+mod imports;
+mod ops;
+mod reviews;
 mod session;
 
 pub use admin::{
@@ -25,8 +29,21 @@ pub use admin::{
     NotificationChannelWithSecret, NotificationDelivery, NotificationDeliveryList, TokenInfo,
     TokenList, User, UserList, TOKEN_NOTE,
 };
+pub use deciders::{
+    Decider, DeciderAnswer, DeciderList, DeciderSettings, DeciderWithSecret, NewDecider,
+    ScenarioList, ScenarioMeta, SecretRotation,
+};
 pub use error::{ErrorBody, ErrorCode, InputError};
 pub use estates::{Counts, EstateList, EstateMeta, EstateSummary, ResultEnvelope};
+pub use imports::{
+    ChangedService, FlowRef, ImportAnswer, ImportError, ImportNote, ImportNoteCode, ImportReport,
+    ImportServiceSummary, ObservationAnswer, ProbePeer,
+};
+pub use ops::{DriverBackoff, DriverHealth, DriverPass, Ready};
+pub use reviews::{
+    AuditEntry, AuditList, Review, ReviewAnswer, ReviewBasis, ReviewBasisFact, ReviewCondition,
+    ReviewDecision, ReviewList, ReviewStanding, ReviewState, Side,
+};
 pub use session::{Caller, Role, Session};
 
 /// For the schema only: a member that is always sent, `null` when there
@@ -76,7 +93,11 @@ pub fn register_schemas(generator: &mut schemars::SchemaGenerator) {
     error::schemas(generator);
     session::schemas(generator);
     estates::schemas(generator);
+    imports::schemas(generator);
     admin::schemas(generator);
+    deciders::schemas(generator);
+    reviews::schemas(generator);
+    ops::schemas(generator);
     let _ = generator.subschema_for::<Timestamp>();
 }
 

@@ -841,7 +841,10 @@ pub fn plan(estate: &Estate, policy: &Policy, now: i64, cache: Cache, search: Se
         for &(s, to) in &members {
             let current_cost = state.current_cost(&ctx, s);
             let terms = cost::move_terms(&ctx, &state, s, to);
-            if let Some((_, _, gain)) = single {
+            // A single move's terms replayed give the gain it was chosen
+            // by (when a group won, `single` is the move it beat, not
+            // one of its members).
+            if let (None, Some((_, _, gain))) = (kind, single) {
                 debug_assert_eq!(terms.gain(), gain);
             }
             let facts = cost::deciding_facts(&ctx, &state, s, to);

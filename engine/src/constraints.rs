@@ -15,7 +15,7 @@
 //! reads are built from the code (`explain`) only when a result shows
 //! them.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::estate::{Cluster, Estate, Health};
 use crate::fact::{Class, Fact};
@@ -23,7 +23,7 @@ use crate::policy::Policy;
 
 /// Stable refusal codes. The strings are a public contract (API, deciders,
 /// the web pages); add new ones, never rename.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Code {
     /// Data bound to a node or cluster: the service cannot leave.

@@ -16,7 +16,7 @@
 //! effective fact values and classes, adjacency); [`State`] is a placement
 //! that moves mutate. All loops run in index order, which is id order.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::constraints::{self, Fit, FitCode, Load};
 use crate::estate::Estate;
@@ -208,7 +208,7 @@ pub fn fact_ref(key: String, fact: &Fact, assumed: f64, now: i64, policy: &Polic
 
 /// Points of an estate placement, by term (the terms with
 /// [`Term::in_totals`]), and their sum `cost`.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct Totals {
     pub cost: f64,
     pub round_trip: f64,
@@ -493,7 +493,7 @@ impl Term {
 /// A move's contribution to the gain, by term; `gain` is their sum, in
 /// [`Term::ALL`] order, and nothing else. Serialised with one key per term
 /// ([`TermInfo::id`]), in that order.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct Terms {
     pub round_trip: f64,
     pub cross_site: f64,

@@ -160,7 +160,7 @@ impl fmt::Display for BodyError {
 impl std::error::Error for BodyError {}
 
 /// A decider that produced no usable reply: its entry in the comparison.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct DeciderError {
     /// `too_large`, `too_deep`, `not_json`, `wrong_shape`, `too_many`, or
     /// one from the caller (e.g. `unreadable` for a file).
@@ -687,7 +687,7 @@ pub fn builtins<'a>(
 // Scoring.
 
 /// How a decider's proposals fared.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct DeciderResult {
     /// Items in the reply, valid or not.
     pub proposals: usize,
@@ -714,7 +714,7 @@ pub struct DeciderResult {
     pub refused: Vec<Refused>,
 }
 
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Accepted {
     /// Position in the decider's reply (0-based).
     pub index: usize,
@@ -736,14 +736,14 @@ pub struct Accepted {
     /// Class of the weakest deciding fact.
     pub confidence: Class,
     /// Plain words when the weakest deciding facts are guesses.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub evidence: Option<String>,
     pub terms: Terms,
     /// The decider's reason.
     pub reason: String,
 }
 
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Refused {
     /// Position in the decider's reply (0-based).
     pub index: usize,
@@ -755,7 +755,7 @@ pub struct Refused {
     pub code: Code,
     pub message: String,
     /// For `cant_tell`: the fact that is missing or too uncertain.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fact: Option<String>,
 }
 
@@ -981,24 +981,24 @@ pub struct External {
 }
 
 /// One decider in a comparison: its result, or why it has none.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct DeciderEntry {
     pub name: String,
     pub kind: DeciderKind,
     /// Wall time of `decide`, measured by the caller (the engine has no
     /// clock); `null` when not measured, e.g. a reply read from a file.
     pub run_time_ms: Option<f64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<DeciderError>,
     /// What a built-in says about its run as a whole (what the reference
     /// deciders proved, or why they did not run); absent when nothing.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
     #[serde(flatten)]
     pub result: Option<DeciderResult>,
 }
 
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Comparison {
     pub estate: String,
     pub estate_version: String,

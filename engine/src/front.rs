@@ -99,14 +99,25 @@ pub fn whatif_with_version(
     now: i64,
     scenario_text: &str,
 ) -> Result<String, Vec<ScenarioError>> {
+    whatif_projection(estate, estate_version, policy, now, scenario_text).map(|p| to_bytes(&p))
+}
+
+/// The projection [`whatif_with_version`] writes, before it becomes bytes:
+/// for a caller that shows it (the web's What-if page reads its fields),
+/// with the same located errors.
+pub fn whatif_projection(
+    estate: &Estate,
+    estate_version: &str,
+    policy: &Policy,
+    now: i64,
+    scenario_text: &str,
+) -> Result<whatif::Projection, Vec<ScenarioError>> {
     let located = |mut errors: Vec<ScenarioError>| {
         whatif::locate_errors(&mut errors, scenario_text);
         errors
     };
     let scenario = Scenario::from_json_checked(scenario_text, estate).map_err(located)?;
-    whatif::project_with_version(estate, estate_version, policy, now, &scenario)
-        .map(|p| to_bytes(&p))
-        .map_err(located)
+    whatif::project_with_version(estate, estate_version, policy, now, &scenario).map_err(located)
 }
 
 /// The built-in deciders and the external replies, scored on equal

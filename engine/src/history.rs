@@ -32,7 +32,7 @@ pub struct Snapshot {
 }
 
 /// The series and the latest change (`GET /api/estates/{id}/history`).
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct History {
     /// Oldest first.
     pub points: Vec<Point>,
@@ -43,7 +43,7 @@ pub struct History {
 }
 
 /// One snapshot on the chart.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Point {
     pub snapshot: i64,
     /// RFC 3339.
@@ -63,7 +63,7 @@ pub struct Point {
 }
 
 /// What changed from snapshot `from` to snapshot `to`.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Changes {
     pub from: i64,
     pub from_at: String,
@@ -80,7 +80,7 @@ pub struct Changes {
 
 /// One recommendation in a change, as the snapshot that holds it made it
 /// (`to` for appeared and changed ones, `from` for disappeared ones).
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Recommendation {
     /// [`crate::review::identity`].
     pub identity: String,
@@ -97,14 +97,14 @@ pub struct Recommendation {
     pub facts: Vec<FactChange>,
 }
 
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct MoveLine {
     pub service: String,
     pub from: String,
     pub to: String,
 }
 
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct FactChange {
     pub fact: String,
     pub before: Option<FactValue>,

@@ -546,7 +546,7 @@ pub async fn run(opts: AgentOptions, mut stop: watch::Receiver<bool>) {
                             peers = a.peers.clone();
                         }
                     }
-                    if let Some(c) = d.answer.as_ref().and_then(|a| a.cluster_created.as_ref()) {
+                    if let Some(c) = d.answer.as_ref().and_then(|a| a.created_cluster()) {
                         tracing::info!(batch_id = %id, cluster = %c, "created the cluster in the estate");
                     }
                     match d.answer {
@@ -614,19 +614,18 @@ async fn kubernetes_tick(
             .await
         {
             Ok(answer) => {
-                let r = &answer["report"];
-                let count = |k: &str| r[k].as_array().map_or(0, Vec::len);
+                let r = &answer.report;
                 tracing::info!(
                     tick = %tick_text,
                     cluster = %cluster,
-                    services = count("services"),
-                    added = count("added"),
-                    changed = count("changed"),
-                    removed = count("removed"),
-                    unchanged = r["unchanged"].as_u64().unwrap_or(0),
-                    skipped = count("skipped"),
-                    written = answer["written"] == true,
-                    version = ?answer["version"].as_i64(),
+                    services = r.services.len(),
+                    added = r.added.len(),
+                    changed = r.changed.len(),
+                    removed = r.removed.len(),
+                    unchanged = r.unchanged,
+                    skipped = r.skipped.len(),
+                    written = answer.written,
+                    version = answer.version,
                     "services re-synced from the Kubernetes API"
                 );
             }

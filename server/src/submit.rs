@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use reqwest::header::{HeaderValue, AUTHORIZATION, RETRY_AFTER};
 use reqwest::StatusCode;
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
 use tokio::sync::watch;
@@ -40,31 +40,10 @@ impl std::fmt::Debug for Secret {
 /// link without leaving an agent hanging on a dead connection.
 pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
 
-/// The server's answer to an accepted batch.
-#[derive(Clone, Debug, Deserialize, Serialize, PartialEq, Eq)]
-pub struct Answer {
-    pub estate: String,
-    pub batch_id: String,
-    pub version: i64,
-    pub applied: u64,
-    pub duplicate: bool,
-    /// The cluster this batch created (its record was sent and the estate
-    /// had no cluster of that id).
-    #[serde(default)]
-    pub cluster_created: Option<String>,
-    /// The other clusters' agents' probe addresses, when this batch
-    /// carried a probe of its own.
-    #[serde(default)]
-    pub peers: Vec<Peer>,
-}
-
-/// Another cluster's agent, to probe.
-#[derive(Clone, Debug, PartialEq, Eq, Deserialize, Serialize)]
-pub struct Peer {
-    pub cluster: String,
-    pub address: String,
-    pub updated_at: i64,
-}
+/// The server's answer to an accepted batch, and another cluster's agent
+/// it names (the API's [`berth_api::ObservationAnswer`] and
+/// [`berth_api::ProbePeer`]).
+pub use berth_api::{ObservationAnswer as Answer, ProbePeer as Peer};
 
 /// One item of a 422's `details.errors` (the API's [`berth_api::InputError`]).
 pub use berth_api::InputError as Refusal;
@@ -224,14 +203,14 @@ impl BerthClient {
 
     /// Import Kubernetes manifests (`List` documents read from the API)
     /// into one cluster of the estate, once: the server parses and merges
-    /// them as for `berth import kubernetes --server` and answers
-    /// `{report, written, version}`. Needs an operator token.
+    /// them as for `berth import kubernetes --server` and answers with
+    /// its report. Needs an operator token (or `may_sync_services`).
     pub async fn import_kubernetes(
         &self,
         cluster: &str,
         files: &[(String, String)],
         incomplete: bool,
-    ) -> Result<Value, SubmitError> {
+    ) -> Result<berth_api::ImportAnswer, SubmitError> {
         let body = json!({
             "cluster": cluster,
             // A live cluster holds objects no one checked: one that
@@ -241,13 +220,14 @@ impl BerthClient {
             "incomplete": incomplete,
             "files": files.iter().map(|(name, text)| json!({"name": name, "text": text})).collect::<Vec<_>>(),
         });
-        let (status, retry_after, bytes) = self.post_json("/import/kubernetes", &body).await?;
+        let rest = "/import/kubernetes";
+        let (status, retry_after, bytes) = self.post_json(rest, &body).await?;
         if !status.is_success() {
             return Err(error_of(status, &bytes, retry_after));
         }
         serde_json::from_slice(&bytes).map_err(|e| SubmitError::Refused {
             status: status.as_u16(),
-            message: format!("the import's answer is not JSON: {e}"),
+            message: unreadable_answer(&self.estate_url(rest), "the import was", &e, &bytes),
         })
     }
 
@@ -289,21 +269,29 @@ impl BerthClient {
         if let Some(record) = &self.cluster_record {
             body["cluster"] = record.clone();
         }
-        let (status, retry_after, bytes) = self.post_json("/observations", &body).await?;
+        let rest = "/observations";
+        let (status, retry_after, bytes) = self.post_json(rest, &body).await?;
         if status.is_success() {
             return serde_json::from_slice(&bytes).map_err(|e| SubmitError::Refused {
                 status: status.as_u16(),
-                message: format!(
-                    "the server accepted the batch but its answer is not understood ({e}): {}",
-                    String::from_utf8_lossy(&bytes)
-                        .chars()
-                        .take(200)
-                        .collect::<String>()
-                ),
+                message: unreadable_answer(&self.estate_url(rest), "the batch was", &e, &bytes),
             });
         }
         Err(error_of(status, &bytes, retry_after))
     }
+}
+
+/// An accepted request whose answer is not the API's type: where it went,
+/// that `done` (so it is not sent again blindly), what did not parse, and
+/// the start of what came back.
+fn unreadable_answer(url: &str, done: &str, e: &serde_json::Error, bytes: &[u8]) -> String {
+    format!(
+        "{url}: {done} accepted, but its answer is not understood ({e}): {}",
+        String::from_utf8_lossy(bytes)
+            .chars()
+            .take(200)
+            .collect::<String>()
+    )
 }
 
 /// Percent-encode a path segment (estate ids are plain, but a typo with a

@@ -9,7 +9,7 @@ use std::path::PathBuf;
 use std::process::Command;
 
 use berth::import::kubernetes::{parse, Options};
-use berth::import::{merge, Imported, Input, MergeError, NoteCode, Report};
+use berth::import::{merge, Imported, Input, MergeError, NoteCode, Report, ReportText};
 use berth_engine::{advise, load, Format, Policy};
 use expect_test::expect;
 use serde_json::{json, Value};

@@ -141,8 +141,22 @@ async fn result_digest_is_the_sha256_of_the_result_and_the_browser_code_reaches_
     assert_eq!(status, 200);
     let loaded = berth_web::engine::load_snapshot(&snapshot).unwrap();
     let now = berth_web::engine::parse_time(NOW).unwrap();
-    let mine = berth_web::engine::advice_why_json(&loaded, now);
-    assert_eq!(berth_web::engine::sha256_hex(mine.as_bytes()), digest);
+    let advice = berth_web::engine::advice(&loaded, now);
+    let why = berth_web::engine::explain(&loaded, now, &advice);
+    let mine = berth_web::engine::advice_why_bytes(&advice, &why);
+    let mine_digest = berth_web::engine::sha256_hex(mine.as_bytes());
+    assert_eq!(mine_digest, digest);
+    // The Placement page's check, on the envelope read as the page reads it.
+    let typed: berth_api::ResultEnvelope = serde_json::from_str(&envelope).unwrap();
+    assert_eq!(
+        berth_web::pages::placement::check_parity(&typed, &loaded.meta, &mine_digest),
+        berth_web::pages::placement::Parity::Match
+    );
+    assert_ne!(
+        berth_web::pages::placement::check_parity(&typed, &loaded.meta, &"0".repeat(64)),
+        berth_web::pages::placement::Parity::Match,
+        "a different result is told apart"
+    );
     // Without why the digest differs: it is over the bytes of each result.
     let (_, _, plain) = get(&app, &format!("/api/estates/sample/advice?now={NOW}"), true).await;
     let p: serde_json::Value = serde_json::from_str(&plain).unwrap();

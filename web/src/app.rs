@@ -128,20 +128,16 @@ pub fn App() -> impl IntoView {
 /// the caller may see. Also fills the switcher's list, and the staleness
 /// banner for the chosen estate.
 async fn pick_estate(auth: Auth) {
-    let listed = client::get("/api/estates").await;
+    let listed = client::get_typed::<berth_api::EstateList>("/api/estates").await;
     let estates: Vec<(String, String)> = match &listed {
-        Ok(v) => v["estates"]
-            .as_array()
-            .map(|a| {
-                a.iter()
-                    .filter_map(|e| {
-                        let id = e["id"].as_str()?.to_string();
-                        let name = e["name"].as_str().unwrap_or(&id).to_string();
-                        Some((id, name))
-                    })
-                    .collect()
+        Ok(list) => list
+            .estates
+            .iter()
+            .map(|e| {
+                let name = if e.name.is_empty() { &e.id } else { &e.name };
+                (e.id.clone(), name.clone())
             })
-            .unwrap_or_default(),
+            .collect(),
         Err(_) => Vec::new(),
     };
     auth.estates.set(estates.clone());
@@ -165,12 +161,16 @@ async fn pick_estate(auth: Auth) {
     };
     let Some(id) = chosen else { return };
     auth.estate.set(Some(id.clone()));
-    if let Ok(v) = client::get(&format!("/api/estates/{id}")).await {
-        let since = v["stale_since"]
-            .as_str()
+    if let Ok(e) =
+        client::get_typed::<berth_api::EstateSummary>(&format!("/api/estates/{id}")).await
+    {
+        let since = e
+            .stale_since
+            .flatten()
+            .as_deref()
             .and_then(crate::engine::parse_time);
         auth.stale.set(crate::common::stale_sentence(
-            v["newest_observation"].as_str(),
+            e.newest_observation.as_deref(),
             since,
             client::eval_now(),
         ));

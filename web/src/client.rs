@@ -236,15 +236,21 @@ pub async fn get(path: &str) -> Result<Value, Failure> {
     request("GET", path, None).await
 }
 
-/// A GET whose answer is one of the API's types (`berth_api`).
-pub async fn get_typed<T: serde::de::DeserializeOwned>(path: &str) -> Result<T, Failure> {
-    let text = request_text("GET", path, None).await?;
-    serde_json::from_str(&text).map_err(|e| {
+/// An answer's text read as one of the API's types (`berth_api`); a
+/// failure naming `path` and what did not parse otherwise.
+pub fn typed_answer<T: serde::de::DeserializeOwned>(path: &str, text: &str) -> Result<T, Failure> {
+    serde_json::from_str(text).map_err(|e| {
         Failure::new(
             200,
             format!("The server's answer to {path} is not what this page reads ({e}); reload the page, and if it persists the page and the server are of different versions."),
         )
     })
+}
+
+/// A GET whose answer is one of the API's types (`berth_api`).
+pub async fn get_typed<T: serde::de::DeserializeOwned>(path: &str) -> Result<T, Failure> {
+    let text = request_text("GET", path, None).await?;
+    typed_answer(path, &text)
 }
 
 /// A request with one of the API's request types as its JSON body, whose
@@ -257,12 +263,7 @@ pub async fn send_typed<B: serde::Serialize, T: serde::de::DeserializeOwned>(
     let body = serde_json::to_string(body)
         .map_err(|e| Failure::new(0, format!("This page could not write its request ({e}).")))?;
     let text = request_text(method, path, Some(body)).await?;
-    serde_json::from_str(&text).map_err(|e| {
-        Failure::new(
-            200,
-            format!("The server's answer to {path} is not what this page reads ({e}); reload the page, and if it persists the page and the server are of different versions."),
-        )
-    })
+    typed_answer(path, &text)
 }
 
 /// The estate snapshot, loaded into the engine once and kept until

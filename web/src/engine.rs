@@ -6,7 +6,7 @@
 //! Pure: text in, text out, no I/O. Compiled into both builds (the server
 //! side never calls it, but page code that does must compile there too).
 
-use berth_engine::{advise, estate, front, Estate, Format, Policy};
+use berth_engine::{advise, estate, front, Advice, Estate, Format, MoveWhy, Policy};
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
@@ -92,15 +92,20 @@ pub fn load_snapshot(text: &str) -> Result<Loaded, String> {
 }
 
 /// The advice alone (no Why), for showing the moves as soon as possible.
-pub fn advice_value(l: &Loaded, now: i64) -> Value {
-    serde_json::to_value(advise(&l.estate, &l.policy, now)).expect("advice serialises")
+pub fn advice(l: &Loaded, now: i64) -> Advice {
+    advise(&l.estate, &l.policy, now)
 }
 
-/// Advice with every move explained: the bytes of the engine's JSON front
+/// Every move of `advice` explained (aligned with its moves).
+pub fn explain(l: &Loaded, now: i64, advice: &Advice) -> Vec<MoveWhy> {
+    berth_engine::explain(&l.estate, &l.policy, now, advice)
+}
+
+/// The bytes of advice with every move explained: the engine's JSON front
 /// end, which the server's `GET …/advice?why=true` sends as its `result`,
 /// so the two can be compared by digest.
-pub fn advice_why_json(l: &Loaded, now: i64) -> String {
-    front::advice_why(&l.estate, &l.policy, now)
+pub fn advice_why_bytes(advice: &Advice, why: &[MoveWhy]) -> String {
+    front::advice_why_of(advice, why)
 }
 
 /// Hex SHA-256 of the bytes, as the server's `result_digest`.
@@ -209,18 +214,25 @@ pub fn steps_of(scenario: &Value) -> Result<Vec<Step>, String> {
 }
 
 /// Project the scenario in the browser: the same function as the server's
-/// `POST …/whatif`, on the loaded estate. Errors name each bad step.
-pub fn project_json(l: &Loaded, name: &str, steps: &[Step], now: i64) -> Result<Value, String> {
+/// `POST …/whatif`, on the loaded estate, as the typed projection the
+/// engine's JSON front end writes (`front::whatif_with_version` is this
+/// value as bytes). Errors name each bad step.
+pub fn project_json(
+    l: &Loaded,
+    name: &str,
+    steps: &[Step],
+    now: i64,
+) -> Result<berth_engine::whatif::Projection, String> {
     let text = scenario_json(name, steps);
-    let bytes = front::whatif_with_version(&l.estate, &l.version_digest, &l.policy, now, &text)
-        .map_err(|errors| {
+    front::whatif_projection(&l.estate, &l.version_digest, &l.policy, now, &text).map_err(
+        |errors| {
             errors
                 .iter()
                 .map(|e| format!("{}: {}", e.path, e.message))
                 .collect::<Vec<_>>()
                 .join("; ")
-        })?;
-    Ok(serde_json::from_str(&bytes).expect("the front end writes JSON"))
+        },
+    )
 }
 
 /// The clusters a service may legally be moved to (static constraints:
@@ -296,7 +308,8 @@ mod tests {
     fn browser_advice_is_the_servers_serialisation() {
         let l = load_snapshot(&snapshot()).unwrap();
         let now = parse_time("2026-11-30T04:05:00Z").unwrap();
-        let text = advice_why_json(&l, now);
+        let a = advice(&l, now);
+        let text = advice_why_bytes(&a, &explain(&l, now, &a));
         // The server's envelope result is the front end's bytes for the
         // same estate: the stored document loaded again.
         let e = estate::load(SAMPLE, Format::Json).unwrap();

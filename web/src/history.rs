@@ -4,12 +4,12 @@
 //! since the last snapshot. Read from `GET /api/estates/{id}/history`
 //! (`docs/history.md`); the geometry helpers are pure and tested here.
 
+use berth_engine::history::{Changes, FactValue, History, Recommendation};
 use leptos::prelude::*;
-use serde_json::Value;
 
 use crate::client;
 use crate::common::{encode, Auth, ErrorLine};
-use crate::pages::{arr, num, s, signed};
+use crate::pages::{fixed, signed};
 
 /// The chart's drawing width in viewBox units. 440 with 12-unit text:
 /// at a 390 px phone's ~350 px of content the text is ~10 px, and at the
@@ -41,18 +41,18 @@ pub struct Point {
 
 /// The points of a history answer, oldest first (as the engine wrote
 /// them); a point whose time does not parse is left out.
-pub fn points(history: &Value) -> Vec<Point> {
-    arr(&history["points"])
+pub fn points(history: &History) -> Vec<Point> {
+    history
+        .points
         .iter()
         .filter_map(|p| {
-            let at_text = s(&p["at"]);
             Some(Point {
-                at: berth_engine::estate::parse_time(&at_text)?,
-                at_text,
-                version: p["estate_version"].as_i64().unwrap_or(0),
-                cost: p["cost"].as_f64().unwrap_or(0.0),
-                cross: p["cross_site_mb_s"].as_f64().unwrap_or(0.0),
-                open: p["open"].as_f64().unwrap_or(0.0),
+                at: berth_engine::estate::parse_time(&p.at)?,
+                at_text: p.at.clone(),
+                version: p.estate_version,
+                cost: p.cost,
+                cross: p.cross_site_mb_s,
+                open: p.open as f64,
             })
         })
         .collect()
@@ -294,33 +294,36 @@ fn Table(points: Vec<Point>) -> impl IntoView {
 }
 
 /// One side of a fact change, e.g. "14.0 (measured)".
-pub fn fact_side(v: &Value, missing: &str) -> String {
-    if v.is_null() {
-        return missing.to_string();
+pub fn fact_side(v: Option<&FactValue>, missing: &str) -> String {
+    match v {
+        None => missing.to_string(),
+        Some(f) => format!("{} ({})", fixed(f.value, 2), f.class.as_str()),
     }
-    let value = match v["value"].as_f64() {
-        Some(x) => num(&Value::from(x), 2),
-        None => "unknown".into(),
-    };
-    format!("{value} ({})", s(&v["class"]))
+}
+
+/// The moves of a recommendation in one line.
+pub fn moves_line(r: &Recommendation) -> String {
+    r.moves
+        .iter()
+        .map(|m| format!("{}: {} → {}", m.service, m.from, m.to))
+        .collect::<Vec<_>>()
+        .join(", together with ")
 }
 
 /// A recommendation of a change, with the facts that changed under it.
-fn recommendation(r: &Value) -> impl IntoView {
-    let moves = arr(&r["moves"])
-        .iter()
-        .map(|m| format!("{}: {} → {}", s(&m["service"]), s(&m["from"]), s(&m["to"])))
-        .collect::<Vec<_>>()
-        .join(", together with ");
-    let facts = arr(&r["facts"])
+fn recommendation(r: &Recommendation) -> impl IntoView {
+    let moves = moves_line(r);
+    let facts = r
+        .facts
         .iter()
         .map(|f| {
-            let before = fact_side(&f["before"], "not in the earlier advice");
-            let after = fact_side(&f["after"], "not in the newer advice");
-            view! { <li><code>{s(&f["fact"])}</code>": "{before}" → "{after}</li> }
+            let before = fact_side(f.before.as_ref(), "not in the earlier advice");
+            let after = fact_side(f.after.as_ref(), "not in the newer advice");
+            view! { <li><code>{f.fact.clone()}</code>": "{before}" → "{after}</li> }
         })
         .collect::<Vec<_>>();
-    let gain = r["gain"].as_f64().unwrap_or(0.0);
+    let gain = r.gain;
+    let confidence = r.confidence.as_str();
     let facts = if facts.is_empty() {
         view! { <p class="hint">"No deciding fact changed: the estate around it did."</p> }
             .into_any()
@@ -328,17 +331,21 @@ fn recommendation(r: &Value) -> impl IntoView {
         view! { <ul class="facts">{facts}</ul> }.into_any()
     };
     view! {
-        <li data-identity=s(&r["identity"])>
+        <li data-identity=r.identity.clone()>
             <strong>{moves}</strong>
             " "<span class="gain">{format!("{} points", signed(gain, 1))}</span>
-            " "<span class=format!("badge conf-{}", s(&r["confidence"])) title="the weakest fact deciding it">{s(&r["confidence"])}</span>
+            " "<span class=format!("badge conf-{confidence}") title="the weakest fact deciding it">{confidence}</span>
             {facts}
         </li>
     }
 }
 
 /// One list of the change: appeared, disappeared or changed.
-fn change_list(title: &'static str, testid: &'static str, list: Vec<Value>) -> impl IntoView {
+fn change_list(
+    title: &'static str,
+    testid: &'static str,
+    list: Vec<Recommendation>,
+) -> impl IntoView {
     let n = list.len();
     let body = if list.is_empty() {
         view! { <p class="empty">"None."</p> }.into_any()
@@ -356,13 +363,13 @@ fn change_list(title: &'static str, testid: &'static str, list: Vec<Value>) -> i
 
 /// What changed between the two newest snapshots.
 #[component]
-fn Changes(changes: Value) -> impl IntoView {
+fn ChangesView(changes: Changes) -> impl IntoView {
     view! {
         <div class="what-changed" data-testid="what-changed">
-            <p>{format!("From the snapshot of {} to that of {}.", s(&changes["from_at"]), s(&changes["to_at"]))}</p>
-            {change_list("New recommendations", "changes-appeared", arr(&changes["appeared"]))}
-            {change_list("Recommendations gone", "changes-disappeared", arr(&changes["disappeared"]))}
-            {change_list("Still recommended, deciding facts changed", "changes-changed", arr(&changes["changed"]))}
+            <p>{format!("From the snapshot of {} to that of {}.", changes.from_at, changes.to_at)}</p>
+            {change_list("New recommendations", "changes-appeared", changes.appeared)}
+            {change_list("Recommendations gone", "changes-disappeared", changes.disappeared)}
+            {change_list("Still recommended, deciding facts changed", "changes-changed", changes.changed)}
         </div>
     }
 }
@@ -371,12 +378,14 @@ fn Changes(changes: Value) -> impl IntoView {
 #[component]
 pub fn History() -> impl IntoView {
     let auth = expect_context::<Auth>();
-    let history = RwSignal::new(None::<Value>);
+    let history = RwSignal::new(None::<History>);
     let error = RwSignal::new(None::<String>);
     Effect::new(move |_| {
         let Some(id) = auth.estate.get() else { return };
         leptos::task::spawn_local(async move {
-            match client::get(&format!("/api/estates/{}/history", encode(&id))).await {
+            match client::get_typed::<History>(&format!("/api/estates/{}/history", encode(&id)))
+                .await
+            {
                 Ok(h) => history.set(Some(h)),
                 Err(f) => error.set(Some(format!(
                     "Could not read the advice history: {}",
@@ -391,7 +400,7 @@ pub fn History() -> impl IntoView {
             <ErrorLine message=error.into()/>
             {move || history.get().map(|h| {
                 let pts = points(&h);
-                let unreadable = arr(&h["unreadable"]).len();
+                let unreadable = h.unreadable.len();
                 let note = (unreadable > 0).then(|| view! {
                     <p class="warn">{format!("{unreadable} snapshot(s) could not be read back and are left out.")}</p>
                 });
@@ -410,9 +419,9 @@ pub fn History() -> impl IntoView {
                     <Chart points=pts.clone()/>
                     <Table points=pts/>
                     <h3>"What changed since the last snapshot"</h3>
-                    {match h["changes"].clone() {
-                        Value::Null => view! { <p class="empty">"Nothing to compare."</p> }.into_any(),
-                        c => view! { <Changes changes=c/> }.into_any(),
+                    {match h.changes {
+                        None => view! { <p class="empty">"Nothing to compare."</p> }.into_any(),
+                        Some(c) => view! { <ChangesView changes=c/> }.into_any(),
                     }}
                 }.into_any()
             })}
@@ -423,6 +432,9 @@ pub fn History() -> impl IntoView {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use berth_engine::fact::Class;
+    use berth_engine::history::Snapshot;
+    use berth_engine::{estate, front, Format, Policy};
 
     #[test]
     fn ranges_pad_the_span_and_never_collapse() {
@@ -454,10 +466,71 @@ mod tests {
 
     #[test]
     fn fact_sides_read_value_and_class() {
-        let v = serde_json::json!({"value": 14.0, "class": "measured"});
-        assert_eq!(fact_side(&v, "-"), "14.00 (measured)");
-        assert_eq!(fact_side(&Value::Null, "not known"), "not known");
-        let u = serde_json::json!({"value": null, "class": "guessed"});
-        assert_eq!(fact_side(&u, "-"), "unknown (guessed)");
+        let v = FactValue {
+            value: Some(14.0),
+            class: Class::Measured,
+        };
+        assert_eq!(fact_side(Some(&v), "-"), "14.00 (measured)");
+        assert_eq!(fact_side(None, "not known"), "not known");
+        let u = FactValue {
+            value: None,
+            class: Class::Guessed,
+        };
+        assert_eq!(fact_side(Some(&u), "-"), "unknown (guessed)");
+    }
+
+    /// The answer of `GET …/history` as the server writes it: the engine's
+    /// front end over stored snapshots (here, the sample's advice, the
+    /// older one with no moves, then one unreadable).
+    fn answer() -> String {
+        let e = estate::load(
+            include_str!("../../examples/estates/sample.json"),
+            Format::Json,
+        )
+        .unwrap();
+        let p = Policy::default();
+        let now = estate::parse_time("2026-11-30T04:05:00Z").unwrap();
+        let advice = front::advice(&e, &p, now);
+        let mut none: serde_json::Value = serde_json::from_str(&advice).unwrap();
+        none["moves"] = serde_json::json!([]);
+        let snap = |id: i64, at: i64, result: String| Snapshot {
+            id,
+            evaluated_at: at,
+            estate_version: id,
+            policy_digest: p.digest(),
+            result,
+        };
+        front::history(&[
+            snap(1, now - 3600, none.to_string()),
+            snap(2, now, advice),
+            snap(3, now - 60, "{}".into()),
+        ])
+    }
+
+    #[test]
+    fn the_engines_history_reads_typed() {
+        let bytes = answer();
+        let h: History = serde_json::from_str(&bytes).unwrap();
+        // Read whole: every member the bytes hold, as reading them as JSON
+        // gives it (serde_json may read a float a unit in the last place
+        // off, so the typed value is for showing, never written again).
+        assert_eq!(
+            serde_json::to_value(&h).unwrap(),
+            serde_json::from_str::<serde_json::Value>(&bytes).unwrap()
+        );
+        assert_eq!(h.unreadable, vec![3]);
+        let pts = points(&h);
+        assert_eq!(pts.len(), 2);
+        assert_eq!(pts[0].at_text, "2026-11-30T03:05:00Z");
+        assert_eq!((pts[0].version, pts[1].version), (1, 2));
+        assert_eq!(pts[0].open, 0.0);
+        assert!(pts[1].open >= 1.0);
+        assert_eq!(pts[1].cost, h.points[1].cost);
+        let c = h.changes.expect("two readable snapshots");
+        assert_eq!(c.from_at, "2026-11-30T03:05:00Z");
+        assert!(c.disappeared.is_empty() && c.changed.is_empty());
+        let r = &c.appeared[0];
+        let m = &r.moves[0];
+        assert!(moves_line(r).starts_with(&format!("{}: {} → {}", m.service, m.from, m.to)));
     }
 }

@@ -62,7 +62,7 @@ pub fn import_kubernetes(
     files: &[PathBuf],
     api: Option<&KubeApi>,
 ) -> Result<String, Failure> {
-    use berth::import::{self, kubernetes};
+    use berth::import::{self, kubernetes, ReportText};
     let estate_text = read_text(into)?;
     let estate: serde_json::Value = match into.extension().and_then(|e| e.to_str()) {
         Some("yaml" | "yml") => serde_yaml::from_str(&estate_text).map_err(|e| e.to_string()),

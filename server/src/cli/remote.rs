@@ -3,6 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
+use berth::import::ReportText;
 use berth_engine::Format;
 
 use super::args::{KubeApi, Remote};
@@ -27,15 +28,17 @@ pub fn remote_parts(r: &Remote) -> Result<(String, String, String), Failure> {
     Ok((server.trim_end_matches('/').to_string(), estate, token))
 }
 
-/// Send one request to a Berth server; a refusal becomes a failure that
-/// prints the server's message and every detail it gave.
-fn server_request(
+/// Send one request to a Berth server and read its answer as `T` (one of
+/// the API's types); a refusal becomes a failure that prints the server's
+/// message and every detail it gave, and an answer that is not a `T` one
+/// that names the URL and what did not parse.
+fn server_request<T: serde::de::DeserializeOwned>(
     method: reqwest::Method,
     url: &str,
     token: &str,
     content_type: &str,
     body: Vec<u8>,
-) -> Result<serde_json::Value, Failure> {
+) -> Result<T, Failure> {
     let client = reqwest::blocking::Client::builder()
         // Estate imports are large; the server itself bounds its work.
         .timeout(std::time::Duration::from_secs(300))
@@ -52,9 +55,15 @@ fn server_request(
     let text = resp
         .text()
         .map_err(|e| Failure::usage(format!("{url}: reading the answer: {e}")))?;
-    let v: serde_json::Value = serde_json::from_str(&text).unwrap_or(serde_json::Value::Null);
     if status.is_success() {
-        return Ok(v);
+        // The server did what was asked: say so, and that what came of
+        // it (the version, the report) cannot be told.
+        return serde_json::from_str(&text).map_err(|e| {
+            Failure::usage(format!(
+                "{url}: {status}, but the answer is not what this berth reads ({e}), so what changed is unknown; is the server of another version? It answered: {}",
+                text.chars().take(200).collect::<String>()
+            ))
+        });
     }
     let body = berth_api::ErrorBody::parse(&text);
     let mut lines = vec![format!(
@@ -95,37 +104,33 @@ pub fn import_kubernetes_remote(
         body["incomplete"] = serde_json::json!(true);
     }
     let url = format!("{server}/api/estates/{estate}/import/kubernetes");
-    let v = server_request(
+    let a: berth_api::ImportAnswer = server_request(
         reqwest::Method::POST,
         &url,
         &token,
         "application/json",
         body.to_string().into_bytes(),
     )?;
-    let r = &v["report"];
+    let r = &a.report;
     // The same report, one fact per line, as the local import prints (to
     // stderr: stdout keeps its one summary line for scripts).
-    match serde_json::from_value::<berth::import::Report>(r.clone()) {
-        Ok(report) => eprint!("{}", report.text()),
-        Err(e) => eprintln!("(the server's import report could not be read: {e})"),
-    }
-    let count = |k: &str| r[k].as_array().map_or(0, Vec::len);
+    eprint!("{}", r.text());
     Ok(format!(
         "{estate}, cluster {cluster}: {} added, {} changed, {} removed, {} unchanged; flows {} added, {} removed; {} notes, {} skipped; {}\n",
-        count("added"),
-        count("changed"),
-        count("removed"),
-        r["unchanged"].as_u64().unwrap_or(0),
-        count("flows_added"),
-        count("flows_removed"),
-        count("notes"),
-        count("skipped"),
-        if v["written"] == true {
-            format!("version {}", v["version"])
+        r.added.len(),
+        r.changed.len(),
+        r.removed.len(),
+        r.unchanged,
+        r.flows_added.len(),
+        r.flows_removed.len(),
+        r.notes.len(),
+        r.skipped.len(),
+        if a.written {
+            format!("version {}", a.version)
         } else if dry_run {
             "dry run, nothing written".to_string()
         } else {
-            format!("nothing changed (version {})", v["version"])
+            format!("nothing changed (version {})", a.version)
         }
     ))
 }
@@ -150,16 +155,17 @@ pub fn import_estate_remote(remote: &Remote, create: bool, file: &Path) -> Resul
             format!("{server}/api/estates/{estate}/file"),
         )
     };
-    let v = server_request(method, &url, &token, ct, text.into_bytes()).map_err(|mut f| {
+    let answer = server_request(method, &url, &token, ct, text.into_bytes());
+    let v: berth_api::EstateSummary = answer.map_err(|mut f| {
         f.lines[0] = format!("{}: {}", file.display(), f.lines[0]);
         f
     })?;
     Ok(format!(
         "{}: estate {} is now version {} ({} services, content {})\n",
         file.display(),
-        v["id"].as_str().unwrap_or(&estate),
-        v["version"],
-        v["counts"]["services"],
-        v["content_digest"].as_str().unwrap_or("?")
+        v.meta.id,
+        v.meta.version,
+        v.counts.services,
+        v.meta.content_digest
     ))
 }

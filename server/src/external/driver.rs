@@ -33,7 +33,6 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use berth_engine::decider;
-use serde::Serialize;
 
 use crate::db::Backend;
 use crate::error::ApiError;
@@ -206,31 +205,7 @@ pub async fn backlog(state: &AppState, now: i64) -> Result<Vec<Pending>, ApiErro
 }
 
 /// The health surface (`GET /api/driver`).
-#[derive(Clone, Debug, Serialize)]
-pub struct Health {
-    /// Whether this server runs passes at all (`--no-driver` turns it off).
-    pub enabled: bool,
-    pub every_s: u64,
-    /// End of the newest pass by any replica; `null` until the first pass
-    /// ever (a pass that found nothing still sets it).
-    pub last_pass_at: Option<String>,
-    pub last_pass: Option<LastPass>,
-    pub backlog: usize,
-    /// Age of the oldest pending subject, seconds; `null` when none.
-    pub oldest_pending_age_s: Option<i64>,
-    pub backoffs: Vec<Backoff>,
-}
-
-#[derive(Clone, Debug, Serialize)]
-pub struct LastPass {
-    pub replica: String,
-    pub duration_ms: i64,
-    pub backlog: i64,
-    pub evaluated: i64,
-    pub deferred: i64,
-    pub failed: i64,
-    pub held_back: i64,
-}
+pub use berth_api::{DriverBackoff, DriverHealth as Health, DriverPass as LastPass};
 
 pub async fn health(state: &AppState, now: i64) -> Result<Health, ApiError> {
     let backlog = backlog(state, now).await?;
@@ -252,8 +227,18 @@ pub async fn health(state: &AppState, now: i64) -> Result<Health, ApiError> {
             held_back: p.held_back,
         }),
         oldest_pending_age_s: backlog.iter().map(|p| (now - p.since).max(0)).max(),
-        backlog: backlog.len(),
-        backoffs: store::backoffs(&state.db).await?,
+        backlog: backlog.len() as u64,
+        backoffs: store::backoffs(&state.db)
+            .await?
+            .into_iter()
+            .map(|b| DriverBackoff {
+                subject: b.subject,
+                kind: b.kind,
+                attempts: b.attempts,
+                until: berth_engine::estate::format_time(b.until_at),
+                last_error: b.last_error,
+            })
+            .collect(),
     })
 }
 

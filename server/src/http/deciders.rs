@@ -9,6 +9,8 @@ use axum::Json;
 use serde::Deserialize;
 use serde_json::{json, Value};
 
+use berth_engine::estate::format_time;
+
 use super::extract::{
     engine_allowed, eval_now, json_body, read_body, EvalQuery, Query, SMALL_BODY_LIMIT,
 };
@@ -45,26 +47,11 @@ fn not_found(name: &str) -> ApiError {
     ApiError::NotFound(format!("no decider {name:?} is registered"))
 }
 
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct DeciderBody {
-    /// Only when registering; the path names it otherwise.
-    #[serde(default)]
-    name: Option<String>,
-    url: String,
-    timeout_ms: i64,
-    #[serde(default = "yes")]
-    enabled: bool,
-    #[serde(default)]
-    interval_s: Option<i64>,
-    /// Registering only: generate a secret (shown once in the answer).
-    #[serde(default)]
-    generate_secret: bool,
-}
-
-fn yes() -> bool {
-    true
-}
+/// What registering and changing a decider read: `name` only when
+/// registering (the path names it otherwise), `generate_secret` `true`
+/// only when registering (a secret shown once in the answer); both are
+/// checked by the handlers, with their own messages.
+type DeciderBody = berth_api::DeciderSettings;
 
 fn check_settings(state: &AppState, b: &DeciderBody, errors: &mut Vec<(&'static str, String)>) {
     if let Err(e) = external::check_url(&b.url, &state.outbound.forwarder.policy().allow) {
@@ -90,21 +77,44 @@ fn new_secret(state: &AppState, name: &str) -> ApiResult<(String, String, String
     Ok((secret.expose().to_string(), sealed, secret.fingerprint()))
 }
 
-async fn list(State(state): State<AppState>) -> ApiResult<Json<Value>> {
-    let now = now_s();
-    let ds: Vec<_> = store::list_deciders(&state.db)
-        .await?
-        .iter()
-        .map(|d| d.public(now))
-        .collect();
-    Ok(Json(json!({ "deciders": ds })))
+/// A decider as the API shows it at `now` (never its secrets; the
+/// previous secret's fingerprint only while its overlap lasts).
+fn public(d: &DeciderRow, now: i64) -> berth_api::Decider {
+    let v = d.public(now);
+    berth_api::Decider {
+        name: v.name,
+        url: v.url,
+        timeout_ms: v.timeout_ms,
+        enabled: v.enabled,
+        interval_s: v.interval_s,
+        secret_fingerprint: v.secret_fingerprint,
+        previous_secret_fingerprint: v.previous_secret_fingerprint,
+        previous_secret_expires_at: v.previous_secret_expires_at.map(format_time),
+        created_at: format_time(v.created_at),
+        updated_at: format_time(v.updated_at),
+    }
 }
 
-async fn get(State(state): State<AppState>, Path(name): Path<String>) -> ApiResult<Json<Value>> {
+async fn list(State(state): State<AppState>) -> ApiResult<Json<berth_api::DeciderList>> {
+    let now = now_s();
+    let deciders = store::list_deciders(&state.db)
+        .await?
+        .iter()
+        .map(|d| public(d, now))
+        .collect();
+    Ok(Json(berth_api::DeciderList { deciders }))
+}
+
+async fn get(
+    State(state): State<AppState>,
+    Path(name): Path<String>,
+) -> ApiResult<Json<berth_api::DeciderAnswer>> {
     let d = store::decider(&state.db, &name)
         .await?
         .ok_or_else(|| not_found(&name))?;
-    Ok(Json(json!({ "decider": d.public(now_s()) })))
+    Ok(Json(berth_api::DeciderAnswer {
+        decider: public(&d, now_s()),
+    }))
 }
 
 async fn create(State(state): State<AppState>, body: Body) -> ApiResult<Response> {
@@ -145,11 +155,11 @@ async fn create(State(state): State<AppState>, body: Body) -> ApiResult<Response
     tracing::info!(decider = %name, signed = secret.is_some(), "decider registered");
     Ok((
         StatusCode::CREATED,
-        Json(json!({
-            "decider": row.public(now),
+        Json(berth_api::DeciderWithSecret {
+            decider: public(&row, now),
             // Shown this once; afterwards only its fingerprint.
-            "secret": secret.map(|s| s.0),
-        })),
+            secret: secret.map(|s| s.0),
+        }),
     )
         .into_response())
 }
@@ -158,7 +168,7 @@ async fn update(
     State(state): State<AppState>,
     Path(name): Path<String>,
     body: Body,
-) -> ApiResult<Json<Value>> {
+) -> ApiResult<Json<berth_api::DeciderAnswer>> {
     let bytes = read_body(body, SMALL_BODY_LIMIT).await?;
     let b: DeciderBody = json_body(&bytes, "decider")?;
     let mut errors = Vec::new();
@@ -203,20 +213,15 @@ async fn delete(State(state): State<AppState>, Path(name): Path<String>) -> ApiR
     }
 }
 
-#[derive(Deserialize, Default)]
-#[serde(deny_unknown_fields)]
-struct RotateBody {
-    /// How long the previous secret keeps being sent beside the new one.
-    #[serde(default)]
-    overlap_s: Option<i64>,
-}
+/// How long the previous secret keeps being sent beside the new one.
+type RotateBody = berth_api::SecretRotation;
 
 /// Generate a new secret; the current one stays valid for the overlap.
 async fn rotate(
     State(state): State<AppState>,
     Path(name): Path<String>,
     body: Body,
-) -> ApiResult<Json<Value>> {
+) -> ApiResult<Json<berth_api::DeciderWithSecret>> {
     let bytes = read_body(body, SMALL_BODY_LIMIT).await?;
     let b: RotateBody = if bytes.iter().all(u8::is_ascii_whitespace) {
         RotateBody::default()
@@ -241,7 +246,10 @@ async fn rotate(
     let d = store::decider(&state.db, &name)
         .await?
         .ok_or_else(|| not_found(&name))?;
-    Ok(Json(json!({"decider": d.public(now), "secret": secret})))
+    Ok(Json(berth_api::DeciderWithSecret {
+        decider: public(&d, now),
+        secret: Some(secret),
+    }))
 }
 
 /// Remove the secret (and any previous one): calls go out unsigned.
@@ -457,7 +465,6 @@ async fn history(
     Ok(super::extract::raw_json(StatusCode::OK, bytes))
 }
 
-async fn driver_health(State(state): State<AppState>) -> ApiResult<Json<Value>> {
-    let h = driver::health(&state, now_s()).await?;
-    Ok(Json(serde_json::to_value(h).expect("serialises")))
+async fn driver_health(State(state): State<AppState>) -> ApiResult<Json<driver::Health>> {
+    Ok(Json(driver::health(&state, now_s()).await?))
 }

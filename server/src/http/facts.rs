@@ -5,6 +5,7 @@
 use axum::body::Body;
 use axum::extract::{Path, State};
 use axum::Json;
+use berth_api::{ImportAnswer, ObservationAnswer, ProbePeer};
 use serde::Deserialize;
 use serde_json::{json, Value};
 
@@ -102,7 +103,7 @@ async fn register_probe(
     known: impl Fn(&str) -> bool,
     submitter: &str,
     now: i64,
-) -> ApiResult<Vec<store::Probe>> {
+) -> ApiResult<Vec<ProbePeer>> {
     let Some(probe) = probe else {
         return Ok(vec![]);
     };
@@ -130,9 +131,16 @@ async fn register_probe(
     }
     lock.put_probe(&probe.cluster, &probe.address, submitter, now)
         .await?;
-    let mut peers = lock.probes(now - PEER_FRESH_S).await?;
-    peers.retain(|p| p.cluster != probe.cluster);
-    Ok(peers)
+    let peers = lock.probes(now - PEER_FRESH_S).await?;
+    Ok(peers
+        .into_iter()
+        .filter(|p| p.cluster != probe.cluster)
+        .map(|p| ProbePeer {
+            address: p.address,
+            cluster: p.cluster,
+            updated_at: p.updated_at,
+        })
+        .collect())
 }
 
 /// A cluster as an agent describes it (its flags); the estate file's
@@ -231,7 +239,7 @@ async fn observe(
     caller: Caller,
     Path(id): Path<String>,
     body: Body,
-) -> ApiResult<Json<Value>> {
+) -> ApiResult<Json<ObservationAnswer>> {
     let p = caller.principal()?.clone();
     // Per token (or user): one misbehaving agent cannot crowd out others.
     state.observe_limiter.check_key(&p.subject)?;
@@ -281,28 +289,30 @@ async fn observe(
         if batch.probe.is_some() {
             lock.commit().await?;
         }
-        return Ok(Json(json!({
-            "estate": id,
-            "batch_id": batch.batch_id,
-            "version": seen.version,
-            "applied": seen.applied,
-            "duplicate": true,
-            "peers": peers,
-        })));
+        return Ok(Json(ObservationAnswer {
+            applied: u64::try_from(seen.applied).unwrap_or_default(),
+            batch_id: batch.batch_id,
+            cluster_created: None,
+            duplicate: true,
+            estate: id,
+            peers,
+            version: seen.version,
+        }));
     }
     // Nothing to apply, only a probe to register (an agent's first tick,
     // before it knows any peer): no new version.
     if batch.observations.is_empty() && batch.probe.is_some() && batch.cluster.is_none() {
         let version = lock.row.meta.version;
         lock.commit().await?;
-        return Ok(Json(json!({
-            "estate": id,
-            "batch_id": batch.batch_id,
-            "version": version,
-            "applied": 0,
-            "duplicate": false,
-            "peers": peers,
-        })));
+        return Ok(Json(ObservationAnswer {
+            applied: 0,
+            batch_id: batch.batch_id,
+            cluster_created: None,
+            duplicate: false,
+            estate: id,
+            peers,
+            version,
+        }));
     }
     let mut cluster_created = None;
     if let Some(record) = &batch.cluster {
@@ -355,15 +365,15 @@ async fn observe(
         tracing::info!(estate = %id, cluster = %c, by = %p.subject, "cluster created by its agent");
     }
     tracing::info!(estate = %id, batch_id = %batch.batch_id, by = %p.subject, applied, version = meta.version, "observations applied");
-    Ok(Json(json!({
-        "estate": id,
-        "batch_id": batch.batch_id,
-        "version": meta.version,
-        "applied": applied,
-        "duplicate": false,
-        "cluster_created": cluster_created,
-        "peers": peers,
-    })))
+    Ok(Json(ObservationAnswer {
+        applied: u64::try_from(applied).unwrap_or_default(),
+        batch_id: batch.batch_id,
+        cluster_created: Some(cluster_created),
+        duplicate: false,
+        estate: id,
+        peers,
+        version: meta.version,
+    }))
 }
 
 #[derive(Deserialize)]
@@ -401,7 +411,7 @@ async fn import_kubernetes(
     caller: Caller,
     Path(id): Path<String>,
     body: Body,
-) -> ApiResult<Json<Value>> {
+) -> ApiResult<Json<ImportAnswer>> {
     use crate::import::{self, kubernetes};
     // Operators import; an agent token only when an administrator allowed
     // it to re-sync its cluster's services (`may_sync_services`): an agent
@@ -476,10 +486,10 @@ async fn import_kubernetes(
         tracing::info!(estate = %id, cluster = %b.cluster, version = meta.version, added = report.added.len(), changed = report.changed.len(), removed = report.removed.len(), "kubernetes import");
         meta.version
     };
-    Ok(Json(json!({
-        "estate": id,
-        "version": version,
-        "written": !b.dry_run && !noop,
-        "report": report,
-    })))
+    Ok(Json(ImportAnswer {
+        estate: id,
+        report,
+        version,
+        written: !b.dry_run && !noop,
+    }))
 }

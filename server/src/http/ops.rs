@@ -23,9 +23,11 @@ async fn healthz() -> Json<Value> {
 
 async fn readyz(State(state): State<AppState>) -> Response {
     match state.db.ready().await {
-        Ok(()) => {
-            Json(json!({"status": "ready", "database": state.db.backend.as_str()})).into_response()
-        }
+        Ok(()) => Json(berth_api::Ready {
+            status: "ready".into(),
+            database: state.db.backend.as_str().into(),
+        })
+        .into_response(),
         Err(why) => {
             tracing::warn!(%why, "not ready");
             (

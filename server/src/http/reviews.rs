@@ -18,6 +18,7 @@ use axum::Json;
 use serde::Deserialize;
 use serde_json::{json, Value};
 
+use berth_api as api;
 use berth_engine::review::{self, Kind, Side};
 use berth_engine::{estate, Advice};
 
@@ -88,28 +89,64 @@ fn standings(
     advice: &Advice,
     index: &BTreeMap<String, usize>,
     now: i64,
-) -> Vec<Value> {
+) -> Vec<api::Review> {
     rows.into_iter()
         .map(|r| {
             let standing = match (index.get(&r.identity), decision_of(&r)) {
                 (Some(&i), Some(d)) => {
                     let s = review::standing(&d, &review::current_facts(&advice.moves, i), now);
-                    json!(s)
+                    api::ReviewStanding {
+                        state: match s.state {
+                            review::State::Planned => api::ReviewState::Planned,
+                            review::State::Hidden => api::ReviewState::Hidden,
+                            review::State::Back => api::ReviewState::Back,
+                        },
+                        reasons: s.reasons,
+                    }
                 }
-                (None, _) => json!({
-                    "state": "absent",
-                    "reasons": ["Not among the recommendations at this evaluation."],
-                }),
-                (Some(_), None) => json!({
-                    "state": "back",
-                    "reasons": ["The stored decision could not be read; it no longer hides anything."],
-                }),
+                (None, _) => api::ReviewStanding {
+                    state: api::ReviewState::Absent,
+                    reasons: vec!["Not among the recommendations at this evaluation.".into()],
+                },
+                (Some(_), None) => api::ReviewStanding {
+                    state: api::ReviewState::Back,
+                    reasons: vec![
+                        "The stored decision could not be read; it no longer hides anything."
+                            .into(),
+                    ],
+                },
             };
-            let mut v = json!(r);
-            v["standing"] = standing;
-            v
+            review_of(r, standing)
         })
         .collect()
+}
+
+/// A stored decision as the API sends it. A condition or basis that no
+/// longer reads (written by an older server) is sent as none; its
+/// standing already says the decision could not be read.
+fn review_of(r: ReviewRow, standing: api::ReviewStanding) -> api::Review {
+    let decision = match Kind::parse(&r.decision) {
+        Some(Kind::Planned) => api::ReviewDecision::Planned,
+        Some(Kind::Snoozed) => api::ReviewDecision::Snoozed,
+        // Only the three are ever stored; an unreadable one hides nothing.
+        Some(Kind::Dismissed) | None => api::ReviewDecision::Dismissed,
+    };
+    api::Review {
+        identity: r.identity,
+        decision,
+        link: r.link,
+        reason: r.reason,
+        until: r.until.map(estate::format_time),
+        condition: r
+            .condition
+            .and_then(|c| serde_json::from_value::<api::ReviewCondition>(c).ok()),
+        basis: serde_json::from_value(r.basis).unwrap_or_default(),
+        estate_version: r.estate_version,
+        evaluated_at: estate::format_time(r.evaluated_at),
+        decided_by: r.decided_by,
+        decided_at: estate::format_time(r.decided_at),
+        standing,
+    }
 }
 
 async fn list(
@@ -117,17 +154,17 @@ async fn list(
     caller: Caller,
     Path(id): Path<String>,
     Query(q): Query<EvalQuery>,
-) -> ApiResult<Json<Value>> {
+) -> ApiResult<Json<api::ReviewList>> {
     let now = eval_now(&q.now)?;
     visible_estate(&state, &caller, &id).await?;
     let rows = store::reviews(&state.db, &id).await?;
     let (meta, advice, index, _) = advice_at(&state, &id, now, false).await?;
-    Ok(Json(json!({
-        "estate": id,
-        "version": meta.version,
-        "now": estate::format_time(now),
-        "reviews": standings(rows, &advice, &index, now),
-    })))
+    Ok(Json(api::ReviewList {
+        reviews: standings(rows, &advice, &index, now),
+        estate: id,
+        version: meta.version,
+        now: estate::format_time(now),
+    }))
 }
 
 #[derive(Deserialize)]
@@ -172,7 +209,7 @@ async fn decide(
     Path(id): Path<String>,
     Query(q): Query<EvalQuery>,
     body: Body,
-) -> ApiResult<(StatusCode, Json<Value>)> {
+) -> ApiResult<(StatusCode, Json<api::ReviewAnswer>)> {
     let now = eval_now(&q.now)?;
     visible_estate(&state, &caller, &id).await?;
     let bytes = read_body(body, SMALL_BODY_LIMIT).await?;
@@ -340,7 +377,9 @@ async fn decide(
     let mut out = standings(vec![row], &advice, &index, now);
     Ok((
         StatusCode::CREATED,
-        Json(json!({ "review": out.pop().expect("one row") })),
+        Json(api::ReviewAnswer {
+            review: out.pop().expect("one row"),
+        }),
     ))
 }
 
@@ -405,7 +444,7 @@ async fn audit(
     caller: Caller,
     Path(id): Path<String>,
     Query(q): Query<AuditQuery>,
-) -> ApiResult<Json<Value>> {
+) -> ApiResult<Json<api::AuditList>> {
     visible_estate(&state, &caller, &id).await?;
     let limit = q.limit.unwrap_or(AUDIT_DEFAULT);
     if !(1..=AUDIT_MAX).contains(&limit) {
@@ -413,7 +452,26 @@ async fn audit(
             "limit={limit}: expected 1–{AUDIT_MAX}"
         )));
     }
-    Ok(Json(
-        json!({ "estate": id, "entries": store::audit(&state.db, &id, limit).await? }),
-    ))
+    let entries = store::audit(&state.db, &id, limit)
+        .await?
+        .into_iter()
+        .map(|e| api::AuditEntry {
+            id: e.id,
+            estate: e.estate,
+            actor: e.actor,
+            at: estate::format_time(e.at),
+            action: e.action,
+            subject: e.subject,
+            reason: e.reason,
+            // Always an object as written (`NewAudit::detail`).
+            detail: match e.detail {
+                Value::Object(m) => m,
+                _ => serde_json::Map::new(),
+            },
+        })
+        .collect();
+    Ok(Json(api::AuditList {
+        estate: id,
+        entries,
+    }))
 }

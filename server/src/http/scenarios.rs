@@ -5,8 +5,8 @@ use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use axum::response::Response;
 use axum::Json;
-use serde_json::{json, Value};
 
+use berth_engine::estate::format_time;
 use berth_engine::whatif;
 
 use super::extract::{check_id, raw_json, read_body, utf8, SMALL_BODY_LIMIT};
@@ -30,11 +30,18 @@ async fn list_scenarios(
     State(state): State<AppState>,
     caller: Caller,
     Path(id): Path<String>,
-) -> ApiResult<Json<Value>> {
+) -> ApiResult<Json<berth_api::ScenarioList>> {
     visible_estate(&state, &caller, &id).await?;
-    Ok(Json(
-        json!({"scenarios": store::list_scenarios(&state.db, &id).await?}),
-    ))
+    let scenarios = store::list_scenarios(&state.db, &id)
+        .await?
+        .into_iter()
+        .map(|s| berth_api::ScenarioMeta {
+            name: s.name,
+            updated_at: format_time(s.updated_at),
+            updated_by: s.updated_by,
+        })
+        .collect();
+    Ok(Json(berth_api::ScenarioList { scenarios }))
 }
 
 async fn get_scenario(

@@ -22,7 +22,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::{self, Write};
 
 use berth_engine::{EstateError, Format};
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use serde_json::{json, Map, Value};
 
 /// One input text and the name it is reported under (usually its file
@@ -33,106 +33,12 @@ pub struct Input<'a> {
     pub text: &'a str,
 }
 
-/// Something in the input that could not be understood: the file, the
-/// document in it, the object and the field, and what is wrong.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ImportError {
-    pub file: String,
-    /// 1-based document in a multi-document YAML file (a JSON file is
-    /// one document). `None` for an error about the whole file.
-    pub document: Option<usize>,
-    /// 1-based line, where known (YAML and JSON syntax errors).
-    pub line: Option<usize>,
-    /// The object, e.g. `Deployment shop/cart`, once its kind is known.
-    pub object: Option<String>,
-    /// JSON pointer within the document, e.g.
-    /// `/spec/template/spec/containers/0/resources/requests/cpu`.
-    pub path: String,
-    pub message: String,
-}
-
-impl fmt::Display for ImportError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}", self.file)?;
-        if let Some(l) = self.line {
-            write!(f, ":{l}")?;
-        }
-        if let Some(d) = self.document {
-            write!(f, ": document {d}")?;
-        }
-        if let Some(o) = &self.object {
-            write!(f, ": {o}")?;
-        }
-        if !self.path.is_empty() {
-            write!(f, ": {}", self.path)?;
-        }
-        write!(f, ": {}", self.message)
-    }
-}
-
-/// Stable note codes: a public contract (reports, API); add new ones,
-/// never rename.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum NoteCode {
-    /// A request is unknown: some container declares none.
-    UnknownRequest,
-    /// A request was taken from the container's limit (Kubernetes
-    /// defaults a missing request to the limit).
-    RequestFromLimit,
-    /// An init container without a request was left out of the effective
-    /// request.
-    InitContainerWithoutRequest,
-    /// A DaemonSet: one pod per node, node count unknown, cannot move.
-    DaemonSet,
-    /// Pinned to specific nodes (the reason is in the message).
-    Pinned,
-    /// Data on node-local storage (the reason is in the message).
-    LocalVolumes,
-    /// Persistent data whose size is unknown (claim not in the input, or
-    /// without a storage request): not counted in `data_gb`.
-    UnknownData,
-    /// A node selector or required node affinity that does not pin but
-    /// needs matching nodes wherever the service goes.
-    NodeSelector,
-    /// An address in an environment variable that names nothing in the
-    /// input: no flow.
-    UnresolvedAddress,
-    /// A kind that is not imported (batch workloads, unknown kinds).
-    IgnoredKind,
-    /// The service's id is qualified because its plain name is taken.
-    QualifiedId,
-    /// Part of the input could not be read: the merge removed nothing.
-    IncompleteInput,
-}
-
-impl NoteCode {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            NoteCode::UnknownRequest => "unknown_request",
-            NoteCode::RequestFromLimit => "request_from_limit",
-            NoteCode::InitContainerWithoutRequest => "init_container_without_request",
-            NoteCode::DaemonSet => "daemon_set",
-            NoteCode::Pinned => "pinned",
-            NoteCode::LocalVolumes => "local_volumes",
-            NoteCode::UnknownData => "unknown_data",
-            NoteCode::NodeSelector => "node_selector",
-            NoteCode::UnresolvedAddress => "unresolved_address",
-            NoteCode::IgnoredKind => "ignored_kind",
-            NoteCode::QualifiedId => "qualified_id",
-            NoteCode::IncompleteInput => "incomplete_input",
-        }
-    }
-}
-
-/// Something a person should know about the import.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Note {
-    pub code: NoteCode,
-    /// The service concerned (its id), if any.
-    pub service: Option<String>,
-    pub message: String,
-}
+// The data an import reports (its errors, notes and the merge's report)
+// is the API's: the server sends it and clients read it as these types.
+pub use berth_api::{
+    ChangedService as Changed, FlowRef, ImportError, ImportNote as Note,
+    ImportNoteCode as NoteCode, ImportReport as Report, ImportServiceSummary as ServiceSummary,
+};
 
 /// One service as an importer saw it.
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -202,66 +108,14 @@ impl Imported {
     }
 }
 
-/// What a merge did.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-pub struct Report {
-    pub importer: String,
-    pub cluster: String,
-    /// Every service in the import, by final id, with what was imported.
-    pub services: Vec<ServiceSummary>,
-    pub added: Vec<String>,
-    pub changed: Vec<Changed>,
-    pub removed: Vec<String>,
-    pub unchanged: usize,
-    /// Entries left as they were: skipped in this import, or (input
-    /// incomplete) not seen in it.
-    pub kept: Vec<String>,
-    pub flows_added: Vec<FlowRef>,
-    /// Flows an earlier import wrote whose source variable changed.
-    pub flows_updated: Vec<FlowRef>,
-    pub flows_removed: Vec<FlowRef>,
-    pub notes: Vec<Note>,
-    pub skipped: Vec<ImportError>,
-    pub ignored: BTreeMap<String, usize>,
-}
-
-/// One imported service as written to the estate.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct ServiceSummary {
-    pub id: String,
-    pub cpu: Option<f64>,
-    pub memory_gib: Option<f64>,
-    pub data_gb: f64,
-    pub pinned: bool,
-    pub local_volumes: bool,
-}
-
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Changed {
-    pub id: String,
-    /// Estate fields that changed, e.g. `cpu`, `constraints.pinned`.
-    pub fields: Vec<String>,
-}
-
-#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
-pub struct FlowRef {
-    pub from: String,
-    pub to: String,
-}
-
-impl Report {
-    /// True when the merge changed nothing.
-    pub fn is_noop(&self) -> bool {
-        self.added.is_empty()
-            && self.changed.is_empty()
-            && self.removed.is_empty()
-            && self.flows_added.is_empty()
-            && self.flows_updated.is_empty()
-            && self.flows_removed.is_empty()
-    }
-
+/// A merge's [`Report`] for people.
+pub trait ReportText {
     /// The report for people, one fact per line.
-    pub fn text(&self) -> String {
+    fn text(&self) -> String;
+}
+
+impl ReportText for Report {
+    fn text(&self) -> String {
         let mut out = String::new();
         let _ = writeln!(
             out,

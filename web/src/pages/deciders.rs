@@ -8,10 +8,11 @@ use std::collections::BTreeMap;
 use leptos::prelude::*;
 use serde_json::Value;
 
+use berth_engine::decider::{Accepted, Comparison, DeciderEntry, Refused};
 use berth_engine::leaderboard::{self as board, Leaderboard};
 use leptos_router::hooks::use_navigate;
 
-use super::{arr, num, pretty_json, s, signed};
+use super::{arr, fixed, pretty_json, s, signed};
 use crate::client;
 use crate::common::{Auth, ErrorLine, Gate, Scenario};
 use crate::engine::Step;
@@ -19,7 +20,7 @@ use crate::engine::Step;
 #[component]
 pub fn Deciders() -> impl IntoView {
     let auth = expect_context::<Auth>();
-    let comparison = RwSignal::new(None::<Value>);
+    let comparison = RwSignal::new(None::<Comparison>);
     let registered = RwSignal::new(None::<Result<Vec<Value>, String>>);
     let chosen = RwSignal::new(Vec::<String>::new());
     let uploads = RwSignal::new(BTreeMap::<String, Value>::new());
@@ -69,14 +70,17 @@ pub fn Deciders() -> impl IntoView {
         error.set(None);
         leptos::task::spawn_local(async move {
             let now = crate::engine::format_time(client::eval_now());
-            match client::request(
+            match client::request_text(
                 "POST",
                 &format!("/api/estates/{id}/compare?now={now}"),
                 Some(body.to_string()),
             )
             .await
             {
-                Ok(v) => comparison.set(Some(v["result"].clone())),
+                Ok(text) => match engine_result::<Comparison>(&text, "comparison") {
+                    Ok(c) => comparison.set(Some(c)),
+                    Err(m) => error.set(Some(m)),
+                },
                 Err(f) => error.set(Some(f.message)),
             }
             busy.set(false);
@@ -119,14 +123,9 @@ pub fn Deciders() -> impl IntoView {
             )
             .await
             {
-                Ok(text) => match result_bytes(&text).map(serde_json::from_str::<Leaderboard>) {
-                    Some(Ok(b)) => board_result.set(Some(b)),
-                    Some(Err(e)) => error.set(Some(format!(
-                        "The server's leaderboard could not be read ({e}); is the server older than this page? Reload it."
-                    ))),
-                    None => error.set(Some(
-                        "The server's leaderboard answer has no result; reload the page.".into(),
-                    )),
+                Ok(text) => match engine_result::<Leaderboard>(&text, "leaderboard") {
+                    Ok(b) => board_result.set(Some(b)),
+                    Err(m) => error.set(Some(m)),
                 },
                 Err(f) => error.set(Some(f.message)),
             }
@@ -348,26 +347,75 @@ pub fn result_bytes(envelope: &str) -> Option<&str> {
     envelope[at..].trim_end().strip_suffix('}')
 }
 
+/// The engine's result in a result envelope (`berth_api::ResultEnvelope`),
+/// read as the engine's own type from the result's exact bytes; `what`
+/// names the answer in the sentence an error becomes.
+pub fn engine_result<T: serde::de::DeserializeOwned>(
+    envelope: &str,
+    what: &str,
+) -> Result<T, String> {
+    let env: berth_api::ResultEnvelope = serde_json::from_str(envelope)
+        .map_err(|_| format!("The server's {what} answer has no result; reload the page."))?;
+    serde_json::from_str(env.result.get()).map_err(|e| {
+        format!(
+            "The server's {what} could not be read ({e}); is the server older than this page? Reload it."
+        )
+    })
+}
+
+/// A count of a decider's result as the comparison shows it (`null` for a
+/// decider without one, as the row has always read).
+fn count(d: &DeciderEntry, f: impl Fn(&berth_engine::decider::DeciderResult) -> usize) -> String {
+    d.result
+        .as_ref()
+        .map_or_else(|| "null".to_string(), |r| f(r).to_string())
+}
+
+/// A signed figure of a decider's result, or "—" without one.
+fn figure(
+    d: &DeciderEntry,
+    digits: usize,
+    f: impl Fn(&berth_engine::decider::DeciderResult) -> f64,
+) -> String {
+    d.result
+        .as_ref()
+        .map_or_else(|| "—".to_string(), |r| signed(f(r), digits))
+}
+
+/// One accepted proposal's headline: `step. service: from → to`.
+fn accepted_line(a: &Accepted) -> String {
+    format!("{}. {}: {} → {}", a.step, a.service, a.from, a.to)
+}
+
+/// A refused proposal's `service → cluster`, as proposed.
+fn refused_what(r: &Refused) -> String {
+    format!(
+        "{} → {}",
+        r.service_id.as_deref().unwrap_or("(no service)"),
+        r.to.as_deref().unwrap_or("(no cluster)")
+    )
+}
+
 #[component]
-fn ComparisonView(c: Value) -> impl IntoView {
-    let ds = arr(&c["deciders"]);
+fn ComparisonView(c: Comparison) -> impl IntoView {
+    let ds = c.deciders;
     let head = ds
         .iter()
-        .map(|d| view! { <th scope="col">{s(&d["name"])}</th> })
+        .map(|d| view! { <th scope="col">{d.name.clone()}</th> })
         .collect_view();
-    let row = |label: &'static str, f: &dyn Fn(&Value) -> String| {
+    let row = |label: &'static str, f: &dyn Fn(&DeciderEntry) -> String| {
         let cells = ds.iter().map(|d| view! { <td>{f(d)}</td> }).collect_view();
         view! { <tr><th scope="row">{label}</th>{cells}</tr> }
     };
     let rows = view! {
-        {row("proposals", &|d| d["proposals"].to_string())}
-        {row("accepted", &|d| d["accepted_count"].to_string())}
-        {row("refused", &|d| d["refused_count"].to_string())}
-        {row("gain (points)", &|d| d["projected_gain"].as_f64().map(|g| signed(g, 1)).unwrap_or_else(|| "—".into()))}
-        {row("cross-site change (MB/s)", &|d| d["cross_site_mb_s_change"].as_f64().map(|g| signed(g, 2)).unwrap_or_else(|| "—".into()))}
-        {row("confidence", &|d| d["weakest_confidence"].as_str().unwrap_or("—").to_string())}
-        {row("time (ms)", &|d| num(&d["run_time_ms"], 1))}
-        {row("error", &|d| if d["error"].is_null() { String::new() } else { s(&d["error"]["message"]) })}
+        {row("proposals", &|d| count(d, |r| r.proposals))}
+        {row("accepted", &|d| count(d, |r| r.accepted_count))}
+        {row("refused", &|d| count(d, |r| r.refused_count))}
+        {row("gain (points)", &|d| figure(d, 1, |r| r.projected_gain))}
+        {row("cross-site change (MB/s)", &|d| figure(d, 2, |r| r.cross_site_mb_s_change))}
+        {row("confidence", &|d| d.result.as_ref().and_then(|r| r.weakest_confidence).map_or("—", |c| c.as_str()).to_string())}
+        {row("time (ms)", &|d| fixed(d.run_time_ms, 1))}
+        {row("error", &|d| d.error.as_ref().map(|e| e.message.clone()).unwrap_or_default())}
     };
     let per_decider = ds
         .iter()
@@ -386,18 +434,23 @@ fn ComparisonView(c: Value) -> impl IntoView {
 /// One decider's accepted proposals (with a way to take them into a
 /// what-if) and its refused ones with their reasons.
 #[component]
-fn DeciderDetail(d: Value) -> impl IntoView {
+fn DeciderDetail(d: DeciderEntry) -> impl IntoView {
     let auth = expect_context::<Auth>();
     let scenario = expect_context::<Scenario>();
     let navigate = use_navigate();
-    let name = s(&d["name"]);
-    let accepted = arr(&d["accepted"]);
-    let refused = arr(&d["refused"]);
+    let DeciderEntry {
+        name,
+        error,
+        note,
+        result,
+        ..
+    } = d;
+    let (accepted, refused) = result.map_or_else(Default::default, |r| (r.accepted, r.refused));
     let steps: Vec<Step> = accepted
         .iter()
         .map(|a| Step::Move {
-            service: s(&a["service"]),
-            to: s(&a["to"]),
+            service: a.service.clone(),
+            to: a.to.clone(),
         })
         .collect();
     let n = steps.len();
@@ -415,13 +468,14 @@ fn DeciderDetail(d: Value) -> impl IntoView {
     let accepted_items = accepted
         .iter()
         .map(|a| {
-            let weak = a["evidence"].as_str().map(str::to_string);
+            let weak = a.evidence.clone();
+            let reason = a.reason.clone();
             view! {
                 <li>
-                    <strong>{format!("{}. {}: {} → {}", a["step"], s(&a["service"]), s(&a["from"]), s(&a["to"]))}</strong>
-                    {format!(" — gain {} points, confidence {}", signed(a["gain"].as_f64().unwrap_or_default(), 1), s(&a["confidence"]))}
-                    {(a["clears_bars"] == false).then(|| view! { " " <span class="badge warn">"below the bars"</span> })}
-                    {(!s(&a["reason"]).is_empty()).then(|| view! { <br/><span class="hint">{format!("“{}”", s(&a["reason"]))}</span> })}
+                    <strong>{accepted_line(a)}</strong>
+                    {format!(" — gain {} points, confidence {}", signed(a.gain, 1), a.confidence.as_str())}
+                    {(!a.clears_bars).then(|| view! { " " <span class="badge warn">"below the bars"</span> })}
+                    {(!reason.is_empty()).then(|| view! { <br/><span class="hint">{format!("“{reason}”")}</span> })}
                     {weak.map(|e| view! { <br/><span class="evidence">{e}</span> })}
                 </li>
             }
@@ -430,16 +484,11 @@ fn DeciderDetail(d: Value) -> impl IntoView {
     let refused_items = refused
         .iter()
         .map(|r| {
-            let what = format!(
-                "{} → {}",
-                r["serviceId"].as_str().unwrap_or("(no service)"),
-                r["to"].as_str().unwrap_or("(no cluster)")
-            );
-            view! { <li><strong>{what}</strong>" — "<span class="badge warn">{s(&r["code"])}</span>" "{s(&r["message"])}</li> }
+            let what = refused_what(r);
+            view! { <li><strong>{what}</strong>" — "<span class="badge warn">{r.code.as_str()}</span>" "{r.message.clone()}</li> }
         })
         .collect_view();
-    let has_error = !d["error"].is_null();
-    let note = d["note"].as_str().map(str::to_string);
+    let has_error = error.is_some();
     let headline = if has_error {
         "no usable reply".to_string()
     } else {
@@ -450,7 +499,7 @@ fn DeciderDetail(d: Value) -> impl IntoView {
             <summary aria-label=format!("{name}'s proposals: {headline}")><strong>{name.clone()}</strong>{format!(" — {headline}")}</summary>
             {note.map(|n| view! { <p class="hint">{n}</p> })}
             {if has_error {
-                view! { <p class="error">{format!("No usable reply: {}", s(&d["error"]["message"]))}</p> }.into_any()
+                view! { <p class="error">{format!("No usable reply: {}", error.map(|e| e.message).unwrap_or_default())}</p> }.into_any()
             } else if n == 0 {
                 view! { <p class="empty">"No proposal was accepted."</p> }.into_any()
             } else {
@@ -512,10 +561,105 @@ fn LeaderboardView(b: Leaderboard) -> impl IntoView {
 
 #[cfg(test)]
 mod tests {
+    use super::*;
+    use berth_engine::decider::{DeciderError, External};
+    use berth_engine::{estate, front, Format, Policy};
+
     #[test]
     fn the_result_bytes_are_cut_out_of_the_envelope_unchanged() {
         let env = r#"{"estate":"s","now":"x","result_digest":"d","result":{"b":1,"a":[2]}}"#;
         assert_eq!(super::result_bytes(env), Some(r#"{"b":1,"a":[2]}"#));
         assert_eq!(super::result_bytes("{}"), None);
+    }
+
+    /// The server's answer to `POST …/compare` on the sample: the front
+    /// end's bytes in a result envelope, with a file that did not read.
+    fn compare_answer() -> (String, String) {
+        let e = estate::load(
+            include_str!("../../../examples/estates/sample.json"),
+            Format::Json,
+        )
+        .unwrap();
+        let p = Policy::default();
+        let now = estate::parse_time("2026-11-30T04:05:00Z").unwrap();
+        let broken = External {
+            name: "broken".into(),
+            response: Err(DeciderError {
+                code: "unreadable".into(),
+                message: "not JSON".into(),
+            }),
+            run_time_ms: None,
+        };
+        let bytes = front::compare(&e, &p, now, &[broken], &mut front::no_clock);
+        let env = berth_api::ResultEnvelope::write(
+            "sample",
+            1,
+            "c",
+            &p.digest(),
+            "2026-11-30T04:05:00Z",
+            "d",
+            &bytes,
+        );
+        (env, bytes)
+    }
+
+    #[test]
+    fn a_comparison_reads_typed_from_its_envelope() {
+        let (env, bytes) = compare_answer();
+        let c: Comparison = engine_result(&env, "comparison").unwrap();
+        // Read whole: every member the bytes hold, as reading them as JSON
+        // gives it. (Not the same bytes written again: serde_json reads
+        // some floats a unit in the last place off, so a page never
+        // re-serialises a result; digests come from the envelope's bytes.)
+        assert_eq!(
+            serde_json::to_value(&c).unwrap(),
+            serde_json::from_str::<serde_json::Value>(&bytes).unwrap()
+        );
+        let by = |n: &str| c.deciders.iter().find(|d| d.name == n).unwrap();
+        let (base, talker, broken) = (by("baseline"), by("heaviest-talker"), by("broken"));
+        let r = base.result.as_ref().unwrap();
+        assert_eq!(
+            count(base, |r| r.accepted_count),
+            r.accepted.len().to_string()
+        );
+        assert_eq!(
+            figure(base, 1, |r| r.projected_gain),
+            signed(r.projected_gain, 1)
+        );
+        let a = &r.accepted[0];
+        assert_eq!(
+            accepted_line(a),
+            format!("1. {}: {} → {}", a.service, a.from, a.to)
+        );
+        let x = &talker.result.as_ref().unwrap().refused[0];
+        assert_eq!(
+            refused_what(x),
+            format!(
+                "{} → {}",
+                x.service_id.as_deref().unwrap(),
+                x.to.as_deref().unwrap()
+            )
+        );
+        // A decider without a result: its error, and the rows it has
+        // always shown.
+        assert!(broken.result.is_none());
+        assert_eq!(broken.error.as_ref().unwrap().message, "not JSON");
+        assert_eq!(count(broken, |r| r.proposals), "null");
+        assert_eq!(figure(broken, 2, |r| r.cross_site_mb_s_change), "—");
+    }
+
+    #[test]
+    fn envelope_problems_are_sentences() {
+        let (env, _) = compare_answer();
+        let e = engine_result::<Leaderboard>(&env, "leaderboard").unwrap_err();
+        assert!(
+            e.starts_with("The server's leaderboard could not be read ("),
+            "{e}"
+        );
+        let e = engine_result::<Comparison>("{}", "comparison").unwrap_err();
+        assert_eq!(
+            e,
+            "The server's comparison answer has no result; reload the page."
+        );
     }
 }

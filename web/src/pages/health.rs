@@ -1,18 +1,16 @@
 //! Health: the server's readiness, the advice driver's state, and the
 //! notifications it sent or failed to send (docs/notifications.md).
 
-use berth_api::NotificationDeliveryList;
+use berth_api::{DriverHealth, NotificationDeliveryList, Ready};
 use leptos::prelude::*;
-use serde_json::Value;
 
-use super::{arr, s};
 use crate::client;
 use crate::common::Gate;
 
 #[component]
 pub fn Health() -> impl IntoView {
-    let ready = RwSignal::new(None::<Result<Value, String>>);
-    let driver = RwSignal::new(None::<Result<Value, client::Failure>>);
+    let ready = RwSignal::new(None::<Result<Ready, String>>);
+    let driver = RwSignal::new(None::<Result<DriverHealth, client::Failure>>);
     let deliveries = RwSignal::new(None::<Result<NotificationDeliveryList, client::Failure>>);
     let auth = expect_context::<crate::common::Auth>();
     Effect::new(move |_| {
@@ -23,9 +21,13 @@ pub fn Health() -> impl IntoView {
             return;
         }
         leptos::task::spawn_local(async move {
-            ready.set(Some(client::get("/readyz").await.map_err(|f| f.message)));
+            ready.set(Some(
+                client::get_typed::<Ready>("/readyz")
+                    .await
+                    .map_err(|f| f.message),
+            ));
             if signed_in {
-                driver.set(Some(client::get("/api/driver").await));
+                driver.set(Some(client::get_typed::<DriverHealth>("/api/driver").await));
                 deliveries.set(Some(
                     client::get_typed::<NotificationDeliveryList>("/api/notification-deliveries")
                         .await,
@@ -40,7 +42,7 @@ pub fn Health() -> impl IntoView {
                 <h2 id="ready-h">"Server"</h2>
                 {move || match ready.get() {
                     None => view! { <p role="status">"Asking the server…"</p> }.into_any(),
-                    Some(Ok(v)) => view! { <p data-testid="ready">"Ready; database: "{s(&v["database"])}"."</p> }.into_any(),
+                    Some(Ok(r)) => view! { <p data-testid="ready">"Ready; database: "{r.database}"."</p> }.into_any(),
                     Some(Err(m)) => view! { <p class="error" role="alert" data-testid="ready">"Not ready: "{m}</p> }.into_any(),
                 }}
             </section>
@@ -50,25 +52,25 @@ pub fn Health() -> impl IntoView {
                     None => view! { <p role="status">"Asking the server…"</p> }.into_any(),
                     Some(Err(f)) if f.status == 404 => view! { <p data-testid="driver">"Not available: this server has no advice driver."</p> }.into_any(),
                     Some(Err(f)) => view! { <p class="error" role="alert" data-testid="driver">{f.message}</p> }.into_any(),
-                    Some(Ok(v)) => {
-                        let last = if v["last_pass_at"].is_null() {
-                            "The advice driver has not run yet.".to_string()
-                        } else {
-                            format!("Last pass at {}.", s(&v["last_pass_at"]))
+                    Some(Ok(h)) => {
+                        let last = match &h.last_pass_at {
+                            None => "The advice driver has not run yet.".to_string(),
+                            Some(at) => format!("Last pass at {at}."),
                         };
-                        let pass = if v["last_pass"].is_null() { String::new() } else {
-                            format!(" Evaluated {}, deferred {}, failed {}.", v["last_pass"]["evaluated"], v["last_pass"]["deferred"], v["last_pass"]["failed"])
+                        let pass = match &h.last_pass {
+                            None => String::new(),
+                            Some(p) => format!(" Evaluated {}, deferred {}, failed {}.", p.evaluated, p.deferred, p.failed),
                         };
-                        let oldest = match v["oldest_pending_age_s"].as_i64() {
+                        let oldest = match h.oldest_pending_age_s {
                             Some(a) => format!(", the oldest waiting {}", super::age(a)),
                             None => String::new(),
                         };
-                        let backoffs = arr(&v["backoffs"]).into_iter().map(|b| view! {
-                            <li>{format!("{}: {} attempts, next try after {}", s(&b["subject"]), b["attempts"], s(&b["until"]))}</li>
+                        let backoffs = h.backoffs.iter().map(|b| view! {
+                            <li>{format!("{}: {} attempts, next try after {}", b.subject, b.attempts, b.until)}</li>
                         }).collect_view();
                         view! {
                             <p data-testid="driver">{last}{pass}</p>
-                            <p>{format!("Backlog: {}{oldest}.", v["backlog"])}</p>
+                            <p>{format!("Backlog: {}{oldest}.", h.backlog)}</p>
                             <ul>{backoffs}</ul>
                         }.into_any()
                     }

@@ -6,6 +6,7 @@
 
 use std::collections::BTreeMap;
 
+use berth_api::{EstateSummary, ImportAnswer};
 use leptos::prelude::*;
 use serde_json::{json, Value};
 
@@ -93,11 +94,11 @@ pub fn kubernetes_body(cluster: &str, files: &[(String, String)], dry_run: bool)
 /// A request or size as the import report writes it: up to four decimals
 /// (64 MiB is 0.0625 GiB, which three would round), no trailing zeros;
 /// "unknown" when nobody declared it.
-pub fn amount(v: &Value) -> String {
+pub fn amount(v: Option<f64>) -> String {
     // Four decimals: the finest Kubernetes quantities the import meets
     // (a few MiB, a few millicores) still show as more than zero.
     const DIGITS: usize = 4;
-    let t = num(v, DIGITS);
+    let t = num(&Value::from(v), DIGITS);
     if !t.contains('.') {
         return t;
     }
@@ -119,11 +120,11 @@ pub fn ImportPage() -> impl IntoView {
             return;
         };
         leptos::task::spawn_local(async move {
-            let summary = client::get(&format!("/api/estates/{id}")).await;
+            let summary = client::get_typed::<EstateSummary>(&format!("/api/estates/{id}")).await;
             let file = client::request_text("GET", &format!("/api/estates/{id}/file"), None).await;
             match (summary, file) {
                 (Ok(s), Ok(text)) => {
-                    version.set(s["version"].as_i64());
+                    version.set(Some(s.meta.version));
                     match canonical(&text) {
                         Ok(doc) => current.set(Some(doc)),
                         Err(_) => load_error.set(Some(
@@ -180,8 +181,8 @@ fn KubernetesImport(
     // The input (cluster and files) of the last dry run that succeeded:
     // Apply sends exactly that, and only while it is still the input.
     let checked = RwSignal::new(None::<Value>);
-    let report = RwSignal::new(None::<Value>);
-    let applied = RwSignal::new(None::<Value>);
+    let report = RwSignal::new(None::<ImportAnswer>);
+    let applied = RwSignal::new(None::<ImportAnswer>);
     let problems = RwSignal::new(Vec::<berth_api::InputError>::new());
     let error = RwSignal::new(None::<String>);
     let busy = RwSignal::new(false);
@@ -222,10 +223,8 @@ fn KubernetesImport(
             checked.set(None);
         }
     });
-    let stale_report = move || {
-        checked.get().is_none()
-            && report.with(|r| r.as_ref().is_some_and(|r| r["written"] == json!(false)))
-    };
+    let stale_report =
+        move || checked.get().is_none() && report.with(|r| r.as_ref().is_some_and(|r| !r.written));
     let may_apply = move || !busy.get() && checked.get().as_ref() == Some(&input.get());
 
     let send = move |dry_run: bool| {
@@ -243,15 +242,15 @@ fn KubernetesImport(
         }
         leptos::task::spawn_local(async move {
             let path = format!("/api/estates/{id}/import/kubernetes");
-            match client::request("POST", &path, Some(sent.to_string())).await {
-                Ok(v) => {
+            match client::send_typed::<_, ImportAnswer>("POST", &path, &sent).await {
+                Ok(a) => {
                     if dry_run {
-                        report.set(Some(v));
+                        report.set(Some(a));
                         checked.set(Some(body));
                     } else {
-                        version.set(v["version"].as_i64());
-                        report.set(Some(v.clone()));
-                        applied.set(Some(v));
+                        version.set(Some(a.version));
+                        report.set(Some(a.clone()));
+                        applied.set(Some(a));
                         checked.set(None);
                         // Every page computes from the new version.
                         client::forget_snapshot();
@@ -315,12 +314,11 @@ fn KubernetesImport(
                 let list = problems.get();
                 (!list.is_empty()).then(|| view! { <ImportProblems list=list/> })
             }}
-            {move || applied.get().map(|v| {
-                let written = v["written"].as_bool().unwrap_or(false);
-                let text = if written {
-                    format!("Applied: estate {} is now at version {}.", s(&v["estate"]), v["version"])
+            {move || applied.get().map(|a| {
+                let text = if a.written {
+                    format!("Applied: estate {} is now at version {}.", a.estate, a.version)
                 } else {
-                    format!("Nothing to write: estate {} stays at version {}.", s(&v["estate"]), v["version"])
+                    format!("Nothing to write: estate {} stays at version {}.", a.estate, a.version)
                 };
                 view! { <p class="notice" role="status" data-testid="k8s-applied">{text}</p> }
             })}
@@ -360,15 +358,14 @@ fn ImportProblems(list: Vec<berth_api::InputError>) -> impl IntoView {
 }
 
 /// What a dry run (or an apply) of a Kubernetes import reports: the
-/// server's `Report`.
+/// server's answer and its report.
 #[component]
-fn DryRunReport(answer: Value) -> impl IntoView {
-    let r = answer["report"].clone();
-    let list = |v: &Value| arr(v).iter().map(s).collect::<Vec<_>>();
-    let flows = |v: &Value| {
-        arr(v)
-            .iter()
-            .map(|f| format!("{} → {}", s(&f["from"]), s(&f["to"])))
+fn DryRunReport(answer: ImportAnswer) -> impl IntoView {
+    let written = answer.written;
+    let r = answer.report;
+    let flows = |v: &[berth_api::FlowRef]| {
+        v.iter()
+            .map(|f| format!("{} → {}", f.from, f.to))
             .collect::<Vec<_>>()
     };
     let names = |title: &'static str, testid: &'static str, items: Vec<String>| {
@@ -379,45 +376,39 @@ fn DryRunReport(answer: Value) -> impl IntoView {
             }
         })
     };
-    let changed: Vec<String> = arr(&r["changed"])
+    let changed: Vec<String> = r
+        .changed
         .iter()
-        .map(|c| format!("{} ({})", s(&c["id"]), list(&c["fields"]).join(", ")))
+        .map(|c| format!("{} ({})", c.id, c.fields.join(", ")))
         .collect();
-    let written = answer["written"].as_bool().unwrap_or(false);
     let headline = format!(
         "{} services into cluster {}: {} added, {} changed, {} removed, {} unchanged; flows {} added, {} updated, {} removed.",
-        arr(&r["services"]).len(),
-        s(&r["cluster"]),
-        arr(&r["added"]).len(),
-        arr(&r["changed"]).len(),
-        arr(&r["removed"]).len(),
-        r["unchanged"].as_u64().unwrap_or(0),
-        arr(&r["flows_added"]).len(),
-        arr(&r["flows_updated"]).len(),
-        arr(&r["flows_removed"]).len(),
+        r.services.len(),
+        r.cluster,
+        r.added.len(),
+        r.changed.len(),
+        r.removed.len(),
+        r.unchanged,
+        r.flows_added.len(),
+        r.flows_updated.len(),
+        r.flows_removed.len(),
     );
-    let notes = arr(&r["notes"]);
-    // The report's skipped objects are import errors, the API's shape.
-    let skipped: Vec<berth_api::InputError> = arr(&r["skipped"])
-        .iter()
-        .filter_map(|v| serde_json::from_value(v.clone()).ok())
-        .collect();
-    let ignored: Vec<String> = r["ignored"]
-        .as_object()
-        .map(|m| m.iter().map(|(k, n)| format!("{k} {n}")).collect())
-        .unwrap_or_default();
-    let services = arr(&r["services"]);
+    let notes = r.notes;
+    // The report's skipped objects, as the API's input errors.
+    let skipped: Vec<berth_api::InputError> = r.skipped.into_iter().map(Into::into).collect();
+    let ignored: Vec<String> = r.ignored.iter().map(|(k, n)| format!("{k} {n}")).collect();
+    let services = r.services;
     view! {
         <div class="report" data-testid="k8s-report" data-written=written.to_string()>
             <h3>{if written { "Applied" } else { "Dry run: what Apply would do" }}</h3>
             <p data-testid="k8s-headline">{headline}</p>
-            {names("Added", "k8s-added", list(&r["added"]))}
+            {names("Added", "k8s-added", r.added)}
             {names("Changed", "k8s-changed", changed)}
-            {names("Removed", "k8s-removed", list(&r["removed"]))}
-            {names("Kept as they were (skipped, or the input is incomplete)", "k8s-kept", list(&r["kept"]))}
-            {names("Flows added", "k8s-flows-added", flows(&r["flows_added"]))}
-            {names("Flows updated", "k8s-flows-updated", flows(&r["flows_updated"]))}
-            {names("Flows removed", "k8s-flows-removed", flows(&r["flows_removed"]))}
+            {names("Removed", "k8s-removed", r.removed)}
+            {names("Kept as they were (skipped, or the input is incomplete)", "k8s-kept", r.kept)}
+            {names("Flows added", "k8s-flows-added", flows(&r.flows_added))}
+            {names("Flows updated", "k8s-flows-updated", flows(&r.flows_updated))}
+            {names("Flows removed", "k8s-flows-removed", flows(&r.flows_removed))}
             <h4>{format!("Notes ({})", notes.len())}</h4>
             {if notes.is_empty() {
                 view! { <p class="empty">"No notes: every request was declared and nothing is pinned."</p> }.into_any()
@@ -425,10 +416,10 @@ fn DryRunReport(answer: Value) -> impl IntoView {
                 view! {
                     <ul class="notes" data-testid="k8s-notes">
                         {notes.into_iter().map(|n| view! {
-                            <li data-code=s(&n["code"])>
-                                <code>{s(&n["code"])}</code>" "
-                                {n["service"].as_str().map(|sv| view! { <strong>{sv.to_string()}</strong>": " })}
-                                {s(&n["message"])}
+                            <li data-code=n.code.as_str()>
+                                <code>{n.code.as_str()}</code>" "
+                                {n.service.map(|sv| view! { <strong>{sv}</strong>": " })}
+                                {n.message}
                             </li>
                         }).collect_view()}
                     </ul>
@@ -445,12 +436,12 @@ fn DryRunReport(answer: Value) -> impl IntoView {
                     <tbody>
                         {services.into_iter().map(|sv| view! {
                             <tr>
-                                <th scope="row">{s(&sv["id"])}</th>
-                                <td class="n">{amount(&sv["cpu"])}</td>
-                                <td class="n">{amount(&sv["memory_gib"])}</td>
-                                <td class="n">{amount(&sv["data_gb"])}</td>
-                                <td>{if sv["pinned"].as_bool() == Some(true) { "yes" } else { "" }}</td>
-                                <td>{if sv["local_volumes"].as_bool() == Some(true) { "yes" } else { "" }}</td>
+                                <th scope="row">{sv.id}</th>
+                                <td class="n">{amount(sv.cpu)}</td>
+                                <td class="n">{amount(sv.memory_gib)}</td>
+                                <td class="n">{amount(Some(sv.data_gb))}</td>
+                                <td>{if sv.pinned { "yes" } else { "" }}</td>
+                                <td>{if sv.local_volumes { "yes" } else { "" }}</td>
                             </tr>
                         }).collect_view()}
                     </tbody>
@@ -472,7 +463,7 @@ fn EstateFileImport(
     // The text of the last check that passed, with its diff.
     let checked = RwSignal::new(None::<(String, Vec<KindDiff>, String)>);
     let problems = RwSignal::new(Vec::<Problem>::new());
-    let applied = RwSignal::new(None::<Value>);
+    let applied = RwSignal::new(None::<EstateSummary>);
     let error = RwSignal::new(None::<String>);
     let busy = RwSignal::new(false);
     let may_apply =
@@ -534,11 +525,13 @@ fn EstateFileImport(
         error.set(None);
         leptos::task::spawn_local(async move {
             let path = format!("/api/estates/{id}/file");
-            match client::request_typed("PUT", &path, Some(t), content_type).await {
-                Ok(answer) => {
-                    let v: Value = serde_json::from_str(&answer).unwrap_or(Value::Null);
-                    version.set(v["version"].as_i64());
-                    applied.set(Some(v));
+            let answer = client::request_typed("PUT", &path, Some(t), content_type)
+                .await
+                .and_then(|text| client::typed_answer::<EstateSummary>(&path, &text));
+            match answer {
+                Ok(summary) => {
+                    version.set(Some(summary.meta.version));
+                    applied.set(Some(summary));
                     checked.set(None);
                     client::forget_snapshot();
                     reload();
@@ -589,7 +582,7 @@ fn EstateFileImport(
             </div>
             {move || error.get().map(|m| view! { <p class="error" role="alert">{m}</p> })}
             {move || applied.get().map(|v| view! {
-                <p class="notice" role="status" data-testid="file-applied">{format!("Applied: estate {} is now at version {}.", s(&v["id"]), v["version"])}</p>
+                <p class="notice" role="status" data-testid="file-applied">{format!("Applied: estate {} is now at version {}.", v.meta.id, v.meta.version)}</p>
             })}
             {move || checked.get().map(|(_, d, renamed)| view! { <FileDiff diff=d renamed=renamed/> })}
         </section>
@@ -686,10 +679,10 @@ mod tests {
 
     #[test]
     fn amounts_read_like_the_cli_report() {
-        assert_eq!(amount(&json!(0.0625)), "0.0625");
-        assert_eq!(amount(&json!(0.2)), "0.2");
-        assert_eq!(amount(&json!(0)), "0");
-        assert_eq!(amount(&Value::Null), "unknown");
+        assert_eq!(amount(Some(0.0625)), "0.0625");
+        assert_eq!(amount(Some(0.2)), "0.2");
+        assert_eq!(amount(Some(0.0)), "0");
+        assert_eq!(amount(None), "unknown");
     }
 
     #[test]

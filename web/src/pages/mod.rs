@@ -27,7 +27,12 @@ pub fn s(v: &Value) -> String {
 
 /// A number with `digits` decimals; "unknown" for null.
 pub fn num(v: &Value, digits: usize) -> String {
-    match v.as_f64() {
+    fixed(v.as_f64(), digits)
+}
+
+/// [`num`] of a typed value: `digits` decimals; "unknown" for `None`.
+pub fn fixed(x: Option<f64>, digits: usize) -> String {
+    match x {
         Some(x) => {
             let t = format!("{x:.digits$}");
             // "-0.00" reads as a loss that is not there.
@@ -191,6 +196,9 @@ mod tests {
         assert_eq!(num(&Value::Null, 1), "unknown");
         assert_eq!(num(&serde_json::json!(-0.001), 2), "0.00");
         assert_eq!(num(&serde_json::json!(-1.5), 1), "-1.5");
+        assert_eq!(fixed(None, 1), "unknown");
+        assert_eq!(fixed(Some(-0.001), 2), "0.00");
+        assert_eq!(fixed(Some(2.26), 1), "2.3");
         assert_eq!(signed(-1.04, 1), "−1.0");
         assert_eq!(signed(2.0, 0), "+2");
     }

@@ -3,16 +3,23 @@
 //! that cannot move; clusters whose fit cannot be told. Computed in the
 //! browser by the engine, then checked against the server by digest.
 
+use std::sync::Arc;
+
+use berth_api::ResultEnvelope;
+use berth_engine::advise::{CantTell as CantTellEntry, Immovable as ImmovableEntry, Move};
 use berth_engine::cost::Term;
+use berth_engine::fact::Class;
+use berth_engine::why::Flip;
+use berth_engine::{Advice, MoveWhy};
 use leptos::prelude::*;
 use leptos_router::hooks::use_navigate;
-use serde_json::Value;
 
-use super::review::{self, ReviewLine, Reviews};
-use super::{age, arr, num, s, signed};
+use super::review::{ReviewLine, Reviews};
+use super::{age, fixed, signed};
 use crate::client;
 use crate::common::{Auth, ErrorLine, Gate, Scenario};
 use crate::engine::{self, SnapshotMeta, Step};
+use berth_api::ReviewState;
 
 /// The browser/server parity check of one result.
 #[derive(Clone, Debug, PartialEq)]
@@ -36,19 +43,22 @@ impl Parity {
 }
 
 /// Compare the server's envelope with what the browser computed.
-pub fn check_parity(envelope: &Value, meta: &SnapshotMeta, browser_digest: &str) -> Parity {
-    let server = envelope["result_digest"].as_str().unwrap_or_default();
-    if envelope["version"].as_i64() != Some(meta.version) {
+pub fn check_parity(
+    envelope: &ResultEnvelope,
+    meta: &SnapshotMeta,
+    browser_digest: &str,
+) -> Parity {
+    let server = envelope.result_digest.as_str();
+    if envelope.version != meta.version {
         return Parity::Mismatch(format!(
             "The estate changed on the server (version {} there, {} here): reload the page.",
-            envelope["version"], meta.version
+            envelope.version, meta.version
         ));
     }
-    if envelope["policy_digest"].as_str() != Some(meta.policy_digest.as_str()) {
+    if envelope.policy_digest != meta.policy_digest {
         return Parity::Mismatch(format!(
             "The policy changed on the server ({} there, {} here): reload the page.",
-            s(&envelope["policy_digest"]),
-            meta.policy_digest
+            envelope.policy_digest, meta.policy_digest
         ));
     }
     if server == browser_digest {
@@ -62,11 +72,26 @@ pub fn check_parity(envelope: &Value, meta: &SnapshotMeta, browser_digest: &str)
     }
 }
 
+/// The advice on show and, once computed, every move's Why (aligned with
+/// `advice.moves`; empty until then).
+#[derive(Debug, PartialEq)]
+pub struct Shown {
+    pub advice: Advice,
+    pub why: Vec<MoveWhy>,
+}
+
+impl Shown {
+    /// The Why of move `i`, once computed.
+    fn why(&self, i: usize) -> Option<MoveWhy> {
+        self.why.get(i).cloned()
+    }
+}
+
 #[component]
 pub fn Placement() -> impl IntoView {
     let auth = expect_context::<Auth>();
     let scenario = expect_context::<Scenario>();
-    let advice = RwSignal::new(None::<Value>);
+    let advice = RwSignal::new(None::<Arc<Shown>>);
     let meta = RwSignal::new(None::<SnapshotMeta>);
     let error = RwSignal::new(None::<String>);
     let parity = RwSignal::new(Parity::Pending);
@@ -90,8 +115,12 @@ pub fn Placement() -> impl IntoView {
             // The moves first, painted at once; then every Why (the
             // larger part of the work) and the parity check over both.
             let t0 = client::perf_ms();
-            advice.set(Some(engine::advice_value(&l, now)));
+            let computed = engine::advice(&l, now);
             computed_ms.set(Some(client::perf_ms() - t0));
+            advice.set(Some(Arc::new(Shown {
+                advice: computed.clone(),
+                why: Vec::new(),
+            })));
             now_text.set(engine::format_time(now));
             meta.set(Some(l.meta.clone()));
             // Which of them a decision hides, at the same evaluation time.
@@ -99,15 +128,19 @@ pub fn Placement() -> impl IntoView {
             reviews.load(id.clone());
             client::yield_to_browser().await;
             let t1 = client::perf_ms();
-            let text = engine::advice_why_json(&l, now);
+            let why = engine::explain(&l, now, &computed);
+            let text = engine::advice_why_bytes(&computed, &why);
             let digest = engine::sha256_hex(text.as_bytes());
             why_ms.set(Some(client::perf_ms() - t1));
-            advice.set(serde_json::from_str(&text).ok());
+            advice.set(Some(Arc::new(Shown {
+                advice: computed,
+                why,
+            })));
             let url = format!(
                 "/api/estates/{id}/advice?why=true&now={}",
                 engine::format_time(now)
             );
-            match client::get(&url).await {
+            match client::get_typed::<ResultEnvelope>(&url).await {
                 Ok(env) => parity.set(check_parity(&env, &l.meta, &digest)),
                 Err(f) => parity.set(Parity::Failed(format!(
                     "Could not ask the server for its advice to compare: {}",
@@ -126,26 +159,22 @@ pub fn Placement() -> impl IntoView {
     // to the one it has been created with") and the page answered nothing.
     let owner = StoredValue::new(Owner::current());
     let take = move |_| {
-        if let Some(a) = advice.get_untracked() {
+        if let Some(shown) = advice.get_untracked() {
             // The recommendations only: a move the evidence cannot back is
             // shown apart and left out (it can be added by hand).
             // Nor one a decision hides, unless the page is showing those.
-            let moves = arr(&a["moves"]);
+            let moves = &shown.advice.moves;
             let showing = reviews.show_hidden.get_untracked();
             let steps: Vec<Step> = moves
                 .iter()
                 .enumerate()
                 .filter(|(i, m)| {
-                    m["evidence"].is_null()
-                        && (showing
-                            || reviews.by_identity.with_untracked(|r| {
-                                r.get(&review::identity(&moves, *i))
-                                    .is_none_or(|r| r["standing"]["state"] != "hidden")
-                            }))
+                    m.evidence.is_none()
+                        && (showing || !reviews.hidden_untracked(&identity(moves, *i)))
                 })
                 .map(|(_, m)| Step::Move {
-                    service: s(&m["service"]),
-                    to: s(&m["to"]),
+                    service: m.service.clone(),
+                    to: m.to.clone(),
                 })
                 .collect();
             scenario.steps.set(steps);
@@ -171,17 +200,17 @@ pub fn Placement() -> impl IntoView {
             {move || match advice.get() {
                 None => view! { <p class="loading" role="status">"Computing the advice in your browser…"</p> }.into_any(),
                 Some(a) => view! {
-                    <Moves advice=a.clone()/>
+                    <Moves shown=a.clone()/>
                     <p>
-                        <button type="button" on:click=take disabled=!arr(&a["moves"]).iter().any(|m| m["evidence"].is_null())>
+                        <button type="button" on:click=take disabled=!a.advice.moves.iter().any(|m| m.evidence.is_none())>
                             "Take these moves into a what-if scenario"
                         </button>
                     </p>
                     <PlanExport now=now_text.into()/>
-                    <WeakMoves advice=a.clone()/>
-                    <Immovable advice=a.clone()/>
-                    <UnknownRequests advice=a.clone()/>
-                    <CantTell advice=a/>
+                    <WeakMoves shown=a.clone()/>
+                    <Immovable shown=a.clone()/>
+                    <UnknownRequests shown=a.clone()/>
+                    <CantTell shown=a/>
                 }.into_any(),
             }}
             <crate::history::History/>
@@ -258,11 +287,10 @@ pub fn Provenance(
 
 /// A compound step's summary, on its first member: the members move as
 /// one step ("Moving cart alone costs 12.4 points; …").
-fn group_line(m: &Value) -> Option<impl IntoView> {
-    let g = &m["group"];
-    let steps = g["steps"].as_array()?;
-    let names: Vec<String> = arr(&g["services"]).iter().map(s).collect();
-    if steps.first() != Some(&m["step"]) {
+fn group_line(m: &Move) -> Option<impl IntoView> {
+    let g = m.group.as_ref()?;
+    let names = g.services.clone();
+    if g.steps.first() != Some(&m.step) {
         // Named by service: the page numbers its list without the moves
         // resting on guesses, so the engine's step numbers would mislead.
         let first = names.first().cloned().unwrap_or_default();
@@ -272,7 +300,7 @@ fn group_line(m: &Value) -> Option<impl IntoView> {
         view! {
             <p class="group-step" data-testid="group-step" data-services=names.join(" ")>
                 <strong>{format!("Compound step ({} services): ", names.len())}</strong>
-                {s(&g["summary"])}
+                {g.summary.clone()}
             </p>
         }
         .into_any(),
@@ -283,26 +311,27 @@ fn group_line(m: &Value) -> Option<impl IntoView> {
 /// move a decision hides (dismissed or snoozed, still holding) is left
 /// out of the list until "show" is pressed.
 fn move_item(
-    m: &Value,
-    why: Value,
+    m: &Move,
+    why: Option<MoveWhy>,
     identity: String,
     filter: Option<(MoveFilter, MoveContext)>,
     scale: f64,
 ) -> impl IntoView {
     let reviews = expect_context::<Reviews>();
-    let class = s(&m["confidence"]);
-    let service = s(&m["service"]);
-    let to = s(&m["to"]);
+    let class = m.confidence.as_str();
+    let service = m.service.clone();
+    let to = m.to.clone();
     // Each Why names its move: a screen reader's list of controls is
     // otherwise a column of identical "Why"s.
     let why_label = format!("Why move {service} to {to}");
     // A compound step is reviewed once, on its first member.
-    let first_of_step = m["group"]["steps"]
-        .as_array()
-        .is_none_or(|steps| steps.first() == Some(&m["step"]));
+    let first_of_step = m
+        .group
+        .as_ref()
+        .is_none_or(|g| g.steps.first() == Some(&m.step));
     let review_label = format!("{service} to {to}");
     let id_state = identity.clone();
-    let state = Signal::derive(move || reviews.state(&id_state).unwrap_or_default());
+    let state = Signal::derive(move || reviews.state(&id_state).map_or("", |s| s.as_str()));
     let why_for_review = why.clone();
     let why_open = RwSignal::new(false);
     let auth = expect_context::<Auth>();
@@ -329,31 +358,32 @@ fn move_item(
     // context: a context would reach the sibling lists too).
     let m_for_filter = m.clone();
     let shown = move || {
-        let by_review = state.get() != "hidden" || reviews.show_hidden.get();
+        let by_review = state.get() != ReviewState::Hidden.as_str() || reviews.show_hidden.get();
         by_review
             && filter
                 .as_ref()
                 .is_none_or(|(f, cx)| f.passes(&m_for_filter, cx))
     };
-    let gain = m["gain"].as_f64().unwrap_or_default();
-    let terms: Vec<(String, f64)> = arr(&why["terms"])
+    let gain = m.gain;
+    let terms: Vec<(String, f64)> = why
         .iter()
-        .map(|t| (s(&t["term"]), t["points"].as_f64().unwrap_or_default()))
+        .flat_map(|w| &w.terms)
+        .map(|t| (t.term.to_string(), t.points))
         .collect();
     view! {
         <li class="move" data-service=service.clone() data-identity=identity.clone() data-review=state
             style:display=move || if shown() { "list-item" } else { "none" }>
             <div class="move-head">
                 <strong>{service.clone()}</strong>
-                " from "<code>{s(&m["from"])}</code>" to "<code>{to.clone()}</code>
-                <span class="gain">{format!("{} points", signed(m["gain"].as_f64().unwrap_or_default(), 1))}</span>
-                <span class=format!("badge conf-{class}") title="the weakest fact deciding this move">{class.clone()}</span>
+                " from "<code>{m.from.clone()}</code>" to "<code>{to.clone()}</code>
+                <span class="gain">{format!("{} points", signed(m.gain, 1))}</span>
+                <span class=format!("badge conf-{class}") title="the weakest fact deciding this move">{class}</span>
             </div>
             <div class="move-figures">
                 <GainBar gain=gain scale=scale/>
                 <Waterfall terms=terms gain=gain/>
             </div>
-            {m["evidence"].as_str().map(|e| view! { <p class="evidence">{e.to_string()}</p> })}
+            {m.evidence.clone().map(|e| view! { <p class="evidence">{e}</p> })}
             {group_line(m)}
             {first_of_step.then(|| view! { <ReviewLine identity=identity.clone() why=why_for_review label=review_label/> })}
             // The panel is built when first opened: forty closed panels of
@@ -361,7 +391,7 @@ fn move_item(
             // estate's page (26,000 of 27,000 elements at 1,000 services).
             <details class="why" on:toggle=move |_| why_open.set(true)>
                 <summary aria-label=why_label>"Why"</summary>
-                {move || why_open.get().then(|| view! { <WhyPanel why=why.clone()/> })}
+                {move || why_open.get().then(|| why.clone().map(|why| view! { <WhyPanel why=why/> }))}
             </details>
             <a class="place-link" href=place_href>{format!("Where else could {service} go?")}</a>
             " · "
@@ -466,8 +496,8 @@ fn hidden_line(identities: Vec<String>) -> impl IntoView {
     }
 }
 
-/// A move and its Why panel.
-type MoveAndWhy = (Value, Value, String);
+/// A move, its Why panel (once computed) and its review identity.
+type MoveAndWhy = (Move, Option<MoveWhy>, String);
 
 /// What the list of recommendations is narrowed to: a search over
 /// service, clusters and owner, a cluster (left or joined), and a least
@@ -492,17 +522,34 @@ struct MoveContext {
 }
 
 impl MoveContext {
-    fn of(m: &Value) -> MoveContext {
+    fn of(m: &Move) -> MoveContext {
+        let Some(l) = client::loaded_now() else {
+            return MoveContext::default();
+        };
+        let e = &l.estate;
+        let site = |cluster: &str| {
+            e.cluster_index(cluster)
+                .map(|c| e.sites[e.clusters[c].site].id.clone())
+                .unwrap_or_default()
+        };
         MoveContext {
-            owner: document_field("services", &s(&m["service"]), "owner"),
-            from_site: document_field("clusters", &s(&m["from"]), "site"),
-            to_site: document_field("clusters", &s(&m["to"]), "site"),
+            owner: e
+                .service_index(&m.service)
+                .map(|i| e.services[i].owner.clone())
+                .unwrap_or_default(),
+            from_site: site(&m.from),
+            to_site: site(&m.to),
         }
     }
 }
 
-/// Confidence classes from strongest to weakest.
-const CLASSES: [&str; 4] = ["measured", "reported", "inferred", "guessed"];
+/// Confidence classes from strongest to weakest, as the filter offers them.
+const CLASSES: [Class; 4] = [
+    Class::Measured,
+    Class::Reported,
+    Class::Inferred,
+    Class::Guessed,
+];
 
 impl MoveFilter {
     fn new() -> MoveFilter {
@@ -516,28 +563,23 @@ impl MoveFilter {
     }
 
     /// Does the move (with its owner and sites) pass?
-    fn passes(&self, m: &Value, cx: &MoveContext) -> bool {
+    fn passes(&self, m: &Move, cx: &MoveContext) -> bool {
         let owner = cx.owner.as_str();
         let q = self.query.get().trim().to_lowercase();
         let text_ok = q.is_empty()
-            || [
-                s(&m["service"]),
-                s(&m["from"]),
-                s(&m["to"]),
-                owner.to_string(),
-            ]
-            .iter()
-            .any(|t| t.to_lowercase().contains(&q));
-        let c = self.cluster.get();
-        let cluster_ok = c.is_empty() || m["from"] == c.as_str() || m["to"] == c.as_str();
-        let least = self.confidence.get();
-        let rank = |k: &str| {
-            CLASSES
+            || [m.service.as_str(), m.from.as_str(), m.to.as_str(), owner]
                 .iter()
-                .position(|x| *x == k)
-                .unwrap_or(CLASSES.len())
-        };
-        let conf_ok = least.is_empty() || rank(&s(&m["confidence"])) <= rank(&least);
+                .any(|t| t.to_lowercase().contains(&q));
+        let c = self.cluster.get();
+        let cluster_ok = c.is_empty() || m.from == c || m.to == c;
+        let least = self.confidence.get();
+        // Classes order from strongest to weakest; "at least reported"
+        // keeps measured and reported.
+        let conf_ok = least.is_empty()
+            || CLASSES
+                .iter()
+                .find(|k| k.as_str() == least)
+                .is_none_or(|least| m.confidence <= *least);
         let site = self.site.get();
         let site_ok = site.is_empty() || cx.from_site == site || cx.to_site == site;
         let who = self.owner.get();
@@ -546,40 +588,27 @@ impl MoveFilter {
     }
 }
 
-/// A string field of the item with `id` in one of the loaded estate
-/// document's collections ("" when unknown): a cluster's site, a
-/// service's owner.
-fn document_field(collection: &str, id: &str, field: &str) -> String {
-    client::loaded_now()
-        .and_then(|l| {
-            l.document[collection].as_array().and_then(|items| {
-                items
-                    .iter()
-                    .find(|x| x["id"] == id)
-                    .and_then(|x| x[field].as_str().map(str::to_string))
-            })
-        })
-        .unwrap_or_default()
-}
-
 /// The moves and their Why panels, split into the recommendations (the
 /// evidence backs them) and the rest; each with its Why.
-fn split_moves(advice: &Value) -> (Vec<MoveAndWhy>, Vec<MoveAndWhy>) {
-    let whys = arr(&advice["why"]);
-    let moves = arr(&advice["moves"]);
+fn split_moves(shown: &Shown) -> (Vec<MoveAndWhy>, Vec<MoveAndWhy>) {
+    let moves = &shown.advice.moves;
     moves
         .iter()
         .enumerate()
-        .map(|(i, m)| {
-            let why = whys.get(i).cloned().unwrap_or(Value::Null);
-            (m.clone(), why, review::identity(&moves, i))
-        })
-        .partition(|(m, _, _)| m["evidence"].is_null())
+        .map(|(i, m)| (m.clone(), shown.why(i), identity(moves, i)))
+        .partition(|(m, _, _)| m.evidence.is_none())
+}
+
+/// A recommendation's identity, as decisions about it are stored
+/// (`service|from|to`, a compound step's members joined).
+fn identity(moves: &[Move], i: usize) -> String {
+    berth_engine::review::identity(moves, i)
 }
 
 #[component]
-fn Moves(advice: Value) -> impl IntoView {
-    let (recommended, weak) = split_moves(&advice);
+fn Moves(shown: Arc<Shown>) -> impl IntoView {
+    let (recommended, weak) = split_moves(&shown);
+    let advice = &shown.advice;
     if recommended.is_empty() {
         // Say what stopped it: guesses, unknowns, or nothing to gain.
         let why_none = if !weak.is_empty() {
@@ -589,29 +618,30 @@ fn Moves(advice: Value) -> impl IntoView {
                 if weak.len() == 1 { "" } else { "s" },
                 if weak.len() == 1 { "s" } else { "" }
             )
-        } else if !arr(&advice["unknown_requests"]).is_empty()
-            || !arr(&advice["cant_tell"]).is_empty()
-            || !arr(&advice["unknown_capacity"]).is_empty()
+        } else if !advice.unknown_requests.is_empty()
+            || !advice.cant_tell.is_empty()
+            || !advice.unknown_capacity.is_empty()
         {
             "No move is worth making with what is known: some services or clusters lack the facts to tell (below).".to_string()
         } else {
             "No move is worth making: every service is where it should be, or no move clears the bars.".to_string()
         };
-        let bound = bound_sentence(&advice).map(|b| view! { <p data-testid="bound">{b}</p> });
+        let bound = bound_sentence(advice);
+        let bound = view! { <p data-testid="bound">{bound}</p> };
         return view! { <p class="empty" data-testid="moves-empty">{why_none}</p> {bound} }
             .into_any();
     }
-    let before = &advice["totals_before"]["cost"];
-    let after = &advice["totals_after"]["cost"];
+    let before = advice.totals_before.cost;
+    let after = advice.totals_after.cost;
     let identities: Vec<String> = recommended.iter().map(|(_, _, i)| i.clone()).collect();
     let filter = MoveFilter::new();
     let mut clusters: Vec<String> = recommended
         .iter()
-        .flat_map(|(m, _, _)| [s(&m["from"]), s(&m["to"])])
+        .flat_map(|(m, _, _)| [m.from.clone(), m.to.clone()])
         .collect();
     clusters.sort();
     clusters.dedup();
-    let for_count: Vec<(Value, MoveContext, String)> = recommended
+    let for_count: Vec<(Move, MoveContext, String)> = recommended
         .iter()
         .map(|(m, _, identity)| (m.clone(), MoveContext::of(m), identity.clone()))
         .collect();
@@ -634,14 +664,14 @@ fn Moves(advice: Value) -> impl IntoView {
     // Gain bars share one scale: the largest gain in the list.
     let scale = recommended
         .iter()
-        .filter_map(|(m, _, _)| m["gain"].as_f64())
+        .map(|(m, _, _)| m.gain)
         .fold(0.0f64, |a, g| a.max(g.abs()));
     let reviews = expect_context::<Reviews>();
     // What the list shows: passing the filter and not hidden by a decision
     // (unless the page is showing those); the total leaves the hidden out
     // the same way.
     let visible_by_review = move |identity: &str| {
-        reviews.state(identity).unwrap_or_default() != "hidden" || reviews.show_hidden.get()
+        reviews.state(identity) != Some(ReviewState::Hidden) || reviews.show_hidden.get()
     };
     let showing = move || {
         for_count
@@ -664,8 +694,8 @@ fn Moves(advice: Value) -> impl IntoView {
     view! {
         <section aria-labelledby="moves-h">
             <h2 id="moves-h">"Recommended moves, in order"</h2>
-            <p>{format!("Estate cost {} → {} points (with every move on this page applied).", num(before, 1), num(after, 1))}</p>
-            {bound_sentence(&advice).map(|b| view! { <p data-testid="bound">{b}</p> })}
+            <p>{format!("Estate cost {} → {} points (with every move on this page applied).", fixed(Some(before), 1), fixed(Some(after), 1))}</p>
+            <p data-testid="bound">{bound_sentence(advice)}</p>
             {hidden_line(identities)}
             <div class="move-filter" role="search" aria-label="Narrow the recommendations">
                 <label for="mf-q">"Search"</label>
@@ -688,7 +718,7 @@ fn Moves(advice: Value) -> impl IntoView {
                 <label for="mf-conf">"Confidence at least"</label>
                 <select id="mf-conf" on:change=move |ev| filter.confidence.set(event_target_value(&ev)) prop:value=move || filter.confidence.get()>
                     <option value="">"any"</option>
-                    {CLASSES.into_iter().map(|c| view! { <option value=c>{c}</option> }).collect_view()}
+                    {CLASSES.into_iter().map(|c| view! { <option value=c.as_str()>{c.as_str()}</option> }).collect_view()}
                 </select>
                 <span role="status" data-testid="moves-showing">{move || {
                     let (n, total) = (showing(), total());
@@ -701,25 +731,17 @@ fn Moves(advice: Value) -> impl IntoView {
     .into_any()
 }
 
-/// The advice's proven bound (`bound` of the result) in the words of
-/// `berth advise --format text`; `None` for a result without one.
-fn bound_sentence(advice: &Value) -> Option<String> {
-    let b = &advice["bound"];
-    Some(berth_engine::text::bound_line(
-        &berth_engine::bound::Bound {
-            cost_at_least: b["cost_at_least"].as_f64()?,
-            improvement_at_most: b["improvement_at_most"].as_f64()?,
-            captured_at_least: b["captured_at_least"].as_f64(),
-        },
-    ))
+/// The advice's proven bound in the words of `berth advise --format text`.
+fn bound_sentence(advice: &Advice) -> String {
+    berth_engine::text::bound_line(&advice.bound)
 }
 
 /// Moves the engine found worth making but cannot back: the weakest
 /// deciding fact is a guess. Not numbered with the recommendations, not
 /// taken into a what-if.
 #[component]
-fn WeakMoves(advice: Value) -> impl IntoView {
-    let (_, weak) = split_moves(&advice);
+fn WeakMoves(shown: Arc<Shown>) -> impl IntoView {
+    let (_, weak) = split_moves(&shown);
     if weak.is_empty() {
         return ().into_any();
     }
@@ -727,7 +749,7 @@ fn WeakMoves(advice: Value) -> impl IntoView {
     // The list's own scale: these are not ranked with the recommendations.
     let scale = weak
         .iter()
-        .filter_map(|(m, _, _)| m["gain"].as_f64())
+        .map(|(m, _, _)| m.gain)
         .fold(0.0f64, |a, g| a.max(g.abs()));
     let rows = weak
         .into_iter()
@@ -747,29 +769,31 @@ fn WeakMoves(advice: Value) -> impl IntoView {
 /// Services whose CPU or memory request is unknown: the engine never
 /// moves them (no fit can be told).
 #[component]
-fn UnknownRequests(advice: Value) -> impl IntoView {
-    let items = arr(&advice["unknown_requests"]);
+fn UnknownRequests(shown: Arc<Shown>) -> impl IntoView {
+    let items = shown.advice.unknown_requests.clone();
     if items.is_empty() {
         return ().into_any();
     }
-    let render = |u: Value| {
+    let render = |u: berth_engine::advise::UnknownRequest| {
         {
-            let missing = arr(&u["missing"])
+            let missing = u
+                .missing
                 .iter()
                 .map(|m| match m.as_str() {
-                    Some("cpu") => "CPU".to_string(),
-                    Some("memory_gib") => "memory".to_string(),
-                    _ => s(m),
+                    "cpu" => "CPU".to_string(),
+                    "memory_gib" => "memory".to_string(),
+                    other => other.to_string(),
                 })
                 .collect::<Vec<_>>()
                 .join(" or ");
             // The fix, in the words of the manifests it comes from (and
             // of the estate file, for an estate written by hand).
-            let fields = arr(&u["missing"])
+            let fields = u
+                .missing
                 .iter()
                 .map(|m| match m.as_str() {
-                    Some("cpu") => ("resources.requests.cpu", "cpu"),
-                    Some("memory_gib") => ("resources.requests.memory", "memory_gib"),
+                    "cpu" => ("resources.requests.cpu", "cpu"),
+                    "memory_gib" => ("resources.requests.memory", "memory_gib"),
                     _ => ("resources.requests", "the request"),
                 })
                 .collect::<Vec<_>>();
@@ -779,9 +803,9 @@ fn UnknownRequests(advice: Value) -> impl IntoView {
                 .map(|f| format!("`{}`", f.1))
                 .collect::<Vec<_>>()
                 .join(" and ");
-            let service = s(&u["service"]);
+            let service = u.service.clone();
             let fix = format!("Fix: add {k8s} to every container of {service}, or set {file} on it in the estate file.");
-            view! { <li><strong>{service.clone()}</strong>" on "<code>{s(&u["cluster"])}</code>": no "{missing}" request. "<span class="fix">{fix}</span></li> }
+            view! { <li><strong>{service.clone()}</strong>" on "<code>{u.cluster.clone()}</code>": no "{missing}" request. "<span class="fix">{fix}</span></li> }
         }
     };
     view! {
@@ -797,22 +821,24 @@ fn UnknownRequests(advice: Value) -> impl IntoView {
 /// Facts (class, source, age), the term breakdown and the flip conditions
 /// of one move.
 #[component]
-pub fn WhyPanel(why: Value) -> impl IntoView {
-    let terms = arr(&why["terms"])
-        .into_iter()
+pub fn WhyPanel(why: MoveWhy) -> impl IntoView {
+    let terms = why
+        .terms
+        .iter()
         .map(|t| {
             // The engine's words for the term; its result key when unknown.
-            let id = s(&t["term"]);
+            let id = t.term.to_string();
             let label = Term::from_id(&id).map_or(id.clone(), |t| t.label().to_string());
-            view! { <tr data-term=id><td>{label}</td><td class="n">{num(&t["points"], 2)}</td></tr> }
+            view! { <tr data-term=id><td>{label}</td><td class="n">{fixed(Some(t.points), 2)}</td></tr> }
         })
         .collect_view();
-    let facts = arr(&why["facts"])
-        .into_iter()
+    let facts = why
+        .facts
+        .iter()
         .map(|f| {
             // An RTT no stored fact gives is a policy value or an estimate
             // from distance, not a measurement of age 0: say which.
-            let derived = match f["derivation"].as_str() {
+            let derived = match f.derivation {
                 Some("same_cluster") => Some(("nominal", "policy value for the same cluster")),
                 Some("same_site") => Some(("nominal", "policy value for the same site")),
                 Some("unknown") => Some(("nominal", "policy value for an unknown path")),
@@ -821,7 +847,7 @@ pub fn WhyPanel(why: Value) -> impl IntoView {
                 }
                 _ => None,
             };
-            let class = s(&f["class"]);
+            let class = f.class.as_str();
             let (badge, badge_class, source, shown_age) = match derived {
                 Some((label, words)) => (
                     label.to_string(),
@@ -830,16 +856,16 @@ pub fn WhyPanel(why: Value) -> impl IntoView {
                     "—".to_string(),
                 ),
                 None => (
-                    class.clone(),
+                    class.to_string(),
                     format!("badge conf-{class}"),
-                    s(&f["source"]),
-                    age(f["age_s"].as_i64().unwrap_or_default()),
+                    f.source.clone(),
+                    age(f.age_s),
                 ),
             };
             view! {
                 <tr data-derived=derived.is_some().to_string()>
-                    <td>{s(&f["fact"])}</td>
-                    <td class="n">{num(&f["value"], 2)}</td>
+                    <td>{f.fact.clone()}</td>
+                    <td class="n">{fixed(f.value, 2)}</td>
                     <td><span class=badge_class>{badge}</span></td>
                     <td>{source}</td>
                     <td class="n">{shown_age}</td>
@@ -847,34 +873,24 @@ pub fn WhyPanel(why: Value) -> impl IntoView {
             }
         })
         .collect_view();
-    let (ranked, quiet) = rank_flips(
-        arr(&why["flips"])
-            .into_iter()
-            .chain(arr(&why["other_flips"]))
-            .collect(),
-    );
+    let (ranked, quiet) = rank_flips(why.flips.iter().chain(&why.other_flips).collect());
     let flip_items = ranked
         .into_iter()
         .map(|(margin, f)| {
-            let sentences = arr(&f["sentences"])
-                .iter()
-                .map(s)
-                .collect::<Vec<_>>()
-                .join(" ");
-            let class = s(&f["class"]);
-            let unit = s(&f["unit"]);
-            let now = format!("now {} {unit}", num(&f["value"], 2));
+            let sentences = f.sentences.join(" ");
+            let class = f.class.as_str();
+            let now = format!("now {} {}", fixed(f.value, 2), f.unit);
             view! {
                 <li data-margin=format!("{margin:.6}")>
-                    <code>{s(&f["fact"])}</code>" "
-                    <span class="flip-now">{now}" "<span class=format!("badge conf-{class}")>{class.clone()}</span></span>
+                    <code>{f.fact.clone()}</code>" "
+                    <span class="flip-now">{now}" "<span class=format!("badge conf-{class}")>{class}</span></span>
                     " "<span class="flip-margin">{margin_words(margin)}</span>": "{sentences}
                 </li>
             }
         })
         .collect_view();
     let quiet_line = (!quiet.is_empty()).then(|| {
-        let names = quiet.iter().map(|f| s(&f["fact"])).collect::<Vec<_>>().join(", ");
+        let names = quiet.iter().map(|f| f.fact.as_str()).collect::<Vec<_>>().join(", ");
         view! {
             <p class="flips-none" data-testid="flips-none">
                 {format!("No value of {} fact{} changes this move", quiet.len(), if quiet.len() == 1 { "" } else { "s" })}
@@ -884,7 +900,7 @@ pub fn WhyPanel(why: Value) -> impl IntoView {
     });
     view! {
         <div class="why-body">
-            {why["note"].as_str().map(|n| view! { <p>{n.to_string()}</p> })}
+            {why.note.clone().map(|n| view! { <p>{n}</p> })}
             <h3>"Flip conditions, nearest first"</h3>
             <ul class="flips" data-testid="flips">{flip_items}</ul>
             {quiet_line}
@@ -904,14 +920,14 @@ pub fn WhyPanel(why: Value) -> impl IntoView {
 /// quarter of the way), nearest first (ties by fact key); and the facts no
 /// value of which changes it (or that are policy values), which need no
 /// ranking — they are listed in one line.
-pub fn rank_flips(flips: Vec<Value>) -> (Vec<(f64, Value)>, Vec<Value>) {
+pub fn rank_flips(flips: Vec<&Flip>) -> (Vec<(f64, &Flip)>, Vec<&Flip>) {
     let mut ranked = Vec::new();
     let mut quiet = Vec::new();
     for f in flips {
-        let value = f["value"].as_f64();
-        let nearest = ["above", "below"]
-            .iter()
-            .filter_map(|k| f[*k]["value"].as_f64())
+        let value = f.value;
+        let nearest = [&f.above, &f.below]
+            .into_iter()
+            .filter_map(|t| t.as_ref().map(|t| t.value))
             .filter_map(|t| {
                 let v = value?;
                 // A share of the current value; from zero any threshold
@@ -928,10 +944,7 @@ pub fn rank_flips(flips: Vec<Value>) -> (Vec<(f64, Value)>, Vec<Value>) {
             None => quiet.push(f),
         }
     }
-    ranked.sort_by(|a, b| {
-        a.0.total_cmp(&b.0)
-            .then_with(|| s(&a.1["fact"]).cmp(&s(&b.1["fact"])))
-    });
+    ranked.sort_by(|a, b| a.0.total_cmp(&b.0).then_with(|| a.1.fact.cmp(&b.1.fact)));
     (ranked, quiet)
 }
 
@@ -946,25 +959,26 @@ fn margin_words(margin: f64) -> String {
 }
 
 #[component]
-fn Immovable(advice: Value) -> impl IntoView {
-    let items = arr(&advice["immovable"]);
+fn Immovable(shown: Arc<Shown>) -> impl IntoView {
+    let items = shown.advice.immovable.clone();
     if items.is_empty() {
         return ().into_any();
     }
-    let render = |i: Value| {
-        let reasons = arr(&i["reasons"]);
-        let words = reasons
+    let render = |i: ImmovableEntry| {
+        let words = i
+            .reasons
             .iter()
-            .map(|r| s(&r["message"]))
+            .map(|r| r.message.as_str())
             .collect::<Vec<_>>()
             .join("; ");
-        let fixes = reasons
+        let fixes = i
+            .reasons
             .iter()
-            .filter_map(|r| immovable_fix(r["code"].as_str().unwrap_or_default()))
+            .filter_map(|r| immovable_fix(r.code.as_str()))
             .collect::<Vec<_>>()
             .join(" ");
         view! {
-            <li><strong>{s(&i["service"])}</strong>" on "<code>{s(&i["cluster"])}</code>": "{words}
+            <li><strong>{i.service.clone()}</strong>" on "<code>{i.cluster.clone()}</code>": "{words}
                 {(!fixes.is_empty()).then(|| view! { ". "<span class="fix">{fixes}</span> })}</li>
         }
     };
@@ -992,35 +1006,41 @@ pub fn immovable_fix(code: &str) -> Option<&'static str> {
     }
 }
 
+/// One entry of "where the fit cannot be told": a cluster of unknown
+/// capacity, or a service and a destination.
+#[derive(Clone)]
+enum Untold {
+    Capacity(berth_engine::advise::UnknownCapacity),
+    Fit(CantTellEntry),
+}
+
 #[component]
-fn CantTell(advice: Value) -> impl IntoView {
-    let cant = arr(&advice["cant_tell"]);
-    let caps = arr(&advice["unknown_capacity"]);
-    if cant.is_empty() && caps.is_empty() {
+fn CantTell(shown: Arc<Shown>) -> impl IntoView {
+    let advice = &shown.advice;
+    if advice.cant_tell.is_empty() && advice.unknown_capacity.is_empty() {
         return ().into_any();
     }
     // Clusters of unknown capacity first (few, and each explains many
     // of the services after them), then each service and destination.
-    let items: Vec<(bool, Value)> = caps
-        .into_iter()
-        .map(|c| (true, c))
-        .chain(cant.into_iter().map(|c| (false, c)))
+    let items: Vec<Untold> = advice
+        .unknown_capacity
+        .iter()
+        .cloned()
+        .map(Untold::Capacity)
+        .chain(advice.cant_tell.iter().cloned().map(Untold::Fit))
         .collect();
-    let render = |(capacity, c): (bool, Value)| {
-        if capacity {
-            let missing = arr(&c["missing"])
-                .iter()
-                .map(s)
-                .collect::<Vec<_>>()
-                .join(", ");
-            view! { <li><code>{s(&c["cluster"])}</code>": capacity unknown, missing "{missing}</li> }.into_any()
-        } else {
-            view! {
-                <li><strong>{s(&c["service"])}</strong>" → "<code>{s(&c["cluster"])}</code>
-                {format!(" (would gain {} points if it fits): ", num(&c["gain_if_it_fits"], 1))}{s(&c["message"])}
-                " Missing: "<code>{s(&c["fact"])}</code></li>
-            }.into_any()
+    let render = |u: Untold| {
+        match u {
+        Untold::Capacity(c) => {
+            let missing = c.missing.join(", ");
+            view! { <li><code>{c.cluster}</code>": capacity unknown, missing "{missing}</li> }.into_any()
         }
+        Untold::Fit(c) => view! {
+            <li><strong>{c.service}</strong>" → "<code>{c.cluster}</code>
+            {format!(" (would gain {} points if it fits): ", fixed(Some(c.gain_if_it_fits), 1))}{c.message}
+            " Missing: "<code>{c.fact}</code></li>
+        }.into_any(),
+    }
     };
     view! {
         <section aria-labelledby="canttell-h">
@@ -1034,16 +1054,24 @@ fn CantTell(advice: Value) -> impl IntoView {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
+    use berth_engine::bound::Bound;
+    use berth_engine::why::{Effect, FlipStatus, Threshold};
 
     #[test]
     fn the_bound_reads_as_one_sentence() {
-        let advice = json!({"bound": {"cost_at_least": 812.46, "improvement_at_most": 40.0, "captured_at_least": 0.7519}});
+        let text = include_str!("../../../examples/estates/sample.json");
+        let e = berth_engine::load(text, berth_engine::Format::Json).expect("the sample loads");
+        let now = berth_engine::estate::parse_time("2026-11-30T04:05:00Z").unwrap();
+        let mut advice = berth_engine::advise(&e, &berth_engine::Policy::default(), now);
+        advice.bound = Bound {
+            cost_at_least: 812.46,
+            improvement_at_most: 40.0,
+            captured_at_least: Some(0.7519),
+        };
         assert_eq!(
-            bound_sentence(&advice).as_deref(),
-            Some("The best possible is at least 812.4 points; these moves capture at least 75.1 % of the improvement that can exist.")
+            bound_sentence(&advice),
+            "The best possible is at least 812.4 points; these moves capture at least 75.1 % of the improvement that can exist."
         );
-        assert_eq!(bound_sentence(&json!({})), None);
     }
 
     #[test]
@@ -1061,15 +1089,41 @@ mod tests {
         assert!(waterfall_steps(&[]).is_empty());
     }
 
+    fn flip(fact: &str, value: f64, above: Option<f64>, below: Option<f64>) -> Flip {
+        let threshold = |v: Option<f64>| {
+            v.map(|value| Threshold {
+                value,
+                effect: Effect::NoGain,
+                sentence: String::new(),
+            })
+        };
+        Flip {
+            fact: fact.into(),
+            stored_as: None,
+            derivation: None,
+            estimated: false,
+            applies_to: None,
+            value: Some(value),
+            class: Class::Measured,
+            unit: "ms",
+            status: FlipStatus::Exact,
+            above: threshold(above),
+            below: threshold(below),
+            sentences: Vec::new(),
+            id: None,
+        }
+    }
+
     #[test]
     fn flips_are_ranked_nearest_first_and_the_quiet_ones_set_apart() {
-        let (ranked, quiet) = rank_flips(vec![
-            json!({"fact": "c-dub-1 cpu_free", "value": 44.0, "above": null, "below": {"value": 16.84}}),
-            json!({"fact": "flow a→b weight", "value": 0.4, "above": {"value": 5.47}, "below": null}),
-            json!({"fact": "flow a→c mb_s", "value": 35.0, "above": {"value": 43.9}, "below": {"value": 30.0}}),
-            json!({"fact": "rtt c1↔c1", "value": 0.3, "above": null, "below": null}),
-        ]);
-        let order: Vec<String> = ranked.iter().map(|(_, f)| s(&f["fact"])).collect();
+        let flips = [
+            flip("c-dub-1 cpu_free", 44.0, None, Some(16.84)),
+            flip("flow a→b weight", 0.4, Some(5.47), None),
+            flip("flow a→c mb_s", 35.0, Some(43.9), Some(30.0)),
+            flip("rtt c1↔c1", 0.3, None, None),
+        ];
+        let (ranked, quiet) = rank_flips(flips.iter().collect());
+        let order: Vec<&str> = ranked.iter().map(|(_, f)| f.fact.as_str()).collect();
         assert_eq!(
             order,
             ["flow a→c mb_s", "c-dub-1 cpu_free", "flow a→b weight"]

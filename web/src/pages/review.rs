@@ -9,10 +9,12 @@
 
 use std::collections::BTreeMap;
 
+use berth_api::{AuditEntry, AuditList, Review, ReviewList, ReviewState};
+use berth_engine::MoveWhy;
 use leptos::prelude::*;
-use serde_json::{json, Value};
+use serde_json::json;
 
-use super::{arr, num, s};
+use super::fixed;
 use crate::client;
 use crate::common::{encode, Auth};
 
@@ -20,7 +22,7 @@ use crate::common::{encode, Auth};
 /// at the page's evaluation time.
 #[derive(Clone, Copy)]
 pub struct Reviews {
-    pub by_identity: RwSignal<BTreeMap<String, Value>>,
+    pub by_identity: RwSignal<BTreeMap<String, Review>>,
     /// Show the dismissed and snoozed recommendations too.
     pub show_hidden: RwSignal<bool>,
     /// The evaluation time the page shows, RFC 3339.
@@ -43,11 +45,12 @@ impl Reviews {
         let now = self.now.get_untracked();
         leptos::task::spawn_local(async move {
             let url = format!("/api/estates/{estate}/reviews?now={}", encode(&now));
-            match client::get(&url).await {
-                Ok(v) => {
-                    let map = arr(&v["reviews"])
+            match client::get_typed::<ReviewList>(&url).await {
+                Ok(list) => {
+                    let map = list
+                        .reviews
                         .into_iter()
-                        .map(|r| (s(&r["identity"]), r))
+                        .map(|r| (r.identity.clone(), r))
                         .collect();
                     self.by_identity.set(map);
                     self.error.set(None);
@@ -60,16 +63,26 @@ impl Reviews {
         });
     }
 
-    /// `planned`, `hidden`, `back`, `absent`, or `None` when undecided.
-    pub fn state(&self, identity: &str) -> Option<String> {
+    /// Where the decision about `identity` stands, or `None` when
+    /// undecided.
+    pub fn state(&self, identity: &str) -> Option<ReviewState> {
         self.by_identity
-            .with(|m| m.get(identity).map(|r| s(&r["standing"]["state"])))
+            .with(|m| m.get(identity).map(|r| r.standing.state))
+    }
+
+    /// Is the recommendation hidden by a decision (untracked: for event
+    /// handlers)?
+    pub fn hidden_untracked(&self, identity: &str) -> bool {
+        self.by_identity.with_untracked(|m| {
+            m.get(identity)
+                .is_some_and(|r| r.standing.state == ReviewState::Hidden)
+        })
     }
 
     pub fn hidden_count(&self, identities: &[String]) -> usize {
         identities
             .iter()
-            .filter(|i| self.state(i).as_deref() == Some("hidden"))
+            .filter(|i| self.state(i) == Some(ReviewState::Hidden))
             .count()
     }
 }
@@ -80,44 +93,31 @@ impl Default for Reviews {
     }
 }
 
-/// A recommendation's identity, as the engine writes it
-/// (`berth_engine::review::identity`): `service|from|to`, or for a compound
-/// step every member's triple sorted and joined with `+`.
-pub fn identity(moves: &[Value], index: usize) -> String {
-    fn triple(m: &Value) -> (&str, &str, &str) {
-        let field = |k: &str| m[k].as_str().unwrap_or("");
-        (field("service"), field("from"), field("to"))
-    }
-    let m = &moves[index];
-    match m["group"]["steps"].as_array() {
-        None => berth_engine::review::identity_of([triple(m)]),
-        Some(steps) => berth_engine::review::identity_of(
-            moves
-                .iter()
-                .filter(|o| steps.contains(&o["step"]))
-                .map(triple),
-        ),
-    }
-}
-
 /// The snooze conditions a move's Why offers: each deciding fact's exact
 /// flip threshold on either side, `(fact, side, value, unit)`. A compound
 /// step's come from the group's flips.
-pub fn condition_choices(why: &Value) -> Vec<(String, &'static str, f64, String)> {
+pub fn condition_choices(why: Option<&MoveWhy>) -> Vec<(String, &'static str, f64, String)> {
+    let Some(why) = why else {
+        // Not explained yet: no thresholds to offer.
+        return Vec::new();
+    };
     let mut out = Vec::new();
-    if why["group"].is_object() {
-        for f in arr(&why["group"]["flips"]) {
-            for side in ["below", "above"] {
-                if let Some(v) = f[side].as_f64() {
-                    out.push((s(&f["fact"]), side, v, s(&f["unit"])));
+    match &why.group {
+        Some(g) => {
+            for f in &g.flips {
+                for (side, v) in [("below", f.below), ("above", f.above)] {
+                    if let Some(v) = v {
+                        out.push((f.fact.clone(), side, v, f.unit.to_string()));
+                    }
                 }
             }
         }
-    } else {
-        for f in arr(&why["flips"]) {
-            for side in ["below", "above"] {
-                if let Some(v) = f[side]["value"].as_f64() {
-                    out.push((s(&f["fact"]), side, v, s(&f["unit"])));
+        None => {
+            for f in &why.flips {
+                for (side, t) in [("below", &f.below), ("above", &f.above)] {
+                    if let Some(t) = t {
+                        out.push((f.fact.clone(), side, t.value, f.unit.to_string()));
+                    }
                 }
             }
         }
@@ -128,7 +128,7 @@ pub fn condition_choices(why: &Value) -> Vec<(String, &'static str, f64, String)
 /// The decision about one recommendation and, for operators, the form
 /// that records or forgets one.
 #[component]
-pub fn ReviewLine(identity: String, why: Value, label: String) -> impl IntoView {
+pub fn ReviewLine(identity: String, why: Option<MoveWhy>, label: String) -> impl IntoView {
     let auth = expect_context::<Auth>();
     let reviews = expect_context::<Reviews>();
     let may_operate = move || {
@@ -145,39 +145,31 @@ pub fn ReviewLine(identity: String, why: Value, label: String) -> impl IntoView 
     let measured = RwSignal::new(false);
     let error = RwSignal::new(None::<String>);
     let busy = RwSignal::new(false);
-    let choices = condition_choices(&why);
+    let choices = condition_choices(why.as_ref());
     let id_for_status = identity.clone();
     let status = move || {
         let r = reviews
             .by_identity
             .with(|m| m.get(&id_for_status).cloned())?;
-        let state = s(&r["standing"]["state"]);
-        let decided = format!(
-            "{} by {} at {}",
-            s(&r["decision"]),
-            s(&r["decided_by"]),
-            s(&r["decided_at"])
-        );
-        let reason = s(&r["reason"]);
-        let link = s(&r["link"]);
-        let until = r["until"].as_str().map(str::to_string);
-        let cond = r["condition"].is_object().then(|| {
+        let state = r.standing.state.as_str();
+        let decision = r.decision.as_str();
+        let decided = format!("{decision} by {} at {}", r.decided_by, r.decided_at);
+        let reason = r.reason;
+        let link = r.link;
+        let until = r.until;
+        let cond = r.condition.map(|c| {
             format!(
                 "ask again when {} is {}{} {}",
-                s(&r["condition"]["fact"]),
-                if r["condition"]["measured"].as_bool() == Some(true) {
-                    "measured "
-                } else {
-                    ""
-                },
-                s(&r["condition"]["side"]),
-                num(&r["condition"]["value"], 2)
+                c.fact,
+                if c.measured { "measured " } else { "" },
+                c.side.as_str(),
+                fixed(Some(c.value), 2)
             )
         });
-        let reasons: Vec<String> = arr(&r["standing"]["reasons"]).iter().map(s).collect();
+        let reasons = r.standing.reasons;
         Some(view! {
-            <div class=format!("review review-{state}") data-testid="review" data-state=state.clone()>
-                <span class=format!("badge review-badge review-{}", s(&r["decision"]))>{s(&r["decision"])}</span>" "
+            <div class=format!("review review-{state}") data-testid="review" data-state=state>
+                <span class=format!("badge review-badge review-{decision}")>{decision}</span>" "
                 <span class="muted">{decided}</span>
                 {(!reason.is_empty()).then(|| view! { <span>" — "{reason.clone()}</span> })}
                 {(!link.is_empty()).then(|| view! { " "<a href=link.clone() rel="noopener noreferrer">"tracked here"</a> })}
@@ -326,13 +318,14 @@ fn trim(v: f64) -> String {
 #[component]
 pub fn AuditTrail() -> impl IntoView {
     let auth = expect_context::<Auth>();
-    let entries = RwSignal::new(None::<Vec<Value>>);
+    let entries = RwSignal::new(None::<Vec<AuditEntry>>);
     let error = RwSignal::new(None::<String>);
     Effect::new(move |_| {
         let Some(id) = auth.estate.get() else { return };
         leptos::task::spawn_local(async move {
-            match client::get(&format!("/api/estates/{id}/audit?limit=50")).await {
-                Ok(v) => entries.set(Some(arr(&v["entries"]))),
+            match client::get_typed::<AuditList>(&format!("/api/estates/{id}/audit?limit=50")).await
+            {
+                Ok(list) => entries.set(Some(list.entries)),
                 Err(f) => error.set(Some(f.message)),
             }
         });
@@ -349,12 +342,12 @@ pub fn AuditTrail() -> impl IntoView {
                 let rows = list.iter().map(|e| {
                     let what = audit_words(e);
                     view! {
-                        <tr data-action=s(&e["action"])>
-                            <td>{s(&e["at"])}</td>
-                            <td>{s(&e["actor"])}</td>
-                            <td><code>{s(&e["action"])}</code></td>
+                        <tr data-action=e.action.clone()>
+                            <td>{e.at.clone()}</td>
+                            <td>{e.actor.clone()}</td>
+                            <td><code>{e.action.clone()}</code></td>
                             <td>{what}</td>
-                            <td>{s(&e["reason"])}</td>
+                            <td>{e.reason.clone()}</td>
                         </tr>
                     }
                 }).collect_view();
@@ -373,11 +366,12 @@ pub fn AuditTrail() -> impl IntoView {
 
 /// One audit entry's "what" in words: the recommendation, or the policy
 /// fields that changed (`field from → to`).
-pub fn audit_words(e: &Value) -> String {
-    if s(&e["action"]) == "policy.changed" {
-        let changed: Vec<String> = arr(&e["detail"]["changed"])
-            .iter()
-            .map(|c| format!("{} {} → {}", s(&c["field"]), c["from"], c["to"]))
+pub fn audit_words(e: &AuditEntry) -> String {
+    if e.action == "policy.changed" {
+        let changed: Vec<String> = e
+            .policy_changes()
+            .into_iter()
+            .map(|(field, from, to)| format!("{field} {from} → {to}"))
             .collect();
         if changed.is_empty() {
             "policy saved unchanged".to_string()
@@ -385,7 +379,7 @@ pub fn audit_words(e: &Value) -> String {
             changed.join("; ")
         }
     } else {
-        s(&e["subject"]).replace('|', " ").replace('+', " + ")
+        e.subject.replace('|', " ").replace('+', " + ")
     }
 }
 
@@ -394,42 +388,19 @@ mod tests {
     use super::*;
 
     #[test]
-    fn identities_match_the_engine_format() {
-        let moves = vec![
-            json!({"step": 1, "service": "cart", "from": "c-par-1", "to": "c-fra-2"}),
-            json!({"step": 2, "service": "b", "from": "x", "to": "y", "group": {"steps": [2, 3]}}),
-            json!({"step": 3, "service": "a", "from": "x", "to": "y", "group": {"steps": [2, 3]}}),
-        ];
-        assert_eq!(identity(&moves, 0), "cart|c-par-1|c-fra-2");
-        assert_eq!(identity(&moves, 1), "a|x|y+b|x|y");
-        assert_eq!(identity(&moves, 2), identity(&moves, 1));
-    }
-
-    #[test]
-    fn identities_agree_with_the_engine_on_the_sample() {
-        let text = include_str!("../../../examples/estates/sample.json");
-        let e = berth_engine::load(text, berth_engine::Format::Json).expect("the sample loads");
-        let now = berth_engine::estate::parse_time("2026-11-30T04:05:00Z").unwrap();
-        let a = berth_engine::advise(&e, &berth_engine::Policy::default(), now);
-        let v = serde_json::to_value(&a).unwrap();
-        let moves = arr(&v["moves"]);
-        assert!(
-            a.moves.iter().any(|m| m.group.is_some()),
-            "the sample has a compound step"
-        );
-        for i in 0..moves.len() {
-            assert_eq!(
-                identity(&moves, i),
-                berth_engine::review::identity(&a.moves, i)
-            );
-        }
-    }
-
-    #[test]
     fn policy_changes_read_field_by_field() {
-        let e = json!({"action": "policy.changed", "detail": {"changed": [
-            {"field": "/cross_site_weight", "from": 4.0, "to": 10.0}
-        ]}});
+        let e: AuditEntry = serde_json::from_value(json!({
+            "id": 1, "estate": "sample", "actor": "admin", "at": "2026-11-30T04:05:00Z",
+            "action": "policy.changed", "subject": "policy", "reason": "",
+            "detail": {"changed": [{"field": "/cross_site_weight", "from": 4.0, "to": 10.0}]}
+        }))
+        .unwrap();
         assert_eq!(audit_words(&e), "/cross_site_weight 4.0 → 10.0");
+        let e = AuditEntry {
+            action: "review.dismissed".into(),
+            subject: "a|x|y+b|x|y".into(),
+            ..e
+        };
+        assert_eq!(audit_words(&e), "a x y + b x y");
     }
 }

@@ -3,10 +3,10 @@
 //! legal destinations, cluster evacuations, before/after charts, warnings,
 //! capacity sensitivity; named scenarios saved and loaded through the API.
 
+use berth_engine::whatif::{By, ClusterLoad, Evacuation, ProjectedMove, Projection, ResourceLoad};
 use leptos::prelude::*;
-use serde_json::Value;
 
-use super::{arr, num, s, signed};
+use super::{arr, fixed, s, signed};
 use crate::client;
 use crate::common::{Auth, ErrorLine, Gate, Scenario};
 use crate::engine::{self, Step};
@@ -324,42 +324,88 @@ pub fn WhatIf() -> impl IntoView {
     }
 }
 
+/// How a projected move came about, in the engine's words (`by`).
+fn by_word(by: By) -> &'static str {
+    match by {
+        By::Move => "move",
+        By::Evacuate => "evacuate",
+    }
+}
+
+/// The line of a service that moved: `service: from → to (by)`.
+fn move_line(m: &ProjectedMove) -> String {
+    format!("{}: {} → {} ({})", m.service, m.from, m.to, by_word(m.by))
+}
+
+/// What an evacuated cluster still holds afterwards, in cores and GiB;
+/// `None` when the projection has no such cluster.
+fn load_left(clusters: &[ClusterLoad], cluster: &str) -> Option<String> {
+    clusters.iter().find(|c| c.id == cluster).map(|c| {
+        let part = |r: &ResourceLoad, unit: &str| {
+            r.load_after
+                .map_or_else(|| format!("unknown {unit}"), |x| format!("{x:.1} {unit}"))
+        };
+        format!("{} and {}", part(&c.cpu, "cores"), part(&c.memory, "GiB"))
+    })
+}
+
+/// The sentence heading an evacuation.
+fn evacuation_line(e: &Evacuation) -> String {
+    let placed = e.placed.len();
+    format!(
+        "Evacuating {} (step {}): {} service{} placed elsewhere, {} cannot leave.",
+        e.cluster,
+        e.step,
+        placed,
+        if placed == 1 { "" } else { "s" },
+        e.stuck.len()
+    )
+}
+
 #[component]
-fn ProjectionView(p: Value, ms: f64, target: f64) -> impl IntoView {
-    let f = |v: &Value| v.as_f64().unwrap_or_default();
-    let (cb, ca) = (f(&p["before"]["cost"]), f(&p["after"]["cost"]));
-    let (xb, xa) = (
-        f(&p["before"]["cross_site_mb_s"]),
-        f(&p["after"]["cross_site_mb_s"]),
-    );
-    let warnings = arr(&p["warnings"]);
+fn ProjectionView(p: Projection, ms: f64, target: f64) -> impl IntoView {
+    let (cb, ca) = (p.before.cost, p.after.cost);
+    let (xb, xa) = (p.before.cross_site_mb_s, p.after.cross_site_mb_s);
+    let Projection {
+        before,
+        after,
+        moves,
+        clusters,
+        warnings,
+        evacuations,
+        sensitivity,
+        ..
+    } = p;
     let warning_items = warnings
         .iter()
         .map(|w| {
-            let code = s(&w["code"]);
-            view! { <li data-code=code.clone()><span class="badge warn">{code.clone()}</span>" "{s(&w["message"])}</li> }
+            let code = w.code.as_str();
+            view! { <li data-code=code><span class="badge warn">{code}</span>" "{w.message.clone()}</li> }
         })
         .collect_view();
-    let clusters = arr(&p["clusters"]);
-    let sensitivity = arr(&p["sensitivity"])
+    let sensitivity = sensitivity
         .into_iter()
-        .map(|x| view! {
-            <tr><td>{s(&x["cluster"])}</td><td>{s(&x["resource"])}</td><td>{s(&x["verdict"])}</td>
-            <td class="n">{num(&x["tolerance_pct"], 1)}</td><td>{s(&x["class"])}</td></tr>
+        .map(|x| {
+            view! {
+                <tr><td>{x.cluster}</td><td>{x.resource}</td><td>{x.verdict}</td>
+                <td class="n">{fixed(x.tolerance_pct, 1)}</td><td>{x.class.as_str()}</td></tr>
+            }
         })
         .collect_view();
-    let moves = arr(&p["moves"]);
     let moved = moves.len();
     let move_items = moves
-        .into_iter()
-        .map(|m| view! { <li>{format!("{}: {} → {} ({})", s(&m["service"]), s(&m["from"]), s(&m["to"]), s(&m["by"]))}</li> })
+        .iter()
+        .map(|m| view! { <li>{move_line(m)}</li> })
         .collect_view();
     // The cost by term: what each part of the estate's cost does.
     let terms = berth_engine::cost::Term::ALL
         .into_iter()
         .filter(|t| t.in_totals())
         .map(|t| {
-            let (b, a) = (f(&p["before"][t.id()]), f(&p["after"][t.id()]));
+            let (b, a) = (
+                before.get(t).unwrap_or_default(),
+                after.get(t).unwrap_or_default(),
+            );
             view! {
                 <tr data-term=t.id()><th scope="row">{t.label()}</th>
                     <td class="n">{format!("{b:.1}")}</td><td class="n">{format!("{a:.1}")}</td>
@@ -367,38 +413,27 @@ fn ProjectionView(p: Value, ms: f64, target: f64) -> impl IntoView {
             }
         })
         .collect_view();
-    let evacuations = arr(&p["evacuations"])
+    let evacuations = evacuations
         .into_iter()
         .map(|e| {
-            let cluster = s(&e["cluster"]);
-            let placed = arr(&e["placed"]);
-            let stuck = arr(&e["stuck"]);
-            let left = clusters.iter().find(|c| c["id"] == e["cluster"]).map(|c| {
-                let part = |r: &str, unit: &str| {
-                    c[r]["load_after"].as_f64().map_or_else(
-                        || format!("unknown {unit}"),
-                        |x| format!("{x:.1} {unit}"),
-                    )
-                };
-                format!("{} and {}", part("cpu", "cores"), part("memory", "GiB"))
-            });
+            let left = load_left(&clusters, &e.cluster);
+            let line = evacuation_line(&e);
+            let Evacuation { cluster, stuck, .. } = e;
             let stuck_items = stuck
                 .iter()
                 .map(|x| {
-                    let why = arr(&x["reasons"])
+                    let why = x
+                        .reasons
                         .iter()
-                        .map(|r| s(&r["message"]))
+                        .map(|r| r.message.as_str())
                         .collect::<Vec<_>>()
                         .join("; ");
-                    view! { <li><strong>{s(&x["service"])}</strong>" — "{why}</li> }
+                    view! { <li><strong>{x.service.clone()}</strong>" — "{why}</li> }
                 })
                 .collect_view();
             view! {
                 <div class="evacuation" data-testid="evacuation" data-cluster=cluster.clone()>
-                    <p>{format!(
-                        "Evacuating {cluster} (step {}): {} service{} placed elsewhere, {} cannot leave.",
-                        e["step"], placed.len(), if placed.len() == 1 { "" } else { "s" }, stuck.len()
-                    )}</p>
+                    <p>{line}</p>
                     {(!stuck.is_empty()).then(|| view! { <ul class="stuck">{stuck_items}</ul> })}
                     {left.map(|l| view! { <p class="hint" data-testid="load-left">{format!(
                         "Still in use on {cluster} afterwards: {l} — the services that cannot leave and load Berth does not model as services (other workloads, system pods)."
@@ -421,8 +456,8 @@ fn ProjectionView(p: Value, ms: f64, target: f64) -> impl IntoView {
                 <tr class="total"><th scope="row">"total"</th><td class="n">{format!("{cb:.1}")}</td><td class="n">{format!("{ca:.1}")}</td><td class="n">{signed(ca - cb, 1)}</td></tr>
             </tbody>
         </table>
-        <ClusterLoads clusters=clusters.clone() resource="cpu" target=target/>
-        <ClusterLoads clusters=clusters resource="memory" target=target/>
+        <ClusterLoads clusters=clusters.clone() resource=Resource::Cpu target=target/>
+        <ClusterLoads clusters=clusters resource=Resource::Memory target=target/>
         {evacuations}
         <h3>"Warnings"</h3>
         {if warnings.is_empty() {
@@ -475,7 +510,7 @@ pub fn BeforeAfter(
 /// before and after, as paired bars, with the policy's target and 100 %
 /// marked; an after bar past the target is drawn in the warning colour.
 #[component]
-fn ClusterLoads(clusters: Vec<Value>, resource: &'static str, target: f64) -> impl IntoView {
+fn ClusterLoads(clusters: Vec<ClusterLoad>, resource: Resource, target: f64) -> impl IntoView {
     let row_h = 22.0;
     let h = row_h * clusters.len() as f64 + 10.0;
     // Utilisation 0..1.5 mapped to 0..240 px from x = 150: past 150 % the
@@ -487,18 +522,18 @@ fn ClusterLoads(clusters: Vec<Value>, resource: &'static str, target: f64) -> im
         .enumerate()
         .map(|(i, c)| {
             let y = 5.0 + i as f64 * row_h;
-            let u = |k: &str| c[resource][k].as_f64();
+            let r = resource.of(c);
             let w = |x: Option<f64>| x.map(|x| (x_of(x) - 150.0).max(1.0)).unwrap_or(0.0);
             let label = |x: Option<f64>| x.map(|x| format!("{:.0}%", x * 100.0)).unwrap_or_else(|| "unknown".into());
-            let (b, a) = (u("utilisation_before"), u("utilisation_after"));
-            let evac = c["evacuated"].as_bool().unwrap_or(false);
+            let (b, a) = (r.utilisation_before, r.utilisation_after);
+            let evac = c.evacuated;
             let hot = a.is_some_and(|a| a > target);
             if hot {
                 over.set(over.get() + 1);
             }
             view! {
-                <g data-cluster=s(&c["id"]) data-over=hot.to_string()>
-                    <text x="0" y=y + 13.0 class="lbl">{s(&c["id"])}{if evac { " (evacuated)" } else { "" }}</text>
+                <g data-cluster=c.id.clone() data-over=hot.to_string()>
+                    <text x="0" y=y + 13.0 class="lbl">{c.id.clone()}{if evac { " (evacuated)" } else { "" }}</text>
                     <rect x="150" y=y height="8" width=w(b) class="bar before"/>
                     <rect x="150" y=y + 9.0 height="8" width=w(a) class=if hot { "bar after over" } else { "bar after" }/>
                     <text x="400" y=y + 13.0 class="val">{format!("{} → {}", label(b), label(a))}{if hot { " over target" } else { "" }}</text>
@@ -506,10 +541,9 @@ fn ClusterLoads(clusters: Vec<Value>, resource: &'static str, target: f64) -> im
             }
         })
         .collect_view();
-    let (what, unit) = if resource == "cpu" {
-        ("CPU", "cores")
-    } else {
-        ("Memory", "GiB")
+    let (what, unit, key) = match resource {
+        Resource::Cpu => ("CPU", "cores", "cpu"),
+        Resource::Memory => ("Memory", "GiB", "memory"),
     };
     let pct = (target * 100.0).round();
     let caption = format!(
@@ -517,7 +551,7 @@ fn ClusterLoads(clusters: Vec<Value>, resource: &'static str, target: f64) -> im
     );
     let over = over.get();
     view! {
-        <figure class="chart" data-testid=format!("chart-clusters-{resource}") data-target=target data-over=over>
+        <figure class="chart" data-testid=format!("chart-clusters-{key}") data-target=target data-over=over>
             <figcaption>{caption}</figcaption>
             <svg viewBox=format!("0 0 560 {h}") role="img" aria-label=format!("{what} utilisation per cluster before and after; {over} over the {pct:.0} % target after")>
                 <line x1=x_of(target) x2=x_of(target) y1="0" y2=h class="target"/>
@@ -525,5 +559,159 @@ fn ClusterLoads(clusters: Vec<Value>, resource: &'static str, target: f64) -> im
                 {bars}
             </svg>
         </figure>
+    }
+}
+
+/// The resource a [`ClusterLoads`] chart draws.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Resource {
+    Cpu,
+    Memory,
+}
+
+impl Resource {
+    fn of(self, c: &ClusterLoad) -> &ResourceLoad {
+        match self {
+            Resource::Cpu => &c.cpu,
+            Resource::Memory => &c.memory,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::pages::num;
+    use berth_engine::{estate, front, Format, Policy};
+    use serde_json::Value;
+
+    const SAMPLE: &str = include_str!("../../../examples/estates/sample.json");
+    const NOW: &str = "2026-11-30T04:05:00Z";
+
+    /// The sample's snapshot loaded as the page loads it, a scenario that
+    /// moves a service and evacuates a cluster with a pinned service, its
+    /// typed projection, and the front end's bytes for the same scenario.
+    fn projected() -> (Projection, String) {
+        let policy = Policy::default();
+        let snapshot = serde_json::json!({
+            "estate": "sample", "version": 1, "content_digest": "x",
+            "policy_digest": policy.digest(), "server_now": NOW,
+            "policy": policy,
+            "document": serde_json::from_str::<Value>(SAMPLE).unwrap(),
+        });
+        let l = engine::load_snapshot(&snapshot.to_string()).unwrap();
+        let now = engine::parse_time(NOW).unwrap();
+        let steps = [
+            Step::Move {
+                service: "checkout".into(),
+                to: "c-fra-2".into(),
+            },
+            Step::Evacuate("c-fra-pci".into()),
+        ];
+        let p = engine::project_json(&l, "t", &steps, now).unwrap();
+        let e = estate::load(SAMPLE, Format::Json).unwrap();
+        let bytes = front::whatif(&e, &policy, now, &engine::scenario_json("t", &steps)).unwrap();
+        (p, bytes)
+    }
+
+    #[test]
+    fn the_typed_projection_is_the_front_ends_bytes() {
+        let (p, bytes) = projected();
+        assert_eq!(front::to_bytes(&p), bytes);
+    }
+
+    /// What the page shows from the typed projection is what it showed
+    /// when it read the same bytes as JSON.
+    #[test]
+    fn the_page_reads_what_the_json_says() {
+        let (p, bytes) = projected();
+        let v: Value = serde_json::from_str(&bytes).unwrap();
+        assert!(!p.moves.is_empty() && !p.evacuations.is_empty());
+        for (m, j) in p.moves.iter().zip(v["moves"].as_array().unwrap()) {
+            let s = |k: &str| j[k].as_str().unwrap().to_string();
+            assert_eq!(
+                move_line(m),
+                format!(
+                    "{}: {} → {} ({})",
+                    s("service"),
+                    s("from"),
+                    s("to"),
+                    s("by")
+                )
+            );
+        }
+        let e = &p.evacuations[0];
+        let j = &v["evacuations"][0];
+        assert!(!e.stuck.is_empty(), "the pinned service cannot leave");
+        let (placed, stuck) = (
+            j["placed"].as_array().unwrap().len(),
+            j["stuck"].as_array().unwrap().len(),
+        );
+        assert_eq!(
+            evacuation_line(e),
+            format!(
+                "Evacuating c-fra-pci (step {}): {placed} service{} placed elsewhere, {stuck} cannot leave.",
+                j["step"],
+                if placed == 1 { "" } else { "s" }
+            )
+        );
+        let c = v["clusters"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["id"] == "c-fra-pci")
+            .unwrap();
+        let part = |r: &str, unit: &str| {
+            c[r]["load_after"]
+                .as_f64()
+                .map_or_else(|| format!("unknown {unit}"), |x| format!("{x:.1} {unit}"))
+        };
+        assert_eq!(
+            load_left(&p.clusters, "c-fra-pci"),
+            Some(format!(
+                "{} and {}",
+                part("cpu", "cores"),
+                part("memory", "GiB")
+            ))
+        );
+        assert_eq!(load_left(&p.clusters, "nowhere"), None);
+        let codes: Vec<&str> = p.warnings.iter().map(|w| w.code.as_str()).collect();
+        let json_codes: Vec<&str> = v["warnings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|w| w["code"].as_str().unwrap())
+            .collect();
+        assert_eq!(codes, json_codes);
+        assert!(codes.contains(&"cannot_leave"));
+        for (x, j) in p
+            .sensitivity
+            .iter()
+            .zip(v["sensitivity"].as_array().unwrap())
+        {
+            assert_eq!(fixed(x.tolerance_pct, 1), num(&j["tolerance_pct"], 1));
+            assert_eq!(x.class.as_str(), j["class"].as_str().unwrap());
+            assert_eq!(x.resource, j["resource"].as_str().unwrap());
+        }
+        for c in &p.clusters {
+            let j = v["clusters"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|j| j["id"] == c.id.as_str())
+                .unwrap();
+            for (r, key) in [(Resource::Cpu, "cpu"), (Resource::Memory, "memory")] {
+                assert_eq!(
+                    r.of(c).utilisation_after,
+                    j[key]["utilisation_after"].as_f64()
+                );
+            }
+        }
+        for t in berth_engine::cost::Term::ALL
+            .into_iter()
+            .filter(|t| t.in_totals())
+        {
+            assert_eq!(p.after.get(t), v["after"][t.id()].as_f64());
+        }
     }
 }
