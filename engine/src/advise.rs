@@ -13,7 +13,7 @@
 //! same expressions as [`cost::move_terms`], so the gain compared here is
 //! bit-for-bit the gain reported.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::anneal;
 use crate::bound::{self, Bound};
@@ -26,7 +26,7 @@ use crate::fact::{Class, FactRef};
 use crate::group::{self, Alone, Group, GroupKind};
 use crate::policy::Policy;
 
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Advice {
     pub estate: String,
     /// Digest of the estate's canonical content.
@@ -53,7 +53,7 @@ pub struct Advice {
     pub unknown_requests: Vec<UnknownRequest>,
 }
 
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Move {
     /// 1-based position in the sequence.
     pub step: usize,
@@ -69,7 +69,7 @@ pub struct Move {
     /// Class of the weakest deciding fact.
     pub confidence: Class,
     /// Plain words when the evidence is too weak to recommend.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub evidence: Option<String>,
     pub terms: Terms,
     /// Every deciding fact, sorted by key.
@@ -77,11 +77,11 @@ pub struct Move {
     /// Set when the move is one member of a compound step
     /// ([`crate::group`]): the group moves as one step, its gain clears
     /// the group's bar, and `bar` and `confidence` above are the group's.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub group: Option<Group>,
 }
 
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Immovable {
     pub service: String,
     pub cluster: String,
@@ -89,14 +89,14 @@ pub struct Immovable {
 }
 
 /// One refusal code with the clusters it refused.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Reason {
     pub code: Code,
     pub message: String,
     pub clusters: Vec<String>,
 }
 
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct CantTell {
     pub service: String,
     pub from: String,
@@ -107,13 +107,13 @@ pub struct CantTell {
     pub message: String,
 }
 
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct UnknownCapacity {
     pub cluster: String,
     pub missing: Vec<String>,
 }
 
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct UnknownRequest {
     pub service: String,
     /// Where it runs now (and stays).

@@ -29,14 +29,14 @@
 //! repeats `Ctx::headroom_with` (per resource, for its tangent): a new
 //! cost term needs its bound here too (ARCHITECTURE.md).
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::candidates::Candidates;
 use crate::constraints::Load;
 use crate::cost::Ctx;
 
 /// The bound as a result carries it.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Bound {
     /// No reachable placement costs less (estate points + copy points).
     pub cost_at_least: f64,

@@ -5,7 +5,9 @@
 //! computed at evaluation time from its age (`now` is an input; the engine
 //! has no clock), which is what every verdict uses.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
+
+use crate::json_shape::Word;
 
 pub use crate::class::Class;
 use crate::policy::Policy;
@@ -69,7 +71,7 @@ impl Fact {
 
 /// A fact as it appears in results: what it is about, its value, its
 /// effective class, where it came from and how old it is.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct FactRef {
     /// Stable human key, e.g. `rtt c-fra-1↔c-par-1` or `flow cart→catalog weight`.
     pub fact: String,
@@ -81,8 +83,31 @@ pub struct FactRef {
     pub source: String,
     pub age_s: i64,
     /// For an RTT: which rung of the evidence ladder produced it.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub derivation: Option<&'static str>,
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "derivation_word"
+    )]
+    pub derivation: Option<Word>,
+}
+
+/// The rungs of the RTT evidence ladder as results name them: the words
+/// of `rtt::Derivation::as_str` (a test there holds the two together;
+/// this module sits below `rtt` and cannot name the enum).
+pub const DERIVATION_WORDS: [&str; 6] = [
+    "same_cluster",
+    "measured_path",
+    "site_link",
+    "same_site",
+    "great_circle",
+    "unknown",
+];
+
+/// An RTT's `derivation` read back from a result.
+pub fn derivation_word<'de, D: serde::Deserializer<'de>>(
+    d: D,
+) -> Result<Option<&'static str>, D::Error> {
+    crate::json_shape::known_word_opt(d, &DERIVATION_WORDS, "RTT derivation")
 }
 
 /// The weakest (worst) class in a set; `None` for an empty set.

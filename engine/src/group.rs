@@ -29,7 +29,7 @@
 //! members' ids, then the destinations' ids. Everything runs in index
 //! (= id) order, so the result is deterministic.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::candidates::Candidates;
 use crate::constraints::Load;
@@ -81,7 +81,7 @@ pub const SITE_CLUSTERS: usize = 8;
 /// once per step that no single move clears.
 pub const GROW_SEEDS: usize = 24;
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum GroupKind {
     /// Services tied by heavy flows move to one cluster together.
@@ -98,7 +98,7 @@ pub enum GroupKind {
 }
 
 /// A compound step, carried by each of its members' moves.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Group {
     pub kind: GroupKind,
     /// The members' steps, in the order they are applied.
@@ -120,7 +120,7 @@ pub struct Group {
 }
 
 /// One member of a group, moved alone to its group destination.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Alone {
     pub service: String,
     pub to: String,

@@ -34,6 +34,55 @@ pub fn to_bytes<T: serde::Serialize + ?Sized>(v: &T) -> String {
     serde_json::to_string(v).expect("engine results serialise")
 }
 
+/// A result member written from a closed set of words (a term's key, a
+/// unit, an RTT derivation), read back with [`known_word`]. An alias and
+/// not `&'static str` written out: serde's derive takes a field spelled
+/// `&str` for text borrowed from the input, which would tie reading a
+/// result to input that lives for ever.
+pub type Word = &'static str;
+
+/// Reading a result back: a member the engine writes from a closed set
+/// of words (a term's key, a unit, an RTT derivation) as the engine's own
+/// `&'static str`. Anything else is refused, naming `what` and the words
+/// expected.
+pub fn known_word<'de, D: serde::Deserializer<'de>>(
+    d: D,
+    known: &[&'static str],
+    what: &str,
+) -> Result<&'static str, D::Error> {
+    use serde::de::Error as _;
+    let word = <String as serde::Deserialize>::deserialize(d)?;
+    known.iter().copied().find(|k| *k == word).ok_or_else(|| {
+        D::Error::custom(format!(
+            "unknown {what} {word:?}; expected one of {}",
+            known
+                .iter()
+                .map(|k| format!("{k:?}"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ))
+    })
+}
+
+/// [`known_word`] of a member that may be `null` (or absent, with
+/// `#[serde(default)]`).
+pub fn known_word_opt<'de, D: serde::Deserializer<'de>>(
+    d: D,
+    known: &[&'static str],
+    what: &str,
+) -> Result<Option<&'static str>, D::Error> {
+    use serde::de::Error as _;
+    match <Option<String> as serde::Deserialize>::deserialize(d)? {
+        None => Ok(None),
+        Some(word) => known
+            .iter()
+            .copied()
+            .find(|k| *k == word)
+            .map(Some)
+            .ok_or_else(|| D::Error::custom(format!("unknown {what} {word:?}"))),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::describe;

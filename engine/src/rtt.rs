@@ -251,6 +251,19 @@ mod tests {
     use crate::rtt_reference::REFERENCE_PAIRS;
 
     #[test]
+    fn results_name_each_derivation_with_the_words_a_reader_knows() {
+        let all = [
+            Derivation::SameCluster,
+            Derivation::MeasuredPath,
+            Derivation::SiteLink,
+            Derivation::SameSite,
+            Derivation::GreatCircle,
+            Derivation::Unknown,
+        ];
+        assert_eq!(all.map(Derivation::as_str), crate::fact::DERIVATION_WORDS);
+    }
+
+    #[test]
     fn haversine_matches_known_distance() {
         // Frankfurt–Paris is about 480 km as the crow flies.
         let d = great_circle_km((50.11, 8.68), (48.86, 2.35));

@@ -24,7 +24,9 @@
 //! fit a step at the margin formula's threshold). Each piece is solved in
 //! closed form. `docs/why.md` has the formulas and the limits.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
+
+use crate::json_shape::Word;
 use std::collections::BTreeMap;
 
 use crate::advise::{Advice, Move};
@@ -36,7 +38,7 @@ use crate::policy::Policy;
 use crate::rtt::{Derivation, RttSource};
 
 /// The explanation of one recommended move.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct MoveWhy {
     pub step: usize,
     pub service: String,
@@ -71,18 +73,18 @@ pub struct MoveWhy {
     pub other_flips: Vec<Flip>,
     /// Set when the explanation could not be computed as asked (the advice
     /// does not match the estate); flips are then empty.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
     /// For a member of a compound step: the group's explanation. The
     /// single-move flips above are then empty (a member alone need not
     /// clear any bar); the group's flips are here.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub group: Option<GroupWhy>,
 }
 
 /// Why a compound step (`crate::group`): its terms summed over the
 /// members, each member alone, and where the group stops clearing its bar.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct GroupWhy {
     pub summary: String,
     pub gain: f64,
@@ -101,11 +103,12 @@ pub struct GroupWhy {
 }
 
 /// Where the group's decision flips when one flow fact changes alone.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct GroupFlip {
     pub fact: String,
     pub class: Class,
-    pub unit: &'static str,
+    #[serde(deserialize_with = "unit_word")]
+    pub unit: Word,
     /// The value the engine used (the policy's assumption when unknown).
     pub value: f64,
     /// Below this the group stops clearing its bar (`None`: no value ≥ 0).
@@ -115,7 +118,7 @@ pub struct GroupFlip {
     pub sentence: String,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum BarKind {
     /// `min_gain_fraction` × current cost.
@@ -124,13 +127,14 @@ pub enum BarKind {
     Points,
 }
 
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct TermPoints {
-    pub term: &'static str,
+    #[serde(deserialize_with = "term_word")]
+    pub term: Word,
     pub points: f64,
 }
 
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct FlowPoints {
     /// `from→to` service ids.
     pub flow: String,
@@ -150,13 +154,13 @@ pub struct FlowPoints {
 
 /// The headroom term: what leaving saves at the source minus what
 /// arriving costs at the destination.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct HeadroomPoints {
     pub from_saves: f64,
     pub to_costs: f64,
 }
 
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Alternative {
     pub cluster: String,
     pub gain: f64,
@@ -164,33 +168,38 @@ pub struct Alternative {
 }
 
 /// The flip conditions of one fact.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Flip {
     /// The fact's key, as in `facts`.
     pub fact: String,
     /// The stored fact behind the key when it is shared by other keys: a
     /// site link sets the RTT of every cluster pair across its two sites
     /// that has no measured path, so changing it changes all of them.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stored_as: Option<String>,
     /// For an RTT that no stored fact gives: its rung of the evidence
     /// ladder (`great_circle`, `unknown`, `same_site`, `same_cluster`).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub derivation: Option<&'static str>,
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "crate::fact::derivation_word"
+    )]
+    pub derivation: Option<Word>,
     /// The value is an estimate or a policy value, not a stored fact. Its
     /// thresholds (when computed) say what a measurement would have to
     /// show to change the decision.
-    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub estimated: bool,
     /// For an estimated RTT analysed as a variable: what a measurement of
     /// it would set, `sites fra↔nw` (a site link: every cluster pair across
     /// the two sites without a measured path) or `site fra` (every pair of
     /// its clusters without a measured path).
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub applies_to: Option<String>,
     pub value: Option<f64>,
     pub class: Class,
-    pub unit: &'static str,
+    #[serde(deserialize_with = "unit_word")]
+    pub unit: Word,
     pub status: FlipStatus,
     /// The nearest value above the current one at which the decision
     /// changes, and how.
@@ -205,7 +214,7 @@ pub struct Flip {
     pub id: Option<FactId>,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum FlipStatus {
     /// Computed exactly: thresholds, or no value changes it.
@@ -219,7 +228,7 @@ pub enum FlipStatus {
     NotAnalysed,
 }
 
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Threshold {
     /// The exact boundary. Just past it (away from the current value) the
     /// decision changes; between the current value and it, it does not.
@@ -228,7 +237,7 @@ pub struct Threshold {
     pub sentence: String,
 }
 
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "effect", rename_all = "snake_case")]
 pub enum Effect {
     /// The move's gain would fall below the bar.
@@ -240,6 +249,20 @@ pub enum Effect {
     OtherDestination { cluster: String },
     /// The destination would no longer certainly have room.
     NoRoom { cluster: String },
+}
+
+/// Every unit a Why names a fact's value in (`FactId::unit`,
+/// `unit_of_key`); a flow weight has none.
+pub const UNITS: [&str; 5] = ["", "MB/s", "ms", "cores", "GiB"];
+
+fn unit_word<'de, D: serde::Deserializer<'de>>(d: D) -> Result<&'static str, D::Error> {
+    crate::json_shape::known_word(d, &UNITS, "unit")
+}
+
+/// A term's key read back from a result ([`crate::cost::Term::id`]).
+fn term_word<'de, D: serde::Deserializer<'de>>(d: D) -> Result<&'static str, D::Error> {
+    let keys = crate::cost::Term::ALL.map(|t| t.id());
+    crate::json_shape::known_word(d, &keys, "term")
 }
 
 /// A stored fact, by position in the estate.
