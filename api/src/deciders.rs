@@ -34,9 +34,7 @@ fn yes() -> bool {
 #[cfg(feature = "schema")]
 #[derive(JsonSchema)]
 #[allow(dead_code)]
-struct DeciderUrl(
-    #[schemars(length(max = 2048), extend("format" = "uri"))] String,
-);
+struct DeciderUrl(#[schemars(length(max = 2048), extend("format" = "uri"))] String);
 
 /// The total time a call may take, milliseconds, from 1000 to 25000 (1 to
 /// 25 s: a person may be waiting, and proxies commonly cut requests at 30
@@ -261,4 +259,38 @@ pub(crate) fn schemas(generator: &mut schemars::SchemaGenerator) {
     let _ = generator.subschema_for::<DeciderAnswer>();
     let _ = generator.subschema_for::<DeciderWithSecret>();
     let _ = generator.subschema_for::<ScenarioList>();
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn settings_read_with_the_servers_defaults() {
+        let b: DeciderSettings =
+            serde_json::from_str(r#"{"url":"https://d.example/x","timeout_ms":5000}"#).unwrap();
+        assert_eq!(b.name, None);
+        assert!(b.enabled && !b.generate_secret);
+        assert_eq!(b.interval_s, None);
+        assert!(
+            serde_json::from_str::<DeciderSettings>(r#"{"url":"u","timeout_ms":1,"x":1}"#).is_err()
+        );
+        let r: SecretRotation = serde_json::from_str("{}").unwrap();
+        assert_eq!(r, SecretRotation::default());
+        assert_eq!(
+            serde_json::to_string(&SecretRotation {
+                overlap_s: Some(3600)
+            })
+            .unwrap(),
+            r#"{"overlap_s":3600}"#
+        );
+    }
+
+    #[test]
+    fn a_decider_is_written_member_for_member_as_before() {
+        let text = r#"{"decider":{"name":"ranker","url":"https://d.example/x","timeout_ms":5000,"enabled":true,"interval_s":null,"secret_fingerprint":"ab12","previous_secret_fingerprint":null,"previous_secret_expires_at":null,"created_at":"2026-11-30T04:05:00Z","updated_at":"2026-11-30T04:05:00Z"},"secret":null}"#;
+        let a: DeciderWithSecret = serde_json::from_str(text).unwrap();
+        assert_eq!(a.decider.secret_fingerprint.as_deref(), Some("ab12"));
+        assert_eq!(serde_json::to_string(&a).unwrap(), text);
+    }
 }

@@ -12,7 +12,7 @@ use berth_engine::decider::{Accepted, Comparison, DeciderEntry, Refused};
 use berth_engine::leaderboard::{self as board, Leaderboard};
 use leptos_router::hooks::use_navigate;
 
-use super::{arr, fixed, pretty_json, s, signed};
+use super::{fixed, pretty_json, signed};
 use crate::client;
 use crate::common::{Auth, ErrorLine, Gate, Scenario};
 use crate::engine::Step;
@@ -21,7 +21,7 @@ use crate::engine::Step;
 pub fn Deciders() -> impl IntoView {
     let auth = expect_context::<Auth>();
     let comparison = RwSignal::new(None::<Comparison>);
-    let registered = RwSignal::new(None::<Result<Vec<Value>, String>>);
+    let registered = RwSignal::new(None::<Result<Vec<berth_api::Decider>, String>>);
     let chosen = RwSignal::new(Vec::<String>::new());
     let uploads = RwSignal::new(BTreeMap::<String, Value>::new());
     let preview = RwSignal::new(None::<String>);
@@ -37,13 +37,15 @@ pub fn Deciders() -> impl IntoView {
 
     let load_registered = move || {
         leptos::task::spawn_local(async move {
-            registered.set(Some(match client::get("/api/deciders").await {
-                Ok(v) => Ok(arr(&v["deciders"])),
-                Err(f) if f.status == 404 => {
-                    Err("This server has no external deciders registered.".into())
-                }
-                Err(f) => Err(f.message),
-            }));
+            registered.set(Some(
+                match client::get_typed::<berth_api::DeciderList>("/api/deciders").await {
+                    Ok(l) => Ok(l.deciders),
+                    Err(f) if f.status == 404 => {
+                        Err("This server has no external deciders registered.".into())
+                    }
+                    Err(f) => Err(f.message),
+                },
+            ));
         });
     };
     // Only once signed in: signed out the list answers 401.
@@ -195,9 +197,15 @@ pub fn Deciders() -> impl IntoView {
             "interval_s": interval_s, "generate_secret": reg_secret.get_untracked(),
         });
         leptos::task::spawn_local(async move {
-            match client::request("POST", "/api/deciders", Some(body.to_string())).await {
-                Ok(v) => {
-                    secret.set(v["secret"].as_str().map(str::to_string));
+            match client::send_typed::<_, berth_api::DeciderWithSecret>(
+                "POST",
+                "/api/deciders",
+                &body,
+            )
+            .await
+            {
+                Ok(a) => {
+                    secret.set(a.secret);
                     load_registered();
                 }
                 Err(f) => error.set(Some(f.message)),
@@ -216,7 +224,7 @@ pub fn Deciders() -> impl IntoView {
                     Some(Err(m)) => view! { <p data-testid="no-externals">{m}</p> }.into_any(),
                     Some(Ok(list)) if list.is_empty() => view! { <p data-testid="no-externals">"None registered."</p> }.into_any(),
                     Some(Ok(list)) => list.into_iter().map(|d| {
-                        let name = s(&d["name"]);
+                        let name = d.name.clone();
                         let n2 = name.clone();
                         let n3 = name.clone();
                         let n4 = name.clone();
@@ -228,8 +236,8 @@ pub fn Deciders() -> impl IntoView {
                                         let n = n2.clone();
                                         chosen.update(|c| { c.retain(|x| *x != n); if on { c.push(n); } });
                                     }/>
-                                <label for=format!("ext-{n3}")>{format!("{} — {} (timeout {} ms{}, key {})", name, s(&d["url"]), d["timeout_ms"],
-                                    if d["enabled"].as_bool() == Some(false) { ", disabled" } else { "" }, s(&d["secret_fingerprint"]))}</label>
+                                <label for=format!("ext-{n3}")>{format!("{} — {} (timeout {} ms{}, key {})", name, d.url, d.timeout_ms,
+                                    if d.enabled { "" } else { ", disabled" }, d.secret_fingerprint.as_deref().unwrap_or_default())}</label>
                                 <Show when=is_admin>
                                     {
                                         let n = n4.clone();
@@ -238,8 +246,9 @@ pub fn Deciders() -> impl IntoView {
                                             <button type="button" class="small" on:click=move |_| {
                                                 let n = n.clone();
                                                 leptos::task::spawn_local(async move {
-                                                    match client::request("POST", &format!("/api/deciders/{n}/secret"), Some(r#"{"overlap_s":3600}"#.into())).await {
-                                                        Ok(v) => secret.set(v["secret"].as_str().map(str::to_string)),
+                                                    let rotation = berth_api::SecretRotation { overlap_s: Some(3600) };
+                                                    match client::send_typed::<_, berth_api::DeciderWithSecret>("POST", &format!("/api/deciders/{n}/secret"), &rotation).await {
+                                                        Ok(a) => secret.set(a.secret),
                                                         Err(f) => error.set(Some(f.message)),
                                                     }
                                                 });

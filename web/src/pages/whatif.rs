@@ -6,7 +6,7 @@
 use berth_engine::whatif::{By, ClusterLoad, Evacuation, ProjectedMove, Projection, ResourceLoad};
 use leptos::prelude::*;
 
-use super::{arr, fixed, s, signed};
+use super::{fixed, signed};
 use crate::client;
 use crate::common::{Auth, ErrorLine, Gate, Scenario};
 use crate::engine::{self, Step};
@@ -71,18 +71,12 @@ pub fn WhatIf() -> impl IntoView {
 
     let refresh_saved = move |id: String| {
         leptos::task::spawn_local(async move {
-            match client::get(&format!("/api/estates/{id}/scenarios")).await {
-                Ok(v) => saved.set(
-                    arr(&v["scenarios"])
-                        .iter()
-                        .map(|x| {
-                            x["name"]
-                                .as_str()
-                                .map(str::to_string)
-                                .unwrap_or_else(|| s(x))
-                        })
-                        .collect(),
-                ),
+            match client::get_typed::<berth_api::ScenarioList>(&format!(
+                "/api/estates/{id}/scenarios"
+            ))
+            .await
+            {
+                Ok(l) => saved.set(l.scenarios.into_iter().map(|x| x.name).collect()),
                 Err(f) => error.set(Some(f.message)),
             }
         });
