@@ -157,8 +157,7 @@ pub struct SecretRotation {
 /// A registered decider as the API shows it. The secrets themselves are
 /// never shown.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[cfg_attr(feature = "schema", derive(JsonSchema))]
-#[serde(deny_unknown_fields)]
+#[cfg_attr(feature = "schema", derive(JsonSchema), schemars(deny_unknown_fields))]
 pub struct Decider {
     /// How the decider is named in comparisons, runs and URLs.
     pub name: String,
@@ -191,8 +190,7 @@ pub struct Decider {
 
 /// `GET /api/deciders`: every registered decider, by name.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[cfg_attr(feature = "schema", derive(JsonSchema))]
-#[serde(deny_unknown_fields)]
+#[cfg_attr(feature = "schema", derive(JsonSchema), schemars(deny_unknown_fields))]
 pub struct DeciderList {
     /// The deciders, by name.
     pub deciders: Vec<Decider>,
@@ -200,8 +198,7 @@ pub struct DeciderList {
 
 /// One decider (`GET` and `PUT /api/deciders/{name}`).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[cfg_attr(feature = "schema", derive(JsonSchema))]
-#[serde(deny_unknown_fields)]
+#[cfg_attr(feature = "schema", derive(JsonSchema), schemars(deny_unknown_fields))]
 pub struct DeciderAnswer {
     /// The decider as it is now (its secret's fingerprint, never the
     /// secret).
@@ -210,8 +207,7 @@ pub struct DeciderAnswer {
 
 /// A decider just registered or given a new secret, with that secret.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[cfg_attr(feature = "schema", derive(JsonSchema))]
-#[serde(deny_unknown_fields)]
+#[cfg_attr(feature = "schema", derive(JsonSchema), schemars(deny_unknown_fields))]
 pub struct DeciderWithSecret {
     /// The decider as it is now.
     pub decider: Decider,

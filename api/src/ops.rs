@@ -15,8 +15,7 @@ use schemars::JsonSchema;
 
 /// `GET /readyz` when the database answers and is migrated.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[cfg_attr(feature = "schema", derive(JsonSchema))]
-#[serde(deny_unknown_fields)]
+#[cfg_attr(feature = "schema", derive(JsonSchema), schemars(deny_unknown_fields))]
 pub struct Ready {
     /// The database backend this process uses.
     #[cfg_attr(
@@ -30,8 +29,7 @@ pub struct Ready {
 
 /// `GET /api/driver`: the background advice driver's health.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[cfg_attr(feature = "schema", derive(JsonSchema))]
-#[serde(deny_unknown_fields)]
+#[cfg_attr(feature = "schema", derive(JsonSchema), schemars(deny_unknown_fields))]
 pub struct DriverHealth {
     /// How many subjects are stale now (`estate:ID` and
     /// `decider:NAME@ID`), held back ones included.
@@ -58,8 +56,7 @@ pub struct DriverHealth {
 
 /// What one pass did.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[cfg_attr(feature = "schema", derive(JsonSchema))]
-#[serde(deny_unknown_fields)]
+#[cfg_attr(feature = "schema", derive(JsonSchema), schemars(deny_unknown_fields))]
 pub struct DriverPass {
     /// Stale subjects when the pass began.
     #[cfg_attr(feature = "schema", schemars(range(min = 0)))]
@@ -86,8 +83,7 @@ pub struct DriverPass {
 
 /// A subject the driver leaves alone until `until`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[cfg_attr(feature = "schema", derive(JsonSchema))]
-#[serde(deny_unknown_fields)]
+#[cfg_attr(feature = "schema", derive(JsonSchema), schemars(deny_unknown_fields))]
 pub struct DriverBackoff {
     /// Consecutive misses; the delay doubles with each.
     #[cfg_attr(feature = "schema", schemars(range(min = 1)))]

@@ -2,6 +2,10 @@
 //! recommendations, where each stands in the advice at an evaluation time,
 //! and the estate's audit trail.
 //!
+//! Answers refuse unknown members only in their published schema: a
+//! client built against these types keeps reading a newer server that
+//! adds one.
+//!
 //! Members are declared, and so sent, in alphabetical order: these
 //! answers were first written through `serde_json::Value`, whose objects
 //! sort their members, and their bytes are kept (a test below holds the
@@ -60,8 +64,7 @@ impl Side {
 /// A snooze's condition as stored: ask again when the fact is below (or
 /// above) the value.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[cfg_attr(feature = "schema", derive(JsonSchema))]
-#[serde(deny_unknown_fields)]
+#[cfg_attr(feature = "schema", derive(JsonSchema), schemars(deny_unknown_fields))]
 pub struct ReviewCondition {
     /// One of the move's deciding facts, by key.
     pub fact: String,
@@ -75,8 +78,7 @@ pub struct ReviewCondition {
 /// decision was taken, and the exact thresholds at which the verdict
 /// flipped then.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[cfg_attr(feature = "schema", derive(JsonSchema))]
-#[serde(deny_unknown_fields)]
+#[cfg_attr(feature = "schema", derive(JsonSchema), schemars(deny_unknown_fields))]
 pub struct ReviewBasisFact {
     /// Above this value the verdict flipped.
     pub above: Option<f64>,
@@ -97,8 +99,7 @@ pub struct ReviewBasisFact {
 
 /// What a decision rested on: every deciding fact of the move at the time.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-#[cfg_attr(feature = "schema", derive(JsonSchema))]
-#[serde(deny_unknown_fields)]
+#[cfg_attr(feature = "schema", derive(JsonSchema), schemars(deny_unknown_fields))]
 pub struct ReviewBasis {
     pub facts: Vec<ReviewBasisFact>,
 }
@@ -132,8 +133,7 @@ impl ReviewState {
 
 /// A decision's standing, with the reasons it is back or absent.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[cfg_attr(feature = "schema", derive(JsonSchema))]
-#[serde(deny_unknown_fields)]
+#[cfg_attr(feature = "schema", derive(JsonSchema), schemars(deny_unknown_fields))]
 pub struct ReviewStanding {
     /// One sentence each, in order: the snooze date, the condition, then
     /// the basis facts by key. Empty when it is planned or hidden.
@@ -144,8 +144,7 @@ pub struct ReviewStanding {
 /// A decision about one recommendation, with its standing at the
 /// evaluation time.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[cfg_attr(feature = "schema", derive(JsonSchema))]
-#[serde(deny_unknown_fields)]
+#[cfg_attr(feature = "schema", derive(JsonSchema), schemars(deny_unknown_fields))]
 pub struct Review {
     pub basis: ReviewBasis,
     /// A snooze's condition; `null` when none.
@@ -174,8 +173,7 @@ pub struct Review {
 /// `GET /api/estates/{id}/reviews`: every decision, by identity, with its
 /// standing at `now`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[cfg_attr(feature = "schema", derive(JsonSchema))]
-#[serde(deny_unknown_fields)]
+#[cfg_attr(feature = "schema", derive(JsonSchema), schemars(deny_unknown_fields))]
 pub struct ReviewList {
     pub estate: String,
     /// The evaluation time.
@@ -189,16 +187,14 @@ pub struct ReviewList {
 /// The answer to recording a decision: the decision as stored, with its
 /// standing.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[cfg_attr(feature = "schema", derive(JsonSchema))]
-#[serde(deny_unknown_fields)]
+#[cfg_attr(feature = "schema", derive(JsonSchema), schemars(deny_unknown_fields))]
 pub struct ReviewAnswer {
     pub review: Review,
 }
 
 /// One entry of the audit trail: who did what, when, and why.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[cfg_attr(feature = "schema", derive(JsonSchema))]
-#[serde(deny_unknown_fields)]
+#[cfg_attr(feature = "schema", derive(JsonSchema), schemars(deny_unknown_fields))]
 pub struct AuditEntry {
     #[cfg_attr(
         feature = "schema",
@@ -242,8 +238,7 @@ impl AuditEntry {
 
 /// `GET /api/estates/{id}/audit`: newest first.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[cfg_attr(feature = "schema", derive(JsonSchema))]
-#[serde(deny_unknown_fields)]
+#[cfg_attr(feature = "schema", derive(JsonSchema), schemars(deny_unknown_fields))]
 pub struct AuditList {
     pub entries: Vec<AuditEntry>,
     pub estate: String,
@@ -279,6 +274,13 @@ mod tests {
         let (typed, sorted) = both(&list);
         assert_eq!(typed, sorted);
         assert_eq!(typed, text, "read and written back unchanged");
+        let newer = text.replacen("{\"estate\"", "{\"added_later\":1,\"estate\"", 1);
+        assert_ne!(newer, text);
+        assert_eq!(
+            serde_json::from_str::<ReviewList>(&newer).unwrap(),
+            list,
+            "a member a newer server adds is read past"
+        );
         let audit: AuditList = serde_json::from_str(
             r#"{"entries":[{"action":"policy.changed","actor":"admin","at":"2026-11-30T04:05:00Z","detail":{"changed":[{"field":"/cross_site_weight","from":4.0,"to":10.0}]},"estate":"sample","id":1,"reason":"","subject":"policy"}],"estate":"sample"}"#,
         )

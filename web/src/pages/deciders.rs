@@ -372,12 +372,12 @@ pub fn engine_result<T: serde::de::DeserializeOwned>(
     })
 }
 
-/// A count of a decider's result as the comparison shows it (`null` for a
-/// decider without one, as the row has always read).
+/// A count of a decider's result as the comparison shows it ("—" for a
+/// decider without one, like the other rows; it used to read "null").
 fn count(d: &DeciderEntry, f: impl Fn(&berth_engine::decider::DeciderResult) -> usize) -> String {
     d.result
         .as_ref()
-        .map_or_else(|| "null".to_string(), |r| f(r).to_string())
+        .map_or_else(|| "—".to_string(), |r| f(r).to_string())
 }
 
 /// A signed figure of a decider's result, or "—" without one.
@@ -653,7 +653,7 @@ mod tests {
         // always shown.
         assert!(broken.result.is_none());
         assert_eq!(broken.error.as_ref().unwrap().message, "not JSON");
-        assert_eq!(count(broken, |r| r.proposals), "null");
+        assert_eq!(count(broken, |r| r.proposals), "—");
         assert_eq!(figure(broken, 2, |r| r.cross_site_mb_s_change), "—");
     }
 
