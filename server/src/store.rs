@@ -439,10 +439,9 @@ pub async fn delete_estate(db: &Db, id: &str) -> StoreResult<bool> {
 
 // ---- scenarios -------------------------------------------------------
 
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug)]
 pub struct ScenarioMeta {
     pub name: String,
-    #[serde(serialize_with = "rfc3339")]
     pub updated_at: i64,
     pub updated_by: String,
 }
@@ -512,34 +511,30 @@ pub async fn delete_scenario(db: &Db, estate: &str, name: &str) -> StoreResult<b
 // ---- reviews and the audit trail -------------------------------------
 
 /// An operator's decision about one recommendation (`docs/reviews.md`).
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug)]
 pub struct ReviewRow {
     pub identity: String,
     /// `planned`, `dismissed` or `snoozed`.
     pub decision: String,
     pub link: String,
     pub reason: String,
-    #[serde(serialize_with = "rfc3339_opt")]
     pub until: Option<i64>,
     /// `berth_engine::review::Condition` as JSON, or null.
     pub condition: Option<serde_json::Value>,
     /// `berth_engine::review::Basis` as JSON.
     pub basis: serde_json::Value,
     pub estate_version: i64,
-    #[serde(serialize_with = "rfc3339")]
     pub evaluated_at: i64,
     pub decided_by: String,
-    #[serde(serialize_with = "rfc3339")]
     pub decided_at: i64,
 }
 
 /// One entry of the audit trail: who did what, when, and why.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug)]
 pub struct AuditEntry {
     pub id: i64,
     pub estate: String,
     pub actor: String,
-    #[serde(serialize_with = "rfc3339")]
     pub at: i64,
     pub action: String,
     pub subject: String,
@@ -1027,7 +1022,7 @@ pub async fn set_once(db: &Db, key: &str, value: &str) -> StoreResult<bool> {
 // ---- external deciders -------------------------------------------------
 
 /// A registered decider as stored. The sealed secrets stay in here; the
-/// API shows [`DeciderRow::public`] instead.
+/// API shows what `http::deciders::public` builds from it instead.
 #[derive(Clone)]
 pub struct DeciderRow {
     pub name: String,
@@ -1059,50 +1054,12 @@ impl std::fmt::Debug for DeciderRow {
     }
 }
 
-/// What the API shows of a decider.
-#[derive(Clone, Debug, Serialize)]
-pub struct DeciderView {
-    pub name: String,
-    pub url: String,
-    pub timeout_ms: i64,
-    pub enabled: bool,
-    pub interval_s: Option<i64>,
-    pub secret_fingerprint: Option<String>,
-    pub previous_secret_fingerprint: Option<String>,
-    #[serde(serialize_with = "rfc3339_opt")]
-    pub previous_secret_expires_at: Option<i64>,
-    #[serde(serialize_with = "rfc3339")]
-    pub created_at: i64,
-    #[serde(serialize_with = "rfc3339")]
-    pub updated_at: i64,
-}
-
 impl DeciderRow {
     /// The previous secret, if its overlap has not ended at `now`.
     pub fn live_previous(&self, now: i64) -> Option<&str> {
         match (&self.previous_sealed, self.previous_expires_at) {
             (Some(s), Some(until)) if now < until => Some(s),
             _ => None,
-        }
-    }
-
-    pub fn public(&self, now: i64) -> DeciderView {
-        let live = self.live_previous(now).is_some();
-        DeciderView {
-            name: self.name.clone(),
-            url: self.url.clone(),
-            timeout_ms: self.timeout_ms,
-            enabled: self.enabled,
-            interval_s: self.interval_s,
-            secret_fingerprint: self.secret_fingerprint.clone(),
-            previous_secret_fingerprint: if live {
-                self.previous_fingerprint.clone()
-            } else {
-                None
-            },
-            previous_secret_expires_at: if live { self.previous_expires_at } else { None },
-            created_at: self.created_at,
-            updated_at: self.updated_at,
         }
     }
 }
@@ -1520,13 +1477,12 @@ pub async fn last_snapshots(db: &Db) -> StoreResult<Vec<(String, i64, String)>> 
 
 // ---- the advice driver ---------------------------------------------------
 
-#[derive(Clone, Debug, Serialize, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Backoff {
     pub subject: String,
     /// `deferred` or `failed`.
     pub kind: String,
     pub attempts: i64,
-    #[serde(serialize_with = "rfc3339", rename = "until")]
     pub until_at: i64,
     pub last_error: String,
 }
@@ -1635,7 +1591,7 @@ pub async fn passes(db: &Db, limit: i64) -> StoreResult<Vec<Pass>> {
 // ---- notification channels and deliveries ----------------------------------
 
 /// A notification channel as stored. The sealed secret stays in here; the
-/// API shows [`ChannelRow::public`] instead.
+/// API shows what `http::notify::public` builds from it instead.
 #[derive(Clone)]
 pub struct ChannelRow {
     pub name: String,
@@ -1663,48 +1619,6 @@ impl std::fmt::Debug for ChannelRow {
             .field("min_confidence", &self.min_confidence)
             .field("enabled", &self.enabled)
             .finish_non_exhaustive()
-    }
-}
-
-/// What the API shows of a channel.
-#[derive(Clone, Debug, Serialize)]
-pub struct ChannelView {
-    pub name: String,
-    pub kind: String,
-    /// The whole URL for a signed webhook; for Slack and Teams, whose URL
-    /// is the credential, only its scheme and host followed by `/…`.
-    pub url: String,
-    pub min_gain: f64,
-    pub min_confidence: String,
-    pub enabled: bool,
-    pub secret_fingerprint: Option<String>,
-    #[serde(serialize_with = "rfc3339")]
-    pub created_at: i64,
-    #[serde(serialize_with = "rfc3339")]
-    pub updated_at: i64,
-}
-
-impl ChannelRow {
-    pub fn public(&self) -> ChannelView {
-        let url = if self.kind == "webhook" {
-            self.url.clone()
-        } else {
-            match url::Url::parse(&self.url) {
-                Ok(u) => format!("{}://{}/…", u.scheme(), u.host_str().unwrap_or("")),
-                Err(_) => "…".to_string(),
-            }
-        };
-        ChannelView {
-            name: self.name.clone(),
-            kind: self.kind.clone(),
-            url,
-            min_gain: self.min_gain,
-            min_confidence: self.min_confidence.clone(),
-            enabled: self.enabled,
-            secret_fingerprint: self.secret_fingerprint.clone(),
-            created_at: self.created_at,
-            updated_at: self.updated_at,
-        }
     }
 }
 

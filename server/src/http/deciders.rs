@@ -80,18 +80,18 @@ fn new_secret(state: &AppState, name: &str) -> ApiResult<(String, String, String
 /// A decider as the API shows it at `now` (never its secrets; the
 /// previous secret's fingerprint only while its overlap lasts).
 fn public(d: &DeciderRow, now: i64) -> berth_api::Decider {
-    let v = d.public(now);
+    let live = d.live_previous(now).is_some();
     berth_api::Decider {
-        name: v.name,
-        url: v.url,
-        timeout_ms: v.timeout_ms,
-        enabled: v.enabled,
-        interval_s: v.interval_s,
-        secret_fingerprint: v.secret_fingerprint,
-        previous_secret_fingerprint: v.previous_secret_fingerprint,
-        previous_secret_expires_at: v.previous_secret_expires_at.map(format_time),
-        created_at: format_time(v.created_at),
-        updated_at: format_time(v.updated_at),
+        name: d.name.clone(),
+        url: d.url.clone(),
+        timeout_ms: d.timeout_ms,
+        enabled: d.enabled,
+        interval_s: d.interval_s,
+        secret_fingerprint: d.secret_fingerprint.clone(),
+        previous_secret_fingerprint: d.previous_fingerprint.clone().filter(|_| live),
+        previous_secret_expires_at: d.previous_expires_at.filter(|_| live).map(format_time),
+        created_at: format_time(d.created_at),
+        updated_at: format_time(d.updated_at),
     }
 }
 

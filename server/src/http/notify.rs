@@ -68,17 +68,26 @@ fn new_secret(state: &AppState, name: &str) -> ApiResult<(String, String, String
 
 /// A channel as the API shows it (never its secret).
 fn public(c: &ChannelRow) -> berth_api::NotificationChannel {
-    let v = c.public();
+    // The whole URL for a signed webhook; for Slack and Teams, whose URL
+    // is the credential, only its scheme and host followed by `/…`.
+    let url = if c.kind == "webhook" {
+        c.url.clone()
+    } else {
+        match url::Url::parse(&c.url) {
+            Ok(u) => format!("{}://{}/…", u.scheme(), u.host_str().unwrap_or("")),
+            Err(_) => "…".to_string(),
+        }
+    };
     berth_api::NotificationChannel {
-        name: v.name,
-        kind: v.kind,
-        url: v.url,
-        min_gain: v.min_gain,
-        min_confidence: v.min_confidence,
-        enabled: v.enabled,
-        secret_fingerprint: v.secret_fingerprint,
-        created_at: format_time(v.created_at),
-        updated_at: format_time(v.updated_at),
+        name: c.name.clone(),
+        kind: c.kind.clone(),
+        url,
+        min_gain: c.min_gain,
+        min_confidence: c.min_confidence.clone(),
+        enabled: c.enabled,
+        secret_fingerprint: c.secret_fingerprint.clone(),
+        created_at: format_time(c.created_at),
+        updated_at: format_time(c.updated_at),
     }
 }
 

@@ -331,7 +331,7 @@ fn move_item(
         .is_none_or(|g| g.steps.first() == Some(&m.step));
     let review_label = format!("{service} to {to}");
     let id_state = identity.clone();
-    let state = Signal::derive(move || reviews.state(&id_state).map_or("", |s| s.as_str()));
+    let state = Signal::derive(move || reviews.state(&id_state));
     let why_for_review = why.clone();
     let why_open = RwSignal::new(false);
     let auth = expect_context::<Auth>();
@@ -358,7 +358,7 @@ fn move_item(
     // context: a context would reach the sibling lists too).
     let m_for_filter = m.clone();
     let shown = move || {
-        let by_review = state.get() != ReviewState::Hidden.as_str() || reviews.show_hidden.get();
+        let by_review = state.get() != Some(ReviewState::Hidden) || reviews.show_hidden.get();
         by_review
             && filter
                 .as_ref()
@@ -371,7 +371,7 @@ fn move_item(
         .map(|t| (t.term.to_string(), t.points))
         .collect();
     view! {
-        <li class="move" data-service=service.clone() data-identity=identity.clone() data-review=state
+        <li class="move" data-service=service.clone() data-identity=identity.clone() data-review=move || state.get().map_or("", ReviewState::as_str)
             style:display=move || if shown() { "list-item" } else { "none" }>
             <div class="move-head">
                 <strong>{service.clone()}</strong>
