@@ -75,6 +75,95 @@ pub struct EstateSummary {
     pub counts: Counts,
 }
 
+/// `GET /api/estates/{id}/snapshot`: everything the engine in a browser
+/// needs, with the document and the policy as the exact stored bytes (the
+/// browser loads them with the same engine and must reach the same
+/// digests, so they are never parsed and written again on the way).
+#[derive(Debug, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(JsonSchema))]
+#[cfg_attr(feature = "schema", schemars(rename = "Snapshot"))]
+pub struct EstateSnapshot {
+    /// The estate id.
+    pub estate: String,
+    #[cfg_attr(feature = "schema", schemars(range(min = 1)))]
+    pub version: i64,
+    pub content_digest: String,
+    pub policy_digest: String,
+    /// The server's clock when it answered, for the browser to evaluate at.
+    #[cfg_attr(feature = "schema", schemars(with = "Timestamp"))]
+    pub server_now: String,
+    /// The full policy as stored.
+    #[cfg_attr(feature = "schema", schemars(with = "PolicyDocument"))]
+    pub policy: Box<RawValue>,
+    /// The estate file as stored (canonical JSON).
+    #[cfg_attr(feature = "schema", schemars(with = "EstateDocument"))]
+    pub document: Box<RawValue>,
+}
+
+impl EstateSnapshot {
+    /// The snapshot's bytes around the stored `policy` and `document`
+    /// texts, member for member what deserialising reads back; written by
+    /// hand so a large document is copied once, never parsed.
+    pub fn write(
+        estate: &str,
+        version: i64,
+        content_digest: &str,
+        policy_digest: &str,
+        server_now: &str,
+        policy: &str,
+        document: &str,
+    ) -> String {
+        let s = |v: &str| Value::from(v).to_string();
+        format!(
+            "{{\"estate\":{},\"version\":{version},\"content_digest\":{},\"policy_digest\":{},\"server_now\":{},\"policy\":{policy},\"document\":{document}}}",
+            s(estate),
+            s(content_digest),
+            s(policy_digest),
+            s(server_now),
+        )
+    }
+}
+
+/// For the schema only: the policy, as the engine's policy table
+/// publishes it (`Policy`).
+#[cfg(feature = "schema")]
+struct PolicyDocument;
+
+#[cfg(feature = "schema")]
+impl JsonSchema for PolicyDocument {
+    fn inline_schema() -> bool {
+        true
+    }
+
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "PolicyDocument".into()
+    }
+
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({ "$ref": "#/components/schemas/Policy" })
+    }
+}
+
+/// For the schema only: an estate file, as `docs/estate.schema.json`
+/// describes it.
+#[cfg(feature = "schema")]
+struct EstateDocument;
+
+#[cfg(feature = "schema")]
+impl JsonSchema for EstateDocument {
+    fn inline_schema() -> bool {
+        true
+    }
+
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "EstateDocument".into()
+    }
+
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({ "$ref": "./estate.schema.json" })
+    }
+}
+
 /// What every engine result is wrapped in: what it was computed from, and
 /// the result, as the engine's exact bytes. See "Engine results and the
 /// cache".
@@ -135,4 +224,5 @@ pub(crate) fn schemas(generator: &mut schemars::SchemaGenerator) {
     let _ = generator.subschema_for::<EstateList>();
     let _ = generator.subschema_for::<EstateSummary>();
     let _ = generator.subschema_for::<ResultEnvelope>();
+    let _ = generator.subschema_for::<EstateSnapshot>();
 }

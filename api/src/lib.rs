@@ -34,7 +34,7 @@ pub use deciders::{
     ScenarioList, ScenarioMeta, SecretRotation,
 };
 pub use error::{ErrorBody, ErrorCode, InputError};
-pub use estates::{Counts, EstateList, EstateMeta, EstateSummary, ResultEnvelope};
+pub use estates::{Counts, EstateList, EstateMeta, EstateSnapshot, EstateSummary, ResultEnvelope};
 pub use imports::{
     ChangedService, FlowRef, ImportAnswer, ImportError, ImportNote, ImportNoteCode, ImportReport,
     ImportServiceSummary, ObservationAnswer, ProbePeer,
@@ -114,6 +114,25 @@ mod tests {
         }
         assert!(Role::Operator.may_operate() && !Role::Viewer.may_operate());
         assert!(!Role::Agent.may_operate());
+    }
+
+    #[test]
+    fn a_snapshot_reads_back_with_the_stored_texts_untouched() {
+        let (policy, document) = (r#"{"z":1.0e3}"#, r#"{"schema":1,"name":"a\u00e9"}"#);
+        let text = EstateSnapshot::write(
+            "sample",
+            2,
+            "cd",
+            "pd",
+            "2026-11-30T04:05:00Z",
+            policy,
+            document,
+        );
+        let s: EstateSnapshot = serde_json::from_str(&text).unwrap();
+        assert_eq!((s.estate.as_str(), s.version), ("sample", 2));
+        assert_eq!(s.server_now, "2026-11-30T04:05:00Z");
+        assert_eq!(s.policy.get(), policy);
+        assert_eq!(s.document.get(), document, "escapes and number forms kept");
     }
 
     #[test]

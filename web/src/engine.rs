@@ -6,6 +6,7 @@
 //! Pure: text in, text out, no I/O. Compiled into both builds (the server
 //! side never calls it, but page code that does must compile there too).
 
+use berth_api::EstateSnapshot;
 use berth_engine::{advise, estate, front, Advice, Estate, Format, MoveWhy, Policy};
 use serde_json::Value;
 use sha2::{Digest, Sha256};
@@ -23,11 +24,10 @@ pub struct SnapshotMeta {
 /// A loaded snapshot: the engine's model of the estate and its policy.
 pub struct Loaded {
     pub meta: SnapshotMeta,
+    /// The stored document loaded by the engine: what every page computes
+    /// from and what the Estate page shows (every collection in id order).
     pub estate: Estate,
     pub policy: Policy,
-    /// The stored estate document as JSON (sites, links, facts) for the
-    /// Estate page, which shows what the file says.
-    pub document: Value,
     /// The estate's version digest, computed once: what-if projections of
     /// every edit reuse it instead of re-serialising the estate.
     pub version_digest: String,
@@ -36,31 +36,18 @@ pub struct Loaded {
 /// Load the snapshot answer (its text) with the engine. Errors are
 /// sentences naming what failed.
 pub fn load_snapshot(text: &str) -> Result<Loaded, String> {
-    let v: Value = serde_json::from_str(text)
-        .map_err(|e| format!("the snapshot is not JSON ({e}); reload the page"))?;
-    let field = |k: &str| {
-        v.get(k).ok_or_else(|| {
-            format!("the snapshot has no {k:?}; is the server older than this page?")
-        })
-    };
+    let snapshot: EstateSnapshot = serde_json::from_str(text).map_err(|e| {
+        format!("the snapshot is not what this page reads ({e}); is the server older than this page? Reload it")
+    })?;
     let meta = SnapshotMeta {
-        estate: field("estate")?.as_str().unwrap_or_default().to_string(),
-        version: field("version")?.as_i64().unwrap_or_default(),
-        content_digest: field("content_digest")?
-            .as_str()
-            .unwrap_or_default()
-            .to_string(),
-        policy_digest: field("policy_digest")?
-            .as_str()
-            .unwrap_or_default()
-            .to_string(),
+        estate: snapshot.estate,
+        version: snapshot.version,
+        content_digest: snapshot.content_digest,
+        policy_digest: snapshot.policy_digest,
     };
-    let document = field("document")?.clone();
-    // serde_json writes every number in its shortest round-trip form, so
-    // re-serialising the document gives the loader the same values the
-    // server's loader read from the stored text.
-    let doc_text = serde_json::to_string(&document).expect("a JSON value serialises");
-    let estate = estate::load(&doc_text, Format::Json).map_err(|errors| {
+    // The document's exact stored bytes: the loader reads the same text
+    // the server's loader read.
+    let estate = estate::load(snapshot.document.get(), Format::Json).map_err(|errors| {
         let first = errors
             .first()
             .map(|e| format!("{}: {}", e.path, e.message))
@@ -70,8 +57,7 @@ pub fn load_snapshot(text: &str) -> Result<Loaded, String> {
             errors.len()
         )
     })?;
-    let policy_text = serde_json::to_string(field("policy")?).expect("serialises");
-    let policy = Policy::from_json(&policy_text).map_err(|errors| {
+    let policy = Policy::from_json(snapshot.policy.get()).map_err(|errors| {
         format!(
             "the engine in the browser refused the policy: {}",
             errors
@@ -86,7 +72,6 @@ pub fn load_snapshot(text: &str) -> Result<Loaded, String> {
         meta,
         estate,
         policy,
-        document,
         version_digest,
     })
 }
@@ -294,14 +279,17 @@ mod tests {
     }
 
     fn snapshot() -> String {
-        let doc: Value = serde_json::from_str(SAMPLE).unwrap();
         let policy = Policy::default();
-        serde_json::json!({
-            "estate": "sample", "version": 1, "content_digest": "x",
-            "policy_digest": policy.digest(), "server_now": "2026-11-30T04:05:00Z",
-            "policy": policy, "document": doc,
-        })
-        .to_string()
+        let policy_text = serde_json::to_string(&policy).unwrap();
+        EstateSnapshot::write(
+            "sample",
+            1,
+            "x",
+            &policy.digest(),
+            "2026-11-30T04:05:00Z",
+            &policy_text,
+            SAMPLE,
+        )
     }
 
     #[test]
@@ -346,6 +334,6 @@ mod tests {
             load_snapshot(r#"{"estate":"a","version":1,"content_digest":"","policy_digest":""}"#)
                 .err()
                 .unwrap();
-        assert!(err.contains("\"document\""), "{err}");
+        assert!(err.contains("`server_now`"), "{err}");
     }
 }

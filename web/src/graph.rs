@@ -1,6 +1,6 @@
 //! The service graph's layout, as Kiali draws it: services boxed by
-//! cluster, clusters boxed by site. Pure (document in, boxes and lines
-//! out) so it is tested natively; the Estate page draws it as SVG.
+//! cluster, clusters boxed by site. Pure (the engine's estate model in,
+//! boxes and lines out) so it is tested natively; the Estate page draws it as SVG.
 //!
 //! Readable at any size because what is drawn is bounded, not the estate:
 //! a cluster is drawn either expanded (a grid of its services) or
@@ -9,7 +9,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use serde_json::Value;
+use berth_engine::estate::Estate;
 
 /// A service cell: room for a 16-character name at 10 px.
 pub const CELL_W: f64 = 112.0;
@@ -98,58 +98,36 @@ pub struct Layout {
     pub height: f64,
 }
 
-fn str_of(v: &Value) -> String {
-    v.as_str().unwrap_or_default().to_string()
-}
-
 /// Which clusters start expanded.
-pub fn default_expanded(doc: &Value) -> BTreeSet<String> {
-    let services = doc["services"].as_array().cloned().unwrap_or_default();
-    if services.len() > EXPAND_ESTATE {
+pub fn default_expanded(estate: &Estate) -> BTreeSet<String> {
+    if estate.services.len() > EXPAND_ESTATE {
         return BTreeSet::new();
     }
-    let mut count: BTreeMap<String, usize> = BTreeMap::new();
-    for s in &services {
-        *count.entry(str_of(&s["cluster"])).or_default() += 1;
+    let mut count = vec![0usize; estate.clusters.len()];
+    for s in &estate.services {
+        count[s.cluster] += 1;
     }
-    count
-        .into_iter()
+    estate
+        .clusters
+        .iter()
+        .zip(count)
         .filter(|(_, n)| *n <= EXPAND_CLUSTER)
-        .map(|(c, _)| c)
+        .map(|(c, _)| c.id.clone())
         .collect()
 }
 
 /// Lay the estate out with `expanded` clusters open.
-pub fn layout(doc: &Value, expanded: &BTreeSet<String>) -> Layout {
-    let arr = |k: &str| doc[k].as_array().cloned().unwrap_or_default();
-    let sites: Vec<String> = {
-        let mut v: Vec<String> = arr("sites").iter().map(|s| str_of(&s["id"])).collect();
-        v.sort();
-        v
-    };
-    // Clusters by site, services by cluster, each in id order.
-    let mut clusters_of: BTreeMap<String, Vec<String>> = BTreeMap::new();
-    let mut site_of_cluster: BTreeMap<String, String> = BTreeMap::new();
-    for c in arr("clusters") {
-        let (id, site) = (str_of(&c["id"]), str_of(&c["site"]));
-        clusters_of
-            .entry(site.clone())
-            .or_default()
-            .push(id.clone());
-        site_of_cluster.insert(id, site);
+pub fn layout(estate: &Estate, expanded: &BTreeSet<String>) -> Layout {
+    // The model keeps sites, clusters and services sorted by id, so
+    // grouping in model order gives clusters by site and services by
+    // cluster, each in id order.
+    let mut clusters_of: Vec<Vec<usize>> = vec![Vec::new(); estate.sites.len()];
+    for (i, c) in estate.clusters.iter().enumerate() {
+        clusters_of[c.site].push(i);
     }
-    for v in clusters_of.values_mut() {
-        v.sort();
-    }
-    let mut services_of: BTreeMap<String, Vec<String>> = BTreeMap::new();
-    let mut cluster_of_service: BTreeMap<String, String> = BTreeMap::new();
-    for s in arr("services") {
-        let (id, c) = (str_of(&s["id"]), str_of(&s["cluster"]));
-        services_of.entry(c.clone()).or_default().push(id.clone());
-        cluster_of_service.insert(id, c);
-    }
-    for v in services_of.values_mut() {
-        v.sort();
+    let mut services_of: Vec<Vec<usize>> = vec![Vec::new(); estate.clusters.len()];
+    for (i, s) in estate.services.iter().enumerate() {
+        services_of[s.cluster].push(i);
     }
 
     let mut out = Layout {
@@ -162,17 +140,20 @@ pub fn layout(doc: &Value, expanded: &BTreeSet<String>) -> Layout {
         width: 0.0,
         height: 0.0,
     };
+    // Where each cluster's box and each open service's node are drawn,
+    // by model index (for the lines below).
+    let mut cluster_centre: Vec<(f64, f64)> = vec![(0.0, 0.0); estate.clusters.len()];
+    let mut service_centre: Vec<Option<(f64, f64)>> = vec![None; estate.services.len()];
     // Shelf packing: sites left to right, a new shelf past ROW_W.
     let (mut x, mut y, mut shelf_h) = (0.0f64, 0.0f64, 0.0f64);
     const GAP: f64 = 14.0;
-    for site in &sites {
-        let clusters = clusters_of.get(site).cloned().unwrap_or_default();
+    for (site_index, site) in estate.sites.iter().enumerate() {
         // Size each cluster box first.
-        let sized: Vec<(String, usize, bool, f64, f64)> = clusters
+        let sized: Vec<(usize, usize, bool, f64, f64)> = clusters_of[site_index]
             .iter()
-            .map(|c| {
-                let n = services_of.get(c).map_or(0, Vec::len);
-                let open = expanded.contains(c) && n > 0;
+            .map(|&c| {
+                let n = services_of[c].len();
+                let open = expanded.contains(&estate.clusters[c].id) && n > 0;
                 let (w, h) = if open {
                     let cols = n.clamp(1, COLUMNS);
                     let rows = n.div_ceil(cols);
@@ -183,7 +164,7 @@ pub fn layout(doc: &Value, expanded: &BTreeSet<String>) -> Layout {
                 } else {
                     (COLLAPSED_W, COLLAPSED_H)
                 };
-                (c.clone(), n, open, w, h)
+                (c, n, open, w, h)
             })
             .collect();
         let inner_w = sized.iter().map(|s| s.3).fold(COLLAPSED_W, f64::max);
@@ -195,7 +176,7 @@ pub fn layout(doc: &Value, expanded: &BTreeSet<String>) -> Layout {
             shelf_h = 0.0;
         }
         out.sites.push(SiteBox {
-            id: site.clone(),
+            id: site.id.clone(),
             rect: Rect {
                 x,
                 y,
@@ -211,24 +192,28 @@ pub fn layout(doc: &Value, expanded: &BTreeSet<String>) -> Layout {
                 w,
                 h,
             };
+            let cluster = &estate.clusters[c];
             if open {
                 let cols = n.clamp(1, COLUMNS);
-                for (i, s) in services_of.get(&c).into_iter().flatten().enumerate() {
+                for (i, &s) in services_of[c].iter().enumerate() {
+                    let node = Rect {
+                        x: rect.x + PAD + (i % cols) as f64 * CELL_W,
+                        y: rect.y + TITLE_H + (i / cols) as f64 * CELL_H,
+                        w: CELL_W - 4.0,
+                        h: CELL_H - 2.0,
+                    };
+                    service_centre[s] = Some(node.centre());
                     out.services.push(ServiceNode {
-                        id: s.clone(),
-                        cluster: c.clone(),
-                        rect: Rect {
-                            x: rect.x + PAD + (i % cols) as f64 * CELL_W,
-                            y: rect.y + TITLE_H + (i / cols) as f64 * CELL_H,
-                            w: CELL_W - 4.0,
-                            h: CELL_H - 2.0,
-                        },
+                        id: estate.services[s].id.clone(),
+                        cluster: cluster.id.clone(),
+                        rect: node,
                     });
                 }
             }
+            cluster_centre[c] = rect.centre();
             out.clusters.push(ClusterBox {
-                id: c.clone(),
-                site: site.clone(),
+                id: cluster.id.clone(),
+                site: site.id.clone(),
                 rect,
                 services: n,
                 expanded: open,
@@ -242,38 +227,29 @@ pub fn layout(doc: &Value, expanded: &BTreeSet<String>) -> Layout {
     out.height = y + shelf_h;
 
     // Where each service is drawn: its own node, or its collapsed cluster.
-    let node_of = |service: &str| -> Option<(String, (f64, f64))> {
-        let c = cluster_of_service.get(service)?;
-        if expanded.contains(c) {
-            let n = out.services.iter().find(|n| n.id == service)?;
-            let (cx, cy) = n.rect.centre();
-            Some((service.to_string(), (cx, cy)))
-        } else {
-            let b = out.clusters.iter().find(|b| &b.id == c)?;
-            Some((format!("cluster:{c}"), b.rect.centre()))
+    let node_of = |service: usize| -> (String, (f64, f64)) {
+        let s = &estate.services[service];
+        match service_centre[service] {
+            Some(at) => (s.id.clone(), at),
+            None => (
+                format!("cluster:{}", estate.clusters[s.cluster].id),
+                cluster_centre[s.cluster],
+            ),
         }
     };
+    let site_of = |service: usize| estate.clusters[estate.services[service].cluster].site;
     let mut summed: BTreeMap<(String, String), Edge> = BTreeMap::new();
     let mut hidden = 0usize;
-    for f in arr("flows") {
-        let (from, to) = (str_of(&f["from"]), str_of(&f["to"]));
-        let (Some((a, pa)), Some((b, pb))) = (node_of(&from), node_of(&to)) else {
-            hidden += 1;
-            continue;
-        };
+    for f in &estate.flows {
+        let ((a, pa), (b, pb)) = (node_of(f.from), node_of(f.to));
         if a == b {
             // Inside one collapsed cluster: nothing to draw.
             hidden += 1;
             continue;
         }
-        let site = |s: &str| {
-            cluster_of_service
-                .get(s)
-                .and_then(|c| site_of_cluster.get(c))
-                .cloned()
-        };
-        let cross = site(&from) != site(&to);
-        let w = f["weight"]["value"].as_f64().unwrap_or(0.0);
+        let cross = site_of(f.from) != site_of(f.to);
+        // An unknown weight draws no thickness (the side panel says it).
+        let w = f.weight.value.unwrap_or(0.0);
         // One line per pair, whichever way the flows go.
         let key = if a <= b {
             (a.clone(), b.clone())
@@ -329,13 +305,13 @@ mod tests {
 
     #[test]
     fn the_sample_is_boxed_by_site_and_cluster_without_overlaps() {
-        let doc: Value = serde_json::from_str(SAMPLE).unwrap();
+        let doc = berth_engine::estate::load(SAMPLE, berth_engine::estate::Format::Json).unwrap();
         let open = default_expanded(&doc);
         let l = layout(&doc, &open);
-        let n_services = doc["services"].as_array().unwrap().len();
+        let n_services = doc.services.len();
         // 74 services, every cluster small: all expanded, all drawn.
         assert_eq!(l.services.len(), n_services);
-        assert_eq!(l.clusters.len(), doc["clusters"].as_array().unwrap().len());
+        assert_eq!(l.clusters.len(), doc.clusters.len());
         for (i, a) in l.sites.iter().enumerate() {
             for b in &l.sites[i + 1..] {
                 assert!(!overlaps(&a.rect, &b.rect), "{} and {}", a.id, b.id);
@@ -352,24 +328,21 @@ mod tests {
             let s = l.sites.iter().find(|s| s.id == c.site).unwrap();
             assert!(inside(&c.rect, &s.rect), "{} outside {}", c.id, s.id);
         }
-        let flows = doc["flows"].as_array().unwrap().len();
-        assert_eq!(l.flows_drawn + l.flows_hidden, flows);
+        assert_eq!(l.flows_drawn + l.flows_hidden, doc.flows.len());
         assert!(l.edges.iter().any(|e| e.cross_site));
         assert!(l.edges.iter().any(|e| !e.cross_site));
     }
 
     #[test]
     fn a_large_estate_starts_collapsed_and_stays_bounded() {
-        let e = berth_engine::gen::estate(&berth_engine::gen::Shape::sized(3, 1000, 20));
-        let doc: Value = berth_engine::export::to_file(&e);
+        let doc = berth_engine::gen::estate(&berth_engine::gen::Shape::sized(3, 1000, 20));
         let open = default_expanded(&doc);
         assert!(open.is_empty(), "1,000 services start collapsed");
         let l = layout(&doc, &open);
         assert_eq!(l.services.len(), 0);
         assert_eq!(l.clusters.len(), 20);
         assert!(l.edges.len() <= MAX_EDGES);
-        let flows = doc["flows"].as_array().unwrap().len();
-        assert_eq!(l.flows_drawn + l.flows_hidden, flows);
+        assert_eq!(l.flows_drawn + l.flows_hidden, doc.flows.len());
         // Opening one cluster draws its services, and only those.
         let first = l.clusters[0].id.clone();
         let one: BTreeSet<String> = [first.clone()].into();

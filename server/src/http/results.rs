@@ -15,6 +15,7 @@ use axum::response::{IntoResponse, Response};
 use serde::Deserialize;
 use serde_json::{json, Value};
 
+use berth_api::EstateSnapshot;
 use berth_engine::{decider, estate, front, plan, Estate, Policy};
 
 use super::extract::{
@@ -128,15 +129,14 @@ async fn snapshot(
     // with the same engine and must reach the same digests.
     Ok(raw_json(
         StatusCode::OK,
-        format!(
-            "{{\"estate\":{},\"version\":{},\"content_digest\":{},\"policy_digest\":{},\"server_now\":{},\"policy\":{},\"document\":{}}}",
-            json!(id),
+        EstateSnapshot::write(
+            &id,
             row.meta.version,
-            json!(row.meta.content_digest),
-            json!(row.meta.policy_digest),
-            json!(estate::format_time(now_s())),
-            row.policy,
-            row.document
+            &row.meta.content_digest,
+            &row.meta.policy_digest,
+            &estate::format_time(now_s()),
+            &row.policy,
+            &row.document,
         ),
     ))
 }

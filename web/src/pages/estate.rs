@@ -3,14 +3,20 @@
 //! clusters with CPU/memory load bars and health; the service graph with
 //! flow weights; every fact in a table filterable by class and age, stale
 //! ones marked.
+//!
+//! Everything is read from the engine's model of the stored document (the
+//! snapshot every page loads), so the page shows what the engine reads:
+//! a fact written without `observed_at` has the file's time and ages
+//! with it, an unknown fact is listed as unknown.
 
+use berth_engine::estate::Site;
+use berth_engine::fact::{Class, Fact};
+use berth_engine::{Estate, Policy};
 use leptos::prelude::*;
-use serde_json::Value;
 
-use super::{age, arr, num, s};
+use super::{age, fixed};
 use crate::client;
 use crate::common::{Auth, ErrorLine, Gate};
-use crate::engine;
 use crate::graph;
 use crate::map;
 use std::sync::Arc;
@@ -43,63 +49,59 @@ fn recommended_moves() -> Vec<RecommendedMove> {
         .unwrap_or_default()
 }
 
-/// One stored fact of the estate document.
+/// One stored fact of the estate.
 #[derive(Clone, Debug, PartialEq)]
 pub struct FactRow {
     pub fact: String,
-    pub value: Value,
-    pub class: String,
+    /// `None`: unknown.
+    pub value: Option<f64>,
+    /// The class as stored (an unknown value is `guessed`, as the file
+    /// format writes it); [`FactRow::stale`] says whether it has aged.
+    pub class: Class,
     pub source: String,
+    /// `None`: no time recorded (neither the fact nor the file says).
     pub age_s: Option<i64>,
     pub stale: bool,
 }
 
-/// Every fact (an object with `class`) of the document, named by its
-/// owner and field, with its age at `now` and whether it has outlived
-/// its class's staleness window (`policy.staleness`).
-pub fn facts(doc: &Value, staleness: &Value, now: i64) -> Vec<FactRow> {
+/// Every fact of the estate, named by its owner and field, in model
+/// order (clusters' free capacity, links' and paths' RTTs, flows' weight
+/// and MB/s), with its age at `now` and whether it has outlived its
+/// class's staleness window: the engine's own rule
+/// ([`Fact::class_at`]), so the table marks stale exactly what advice
+/// counts as degraded.
+pub fn facts(estate: &Estate, policy: &Policy, now: i64) -> Vec<FactRow> {
     let mut out = Vec::new();
-    for (coll, name_of) in [
-        (
-            "clusters",
-            &(|x: &Value| s(&x["id"])) as &dyn Fn(&Value) -> String,
-        ),
-        ("links", &|x: &Value| {
-            format!("link {}↔{}", s(&x["a"]), s(&x["b"]))
-        }),
-        ("paths", &|x: &Value| {
-            format!("path {}↔{}", s(&x["a"]), s(&x["b"]))
-        }),
-        ("services", &|x: &Value| s(&x["id"])),
-        ("flows", &|x: &Value| {
-            format!("flow {}→{}", s(&x["from"]), s(&x["to"]))
-        }),
-    ] {
-        for item in arr(&doc[coll]) {
-            let Some(obj) = item.as_object() else {
-                continue;
-            };
-            for (field, v) in obj {
-                if v.get("class").is_none() {
-                    continue;
-                }
-                let class = s(&v["class"]);
-                let age_s = v["observed_at"]
-                    .as_str()
-                    .and_then(engine::parse_time)
-                    .map(|t| now - t);
-                let window = staleness[format!("{class}_s")].as_i64();
-                let stale = matches!((age_s, window), (Some(a), Some(w)) if a > w);
-                out.push(FactRow {
-                    fact: format!("{} {field}", name_of(&item)),
-                    value: v["value"].clone(),
-                    class,
-                    source: s(&v["source"]),
-                    age_s,
-                    stale,
-                });
-            }
-        }
+    let mut push = |fact: String, f: &Fact| {
+        out.push(FactRow {
+            fact,
+            value: f.value,
+            class: if f.value.is_none() {
+                Class::Guessed
+            } else {
+                f.class
+            },
+            source: f.source.clone(),
+            age_s: f.observed_at.map(|_| f.age_s(now)),
+            stale: f.value.is_some() && f.class_at(now, policy) != f.class,
+        })
+    };
+    for c in &estate.clusters {
+        push(format!("{} cpu_free", c.id), &c.cpu_free);
+        push(format!("{} memory_free_gib", c.id), &c.memory_free_gib);
+    }
+    for l in &estate.links {
+        let (a, b) = (&estate.sites[l.a].id, &estate.sites[l.b].id);
+        push(format!("link {a}↔{b} rtt_ms"), &l.rtt_ms);
+    }
+    for p in &estate.paths {
+        let (a, b) = (&estate.clusters[p.a].id, &estate.clusters[p.b].id);
+        push(format!("path {a}↔{b} rtt_ms"), &p.rtt_ms);
+    }
+    for f in &estate.flows {
+        let (a, b) = (&estate.services[f.from].id, &estate.services[f.to].id);
+        push(format!("flow {a}→{b} weight"), &f.weight);
+        push(format!("flow {a}→{b} mb_s"), &f.mb_s);
     }
     out
 }
@@ -117,7 +119,7 @@ pub fn filtered<'a>(rows: &'a [FactRow], class: &str, age: &str, search: &str) -
     let needle = search.trim().to_lowercase();
     rows.iter()
         .filter(|r| {
-            (class.is_empty() || r.class == class)
+            (class.is_empty() || r.class.as_str() == class)
                 && match age {
                     "" => true,
                     "stale" => r.stale,
@@ -146,7 +148,7 @@ pub fn page_words(page: usize, total: usize) -> String {
 #[component]
 pub fn EstatePage() -> impl IntoView {
     let auth = expect_context::<Auth>();
-    let doc = RwSignal::new(None::<(Value, Value)>);
+    let loaded = RwSignal::new(None::<(Arc<Estate>, Arc<Policy>)>);
     let error = RwSignal::new(None::<String>);
     let class_filter = RwSignal::new(String::new());
     let age_filter = RwSignal::new(String::new());
@@ -156,9 +158,9 @@ pub fn EstatePage() -> impl IntoView {
         let Some(id) = auth.estate.get() else { return };
         leptos::task::spawn_local(async move {
             match client::loaded(&id).await {
-                Ok(l) => doc.set(Some((
-                    l.document.clone(),
-                    serde_json::to_value(&l.policy).expect("serialises"),
+                Ok(l) => loaded.set(Some((
+                    Arc::new(l.estate.clone()),
+                    Arc::new(l.policy.clone()),
                 ))),
                 Err(f) => error.set(Some(f.message)),
             }
@@ -168,17 +170,17 @@ pub fn EstatePage() -> impl IntoView {
         <h1>"Estate"</h1>
         <Gate>
             <ErrorLine message=error.into()/>
-            {move || match doc.get() {
+            {move || match loaded.get() {
                 None => view! { <p class="loading" role="status">"Loading the estate…"</p> }.into_any(),
-                Some((d, policy)) => {
+                Some((estate, policy)) => {
                     let now = client::eval_now();
-                    let rows = facts(&d, &policy["staleness"], now);
+                    let rows = facts(&estate, &policy, now);
                     let moves = Arc::new(recommended_moves());
                     let service_facts = Arc::new(rows.clone());
                     view! {
-                        <Map doc=d.clone() moves=moves.clone()/>
-                        <Clusters doc=d.clone()/>
-                        <Graph doc=d.clone() moves=moves facts=service_facts/>
+                        <Map estate=estate.clone() moves=moves.clone()/>
+                        <Clusters estate=estate.clone()/>
+                        <Graph estate=estate moves=moves facts=service_facts/>
                         <section aria-labelledby="facts-h">
                             <h2 id="facts-h">"Facts"</h2>
                             <label for="f-class">"Class "</label>
@@ -229,8 +231,8 @@ pub fn EstatePage() -> impl IntoView {
                                             {move || shown.get().0.into_iter().map(|r| view! {
                                                 <tr class:stale=r.stale>
                                                     <td>{r.fact.clone()}</td>
-                                                    <td class="n">{num(&r.value, 2)}</td>
-                                                    <td><span class=format!("badge conf-{}", r.class)>{r.class.clone()}</span></td>
+                                                    <td class="n">{fixed(r.value, 2)}</td>
+                                                    <td><span class=format!("badge conf-{}", r.class.as_str())>{r.class.as_str()}</span></td>
                                                     <td>{r.source.clone()}</td>
                                                     <td class="n">{r.age_s.map(age).unwrap_or_else(|| "—".into())}{if r.stale { " (stale)" } else { "" }}</td>
                                                 </tr>
@@ -256,8 +258,8 @@ pub fn EstatePage() -> impl IntoView {
 }
 
 /// Equirectangular: longitude −180…180 → 0…360, latitude 90…−90 → 0…180.
-fn xy(site: &Value) -> Option<(f64, f64)> {
-    Some((site["lon"].as_f64()? + 180.0, 90.0 - site["lat"].as_f64()?))
+fn xy(site: &Site) -> Option<(f64, f64)> {
+    site.coords.map(|(lat, lon)| (lon + 180.0, 90.0 - lat))
 }
 
 /// RTT colour bands: under 10 ms is a metro or a region, under 40 ms a
@@ -273,12 +275,12 @@ fn rtt_colour(ms: Option<f64>) -> &'static str {
 }
 
 #[component]
-fn Map(doc: Value, moves: Arc<Vec<RecommendedMove>>) -> impl IntoView {
-    let sites = arr(&doc["sites"]);
-    let at = |id: &str| sites.iter().find(|x| x["id"] == id).and_then(xy);
+fn Map(estate: Arc<Estate>, moves: Arc<Vec<RecommendedMove>>) -> impl IntoView {
+    let sites = &estate.sites;
+    let at = |id: &str| estate.site_index(id).and_then(|i| xy(&sites[i]));
     let placed: Vec<(String, f64, f64)> = sites
         .iter()
-        .filter_map(|x| xy(x).map(|(px, py)| (s(&x["id"]), px, py)))
+        .filter_map(|x| xy(x).map(|(px, py)| (x.id.clone(), px, py)))
         .collect();
     let home = map::fit(&placed.iter().map(|p| (p.1, p.2)).collect::<Vec<_>>());
     let view = RwSignal::new(home);
@@ -296,13 +298,16 @@ fn Map(doc: Value, moves: Arc<Vec<RecommendedMove>>) -> impl IntoView {
     on_cleanup(move || resize.remove());
     // The zoom the marks are drawn for: the view's, less the shrink.
     let marks = move || view.get().zoom() / shrink.get();
-    let links = arr(&doc["links"])
-        .into_iter()
+    let links = estate
+        .links
+        .iter()
         .filter_map(|l| {
-            let (a, b) = (at(l["a"].as_str()?)?, at(l["b"].as_str()?)?);
-            let ms = l["rtt_ms"]["value"].as_f64();
-            let class = s(&l["rtt_ms"]["class"]);
-            let title = format!("{}↔{}: {} ms ({class})", s(&l["a"]), s(&l["b"]), num(&l["rtt_ms"]["value"], 1));
+            let (sa, sb) = (&sites[l.a], &sites[l.b]);
+            let (a, b) = (xy(sa)?, xy(sb)?);
+            let ms = l.rtt_ms.value;
+            // An unknown RTT is drawn as a guess, as the file writes it.
+            let class = if ms.is_none() { Class::Guessed } else { l.rtt_ms.class }.as_str();
+            let title = format!("{}↔{}: {} ms ({class})", sa.id, sb.id, fixed(ms, 1));
             Some(view! {
                 <line x1=a.0 y1=a.1 x2=b.0 y2=b.1 class=format!("link {} ev-{class}", rtt_colour(ms))><title>{title}</title></line>
             })
@@ -311,22 +316,21 @@ fn Map(doc: Value, moves: Arc<Vec<RecommendedMove>>) -> impl IntoView {
     let unplaced: Vec<String> = sites
         .iter()
         .filter(|x| xy(x).is_none())
-        .map(|x| s(&x["id"]))
+        .map(|x| x.id.clone())
         .collect();
     // The recommended moves between sites, one arrow per pair of sites
     // (moves within a site have no length on a world map; they are
     // counted under it and drawn on the service graph).
-    let site_of: std::collections::BTreeMap<String, String> = arr(&doc["clusters"])
-        .iter()
-        .map(|c| (s(&c["id"]), s(&c["site"])))
-        .collect();
+    let site_of = |cluster: &str| {
+        estate
+            .cluster_index(cluster)
+            .map(|c| sites[estate.clusters[c].site].id.clone())
+            .unwrap_or_default()
+    };
     let mut pairs: std::collections::BTreeMap<(String, String), Vec<String>> = Default::default();
     let mut within = 0usize;
     for m in moves.iter() {
-        let (a, b) = (
-            site_of.get(&m.from).cloned().unwrap_or_default(),
-            site_of.get(&m.to).cloned().unwrap_or_default(),
-        );
+        let (a, b) = (site_of(&m.from), site_of(&m.to));
         if a == b {
             within += 1;
         } else {
@@ -350,8 +354,10 @@ fn Map(doc: Value, moves: Arc<Vec<RecommendedMove>>) -> impl IntoView {
             })
         })
         .collect_view();
-    let names: std::collections::BTreeMap<String, String> =
-        sites.iter().map(|x| (s(&x["id"]), s(&x["name"]))).collect();
+    let names: std::collections::BTreeMap<String, String> = sites
+        .iter()
+        .map(|x| (x.id.clone(), x.name.clone()))
+        .collect();
     // Dots and labels follow the zoom: a dot keeps its size on screen,
     // and labels are placed again so none overlaps another or a dot; one
     // with no room is left out until one zooms in (its dot keeps the
@@ -428,14 +434,14 @@ fn Map(doc: Value, moves: Arc<Vec<RecommendedMove>>) -> impl IntoView {
 }
 
 #[component]
-fn Clusters(doc: Value) -> impl IntoView {
-    let rows = arr(&doc["clusters"])
-        .into_iter()
+fn Clusters(estate: Arc<Estate>) -> impl IntoView {
+    let rows = estate
+        .clusters
+        .iter()
         .map(|c| {
-            let bar = |total: &Value, free: &Value, label: &'static str| {
-                let (t, f) = (total.as_f64(), free["value"].as_f64());
-                match (t, f) {
-                    (Some(t), Some(f)) if t > 0.0 => {
+            let bar = |t: f64, free: &Fact, label: &'static str| {
+                match free.value {
+                    Some(f) if t > 0.0 => {
                         let used = ((t - f) / t).clamp(0.0, 1.0);
                         let pct = format!("{:.0}", used * 100.0);
                         // Over 80 % is where the headroom penalty starts.
@@ -443,7 +449,7 @@ fn Clusters(doc: Value) -> impl IntoView {
                         view! {
                             <div class="loadbar" role="meter" aria-valuemin="0" aria-valuemax="100" aria-valuenow=pct.clone() aria-label=format!("{label} used")>
                                 <span class:hot=hot style=format!("width:{}%", used * 100.0)></span>
-                                <em>{format!("{label} {pct}% ({} class)", s(&free["class"]))}</em>
+                                <em>{format!("{label} {pct}% ({} class)", free.class.as_str())}</em>
                             </div>
                         }.into_any()
                     }
@@ -452,11 +458,11 @@ fn Clusters(doc: Value) -> impl IntoView {
             };
             view! {
                 <tr>
-                    <th scope="row">{s(&c["id"])}</th>
-                    <td>{s(&c["site"])}</td>
-                    <td><span class=format!("health h-{}", s(&c["health"]))>{s(&c["health"])}</span></td>
-                    <td>{bar(&c["cpu_total"], &c["cpu_free"], "CPU")}</td>
-                    <td>{bar(&c["memory_total_gib"], &c["memory_free_gib"], "memory")}</td>
+                    <th scope="row">{c.id.clone()}</th>
+                    <td>{estate.sites[c.site].id.clone()}</td>
+                    <td><span class=format!("health h-{}", c.health.as_str())>{c.health.as_str()}</span></td>
+                    <td>{bar(c.cpu_total, &c.cpu_free, "CPU")}</td>
+                    <td>{bar(c.memory_total_gib, &c.memory_free_gib, "memory")}</td>
                 </tr>
             }
         })
@@ -480,22 +486,26 @@ fn Clusters(doc: Value) -> impl IntoView {
 /// opens or closes it, a click on a service shows its flows beside the
 /// graph. Zoom and pan with the buttons.
 #[component]
-fn Graph(doc: Value, moves: Arc<Vec<RecommendedMove>>, facts: Arc<Vec<FactRow>>) -> impl IntoView {
+fn Graph(
+    estate: Arc<Estate>,
+    moves: Arc<Vec<RecommendedMove>>,
+    facts: Arc<Vec<FactRow>>,
+) -> impl IntoView {
     let auth = expect_context::<Auth>();
-    let expanded = RwSignal::new(graph::default_expanded(&doc));
+    let expanded = RwSignal::new(graph::default_expanded(&estate));
     let selected = RwSignal::new(None::<String>);
     // `?service=ID` (a move's "Show on the graph"): that service selected,
     // its cluster opened, its move's arrow marked.
     let query = leptos_router::hooks::use_query_map();
-    let doc_for_query = doc.clone();
+    let estate_for_query = estate.clone();
     Effect::new(move |_| {
         let Some(id) = query.with(|q| q.get("service")) else {
             return;
         };
-        let cluster = arr(&doc_for_query["services"])
-            .into_iter()
-            .find(|x| x["id"] == id.as_str())
-            .map(|x| s(&x["cluster"]));
+        let e = &estate_for_query;
+        let cluster = e
+            .service_index(&id)
+            .map(|i| e.clusters[e.services[i].cluster].id.clone());
         if let Some(c) = cluster {
             expanded.update(|e| {
                 e.insert(c);
@@ -505,9 +515,9 @@ fn Graph(doc: Value, moves: Arc<Vec<RecommendedMove>>, facts: Arc<Vec<FactRow>>)
     });
     let zoom = RwSignal::new(1.0f64);
     let pan = RwSignal::new((0.0f64, 0.0f64));
-    let doc_for_layout = doc.clone();
-    let lay = Memo::new(move |_| graph::layout(&doc_for_layout, &expanded.get()));
-    let all_clusters: Vec<String> = arr(&doc["clusters"]).iter().map(|c| s(&c["id"])).collect();
+    let estate_for_layout = estate.clone();
+    let lay = Memo::new(move |_| graph::layout(&estate_for_layout, &expanded.get()));
+    let all_clusters: Vec<String> = estate.clusters.iter().map(|c| c.id.clone()).collect();
     let view_box = move || {
         let (l, z, (px, py)) = (lay.get(), zoom.get(), pan.get());
         // 10 units of margin on every side.
@@ -672,23 +682,22 @@ fn Graph(doc: Value, moves: Arc<Vec<RecommendedMove>>, facts: Arc<Vec<FactRow>>)
             if moves_for_summary.len() == 1 { "" } else { "s" }
         )
     };
-    let doc_for_panel = doc.clone();
     let panel = move || {
         let id = selected.get()?;
-        let svc = arr(&doc_for_panel["services"])
-            .into_iter()
-            .find(|x| x["id"] == id.as_str())?;
-        let cluster = s(&svc["cluster"]);
-        let mut flows: Vec<(String, String, f64, String)> = arr(&doc_for_panel["flows"])
-            .into_iter()
+        let e = &estate;
+        let at = e.service_index(&id)?;
+        let svc = &e.services[at];
+        let cluster = e.clusters[svc.cluster].id.clone();
+        let mut flows: Vec<(String, String, f64, String)> = e
+            .flows
+            .iter()
             .filter_map(|f| {
-                let (a, b) = (s(&f["from"]), s(&f["to"]));
-                let w = f["weight"]["value"].as_f64().unwrap_or(0.0);
-                let mb = num(&f["mb_s"]["value"], 2);
-                if a == id {
-                    Some(("→".to_string(), b, w, mb))
-                } else if b == id {
-                    Some(("←".to_string(), a, w, mb))
+                let w = f.weight.value.unwrap_or(0.0);
+                let mb = fixed(f.mb_s.value, 2);
+                if f.from == at {
+                    Some(("→".to_string(), e.services[f.to].id.clone(), w, mb))
+                } else if f.to == at {
+                    Some(("←".to_string(), e.services[f.from].id.clone(), w, mb))
                 } else {
                     None
                 }
@@ -733,8 +742,8 @@ fn Graph(doc: Value, moves: Arc<Vec<RecommendedMove>>, facts: Arc<Vec<FactRow>>)
             .map(|r| view! {
                 <tr class:stale=r.stale>
                     <td>{r.fact.clone()}</td>
-                    <td class="n">{num(&r.value, 2)}</td>
-                    <td><span class=format!("badge conf-{}", r.class)>{r.class.clone()}</span></td>
+                    <td class="n">{fixed(r.value, 2)}</td>
+                    <td><span class=format!("badge conf-{}", r.class.as_str())>{r.class.as_str()}</span></td>
                     <td class="n">{r.age_s.map(age).unwrap_or_else(|| "—".into())}{if r.stale { " (stale)" } else { "" }}</td>
                 </tr>
             })
@@ -749,8 +758,8 @@ fn Graph(doc: Value, moves: Arc<Vec<RecommendedMove>>, facts: Arc<Vec<FactRow>>)
             <aside class="g-panel" data-testid="graph-panel" aria-label=format!("Service {id}")>
                 <h3>{id.clone()}</h3>
                 <p>{format!("On {cluster}; owner {}; requests {} cores, {} GiB.",
-                    if s(&svc["owner"]).is_empty() { "unknown".to_string() } else { s(&svc["owner"]) },
-                    num(&svc["cpu"], 2), num(&svc["memory_gib"], 2))}</p>
+                    if svc.owner.is_empty() { "unknown" } else { svc.owner.as_str() },
+                    fixed(svc.cpu, 2), fixed(svc.memory_gib, 2))}</p>
                 {recommended}
                 <p>{format!("{n} flow{}:", if n == 1 { "" } else { "s" })}</p>
                 <table class="compare"><thead><tr><th scope="col"></th><th scope="col">"peer"</th><th scope="col">"weight"</th><th scope="col">"MB/s"</th></tr></thead>
@@ -795,38 +804,65 @@ fn Graph(doc: Value, moves: Arc<Vec<RecommendedMove>>, facts: Arc<Vec<FactRow>>)
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::engine;
 
     #[test]
     fn facts_are_named_aged_and_marked_stale_by_their_class_window() {
-        let doc = serde_json::json!({
-            "clusters": [{"id": "c1", "cpu_free": {"value": 4, "class": "measured", "source": "agent", "observed_at": "2026-11-30T04:00:00Z"}}],
-            "flows": [{"from": "a", "to": "b", "weight": {"value": 1, "class": "reported", "source": "me", "observed_at": "2026-11-30T04:00:00Z"}}],
-        });
-        let st = serde_json::json!({"measured_s": 900, "reported_s": 86400, "inferred_s": 604800});
+        let text = r#"{"schema": 1, "name": "t", "observed_at": "2026-11-30T03:00:00Z",
+            "sites": [{"id": "s1", "jurisdiction": "EU"}],
+            "clusters": [{"id": "c1", "site": "s1", "tier": "prod", "trust_zone": "z", "health": "healthy",
+                "cpu_total": 8, "memory_total_gib": 32,
+                "cpu_free": {"value": 4, "class": "measured", "source": "agent", "observed_at": "2026-11-30T04:00:00Z"},
+                "memory_free_gib": 10}],
+            "services": [{"id": "a", "owner": "o", "cluster": "c1", "cpu": 1, "memory_gib": 1},
+                         {"id": "b", "owner": "o", "cluster": "c1", "cpu": 1, "memory_gib": 1}],
+            "flows": [{"from": "a", "to": "b",
+                "weight": {"value": 1, "class": "reported", "source": "me", "observed_at": "2026-11-30T04:00:00Z"}}]}"#;
+        let estate = berth_engine::load(text, berth_engine::Format::Json).unwrap();
         let now = engine::parse_time("2026-11-30T05:00:00Z").unwrap();
-        let rows = facts(&doc, &st, now);
-        assert_eq!(rows.len(), 2);
-        assert_eq!(rows[0].fact, "c1 cpu_free");
+        let rows = facts(&estate, &Policy::default(), now);
+        let names: Vec<&str> = rows.iter().map(|r| r.fact.as_str()).collect();
+        assert_eq!(
+            names,
+            [
+                "c1 cpu_free",
+                "c1 memory_free_gib",
+                "flow a→b weight",
+                "flow a→b mb_s"
+            ]
+        );
         assert!(rows[0].stale, "an hour-old measurement is stale");
-        assert_eq!(rows[1].fact, "flow a→b weight");
-        assert!(!rows[1].stale);
-        assert_eq!(rows[1].age_s, Some(3600));
+        assert_eq!(rows[0].class, Class::Measured, "shown as stored");
+        // A bare number is reported at the file's time: two hours old,
+        // inside the reported window.
+        assert_eq!(
+            (rows[1].value, rows[1].class),
+            (Some(10.0), Class::Reported)
+        );
+        assert_eq!((rows[1].age_s, rows[1].stale), (Some(7200), false));
+        assert_eq!(rows[1].source, "file");
+        assert_eq!((rows[2].age_s, rows[2].stale), (Some(3600), false));
+        // The flow's MB/s is not written: unknown, listed as such.
+        assert_eq!(
+            (rows[3].value, rows[3].class, rows[3].stale),
+            (None, Class::Guessed, false)
+        );
     }
 
     #[test]
     fn the_facts_table_filters_searches_and_pages() {
-        let row = |fact: &str, class: &str, stale: bool| FactRow {
+        let row = |fact: &str, class: Class, stale: bool| FactRow {
             fact: fact.into(),
-            value: serde_json::json!(1),
-            class: class.into(),
+            value: Some(1.0),
+            class,
             source: "agent:c-fra-1".into(),
             age_s: Some(if stale { 90_000 } else { 60 }),
             stale,
         };
         let mut rows: Vec<FactRow> = (0..250)
-            .map(|i| row(&format!("svc-{i} cpu"), "measured", false))
+            .map(|i| row(&format!("svc-{i} cpu"), Class::Measured, false))
             .collect();
-        rows.push(row("flow cart→redis weight", "guessed", true));
+        rows.push(row("flow cart→redis weight", Class::Guessed, true));
         assert_eq!(filtered(&rows, "", "", "").len(), 251);
         assert_eq!(filtered(&rows, "guessed", "", "").len(), 1);
         assert_eq!(filtered(&rows, "", "stale", "").len(), 1);

@@ -587,13 +587,16 @@ mod tests {
     /// typed projection, and the front end's bytes for the same scenario.
     fn projected() -> (Projection, String) {
         let policy = Policy::default();
-        let snapshot = serde_json::json!({
-            "estate": "sample", "version": 1, "content_digest": "x",
-            "policy_digest": policy.digest(), "server_now": NOW,
-            "policy": policy,
-            "document": serde_json::from_str::<Value>(SAMPLE).unwrap(),
-        });
-        let l = engine::load_snapshot(&snapshot.to_string()).unwrap();
+        let snapshot = berth_api::EstateSnapshot::write(
+            "sample",
+            1,
+            "x",
+            &policy.digest(),
+            NOW,
+            &serde_json::to_string(&policy).unwrap(),
+            SAMPLE,
+        );
+        let l = engine::load_snapshot(&snapshot).unwrap();
         let now = engine::parse_time(NOW).unwrap();
         let steps = [
             Step::Move {
