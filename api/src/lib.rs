@@ -18,6 +18,7 @@ mod admin;
 mod deciders;
 mod error;
 mod estates;
+mod facts;
 mod imports;
 mod ops;
 mod reviews;
@@ -35,6 +36,10 @@ pub use deciders::{
 };
 pub use error::{ErrorBody, ErrorCode, InputError};
 pub use estates::{Counts, EstateList, EstateMeta, EstateSnapshot, EstateSummary, ResultEnvelope};
+pub use facts::{
+    ClusterRecord, FactBatch, FactUpdate, KubernetesImportRequest, ManifestFile, ObservationBatch,
+    ProbeRecord,
+};
 pub use imports::{
     ChangedService, FlowRef, ImportAnswer, ImportError, ImportNote, ImportNoteCode, ImportReport,
     ImportServiceSummary, ObservationAnswer, ProbePeer,
@@ -93,6 +98,7 @@ pub fn register_schemas(generator: &mut schemars::SchemaGenerator) {
     error::schemas(generator);
     session::schemas(generator);
     estates::schemas(generator);
+    facts::schemas(generator);
     imports::schemas(generator);
     admin::schemas(generator);
     deciders::schemas(generator);

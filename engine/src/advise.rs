@@ -27,7 +27,9 @@ use crate::group::{self, Alone, Group, GroupKind};
 use crate::policy::Policy;
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Advice {
+    /// The estate's name.
     pub estate: String,
     /// Digest of the estate's canonical content.
     pub estate_version: String,
@@ -40,6 +42,8 @@ pub struct Advice {
     /// the share of the possible improvement these moves capture at least
     /// (`bound.rs`, `docs/advice.md` §6a).
     pub bound: Bound,
+    /// The recommended moves, in the order to make them; the members of a
+    /// compound step carry its `group`.
     pub moves: Vec<Move>,
     /// Services that cannot move anywhere, and why.
     pub immovable: Vec<Immovable>,
@@ -54,6 +58,7 @@ pub struct Advice {
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Move {
     /// 1-based position in the sequence.
     pub step: usize,
@@ -82,6 +87,7 @@ pub struct Move {
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Immovable {
     pub service: String,
     pub cluster: String,
@@ -90,6 +96,8 @@ pub struct Immovable {
 
 /// One refusal code with the clusters it refused.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[cfg_attr(feature = "schema", schemars(rename = "ImmovableReason"))]
 pub struct Reason {
     pub code: Code,
     pub message: String,
@@ -97,6 +105,7 @@ pub struct Reason {
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct CantTell {
     pub service: String,
     pub from: String,
@@ -108,12 +117,14 @@ pub struct CantTell {
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct UnknownCapacity {
     pub cluster: String,
     pub missing: Vec<String>,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct UnknownRequest {
     pub service: String,
     /// Where it runs now (and stays).

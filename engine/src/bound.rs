@@ -37,6 +37,7 @@ use crate::cost::Ctx;
 
 /// The bound as a result carries it.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Bound {
     /// No reachable placement costs less (estate points + copy points).
     pub cost_at_least: f64,

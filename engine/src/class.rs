@@ -9,6 +9,7 @@ use serde::{Deserialize, Serialize};
 /// The order of the variants is the order of trust: `Measured < Guessed`
 /// compares "better than". `weakest` picks the maximum.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum Class {
     Measured,

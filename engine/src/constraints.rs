@@ -24,6 +24,8 @@ use crate::policy::Policy;
 /// Stable refusal codes. The strings are a public contract (API, deciders,
 /// the web pages); add new ones, never rename.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[cfg_attr(feature = "schema", schemars(rename = "RefusalCode"))]
 #[serde(rename_all = "snake_case")]
 pub enum Code {
     /// Data bound to a node or cluster: the service cannot leave.
@@ -85,6 +87,7 @@ impl Code {
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Refusal {
     pub code: Code,
     pub message: String,
@@ -346,6 +349,7 @@ pub struct Load {
 
 /// Three-valued fit with its words, for results.
 #[derive(Clone, Debug, PartialEq, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(tag = "fit", rename_all = "snake_case")]
 pub enum Fit {
     Fits,

@@ -69,6 +69,7 @@ pub const MAX_REQUEST_FLOWS: usize = 2_000_000;
 /// The canonical reply shape, `{"proposals": [...]}`. [`parse_response`]
 /// also accepts a bare list of proposals.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct DeciderResponse {
     pub proposals: Vec<Proposal>,
 }
@@ -159,12 +160,36 @@ impl fmt::Display for BodyError {
 
 impl std::error::Error for BodyError {}
 
-/// A decider that produced no usable reply: its entry in the comparison.
+/// A decider that produced no usable reply: its entry in the comparison
+/// carries this instead of the result members.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct DeciderError {
-    /// `too_large`, `too_deep`, `not_json`, `wrong_shape`, `too_many`, or
-    /// one from the caller (e.g. `unreadable` for a file).
+    /// For the reply itself: `too_large`, `too_deep`, `not_json`,
+    /// `wrong_shape`, `too_many`. From the caller: the CLI's `unreadable`
+    /// (a reply file it could not read), and the server's call to a
+    /// registered decider: `media_type` (a `2xx` whose `Content-Type` is
+    /// not JSON; not read), `deferred` (it answered `429` or `503`; try
+    /// later), `busy` (not called: every outbound slot stayed taken for
+    /// the whole timeout), `timeout`, `blocked` (its host resolves to an
+    /// address the server may not reach; see `--decider-allow`),
+    /// `redirect` (never followed), `unreachable`, `http_status` (any other
+    /// non-`2xx`), `disabled`, `no_secret_key`, `secret_unusable`,
+    /// `bad_url`, `request_too_large` (not called: the stored URL or the
+    /// request cannot be sent).
+    #[cfg_attr(
+        feature = "schema",
+        schemars(extend("enum" = [
+            "too_large", "not_json", "too_deep", "wrong_shape", "too_many", "unreadable",
+            "media_type", "deferred", "busy", "timeout", "blocked", "redirect", "unreachable",
+            "http_status", "bad_url", "request_too_large", "disabled", "no_secret_key",
+            "secret_unusable"
+        ]))
+    )]
     pub code: String,
+    /// What happened. Whatever it quotes of what the decider sent is an
+    /// excerpt of at most 512 bytes, control and invisible format
+    /// characters escaped as `\u{…}`, a cut one ending `…(N bytes)`.
     pub message: String,
 }
 
@@ -688,6 +713,7 @@ pub fn builtins<'a>(
 
 /// How a decider's proposals fared.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct DeciderResult {
     /// Items in the reply, valid or not.
     pub proposals: usize,
@@ -715,6 +741,8 @@ pub struct DeciderResult {
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[cfg_attr(feature = "schema", schemars(rename = "AcceptedProposal"))]
 pub struct Accepted {
     /// Position in the decider's reply (0-based).
     pub index: usize,
@@ -744,6 +772,8 @@ pub struct Accepted {
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[cfg_attr(feature = "schema", schemars(rename = "RefusedProposal"))]
 pub struct Refused {
     /// Position in the decider's reply (0-based).
     pub index: usize,
@@ -964,6 +994,7 @@ fn score_in(ctx: &Ctx, proposals: &[RawProposal]) -> DeciderResult {
 // Comparison.
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, serde::Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum DeciderKind {
     Builtin,
@@ -982,6 +1013,7 @@ pub struct External {
 
 /// One decider in a comparison: its result, or why it has none.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct DeciderEntry {
     pub name: String,
     pub kind: DeciderKind,
@@ -998,7 +1030,11 @@ pub struct DeciderEntry {
     pub result: Option<DeciderResult>,
 }
 
+/// Deciders compared on equal footing (`docs/deciders.md`, "Scoring"):
+/// every decider's moves scored from the same estate, with the same
+/// policy, at the same time.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Comparison {
     pub estate: String,
     pub estate_version: String,

@@ -10,6 +10,7 @@ use serde::Serialize;
 use crate::fact::Fact;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum Health {
     Healthy,
@@ -74,6 +75,7 @@ impl Cluster {
 /// The Kubernetes object a service is (`workload` in the estate file):
 /// what a multi-cluster controller's policy selects to move it.
 #[derive(Clone, Debug, PartialEq, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Workload {
     /// e.g. `apps/v1`; `None` = the default of a built-in workload kind
     /// (`Workload::api_version`).
@@ -133,6 +135,7 @@ pub struct RttFact {
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Constraints {
     pub local_volumes: bool,
     pub pinned: bool,
@@ -311,6 +314,7 @@ impl Estate {
 
 /// One thing wrong with an estate file.
 #[derive(Clone, Debug, PartialEq, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct EstateError {
     /// JSON pointer, e.g. `/clusters/3/cpu_free/class`.
     pub path: String,
@@ -451,6 +455,7 @@ mod tests {
 /// Something in a valid estate that is probably a mistake: not an error
 /// (the estate loads), but worth saying before anyone trusts the advice.
 #[derive(Clone, Debug, PartialEq, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Lint {
     /// JSON-pointer-like location in canonical (id-sorted) terms, e.g.
     /// `services/payments/constraints/jurisdictions`.

@@ -14,6 +14,7 @@ use crate::policy::Policy;
 
 /// A stored fact. `value == None` means *unknown*: never a hidden zero.
 #[derive(Clone, Debug, PartialEq, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Fact {
     pub value: Option<f64>,
     pub class: Class,
@@ -72,6 +73,7 @@ impl Fact {
 /// A fact as it appears in results: what it is about, its value, its
 /// effective class, where it came from and how old it is.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct FactRef {
     /// Stable human key, e.g. `rtt c-fra-1↔c-par-1` or `flow cart→catalog weight`.
     pub fact: String,

@@ -170,6 +170,7 @@ pub fn plan_services(services: &str) -> Vec<String> {
 /// Estate (and scenario) errors as the API's 422 items: the JSON pointer
 /// (`/` for the whole document), the line where known, the message.
 #[derive(Serialize, Deserialize, Debug, Clone, PartialEq)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct ErrorItem {
     pub path: String,
     pub line: Option<usize>,

@@ -82,6 +82,7 @@ pub const SITE_CLUSTERS: usize = 8;
 pub const GROW_SEEDS: usize = 24;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum GroupKind {
     /// Services tied by heavy flows move to one cluster together.
@@ -99,6 +100,7 @@ pub enum GroupKind {
 
 /// A compound step, carried by each of its members' moves.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Group {
     pub kind: GroupKind,
     /// The members' steps, in the order they are applied.
@@ -121,6 +123,8 @@ pub struct Group {
 
 /// One member of a group, moved alone to its group destination.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[cfg_attr(feature = "schema", schemars(rename = "GroupMemberAlone"))]
 pub struct Alone {
     pub service: String,
     pub to: String,

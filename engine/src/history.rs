@@ -33,6 +33,8 @@ pub struct Snapshot {
 
 /// The series and the latest change (`GET /api/estates/{id}/history`).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[cfg_attr(feature = "schema", schemars(rename = "AdviceHistory"))]
 pub struct History {
     /// Oldest first.
     pub points: Vec<Point>,
@@ -44,7 +46,10 @@ pub struct History {
 
 /// One snapshot on the chart.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[cfg_attr(feature = "schema", schemars(rename = "HistoryPoint"))]
 pub struct Point {
+    /// The snapshot's id.
     pub snapshot: i64,
     /// RFC 3339.
     pub at: String,
@@ -64,9 +69,13 @@ pub struct Point {
 
 /// What changed from snapshot `from` to snapshot `to`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[cfg_attr(feature = "schema", schemars(rename = "HistoryChanges"))]
 pub struct Changes {
+    /// The older snapshot's id.
     pub from: i64,
     pub from_at: String,
+    /// The newer snapshot's id.
     pub to: i64,
     pub to_at: String,
     /// Recommendations in `to` that `from` did not make.
@@ -81,6 +90,8 @@ pub struct Changes {
 /// One recommendation in a change, as the snapshot that holds it made it
 /// (`to` for appeared and changed ones, `from` for disappeared ones).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[cfg_attr(feature = "schema", schemars(rename = "HistoryRecommendation"))]
 pub struct Recommendation {
     /// [`crate::review::identity`].
     pub identity: String,
@@ -98,6 +109,8 @@ pub struct Recommendation {
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[cfg_attr(feature = "schema", schemars(rename = "HistoryMoveLine"))]
 pub struct MoveLine {
     pub service: String,
     pub from: String,
@@ -105,14 +118,21 @@ pub struct MoveLine {
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[cfg_attr(feature = "schema", schemars(rename = "HistoryFactChange"))]
 pub struct FactChange {
     pub fact: String,
+    /// In the older snapshot; `null` when its advice does not hold the fact.
     pub before: Option<FactValue>,
+    /// In the newer snapshot; `null` when its advice does not hold the fact.
     pub after: Option<FactValue>,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[cfg_attr(feature = "schema", schemars(rename = "HistoryFactValue"))]
 pub struct FactValue {
+    /// The fact's value; `null` when unknown.
     pub value: Option<f64>,
     pub class: Class,
 }

@@ -132,6 +132,7 @@ pub fn generated_suite(size: SuiteSize) -> Vec<Case> {
 
 /// The leaderboard and what it rests on.
 #[derive(Clone, Debug, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Leaderboard {
     /// How the reference, shares and statistics are defined.
     pub method: String,
@@ -157,6 +158,8 @@ pub struct Leaderboard {
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[cfg_attr(feature = "schema", schemars(rename = "LeaderboardFamily"))]
 pub struct Family {
     pub family: String,
     pub cases: usize,
@@ -165,6 +168,8 @@ pub struct Family {
 /// One decider's line of the leaderboard. Shares are fractions (1 = the
 /// reference); `null` when no case counted.
 #[derive(Clone, Debug, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[cfg_attr(feature = "schema", schemars(rename = "LeaderboardRow"))]
 pub struct Row {
     pub name: String,
     pub kind: DeciderKind,
@@ -192,6 +197,8 @@ pub struct Row {
 /// One case: its reference and every decider's projected gain (in the
 /// order of `deciders`; `null` for an error entry).
 #[derive(Clone, Debug, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[cfg_attr(feature = "schema", schemars(rename = "LeaderboardCase"))]
 pub struct CaseRow {
     pub family: String,
     pub name: String,
@@ -201,6 +208,8 @@ pub struct CaseRow {
     /// The most any placement could improve, by the proven lower bound.
     pub improvement_at_most: f64,
     pub proven: bool,
+    /// Every decider's projected gain, in the order of `deciders`;
+    /// `null` for an error entry.
     pub gains: Vec<Option<f64>>,
 }
 

@@ -40,6 +40,8 @@ pub mod request;
 pub mod review;
 pub mod rtt;
 pub mod rtt_reference;
+#[cfg(feature = "schema")]
+pub mod schema;
 pub mod strict;
 pub mod text;
 pub mod whatif;

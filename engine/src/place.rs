@@ -49,6 +49,7 @@ use crate::policy::Policy;
 /// A candidate's score, term by term, in points. `score()` is their sum in
 /// field order and nothing else.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct PlaceTerms {
     /// Bonus for room left after placing (≥ 0).
     pub headroom: f64,
@@ -78,6 +79,7 @@ impl PlaceTerms {
 /// The three-valued capacity fit of the service on a candidate, reported
 /// beside the score (it never refuses in this scorer).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum FitVerdict {
     /// The service is already there: nothing to fit.
@@ -93,6 +95,8 @@ pub enum FitVerdict {
 /// Something a person should know about a candidate that does not make it
 /// ineligible: unknown capacity, a fit that can't be told or fails.
 #[derive(Clone, Debug, PartialEq, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[cfg_attr(feature = "schema", schemars(rename = "CandidateNote"))]
 pub struct Note {
     pub code: Code,
     /// The fact concerned, e.g. `c-nw-1 cpu_free`.
@@ -101,6 +105,7 @@ pub struct Note {
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Candidate {
     pub cluster: String,
     /// Index of the cluster in the estate (id order); not serialised.
@@ -371,6 +376,7 @@ fn candidate(
 
 /// The answer to "where should this service go?", for `berth place`.
 #[derive(Clone, Debug, PartialEq, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Placement {
     pub estate: String,
     pub estate_version: String,
@@ -388,6 +394,7 @@ pub struct Placement {
     /// The top-ranked eligible cluster; `None` when nothing is eligible.
     pub best: Option<String>,
     /// `stay`, `move` or `nowhere` (no eligible cluster, not even its own).
+    #[cfg_attr(feature = "schema", schemars(extend("enum" = ["stay", "move", "nowhere"])))]
     pub verdict: &'static str,
     pub candidates: Vec<Candidate>,
 }

@@ -120,6 +120,7 @@ impl Format {
 
 /// What a plan holds, as named in it.
 #[derive(Clone, Debug, PartialEq, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct SelectionInfo {
     /// `advice`, `services` or `scenario`.
     pub kind: &'static str,
@@ -133,8 +134,10 @@ pub struct SelectionInfo {
 
 /// A change plan.
 #[derive(Clone, Debug, PartialEq, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Plan {
     pub schema: u64,
+    /// The estate's name.
     pub estate: String,
     pub estate_version: String,
     pub policy_digest: String,
@@ -157,6 +160,7 @@ pub struct Plan {
 
 /// One move of a plan.
 #[derive(Clone, Debug, PartialEq, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct PlanMove {
     /// 1-based position in the plan.
     pub step: usize,
@@ -199,6 +203,7 @@ pub struct PlanMove {
 /// about and the words. `path` is a JSON pointer into that input when one
 /// applies.
 #[derive(Clone, Debug, PartialEq, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct PlanError {
     /// `services`, `scenario` or `estate`.
     #[serde(skip)]

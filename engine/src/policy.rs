@@ -15,6 +15,7 @@ use sha2::{Digest, Sha256};
 use crate::class::Class;
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(default, deny_unknown_fields)]
 pub struct Policy {
     /// Points per ms of RTT on a flow of weight 1. 1.0 makes the point the
@@ -62,6 +63,7 @@ pub struct Policy {
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(default, deny_unknown_fields)]
 pub struct Margins {
     /// Agents and meshes measure directly: small error.
@@ -75,6 +77,7 @@ pub struct Margins {
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(default, deny_unknown_fields)]
 pub struct Staleness {
     /// Capacity and RTT move within minutes: 15 min of silence from an
@@ -87,6 +90,7 @@ pub struct Staleness {
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(default, deny_unknown_fields)]
 pub struct RttDefaults {
     /// Pod to pod inside one cluster: a few hops of one data-centre fabric.
@@ -99,6 +103,7 @@ pub struct RttDefaults {
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(default, deny_unknown_fields)]
 pub struct UnknownFlow {
     /// A declared flow is presumably in use: one connection's worth.
@@ -111,6 +116,7 @@ pub struct UnknownFlow {
 /// [`crate::place`]). Bonuses are added, costs subtracted; every term is
 /// in points. `docs/placement.md` has a row for each field.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(default, deny_unknown_fields)]
 pub struct PlacementWeights {
     /// Points for a cluster left entirely free after placing the service:
@@ -163,6 +169,7 @@ pub struct PlacementWeights {
 /// What a policy field tunes. The order is the order of [`FIELDS`] and of
 /// the table in `docs/advice.md` §8.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum Group {
     /// Converting a term of the cost into points.
@@ -197,6 +204,7 @@ impl Group {
 
 /// The JSON type of a field's value.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum Kind {
     Number,
@@ -659,6 +667,7 @@ impl Default for PlacementWeights {
 
 /// A policy value out of range, naming the field.
 #[derive(Clone, Debug, PartialEq, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct PolicyError {
     pub field: String,
     pub message: String,

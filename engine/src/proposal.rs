@@ -10,6 +10,7 @@ use crate::request::DeciderRequest;
 
 /// One proposed move, as a decider sends it.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Proposal {
     #[serde(rename = "serviceId")]
     pub service_id: String,

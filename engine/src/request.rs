@@ -15,7 +15,10 @@ use crate::estate::{format_time, Estate};
 use crate::fact::Class;
 use crate::policy::Policy;
 
+/// The decider request, schema 1 (`docs/deciders.md`, "The request"):
+/// what every decider is given, the same for each.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct DeciderRequest {
     pub schema: u32,
     pub estate: String,
@@ -27,6 +30,8 @@ pub struct DeciderRequest {
     pub links: Vec<RequestLink>,
     /// Measured cluster-to-cluster paths (better evidence than `links`).
     pub paths: Vec<RequestPath>,
+    /// Services with their requests, data, mobility, `candidates` and
+    /// `cant_tell`.
     pub services: Vec<RequestService>,
     pub flows: Vec<RequestFlow>,
 }
@@ -34,12 +39,15 @@ pub struct DeciderRequest {
 /// A number with the confidence class it has at evaluation time.
 /// `value: null` means unknown.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[cfg_attr(feature = "schema", schemars(rename = "ValuedNow"))]
 pub struct Valued {
     pub value: Option<f64>,
     pub class: Class,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct RequestCluster {
     pub id: String,
     pub site: String,
@@ -53,6 +61,7 @@ pub struct RequestCluster {
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct RequestLink {
     pub a: String,
     pub b: String,
@@ -63,6 +72,7 @@ pub struct RequestLink {
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct RequestPath {
     pub a: String,
     pub b: String,
@@ -71,6 +81,7 @@ pub struct RequestPath {
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct RequestService {
     pub id: String,
     pub owner: String,
@@ -90,6 +101,7 @@ pub struct RequestService {
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct RequestFlow {
     pub from: String,
     pub to: String,

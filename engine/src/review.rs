@@ -72,6 +72,7 @@ pub fn current_facts(moves: &[Move], index: usize) -> Vec<FactRef> {
 
 /// What an operator decided.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum Kind {
     /// Someone will act on it (optionally with a link to the change):
@@ -102,6 +103,7 @@ impl Kind {
 /// One deciding fact as it was when the decision was taken, with the
 /// nearest values at which the engine's verdict on the move flipped.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct BasisFact {
     pub fact: String,
     pub value: Option<f64>,
@@ -120,6 +122,7 @@ pub struct BasisFact {
 
 /// Everything a decision rests on, sorted by fact key.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Basis {
     pub facts: Vec<BasisFact>,
 }
@@ -167,6 +170,7 @@ pub fn basis(why: &MoveWhy) -> Basis {
 
 /// Which way a condition looks.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum Side {
     Below,
@@ -176,6 +180,7 @@ pub enum Side {
 /// "Ask again when `fact` is below (above) `value`", optionally only once
 /// it is measured.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Condition {
     pub fact: String,
     pub side: Side,
@@ -230,6 +235,7 @@ pub fn condition(
 
 /// A stored decision as the engine needs it.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Decision {
     pub kind: Kind,
     /// Snoozed until this time (unix seconds).
@@ -240,6 +246,7 @@ pub struct Decision {
 
 /// Where a decided recommendation stands at an evaluation.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum State {
     /// Planned: shown, marked as such.
@@ -251,6 +258,7 @@ pub enum State {
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Standing {
     pub state: State,
     /// Why it is back, one sentence each, in order: the snooze date, the

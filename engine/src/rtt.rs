@@ -18,6 +18,7 @@ const EARTH_RADIUS_KM: f64 = 6371.0;
 
 /// Which rung of the ladder an RTT came from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum Derivation {
     SameCluster,

@@ -53,6 +53,7 @@ pub const MAX_STEPS: usize = 10_000;
 /// A what-if scenario (`docs/scenario-format.md`): ids, not yet resolved
 /// against an estate.
 #[derive(Clone, Debug, PartialEq, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Scenario {
     pub schema: u64,
     pub name: String,
@@ -64,6 +65,7 @@ pub struct Scenario {
 /// One step; serialises as `{"move": {"service": …, "to": …}}` or
 /// `{"evacuate": "cluster-id"}`.
 #[derive(Clone, Debug, PartialEq, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum Step {
     Move { service: String, to: String },
@@ -379,6 +381,8 @@ impl Parser {
 /// Stable warning codes: a public contract (API, web pages); add new ones,
 /// never rename.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[cfg_attr(feature = "schema", schemars(rename = "ScenarioWarningCode"))]
 #[serde(rename_all = "snake_case")]
 pub enum WarningCode {
     /// A pinned service is moved off its nodes.
@@ -468,6 +472,8 @@ impl WarningCode {
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[cfg_attr(feature = "schema", schemars(rename = "ScenarioWarning"))]
 pub struct Warning {
     pub code: WarningCode,
     /// 1-based step that caused it; `None` for verdicts on the end state.
@@ -482,6 +488,8 @@ pub struct Warning {
 
 /// How a service came to move.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[cfg_attr(feature = "schema", schemars(rename = "ScenarioMoveCause"))]
 #[serde(rename_all = "snake_case")]
 pub enum By {
     Move,
@@ -490,6 +498,7 @@ pub enum By {
 
 /// One service changing cluster, in the order the scenario did it.
 #[derive(Clone, Debug, PartialEq, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct ProjectedMove {
     /// 1-based step.
     pub step: usize,
@@ -503,6 +512,7 @@ pub struct ProjectedMove {
 /// `total − free` (+ the scenario's net change after); `None` when the
 /// free figure is unknown. Utilisation is load / total (may exceed 1).
 #[derive(Clone, Debug, PartialEq, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct ResourceLoad {
     pub total: f64,
     /// Net requests moved in by the scenario (negative: moved out).
@@ -520,6 +530,7 @@ pub struct ResourceLoad {
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct ClusterLoad {
     pub id: String,
     pub health: Health,
@@ -533,6 +544,8 @@ pub struct ClusterLoad {
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[cfg_attr(feature = "schema", schemars(rename = "PlacedService"))]
 pub struct Placed {
     pub service: String,
     pub to: String,
@@ -545,6 +558,8 @@ pub struct Placed {
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[cfg_attr(feature = "schema", schemars(rename = "StuckService"))]
 pub struct Stuck {
     pub service: String,
     /// Each refusal code with the clusters it ruled out (none listed when
@@ -553,6 +568,8 @@ pub struct Stuck {
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[cfg_attr(feature = "schema", schemars(rename = "ScenarioEvacuation"))]
 pub struct Evacuation {
     /// 1-based step.
     pub step: usize,
@@ -564,6 +581,8 @@ pub struct Evacuation {
 /// How far a free-capacity figure could be wrong before the capacity
 /// verdict that rests on it changes.
 #[derive(Clone, Debug, PartialEq, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[cfg_attr(feature = "schema", schemars(rename = "ScenarioSensitivity"))]
 pub struct Sensitivity {
     /// e.g. `c-fra-2 cpu_free`.
     pub fact: String,
@@ -580,6 +599,7 @@ pub struct Sensitivity {
     /// The services the scenario moves onto the cluster.
     pub services: Vec<String>,
     /// At the figure as reported: `fits` (need ≤ figure) or `does_not_fit`.
+    #[cfg_attr(feature = "schema", schemars(extend("enum" = ["fits", "does_not_fit"])))]
     pub verdict: &'static str,
     /// Three-valued fit at the figure's margin: certain only when the
     /// tolerance is at least the margin.
@@ -590,11 +610,17 @@ pub struct Sensitivity {
     /// `lower`: the verdict flips if the true figure is lower by more than
     /// the tolerance (it fits now). `higher`: it flips if the true figure
     /// is higher by more than the tolerance (it does not fit now).
+    #[cfg_attr(feature = "schema", schemars(extend("enum" = ["lower", "higher"])))]
     pub direction: &'static str,
 }
 
+/// A scenario's projection (`docs/scenario-format.md`, "The
+/// projection"): the estate before and after the scenario's steps, every
+/// move they made, every cluster's load, and what a person should know.
 #[derive(Clone, Debug, PartialEq, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Projection {
+    /// The scenario's name.
     pub scenario: String,
     pub estate: String,
     pub estate_version: String,
@@ -609,6 +635,8 @@ pub struct Projection {
     pub moves: Vec<ProjectedMove>,
     /// Every cluster, in id order.
     pub clusters: Vec<ClusterLoad>,
+    /// What a person should know: `code`, `message`, and where they
+    /// apply `step`, `service`, `cluster`.
     pub warnings: Vec<Warning>,
     pub evacuations: Vec<Evacuation>,
     pub sensitivity: Vec<Sensitivity>,

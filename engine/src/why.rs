@@ -39,6 +39,7 @@ use crate::rtt::{Derivation, RttSource};
 
 /// The explanation of one recommended move.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct MoveWhy {
     pub step: usize,
     pub service: String,
@@ -85,6 +86,7 @@ pub struct MoveWhy {
 /// Why a compound step (`crate::group`): its terms summed over the
 /// members, each member alone, and where the group stops clearing its bar.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct GroupWhy {
     pub summary: String,
     pub gain: f64,
@@ -104,6 +106,7 @@ pub struct GroupWhy {
 
 /// Where the group's decision flips when one flow fact changes alone.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct GroupFlip {
     pub fact: String,
     pub class: Class,
@@ -119,6 +122,7 @@ pub struct GroupFlip {
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum BarKind {
     /// `min_gain_fraction` × current cost.
@@ -128,6 +132,7 @@ pub enum BarKind {
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct TermPoints {
     #[serde(deserialize_with = "term_word")]
     pub term: Word,
@@ -135,6 +140,7 @@ pub struct TermPoints {
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct FlowPoints {
     /// `from→to` service ids.
     pub flow: String,
@@ -155,12 +161,15 @@ pub struct FlowPoints {
 /// The headroom term: what leaving saves at the source minus what
 /// arriving costs at the destination.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct HeadroomPoints {
     pub from_saves: f64,
     pub to_costs: f64,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[cfg_attr(feature = "schema", schemars(rename = "RunnerUp"))]
 pub struct Alternative {
     pub cluster: String,
     pub gain: f64,
@@ -169,6 +178,7 @@ pub struct Alternative {
 
 /// The flip conditions of one fact.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Flip {
     /// The fact's key, as in `facts`.
     pub fact: String,
@@ -215,6 +225,7 @@ pub struct Flip {
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum FlipStatus {
     /// Computed exactly: thresholds, or no value changes it.
@@ -229,6 +240,7 @@ pub enum FlipStatus {
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Threshold {
     /// The exact boundary. Just past it (away from the current value) the
     /// decision changes; between the current value and it, it does not.
@@ -238,6 +250,8 @@ pub struct Threshold {
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[cfg_attr(feature = "schema", schemars(rename = "FlipEffect"))]
 #[serde(tag = "effect", rename_all = "snake_case")]
 pub enum Effect {
     /// The move's gain would fall below the bar.

@@ -12,7 +12,8 @@ use std::collections::BTreeSet;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use serde_json::{json, Value};
+use berth_api::FactUpdate;
+use serde_json::Value;
 use tokio::sync::watch;
 use tokio::time::Instant;
 
@@ -165,7 +166,7 @@ pub async fn probe_rtt_ms(addr: std::net::SocketAddr) -> Result<f64, String> {
 /// observations dated `tick`; a peer that does not answer is logged and
 /// left out (its path keeps what the estate knew). Peers are probed at
 /// once, each with its own connects.
-async fn measure_peers(cluster: &str, peers: &[submit::Peer], tick: i64) -> Vec<Value> {
+async fn measure_peers(cluster: &str, peers: &[submit::Peer], tick: i64) -> Vec<FactUpdate> {
     let mut set = tokio::task::JoinSet::new();
     for (i, p) in peers.iter().enumerate() {
         let address = p.address.clone();
@@ -191,14 +192,15 @@ async fn measure_peers(cluster: &str, peers: &[submit::Peer], tick: i64) -> Vec<
         match r {
             Ok(ms) => {
                 tracing::info!(peer = %peer.cluster, rtt_ms = ms, "round trip measured");
-                out.push(json!({
-                    "fact": "rtt_ms",
-                    "a": cluster,
-                    "b": peer.cluster,
-                    "value": ms,
-                    "class": "measured",
-                    "observed_at": format_time(tick),
-                }));
+                out.push(FactUpdate {
+                    fact: "rtt_ms".into(),
+                    a: Some(cluster.to_string()),
+                    b: Some(peer.cluster.clone()),
+                    value: Some(Some(ms)),
+                    class: Some("measured".into()),
+                    observed_at: Some(format_time(tick)),
+                    ..FactUpdate::default()
+                });
             }
             Err(e) => tracing::warn!(peer = %peer.cluster, "round trip not measured: {e}"),
         }
@@ -301,21 +303,20 @@ pub fn parse_capacity(text: &str, default_at: i64) -> Result<Capacity, String> {
 }
 
 /// The capacity observations for `cluster`.
-pub fn capacity_observations(cluster: &str, c: &Capacity) -> Vec<Value> {
+pub fn capacity_observations(cluster: &str, c: &Capacity) -> Vec<FactUpdate> {
     [
         ("cpu_free", c.cpu_free),
         ("memory_free_gib", c.memory_free_gib),
     ]
     .into_iter()
     .filter_map(|(fact, v)| {
-        v.map(|v| {
-            json!({
-                "fact": fact,
-                "cluster": cluster,
-                "value": v,
-                "class": "measured",
-                "observed_at": format_time(c.observed_at),
-            })
+        v.map(|v| FactUpdate {
+            fact: fact.into(),
+            cluster: Some(cluster.to_string()),
+            value: Some(v),
+            class: Some("measured".into()),
+            observed_at: Some(format_time(c.observed_at)),
+            ..FactUpdate::default()
         })
     })
     .collect()
@@ -517,7 +518,7 @@ pub async fn run(opts: AgentOptions, mut stop: watch::Receiver<bool>) {
             let id = submit::batch_id("agent", &[&opts.client.estate, &cluster_part, &tick_text]);
             let flows = observations
                 .iter()
-                .filter(|o| o["fact"].as_str().is_some_and(|f| f.starts_with("flow_")))
+                .filter(|o| o.fact.starts_with("flow_"))
                 .count();
             tracing::info!(
                 tick = %tick_text,
@@ -597,7 +598,7 @@ async fn kubernetes_tick(
     client: &BerthClient,
     sync_services: &mut bool,
     tick_text: &str,
-) -> Vec<Value> {
+) -> Vec<FactUpdate> {
     let snapshot = match kube.read().await {
         Ok(s) => s,
         Err(e) => {
@@ -722,7 +723,7 @@ mod tests {
         assert_eq!(c.memory_free_gib, None);
         let obs = capacity_observations("c1", &c);
         assert_eq!(obs.len(), 1);
-        assert_eq!(obs[0]["observed_at"], "2026-11-30T04:05:00Z");
+        assert_eq!(obs[0].observed_at.as_deref(), Some("2026-11-30T04:05:00Z"));
         assert!(parse_capacity(r#"{"cpu": 1}"#, 0)
             .unwrap_err()
             .contains("/cpu: unknown field"));

@@ -7,64 +7,14 @@
 //! the engine's loader checks once more before it is stored. So a batch is
 //! all or nothing.
 
-use serde::Deserialize;
 use serde_json::{json, Map, Value};
 
 use berth_engine::estate::{format_time, parse_time};
 use berth_engine::fact::Class;
 
-/// One update, as sent.
-#[derive(Clone, Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct FactUpdate {
-    /// `cpu_free`, `memory_free_gib`, `rtt_ms`, `flow_weight`, `flow_mb_s`.
-    pub fact: String,
-    /// `cpu_free`, `memory_free_gib`: the cluster.
-    #[serde(default)]
-    pub cluster: Option<String>,
-    /// `rtt_ms`: two sites (a link) or two clusters (a path).
-    #[serde(default)]
-    pub a: Option<String>,
-    #[serde(default)]
-    pub b: Option<String>,
-    /// `flow_*`: the calling and the called service.
-    #[serde(default)]
-    pub from: Option<String>,
-    #[serde(default)]
-    pub to: Option<String>,
-    /// `flow_*` from an agent that may not read the estate: `from` (`to`)
-    /// is then a workload name in this cluster, resolved here to the
-    /// estate's service of it (`import::Directory::in_cluster`).
-    #[serde(default)]
-    pub from_cluster: Option<String>,
-    #[serde(default)]
-    pub to_cluster: Option<String>,
-    /// The new value; `null` makes the fact unknown. Required: a
-    /// forgotten field must not silently erase what was known.
-    #[serde(default, deserialize_with = "present")]
-    pub value: Option<Option<f64>>,
-    /// Required in a fact batch; defaults to `measured` for observations.
-    #[serde(default)]
-    pub class: Option<String>,
-    #[serde(default)]
-    pub source: Option<String>,
-    /// RFC 3339; default: when the server received the batch.
-    #[serde(default)]
-    pub observed_at: Option<String>,
-}
-
-/// `Some(v)` when the field is there (`v` may be `None`: `null`), `None`
-/// when it is absent.
-fn present<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Option<f64>>, D::Error> {
-    Option::<f64>::deserialize(d).map(Some)
-}
-
-/// A batch of updates as sent to `POST /api/estates/{id}/facts`.
-#[derive(Clone, Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct FactBatch {
-    pub updates: Vec<FactUpdate>,
-}
+/// One update, and a batch of them as sent to `POST
+/// /api/estates/{id}/facts`: the API's types, shared with the clients.
+pub use berth_api::{FactBatch, FactUpdate};
 
 /// The most updates in one batch: a large estate's whole set of flows
 /// (32k in the 5,000-service benchmark estate) fits, yet one request

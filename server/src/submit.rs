@@ -10,10 +10,13 @@
 use std::collections::BTreeSet;
 use std::time::Duration;
 
+use berth_api::{
+    ClusterRecord, FactUpdate, KubernetesImportRequest, ManifestFile, ObservationBatch, ProbeRecord,
+};
 use reqwest::header::{HeaderValue, AUTHORIZATION, RETRY_AFTER};
 use reqwest::StatusCode;
 use serde::Serialize;
-use serde_json::{json, Value};
+use serde_json::Value;
 use sha2::{Digest, Sha256};
 use tokio::sync::watch;
 
@@ -109,11 +112,11 @@ pub struct BerthClient {
     /// The cluster record sent with every batch (`berth agent
     /// --create-cluster`): the server creates the cluster from it when the
     /// estate has none of that id, and ignores it otherwise.
-    cluster_record: Option<Value>,
+    cluster_record: Option<ClusterRecord>,
     /// Where this agent answers round-trip probes (`berth agent
     /// --probe-listen`), sent with every batch; the answer names the
     /// peers'.
-    probe: Option<Value>,
+    probe: Option<ProbeRecord>,
 }
 
 impl BerthClient {
@@ -143,15 +146,19 @@ impl BerthClient {
         })
     }
 
-    /// Send `record` (a cluster as the estate file has it, less its facts)
-    /// with every batch.
-    /// Send `{"cluster": …, "address": …}` with every batch.
+    /// Send this agent's probe address (`cluster`, `address`) with every
+    /// batch.
     pub fn with_probe(mut self, cluster: &str, address: &str) -> BerthClient {
-        self.probe = Some(serde_json::json!({"cluster": cluster, "address": address}));
+        self.probe = Some(ProbeRecord {
+            cluster: cluster.to_string(),
+            address: address.to_string(),
+        });
         self
     }
 
-    pub fn with_cluster_record(mut self, record: Value) -> BerthClient {
+    /// Send `record` (a cluster as the estate file has it, less its facts)
+    /// with every batch.
+    pub fn with_cluster_record(mut self, record: ClusterRecord) -> BerthClient {
         self.cluster_record = Some(record);
         self
     }
@@ -211,15 +218,22 @@ impl BerthClient {
         files: &[(String, String)],
         incomplete: bool,
     ) -> Result<berth_api::ImportAnswer, SubmitError> {
-        let body = json!({
-            "cluster": cluster,
+        let body = KubernetesImportRequest {
+            cluster: cluster.to_string(),
+            files: files
+                .iter()
+                .map(|(name, text)| ManifestFile {
+                    name: name.clone(),
+                    text: text.clone(),
+                })
+                .collect(),
             // A live cluster holds objects no one checked: one that
             // cannot be understood is reported and kept, not a reason
             // to leave the others stale.
-            "skip_invalid": true,
-            "incomplete": incomplete,
-            "files": files.iter().map(|(name, text)| json!({"name": name, "text": text})).collect::<Vec<_>>(),
-        });
+            skip_invalid: true,
+            dry_run: false,
+            incomplete,
+        };
         let rest = "/import/kubernetes";
         let (status, retry_after, bytes) = self.post_json(rest, &body).await?;
         if !status.is_success() {
@@ -237,7 +251,7 @@ impl BerthClient {
     async fn post_json(
         &self,
         rest: &str,
-        body: &Value,
+        body: &impl Serialize,
     ) -> Result<(StatusCode, Option<Duration>, bytes::Bytes), SubmitError> {
         let resp = self
             .http
@@ -256,21 +270,21 @@ impl BerthClient {
         Ok((status, retry_after, bytes))
     }
 
+    /// The batch of `observations` under `batch_id`, with this client's
+    /// cluster record and probe address.
+    pub fn batch(&self, batch_id: &str, observations: Vec<FactUpdate>) -> ObservationBatch {
+        ObservationBatch {
+            batch_id: batch_id.to_string(),
+            observations,
+            cluster: self.cluster_record.clone(),
+            probe: self.probe.clone(),
+        }
+    }
+
     /// Post one batch, once.
-    pub async fn post_once(
-        &self,
-        batch_id: &str,
-        observations: &[Value],
-    ) -> Result<Answer, SubmitError> {
-        let mut body = json!({"batch_id": batch_id, "observations": observations});
-        if let Some(probe) = &self.probe {
-            body["probe"] = probe.clone();
-        }
-        if let Some(record) = &self.cluster_record {
-            body["cluster"] = record.clone();
-        }
+    pub async fn post_once(&self, batch: &ObservationBatch) -> Result<Answer, SubmitError> {
         let rest = "/observations";
-        let (status, retry_after, bytes) = self.post_json(rest, &body).await?;
+        let (status, retry_after, bytes) = self.post_json(rest, batch).await?;
         if status.is_success() {
             return serde_json::from_slice(&bytes).map_err(|e| SubmitError::Refused {
                 status: status.as_u16(),
@@ -462,13 +476,13 @@ pub struct Delivery {
 /// round trip (`/a`, `/b` of `rtt_ms`: a mesh or a probe tool knows
 /// clusters the estate does not track) — or `None` when anything else was
 /// refused too: then the batch is wrong, not merely ahead of the estate.
-pub fn prunable(errors: &[Refusal], observations: &[Value]) -> Option<BTreeSet<usize>> {
+pub fn prunable(errors: &[Refusal], observations: &[FactUpdate]) -> Option<BTreeSet<usize>> {
     let mut out = BTreeSet::new();
     for e in errors {
         let rest = e.path.strip_prefix("/observations/")?;
         let (i, field) = rest.split_once('/')?;
         let i: usize = i.parse().ok()?;
-        let fact = observations.get(i)?.get("fact")?.as_str()?;
+        let fact = observations.get(i)?.fact.as_str();
         let flow_end = fact.starts_with("flow_")
             && matches!(field, "from" | "to" | "from_cluster" | "to_cluster");
         let rtt_end = fact == "rtt_ms" && matches!(field, "a" | "b");
@@ -480,6 +494,25 @@ pub fn prunable(errors: &[Refusal], observations: &[Value]) -> Option<BTreeSet<u
     (!out.is_empty()).then_some(out)
 }
 
+/// The text of `o`'s member `name` (the fact or one of its ids), if it
+/// has one: what a refusal's path names.
+fn member<'a>(o: &'a FactUpdate, name: &str) -> Option<&'a str> {
+    match name {
+        "fact" => Some(&o.fact),
+        "cluster" => o.cluster.as_deref(),
+        "a" => o.a.as_deref(),
+        "b" => o.b.as_deref(),
+        "from" => o.from.as_deref(),
+        "to" => o.to.as_deref(),
+        "from_cluster" => o.from_cluster.as_deref(),
+        "to_cluster" => o.to_cluster.as_deref(),
+        "class" => o.class.as_deref(),
+        "source" => o.source.as_deref(),
+        "observed_at" => o.observed_at.as_deref(),
+        _ => None,
+    }
+}
+
 /// Send a batch until it lands, is refused, the policy gives up, or a stop
 /// is asked for. A 422 that refuses only flows with services the estate
 /// lacks is answered by sending the rest once more as `{batch_id}-pruned`
@@ -489,22 +522,22 @@ pub fn prunable(errors: &[Refusal], observations: &[Value]) -> Option<BTreeSet<u
 pub async fn deliver(
     client: &BerthClient,
     batch_id: &str,
-    mut observations: Vec<Value>,
+    observations: Vec<FactUpdate>,
     policy: RetryPolicy,
     stop: &mut watch::Receiver<bool>,
     mut on_retry: impl FnMut(&SubmitError, Duration),
 ) -> Result<Delivery, (SubmitError, Vec<Pruned>)> {
     let started = tokio::time::Instant::now();
-    let mut batch_id = batch_id.to_string();
+    let mut batch = client.batch(batch_id, observations);
     let mut pruned = Vec::new();
     let mut attempts = 0u32;
     let mut retry = 0u32;
     loop {
         // Nothing to say — unless the batch carries a probe address, which
         // is worth registering (and brings back the peers') on its own.
-        if observations.is_empty() && client.probe.is_none() {
+        if batch.observations.is_empty() && batch.probe.is_none() {
             return Ok(Delivery {
-                batch_id,
+                batch_id: batch.batch_id,
                 answer: None,
                 sent: 0,
                 pruned,
@@ -512,12 +545,12 @@ pub async fn deliver(
             });
         }
         attempts += 1;
-        let err = match client.post_once(&batch_id, &observations).await {
+        let err = match client.post_once(&batch).await {
             Ok(answer) => {
                 return Ok(Delivery {
-                    batch_id,
+                    batch_id: batch.batch_id,
                     answer: Some(answer),
-                    sent: observations.len(),
+                    sent: batch.observations.len(),
                     pruned,
                     attempts,
                 })
@@ -526,12 +559,12 @@ pub async fn deliver(
         };
         match &err {
             SubmitError::Invalid { errors, .. } if pruned.is_empty() => {
-                let Some(drop) = prunable(errors, &observations) else {
+                let Some(drop) = prunable(errors, &batch.observations) else {
                     return Err((err, pruned));
                 };
                 for &i in &drop {
-                    let o = &observations[i];
-                    let s = |k: &str| o.get(k).and_then(Value::as_str).unwrap_or("").to_string();
+                    let o = &batch.observations[i];
+                    let s = |k: &str| member(o, k).unwrap_or("").to_string();
                     let prefix = format!("/observations/{i}/");
                     let mine: Vec<(&str, &str)> = errors
                         .iter()
@@ -548,13 +581,13 @@ pub async fn deliver(
                         message: mine.iter().map(|(_, m)| *m).collect::<Vec<_>>().join("; "),
                     });
                 }
-                observations = observations
+                batch.observations = std::mem::take(&mut batch.observations)
                     .into_iter()
                     .enumerate()
                     .filter(|(i, _)| !drop.contains(i))
                     .map(|(_, o)| o)
                     .collect();
-                batch_id.push_str("-pruned");
+                batch.batch_id.push_str("-pruned");
             }
             SubmitError::Transient {
                 status,
@@ -620,10 +653,20 @@ mod tests {
 
     #[test]
     fn only_unknown_service_refusals_of_flows_are_prunable() {
+        let flow = |fact: &str| FactUpdate {
+            fact: fact.into(),
+            from: Some("a".into()),
+            to: Some("x".into()),
+            ..FactUpdate::default()
+        };
         let obs = vec![
-            json!({"fact": "flow_weight", "from": "a", "to": "x"}),
-            json!({"fact": "cpu_free", "cluster": "c"}),
-            json!({"fact": "flow_mb_s", "from": "a", "to": "x"}),
+            flow("flow_weight"),
+            FactUpdate {
+                fact: "cpu_free".into(),
+                cluster: Some("c".into()),
+                ..FactUpdate::default()
+            },
+            flow("flow_mb_s"),
         ];
         let r = |p: &str| Refusal {
             path: p.into(),

@@ -349,23 +349,21 @@ pub struct NewCluster {
 
 impl NewCluster {
     /// The record sent with every batch, when --create-cluster is given.
-    pub fn record(&self, cluster: Option<&str>) -> Option<serde_json::Value> {
+    pub fn record(&self, cluster: Option<&str>) -> Option<berth_api::ClusterRecord> {
         if !self.create_cluster {
             return None;
         }
-        let mut r = serde_json::json!({
-            "id": cluster?,
-            "site": self.site.as_deref()?,
-            "tier": self.tier.as_deref()?,
-            "cpu_total": self.cpu_total?,
-            "memory_total_gib": self.memory_total_gib?,
-        });
+        let mut r = berth_api::ClusterRecord::new(
+            cluster?,
+            self.site.as_deref()?,
+            self.tier.as_deref()?,
+            self.cpu_total?,
+            self.memory_total_gib?,
+        );
         if let Some(z) = &self.trust_zone {
-            r["trust_zone"] = serde_json::json!(z);
+            r.trust_zone = z.clone();
         }
-        if let Some(n) = &self.cluster_name {
-            r["name"] = serde_json::json!(n);
-        }
+        r.name = self.cluster_name.clone();
         Some(r)
     }
 }

@@ -301,7 +301,12 @@ pub fn import_prometheus(args: ImportPrometheus) -> Result<String, Failure> {
             "dry run: {} observation{} not sent; the batch would be:\n{}",
             observations.len(),
             if observations.len() == 1 { "" } else { "s" },
-            pretty(&serde_json::json!({"batch_id": batch_id, "observations": observations}))
+            pretty(&berth_api::ObservationBatch {
+                batch_id,
+                observations,
+                cluster: None,
+                probe: None,
+            })
         ));
     }
     let client = client.expect("--server and --token are required without --dry-run");

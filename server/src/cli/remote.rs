@@ -92,24 +92,25 @@ pub fn import_kubernetes_remote(
 ) -> Result<String, Failure> {
     let (server, estate, token) = remote_parts(remote)?;
     let (texts, complete) = kubernetes_inputs(files, api)?;
-    let mut body = serde_json::json!({
-        "cluster": cluster,
-        "skip_invalid": skip_invalid,
-        "dry_run": dry_run,
-        "files": texts.iter().map(|(name, text)| serde_json::json!({"name": name, "text": text})).collect::<Vec<_>>(),
-    });
-    if !complete {
+    let body = berth_api::KubernetesImportRequest {
+        cluster: cluster.to_string(),
+        files: texts
+            .into_iter()
+            .map(|(name, text)| berth_api::ManifestFile { name, text })
+            .collect(),
+        skip_invalid,
+        dry_run,
         // Kinds the credentials may not list: the server must not remove
         // what it cannot see.
-        body["incomplete"] = serde_json::json!(true);
-    }
+        incomplete: !complete,
+    };
     let url = format!("{server}/api/estates/{estate}/import/kubernetes");
     let a: berth_api::ImportAnswer = server_request(
         reqwest::Method::POST,
         &url,
         &token,
         "application/json",
-        body.to_string().into_bytes(),
+        serde_json::to_vec(&body).expect("serialises"),
     )?;
     let r = &a.report;
     // The same report, one fact per line, as the local import prints (to

@@ -5,8 +5,10 @@
 use axum::body::Body;
 use axum::extract::{Path, State};
 use axum::Json;
-use berth_api::{ImportAnswer, ObservationAnswer, ProbePeer};
-use serde::Deserialize;
+use berth_api::{
+    ClusterRecord, ImportAnswer, KubernetesImportRequest, ObservationAnswer, ObservationBatch,
+    ProbePeer, ProbeRecord,
+};
 use serde_json::{json, Value};
 
 use super::extract::{json_body, read_body, ESTATE_BODY_LIMIT};
@@ -62,32 +64,6 @@ async fn update_facts(
     })))
 }
 
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct ObservationBatch {
-    batch_id: String,
-    observations: Vec<crate::facts::FactUpdate>,
-    /// The cluster the agent reports for, to create when the estate has
-    /// no cluster of that id (tokens with `may_create_clusters`, operators
-    /// and administrators). Ignored when the cluster exists: from then on
-    /// the estate owns its record.
-    #[serde(default)]
-    cluster: Option<ClusterRecord>,
-    /// Where this agent answers round-trip probes; the answer then lists
-    /// the other clusters' agents' (`peers`), to probe next tick.
-    #[serde(default)]
-    probe: Option<ProbeRecord>,
-}
-
-/// An agent's probe address: an IP address and port its peers connect to
-/// (no host name: peers would resolve it in their own cluster's DNS).
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct ProbeRecord {
-    cluster: String,
-    address: String,
-}
-
 /// How long a probe address is handed out after its agent last reported:
 /// ten minutes is ten ticks at the default interval, so an agent that
 /// stopped is no longer probed (and no failed probes are logged for it)
@@ -141,36 +117,6 @@ async fn register_probe(
             updated_at: p.updated_at,
         })
         .collect())
-}
-
-/// A cluster as an agent describes it (its flags); the estate file's
-/// cluster fields, less the facts the observations carry.
-#[derive(Deserialize, serde::Serialize)]
-#[serde(deny_unknown_fields)]
-struct ClusterRecord {
-    id: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    name: Option<String>,
-    site: String,
-    tier: String,
-    #[serde(default = "general")]
-    trust_zone: String,
-    #[serde(default = "healthy")]
-    health: String,
-    cpu_total: f64,
-    memory_total_gib: f64,
-}
-
-/// The trust zone of a cluster whose agent names none: the estate
-/// format's ordinary zone (a PCI or other zone must be said).
-fn general() -> String {
-    "general".into()
-}
-
-/// A cluster that reports is taken to be up; an operator marks it
-/// `watch`/`draining` in the estate.
-fn healthy() -> String {
-    "healthy".into()
 }
 
 /// The document with `record` added as a new cluster (enrolled now), or
@@ -376,32 +322,6 @@ async fn observe(
     }))
 }
 
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct KubernetesImportBody {
-    /// The estate cluster the manifests describe.
-    cluster: String,
-    /// Manifest files, each with the name errors are reported under.
-    files: Vec<ManifestFile>,
-    #[serde(default)]
-    skip_invalid: bool,
-    /// Report what would change, and change nothing.
-    #[serde(default)]
-    dry_run: bool,
-    /// The files are not all there is: the sender could not read some
-    /// kinds (a Kubernetes API that refused to list them). Nothing is
-    /// removed for its absence, as for a file that could not be read.
-    #[serde(default)]
-    incomplete: bool,
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct ManifestFile {
-    name: String,
-    text: String,
-}
-
 /// Kubernetes manifests into an estate (docs/kubernetes-import.md): the
 /// same parser and merge as `berth import kubernetes --into`, applied under
 /// the estate lock so it lands on the estate as it is, as one new version
@@ -425,7 +345,7 @@ async fn import_kubernetes(
     }
     visible_estate(&state, &caller, &id).await?;
     let bytes = read_body(body, ESTATE_BODY_LIMIT).await?;
-    let b: KubernetesImportBody = json_body(&bytes, "kubernetes import")?;
+    let b: KubernetesImportRequest = json_body(&bytes, "kubernetes import")?;
     if b.files.is_empty() {
         return Err(ApiError::bad_request(
             "files: give at least one manifest file",

@@ -63,6 +63,7 @@ fn derived_schemas() -> serde_json::Map<String, serde_json::Value> {
         .for_serialize()
         .into_generator();
     berth_api::register_schemas(&mut generator);
+    berth_engine::schema::register(&mut generator);
     generator.take_definitions(true)
 }
 
@@ -202,9 +203,19 @@ fn document_from(
             .or_insert_with(|| Value::Mapping(Mapping::new()));
         if let Value::Mapping(schemas) = schemas {
             for (name, schema) in derived {
+                // Two types with one published name: schemars numbers the
+                // second (`Move2`), which no reader could tell from the
+                // first; name one with `schemars(rename = …)`.
+                if name.ends_with(|c: char| c.is_ascii_digit()) {
+                    problems.push(format!(
+                        "schema {name}: two Rust types publish the name {:?}; rename one (schemars(rename = …))",
+                        name.trim_end_matches(|c: char| c.is_ascii_digit())
+                    ));
+                    continue;
+                }
                 if schemas.contains_key(name.as_str()) {
                     problems.push(format!(
-                        "server/src/http/openapi.yaml: schema {name} is derived from its Rust type (berth-api); remove it here"
+                        "server/src/http/openapi.yaml: schema {name} is derived from its Rust type (berth-api or the engine); remove it here"
                     ));
                     continue;
                 }

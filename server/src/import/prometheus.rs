@@ -22,8 +22,9 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 
+use berth_api::FactUpdate;
 use serde::Serialize;
-use serde_json::{json, Value};
+use serde_json::Value;
 
 use berth_engine::json_shape::describe;
 
@@ -1171,26 +1172,22 @@ pub fn derive(
 /// the samples, with `from_cluster`/`to_cluster` for ends the server is to
 /// resolve. No `source`: the server records the sender's token as the
 /// source of what it observed.
-pub fn observations(flows: &[Flow]) -> Vec<Value> {
+pub fn observations(flows: &[Flow]) -> Vec<FactUpdate> {
     let mut out = Vec::with_capacity(flows.len() * 2);
     for f in flows {
         for (fact, o) in [("flow_weight", f.weight), ("flow_mb_s", f.mb_s)] {
             let Some(o) = o else { continue };
-            let mut v = json!({
-                "fact": fact,
-                "from": f.from,
-                "to": f.to,
-                "value": o.value,
-                "class": f.class.as_str(),
-                "observed_at": berth_engine::estate::format_time(o.observed_at),
+            out.push(FactUpdate {
+                fact: fact.into(),
+                from: Some(f.from.clone()),
+                to: Some(f.to.clone()),
+                from_cluster: f.from_cluster.clone(),
+                to_cluster: f.to_cluster.clone(),
+                value: Some(Some(o.value)),
+                class: Some(f.class.as_str().into()),
+                observed_at: Some(berth_engine::estate::format_time(o.observed_at)),
+                ..FactUpdate::default()
             });
-            if let Some(c) = &f.from_cluster {
-                v["from_cluster"] = json!(c);
-            }
-            if let Some(c) = &f.to_cluster {
-                v["to_cluster"] = json!(c);
-            }
-            out.push(v);
         }
     }
     out
@@ -1248,6 +1245,7 @@ pub fn report(derived: &Derived) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     fn vector(samples: Value) -> Value {
         json!({"status": "success", "data": {"resultType": "vector", "result": samples}})
@@ -1459,9 +1457,9 @@ mod tests {
         // for the server to resolve.
         let d = derive(&r, &reading, &Mapping::default(), None);
         let obs = observations(&d.flows);
-        assert_eq!(obs[0]["from"], "front");
-        assert_eq!(obs[0]["from_cluster"], "c-a");
-        assert_eq!(obs[1]["to_cluster"], "c-b");
+        assert_eq!(obs[0].from.as_deref(), Some("front"));
+        assert_eq!(obs[0].from_cluster.as_deref(), Some("c-a"));
+        assert_eq!(obs[1].to_cluster.as_deref(), Some("c-b"));
         // A mapping entry names one replica.
         let mut m = Mapping::default();
         m.add_arg("c-b:shop/cart=cart-eu").unwrap();
@@ -1498,7 +1496,7 @@ mod tests {
         assert_eq!(classes, [Class::Measured, Class::Reported]);
         assert_eq!(d.notes.len(), 1, "{:?}", d.notes);
         assert_eq!(d.notes[0].code, NoteCode::ScrapeGap);
-        assert_eq!(observations(&d.flows)[1]["class"], "reported");
+        assert_eq!(observations(&d.flows)[1].class.as_deref(), Some("reported"));
     }
 
     #[test]

@@ -7,7 +7,8 @@
 
 use std::collections::BTreeMap;
 
-use serde_json::{json, Value};
+use berth_api::FactUpdate;
+use serde_json::Value;
 
 use berth_engine::json_shape::describe;
 
@@ -171,17 +172,16 @@ pub fn derive(
 }
 
 /// The observations for these round trips: measured path facts.
-pub fn observations(rtts: &[Rtt]) -> Vec<Value> {
+pub fn observations(rtts: &[Rtt]) -> Vec<FactUpdate> {
     rtts.iter()
-        .map(|r| {
-            json!({
-                "fact": "rtt_ms",
-                "a": r.a,
-                "b": r.b,
-                "value": r.ms,
-                "class": "measured",
-                "observed_at": berth_engine::estate::format_time(r.at),
-            })
+        .map(|r| FactUpdate {
+            fact: "rtt_ms".into(),
+            a: Some(r.a.clone()),
+            b: Some(r.b.clone()),
+            value: Some(Some(r.ms)),
+            class: Some("measured".into()),
+            observed_at: Some(berth_engine::estate::format_time(r.at)),
+            ..FactUpdate::default()
         })
         .collect()
 }
@@ -189,6 +189,7 @@ pub fn observations(rtts: &[Rtt]) -> Vec<Value> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     fn vector(samples: Value) -> Value {
         json!({"status": "success", "data": {"resultType": "vector", "result": samples}})

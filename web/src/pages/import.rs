@@ -6,9 +6,9 @@
 
 use std::collections::BTreeMap;
 
-use berth_api::{EstateSummary, ImportAnswer};
+use berth_api::{EstateSummary, ImportAnswer, KubernetesImportRequest, ManifestFile};
 use leptos::prelude::*;
-use serde_json::{json, Value};
+use serde_json::Value;
 
 use super::new_estate::Problem;
 use super::{arr, num, s};
@@ -82,13 +82,24 @@ pub fn canonical(text: &str) -> Result<Value, Vec<Problem>> {
 }
 
 /// The request body of a Kubernetes import of these files.
-pub fn kubernetes_body(cluster: &str, files: &[(String, String)], dry_run: bool) -> Value {
-    json!({
-        "cluster": cluster,
-        "files": files.iter().map(|(name, text)| json!({"name": name, "text": text})).collect::<Vec<_>>(),
-        "dry_run": dry_run,
-        "skip_invalid": false,
-    })
+pub fn kubernetes_body(
+    cluster: &str,
+    files: &[(String, String)],
+    dry_run: bool,
+) -> KubernetesImportRequest {
+    KubernetesImportRequest {
+        cluster: cluster.to_string(),
+        files: files
+            .iter()
+            .map(|(name, text)| ManifestFile {
+                name: name.clone(),
+                text: text.clone(),
+            })
+            .collect(),
+        skip_invalid: false,
+        dry_run,
+        incomplete: false,
+    }
 }
 
 /// A request or size as the import report writes it: up to four decimals
@@ -180,7 +191,7 @@ fn KubernetesImport(
     let pasted = RwSignal::new(String::new());
     // The input (cluster and files) of the last dry run that succeeded:
     // Apply sends exactly that, and only while it is still the input.
-    let checked = RwSignal::new(None::<Value>);
+    let checked = RwSignal::new(None::<KubernetesImportRequest>);
     let report = RwSignal::new(None::<ImportAnswer>);
     let applied = RwSignal::new(None::<ImportAnswer>);
     let problems = RwSignal::new(Vec::<berth_api::InputError>::new());
@@ -214,7 +225,7 @@ fn KubernetesImport(
         }
         kubernetes_body(&cluster.get(), &all, true)
     });
-    let input_empty = move || arr(&input.get()["files"]).is_empty();
+    let input_empty = move || input.with(|i| i.files.is_empty());
     // Any change of the input (even back to what was checked) needs a new
     // dry run before Apply.
     Effect::new(move |_| {
@@ -232,8 +243,10 @@ fn KubernetesImport(
             return;
         };
         let body = input.get_untracked();
-        let mut sent = body.clone();
-        sent["dry_run"] = json!(dry_run);
+        let sent = KubernetesImportRequest {
+            dry_run,
+            ..body.clone()
+        };
         busy.set(true);
         error.set(None);
         problems.set(Vec::new());
@@ -629,6 +642,7 @@ fn FileDiff(diff: Vec<KindDiff>, renamed: String) -> impl IntoView {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     const SAMPLE: &str = include_str!("../../../examples/estates/sample.json");
 
@@ -688,8 +702,17 @@ mod tests {
     #[test]
     fn the_body_is_what_the_server_reads() {
         let b = kubernetes_body("c1", &[("a.yaml".into(), "kind: X".into())], true);
-        assert_eq!(b["files"][0]["name"], "a.yaml");
-        assert_eq!(b["dry_run"], true);
-        assert_eq!(b["skip_invalid"], false);
+        assert_eq!(b.files[0].name, "a.yaml");
+        assert!(b.dry_run);
+        assert!(!b.skip_invalid);
+        // What the page sends is what the server reads: the API's type.
+        let sent: Value = serde_json::to_value(&b).unwrap();
+        assert_eq!(sent["files"][0]["name"], "a.yaml");
+        assert_eq!(sent["dry_run"], true);
+        assert_eq!(sent["skip_invalid"], false);
+        assert_eq!(
+            serde_json::from_value::<KubernetesImportRequest>(sent).unwrap(),
+            b
+        );
     }
 }
