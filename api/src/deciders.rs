@@ -5,7 +5,10 @@
 //! The answers about a run (a decider's comparison entry, an advice
 //! snapshot's advice) are engine results and are not retyped here.
 
+use std::collections::BTreeMap;
+
 use serde::{Deserialize, Serialize};
+use serde_json::Value;
 
 #[cfg(feature = "schema")]
 use crate::{Nullable, Timestamp};
@@ -245,6 +248,48 @@ pub struct ScenarioList {
     pub scenarios: Vec<ScenarioMeta>,
 }
 
+/// `POST /api/estates/{id}/compare`: what to compare besides the
+/// built-ins. An empty body compares the built-ins alone.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(JsonSchema))]
+#[serde(deny_unknown_fields)]
+pub struct CompareRequest {
+    /// Replies to score, by decider name (1–64 characters, not a
+    /// built-in's: `baseline`, `heaviest-talker`, `optimum`,
+    /// `optimum-capped`, `local-search`); scored in name order. Each reply
+    /// is `{"proposals": [...]}` or the bare list (`docs/deciders.md`,
+    /// "The reply"); a reply that is malformed or over a decider limit
+    /// becomes that decider's error entry.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    #[cfg_attr(
+        feature = "schema",
+        schemars(extend("propertyNames" = {
+            "minLength": 1,
+            "maxLength": 64,
+            "not": {"enum": ["baseline", "heaviest-talker", "optimum", "optimum-capped", "local-search"]}
+        }))
+    )]
+    pub responses: BTreeMap<String, Value>,
+    /// Registered deciders (`GET /api/deciders`) to call now, each with
+    /// the estate's schema-1 request, all at once; their replies are
+    /// scored with the rest, in this order. Each call is stored as a run
+    /// (`GET /api/estates/{id}/deciders/{name}/runs`) and makes an entry
+    /// whatever happens — a failed call is that decider's `error` entry.
+    /// At most 16 names, each once, none also under `responses`; an
+    /// unknown name is a `400`. A comparison with `external` is never
+    /// answered from the cache.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[cfg_attr(
+        feature = "schema",
+        schemars(
+            length(max = 16),
+            extend("uniqueItems" = true),
+            inner(regex(pattern = "^[a-z0-9][a-z0-9._-]{0,63}$"))
+        )
+    )]
+    pub external: Vec<String>,
+}
+
 /// Register this module's published schemas (`server/src/http/openapi.rs`).
 #[cfg(feature = "schema")]
 pub(crate) fn schemas(generator: &mut schemars::SchemaGenerator) {
@@ -255,6 +300,7 @@ pub(crate) fn schemas(generator: &mut schemars::SchemaGenerator) {
     let _ = generator.subschema_for::<DeciderAnswer>();
     let _ = generator.subschema_for::<DeciderWithSecret>();
     let _ = generator.subschema_for::<ScenarioList>();
+    let _ = generator.subschema_for::<CompareRequest>();
 }
 
 #[cfg(test)]

@@ -31,8 +31,8 @@ pub use admin::{
     TokenList, User, UserList, TOKEN_NOTE,
 };
 pub use deciders::{
-    Decider, DeciderAnswer, DeciderList, DeciderSettings, DeciderWithSecret, NewDecider,
-    ScenarioList, ScenarioMeta, SecretRotation,
+    CompareRequest, Decider, DeciderAnswer, DeciderList, DeciderSettings, DeciderWithSecret,
+    NewDecider, ScenarioList, ScenarioMeta, SecretRotation,
 };
 pub use error::{ErrorBody, ErrorCode, InputError};
 pub use estates::{Counts, EstateList, EstateMeta, EstateSnapshot, EstateSummary, ResultEnvelope};
@@ -46,8 +46,9 @@ pub use imports::{
 };
 pub use ops::{DriverBackoff, DriverHealth, DriverPass, Ready};
 pub use reviews::{
-    AuditEntry, AuditList, Review, ReviewAnswer, ReviewBasis, ReviewBasisFact, ReviewCondition,
-    ReviewDecision, ReviewList, ReviewStanding, ReviewState, Side,
+    AuditEntry, AuditList, ClearReview, NewReview, NewReviewCondition, Review, ReviewAnswer,
+    ReviewBasis, ReviewBasisFact, ReviewCondition, ReviewDecision, ReviewList, ReviewStanding,
+    ReviewState, Side,
 };
 pub use session::{Caller, Role, Session};
 

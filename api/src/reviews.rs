@@ -244,16 +244,105 @@ pub struct AuditList {
     pub estate: String,
 }
 
+/// `POST /api/estates/{id}/reviews`: a decision about a recommendation.
+/// `decision` and `side` are read as text so a wrong one is refused with
+/// the field named (`422`), like every other rule of the form.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(JsonSchema))]
+#[serde(deny_unknown_fields)]
+pub struct NewReview {
+    /// The recommendation, `service|from|to` (its move's identity).
+    pub identity: String,
+    #[cfg_attr(
+        feature = "schema",
+        schemars(extend("enum" = ["planned", "dismissed", "snoozed"]))
+    )]
+    pub decision: String,
+    /// Required for `dismissed`; at most 2000 characters.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub reason: String,
+    /// `planned` only: an http(s) URL where the change is tracked.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub link: String,
+    /// `snoozed` only: asked again from then on.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "schema", schemars(with = "Option<Timestamp>"))]
+    pub until: Option<String>,
+    /// `snoozed` only: asked again once a deciding fact crosses a value.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub condition: Option<NewReviewCondition>,
+}
+
+/// A snooze's condition as asked for.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(JsonSchema))]
+#[serde(deny_unknown_fields)]
+pub struct NewReviewCondition {
+    /// One of the move's deciding facts, by key.
+    pub fact: String,
+    #[cfg_attr(feature = "schema", schemars(extend("enum" = ["below", "above"])))]
+    pub side: String,
+    /// Default: the Why's exact flip threshold on that side.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub value: Option<f64>,
+    /// Met only by a measured value, not by an estimate that crosses.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub measured: bool,
+}
+
+fn is_false(b: &bool) -> bool {
+    !*b
+}
+
+/// `POST /api/estates/{id}/reviews/clear`: forget the decision about a
+/// recommendation.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(JsonSchema))]
+#[serde(deny_unknown_fields)]
+pub struct ClearReview {
+    pub identity: String,
+    /// Why, for the audit trail.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub reason: String,
+}
+
 #[cfg(feature = "schema")]
 pub(crate) fn schemas(generator: &mut schemars::SchemaGenerator) {
     let _ = generator.subschema_for::<ReviewList>();
     let _ = generator.subschema_for::<ReviewAnswer>();
     let _ = generator.subschema_for::<AuditList>();
+    let _ = generator.subschema_for::<NewReview>();
+    let _ = generator.subschema_for::<ClearReview>();
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_new_review_writes_only_what_was_chosen_and_refuses_unknown_members() {
+        let r = NewReview {
+            identity: "cart|c-par-1|c-fra-2".into(),
+            decision: "snoozed".into(),
+            reason: String::new(),
+            link: String::new(),
+            until: None,
+            condition: Some(NewReviewCondition {
+                fact: "rtt c-par-1↔c-fra-2".into(),
+                side: "below".into(),
+                value: None,
+                measured: true,
+            }),
+        };
+        let text = serde_json::to_string(&r).unwrap();
+        assert_eq!(
+            text,
+            r#"{"identity":"cart|c-par-1|c-fra-2","decision":"snoozed","condition":{"fact":"rtt c-par-1↔c-fra-2","side":"below","measured":true}}"#
+        );
+        assert_eq!(serde_json::from_str::<NewReview>(&text).unwrap(), r);
+        let e = serde_json::from_str::<ClearReview>(r#"{"identity":"a","why":"b"}"#).unwrap_err();
+        assert!(e.to_string().contains("unknown field `why`"), "{e}");
+    }
 
     /// The bytes as written, and as a sorted map writes them.
     fn both<T: Serialize>(t: &T) -> (String, String) {

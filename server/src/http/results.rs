@@ -13,7 +13,7 @@ use axum::extract::{Path, State};
 use axum::http::{header, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use serde::Deserialize;
-use serde_json::{json, Value};
+use serde_json::json;
 
 use berth_api::EstateSnapshot;
 use berth_engine::{decider, estate, front, plan, Estate, Policy};
@@ -334,17 +334,6 @@ async fn what_if(
     .await
 }
 
-#[derive(Deserialize, Default)]
-#[serde(deny_unknown_fields)]
-struct CompareBody {
-    /// External replies to score, by decider name.
-    #[serde(default)]
-    responses: std::collections::BTreeMap<String, Value>,
-    /// Registered external deciders to call now, in this order.
-    #[serde(default)]
-    external: Vec<String>,
-}
-
 async fn compare(
     State(state): State<AppState>,
     caller: Caller,
@@ -354,8 +343,8 @@ async fn compare(
 ) -> ApiResult<Response> {
     let now = eval_now(&q.now)?;
     let bytes = read_body(body, COMPARE_BODY_LIMIT).await?;
-    let b: CompareBody = if bytes.iter().all(u8::is_ascii_whitespace) {
-        CompareBody::default()
+    let b: berth_api::CompareRequest = if bytes.iter().all(u8::is_ascii_whitespace) {
+        berth_api::CompareRequest::default()
     } else {
         json_body(&bytes, "compare request")?
     };

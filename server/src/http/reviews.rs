@@ -167,34 +167,6 @@ async fn list(
     }))
 }
 
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct DecideBody {
-    identity: String,
-    decision: String,
-    #[serde(default)]
-    reason: String,
-    #[serde(default)]
-    link: String,
-    /// RFC 3339: snoozed until then.
-    #[serde(default)]
-    until: Option<String>,
-    #[serde(default)]
-    condition: Option<ConditionBody>,
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct ConditionBody {
-    fact: String,
-    side: String,
-    /// Default: the Why's exact flip threshold on that side.
-    #[serde(default)]
-    value: Option<f64>,
-    #[serde(default)]
-    measured: bool,
-}
-
 fn invalid(errors: Vec<(&str, String)>) -> ApiError {
     super::extract::invalid_fields("decision", errors)
 }
@@ -213,7 +185,7 @@ async fn decide(
     let now = eval_now(&q.now)?;
     visible_estate(&state, &caller, &id).await?;
     let bytes = read_body(body, SMALL_BODY_LIMIT).await?;
-    let b: DecideBody = json_body(&bytes, "decision")?;
+    let b: api::NewReview = json_body(&bytes, "decision")?;
     let mut errors: Vec<(&str, String)> = Vec::new();
     let kind = Kind::parse(&b.decision);
     if kind.is_none() {
@@ -383,14 +355,6 @@ async fn decide(
     ))
 }
 
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct ClearBody {
-    identity: String,
-    #[serde(default)]
-    reason: String,
-}
-
 async fn clear(
     State(state): State<AppState>,
     caller: Caller,
@@ -399,7 +363,7 @@ async fn clear(
 ) -> ApiResult<StatusCode> {
     visible_estate(&state, &caller, &id).await?;
     let bytes = read_body(body, SMALL_BODY_LIMIT).await?;
-    let q: ClearBody = json_body(&bytes, "clear")?;
+    let q: api::ClearReview = json_body(&bytes, "clear")?;
     let actor = caller.principal()?.subject.clone();
     let reason = q.reason;
     if too_long(&reason) {

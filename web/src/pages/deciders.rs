@@ -59,15 +59,11 @@ pub fn Deciders() -> impl IntoView {
         let Some(id) = auth.estate.get_untracked() else {
             return;
         };
-        let mut body = serde_json::json!({});
-        let ups = uploads.get_untracked();
-        if !ups.is_empty() {
-            body["responses"] = serde_json::to_value(ups).expect("serialises");
-        }
-        let ext = chosen.get_untracked();
-        if !ext.is_empty() {
-            body["external"] = serde_json::to_value(ext).expect("serialises");
-        }
+        let body = berth_api::CompareRequest {
+            responses: uploads.get_untracked(),
+            external: chosen.get_untracked(),
+        };
+        let body = serde_json::to_string(&body).expect("a comparison request serialises");
         busy.set(true);
         error.set(None);
         leptos::task::spawn_local(async move {
@@ -75,7 +71,7 @@ pub fn Deciders() -> impl IntoView {
             match client::request_text(
                 "POST",
                 &format!("/api/estates/{id}/compare?now={now}"),
-                Some(body.to_string()),
+                Some(body),
             )
             .await
             {

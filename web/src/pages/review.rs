@@ -12,7 +12,6 @@ use std::collections::BTreeMap;
 use berth_api::{AuditEntry, AuditList, Review, ReviewList, ReviewState};
 use berth_engine::MoveWhy;
 use leptos::prelude::*;
-use serde_json::json;
 
 use super::fixed;
 use crate::client;
@@ -190,31 +189,43 @@ pub fn ReviewLine(identity: String, why: Option<MoveWhy>, label: String) -> impl
             return;
         };
         let kind = decision.get_untracked();
-        let mut body = json!({"identity": ident.get_value(), "decision": kind});
+        let mut body = berth_api::NewReview {
+            identity: ident.get_value(),
+            decision: kind.clone(),
+            reason: String::new(),
+            link: String::new(),
+            until: None,
+            condition: None,
+        };
         let r = reason.get_untracked();
         if !r.trim().is_empty() {
-            body["reason"] = json!(r);
+            body.reason = r;
         }
         if kind == "planned" && !link.get_untracked().trim().is_empty() {
-            body["link"] = json!(link.get_untracked().trim());
+            body.link = link.get_untracked().trim().to_string();
         }
         if kind == "snoozed" {
             let u = until.get_untracked();
             if !u.is_empty() {
                 // A datetime-local value (minutes), read as UTC.
-                body["until"] = json!(format!("{u}:00Z"));
+                body.until = Some(format!("{u}:00Z"));
             }
             let c = condition.get_untracked();
             if let Some((fact, side)) = c.split_once('\u{1f}') {
-                body["condition"] =
-                    json!({"fact": fact, "side": side, "measured": measured.get_untracked()});
+                body.condition = Some(berth_api::NewReviewCondition {
+                    fact: fact.to_string(),
+                    side: side.to_string(),
+                    value: None,
+                    measured: measured.get_untracked(),
+                });
             }
         }
+        let body = serde_json::to_string(&body).expect("a review serialises");
         let now = reviews.now.get_untracked();
         busy.set(true);
         leptos::task::spawn_local(async move {
             let url = format!("/api/estates/{estate}/reviews?now={}", encode(&now));
-            match client::request("POST", &url, Some(body.to_string())).await {
+            match client::request("POST", &url, Some(body)).await {
                 Ok(_) => {
                     error.set(None);
                     reviews.load(estate);
@@ -228,7 +239,11 @@ pub fn ReviewLine(identity: String, why: Option<MoveWhy>, label: String) -> impl
         let Some(estate) = auth.estate.get_untracked() else {
             return;
         };
-        let body = json!({"identity": ident.get_value()}).to_string();
+        let body = serde_json::to_string(&berth_api::ClearReview {
+            identity: ident.get_value(),
+            reason: String::new(),
+        })
+        .expect("a review serialises");
         leptos::task::spawn_local(async move {
             let url = format!("/api/estates/{estate}/reviews/clear");
             match client::request("POST", &url, Some(body)).await {
@@ -389,7 +404,7 @@ mod tests {
 
     #[test]
     fn policy_changes_read_field_by_field() {
-        let e: AuditEntry = serde_json::from_value(json!({
+        let e: AuditEntry = serde_json::from_value(serde_json::json!({
             "id": 1, "estate": "sample", "actor": "admin", "at": "2026-11-30T04:05:00Z",
             "action": "policy.changed", "subject": "policy", "reason": "",
             "detail": {"changed": [{"field": "/cross_site_weight", "from": 4.0, "to": 10.0}]}
