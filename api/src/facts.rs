@@ -299,6 +299,19 @@ pub struct ManifestFile {
     pub text: String,
 }
 
+impl ManifestFile {
+    /// The files of a request from (name, text) pairs, in their order.
+    pub fn all(files: &[(String, String)]) -> Vec<ManifestFile> {
+        files
+            .iter()
+            .map(|(name, text)| ManifestFile {
+                name: name.clone(),
+                text: text.clone(),
+            })
+            .collect()
+    }
+}
+
 /// Register this module's published schemas (`server/src/http/openapi.rs`).
 #[cfg(feature = "schema")]
 pub(crate) fn schemas(generator: &mut schemars::SchemaGenerator) {

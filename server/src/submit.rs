@@ -220,13 +220,7 @@ impl BerthClient {
     ) -> Result<berth_api::ImportAnswer, SubmitError> {
         let body = KubernetesImportRequest {
             cluster: cluster.to_string(),
-            files: files
-                .iter()
-                .map(|(name, text)| ManifestFile {
-                    name: name.clone(),
-                    text: text.clone(),
-                })
-                .collect(),
+            files: ManifestFile::all(files),
             // A live cluster holds objects no one checked: one that
             // cannot be understood is reported and kept, not a reason
             // to leave the others stale.

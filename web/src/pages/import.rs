@@ -89,13 +89,7 @@ pub fn kubernetes_body(
 ) -> KubernetesImportRequest {
     KubernetesImportRequest {
         cluster: cluster.to_string(),
-        files: files
-            .iter()
-            .map(|(name, text)| ManifestFile {
-                name: name.clone(),
-                text: text.clone(),
-            })
-            .collect(),
+        files: ManifestFile::all(files),
         skip_invalid: false,
         dry_run,
         incomplete: false,
