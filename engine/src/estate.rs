@@ -59,6 +59,10 @@ pub struct Cluster {
     /// The cluster's name in Open Cluster Management (a `ManagedCluster`),
     /// where it differs from the id; `None` = the id.
     pub ocm_cluster: Option<String>,
+    /// The cluster's name in the service mesh's metrics (Istio's
+    /// `source_cluster`/`destination_cluster`), where it differs from the
+    /// id; `None` = the id. Read only by the mesh import.
+    pub mesh_cluster: Option<String>,
 }
 
 impl Cluster {

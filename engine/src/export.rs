@@ -75,6 +75,9 @@ pub fn to_file(e: &Estate) -> Value {
             if let Some(n) = &c.ocm_cluster {
                 m.insert("ocm_cluster".into(), json!(n));
             }
+            if let Some(n) = &c.mesh_cluster {
+                m.insert("mesh_cluster".into(), json!(n));
+            }
             Value::Object(m)
         })
         .collect();
@@ -186,8 +189,8 @@ pub fn to_file(e: &Estate) -> Value {
 /// A service's `source` (provenance) is not part of it: the version
 /// changes when a fact or a placement input changes, not when the same
 /// content is re-attributed. Nor are the names other tools know things by
-/// (a cluster's `karmada_cluster` and `ocm_cluster`, a service's
-/// `workload`): they change the manifests of a plan, never the advice.
+/// (a cluster's `karmada_cluster`, `ocm_cluster` and `mesh_cluster`, a
+/// service's `workload`): they change the manifests of a plan, never the advice.
 ///
 /// Every field, in the model's sorted order, is encoded unambiguously
 /// (numbers as their IEEE bits, strings length-prefixed) and hashed, rather

@@ -85,6 +85,8 @@ struct RawCluster {
     karmada_cluster: Option<String>,
     #[serde(default)]
     ocm_cluster: Option<String>,
+    #[serde(default)]
+    mesh_cluster: Option<String>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -271,6 +273,7 @@ const CLUSTER_FIELDS: &[&str] = &[
     "memory_free_gib",
     "karmada_cluster",
     "ocm_cluster",
+    "mesh_cluster",
 ];
 const LINK_FIELDS: &[&str] = &["a", "b", "rtt_ms", "bandwidth_mb_s"];
 const PATH_FIELDS: &[&str] = &["a", "b", "rtt_ms"];
@@ -629,6 +632,7 @@ impl Walker {
             let memory_free_gib = w.opt(o, &p, "memory_free_gib", Self::fact);
             let karmada_cluster = w.opt(o, &p, "karmada_cluster", Self::string);
             let ocm_cluster = w.opt(o, &p, "ocm_cluster", Self::string);
+            let mesh_cluster = w.opt(o, &p, "mesh_cluster", Self::string);
             Some(RawCluster {
                 id: id?,
                 name: name?,
@@ -643,6 +647,7 @@ impl Walker {
                 memory_free_gib: memory_free_gib?.unwrap_or_default(),
                 karmada_cluster: karmada_cluster?,
                 ocm_cluster: ocm_cluster?,
+                mesh_cluster: mesh_cluster?,
             })
         });
         let links = self.list(m, "links", false, |w, v, p| {
@@ -1042,6 +1047,8 @@ fn validate(raw: RawEstate, broken: &Broken) -> Result<Estate, Vec<EstateError>>
 
     // Clusters.
     let mut first_cluster: BTreeMap<String, usize> = BTreeMap::new();
+    // Each `mesh_cluster` alias, with the index of the cluster declaring it.
+    let mut mesh_aliases: Vec<(usize, String)> = Vec::new();
     let mut clusters = Vec::with_capacity(raw.clusters.len());
     for (i, c) in raw.clusters.into_iter().enumerate() {
         let at = |f: &str| format!("/clusters/{i}/{f}");
@@ -1089,6 +1096,12 @@ fn validate(raw: RawEstate, broken: &Broken) -> Result<Estate, Vec<EstateError>>
                 v.err(at(field), problem);
                 ok = false;
             }
+        }
+        if let Some(m) = &c.mesh_cluster {
+            // A mesh names clusters freely; an id's characters keep the
+            // alias usable in `--map-cluster` and `--map CLUSTER:NAME`.
+            ok &= v.id(m, || at("mesh_cluster"));
+            mesh_aliases.push((i, m.clone()));
         }
         let cpu_free = v.fact(c.cpu_free, || at("cpu_free"));
         let memory_free_gib = v.fact(c.memory_free_gib, || at("memory_free_gib"));
@@ -1144,7 +1157,27 @@ fn validate(raw: RawEstate, broken: &Broken) -> Result<Estate, Vec<EstateError>>
             memory_free_gib,
             karmada_cluster: c.karmada_cluster,
             ocm_cluster: c.ocm_cluster,
+            mesh_cluster: c.mesh_cluster,
         });
+    }
+    // A mesh cluster name must stand for one estate cluster: an alias
+    // neither repeats another's nor is another cluster's id.
+    let mut first_alias: BTreeMap<&str, usize> = BTreeMap::new();
+    for (i, m) in &mesh_aliases {
+        let at = format!("/clusters/{i}/mesh_cluster");
+        if let Some(first) = first_alias.get(m.as_str()) {
+            v.err(
+                at,
+                format!("mesh_cluster {m:?} is also that of /clusters/{first}: a mesh cluster stands for one estate cluster"),
+            );
+        } else if first_cluster.get(m).is_some_and(|j| j != i) {
+            v.err(
+                at,
+                format!("mesh_cluster {m:?} is the id of /clusters/{}: a mesh cluster stands for one estate cluster", first_cluster[m]),
+            );
+        } else {
+            first_alias.insert(m, *i);
+        }
     }
     clusters.sort_by(|a, b| a.id.cmp(&b.id));
     let cluster_idx: BTreeMap<&str, usize> = clusters

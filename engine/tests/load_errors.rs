@@ -232,7 +232,7 @@ const CASES: &[Case] = &[
         r#""cpu_free": 30"#,
         r#""cpu_fre": 30"#,
         &[
-            ("/clusters/1/cpu_fre", 11, "unknown field; expected one of id, name, site, tier, trust_zone, health, enrolled_at, cpu_total, memory_total_gib, cpu_free, memory_free_gib, karmada_cluster, ocm_cluster"),
+            ("/clusters/1/cpu_fre", 11, "unknown field; expected one of id, name, site, tier, trust_zone, health, enrolled_at, cpu_total, memory_total_gib, cpu_free, memory_free_gib, karmada_cluster, ocm_cluster, mesh_cluster"),
         ]
     ),
     (

@@ -385,6 +385,9 @@ pub async fn run(opts: AgentOptions, mut stop: watch::Receiver<bool>) {
         retry_unreachable: true,
     };
     let mut unknown_services: BTreeSet<String> = BTreeSet::new();
+    // Set when the token may not read the estate (an agent token): the
+    // server then resolves the mesh's clusters itself.
+    let mut estate_unreadable = false;
     // The other clusters' probe addresses, as the last answer named them.
     let mut peers: Vec<submit::Peer> = Vec::new();
     if let Some(p) = &opts.probe {
@@ -423,11 +426,28 @@ pub async fn run(opts: AgentOptions, mut stop: watch::Receiver<bool>) {
 
         if let Some(prom) = &opts.prometheus {
             match prom.fetch(&opts.reading, tick).await {
-                Ok(results) => {
+                Ok(mut results) => {
                     if let Some(problem) = prometheus::nothing_found(&results, &opts.reading) {
                         tracing::warn!(tick = %tick_text, "mesh: {problem}");
                     }
-                    let derived = prometheus::derive(&results, &opts.reading, &opts.mapping, None);
+                    let mut mapping = opts.mapping.clone();
+                    let clusters = read_mesh_clusters(
+                        &opts,
+                        &mut results,
+                        &mut mapping,
+                        &mut estate_unreadable,
+                    )
+                    .await;
+                    let derived = match clusters {
+                        Ok(()) => prometheus::derive(&results, &opts.reading, &mapping, None),
+                        Err(e) => {
+                            for line in e.lines() {
+                                tracing::error!(tick = %tick_text, "mesh: {line}");
+                            }
+                            tracing::error!(tick = %tick_text, "mesh: no flows sent this tick");
+                            prometheus::Derived::default()
+                        }
+                    };
                     for n in &derived.notes {
                         tracing::info!(tick = %tick_text, code = n.code.as_str(), "mesh: {}", n.message);
                     }
@@ -536,7 +556,13 @@ pub async fn run(opts: AgentOptions, mut stop: watch::Receiver<bool>) {
                 Ok(d) => {
                     for p in &d.pruned {
                         unknown_services.extend(p.refused.iter().cloned());
-                        tracing::info!(batch_id = %id, from = %p.from, to = %p.to, fact = %p.fact, "left out: {}", p.message);
+                        // A mesh cluster the estate does not know (the
+                        // server's answer names the fix): never merged.
+                        if p.message.contains("--map-cluster") {
+                            tracing::error!(batch_id = %id, from = %p.from, to = %p.to, fact = %p.fact, "left out: {}", p.message);
+                        } else {
+                            tracing::info!(batch_id = %id, from = %p.from, to = %p.to, fact = %p.fact, "left out: {}", p.message);
+                        }
                     }
                     if let Some(a) = &d.answer {
                         if opts.probe.is_some() && a.peers != peers {
@@ -586,6 +612,32 @@ pub async fn run(opts: AgentOptions, mut stop: watch::Receiver<bool>) {
         }
     }
     tracing::info!("agent stopped");
+}
+
+/// The mesh's clusters this tick (`prometheus::read_clusters`): where the
+/// series name several, the estate's clusters are read (if the token may)
+/// so that a cluster matching none stops the tick's flows with the fix,
+/// as the import does; with a token that may not, the server resolves
+/// them and refuses one that matches none.
+async fn read_mesh_clusters(
+    opts: &AgentOptions,
+    results: &mut prometheus::Results,
+    mapping: &mut Mapping,
+    estate_unreadable: &mut bool,
+) -> Result<(), prometheus::ClusterError> {
+    let (values, _) = prometheus::cluster_values(results, &opts.reading);
+    let several = values.len() > 1 || (opts.reading.clusters_named && !values.is_empty());
+    let mut known = None;
+    if several && !*estate_unreadable {
+        match opts.client.estate_services().await {
+            Ok(Some(d)) => known = Some(d),
+            Ok(None) => *estate_unreadable = true,
+            Err(e) => tracing::warn!(
+                "mesh: the estate's clusters not read ({e}): the server resolves them"
+            ),
+        }
+    }
+    prometheus::read_clusters(results, &opts.reading, mapping, known.as_ref())
 }
 
 /// One tick's reading of the Kubernetes API: re-sync the cluster's

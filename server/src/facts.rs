@@ -357,11 +357,13 @@ fn apply_inner(
                     continue;
                 };
                 for (field, id, cluster) in [("from", &mut from, &u.from_cluster), ("to", &mut to, &u.to_cluster)] {
-                    match cluster {
-                        Some(c) if !clusters.contains(c) => {
-                            errors.push(err(i, &format!("{field}_cluster"), format!("no cluster {c:?} in this estate")));
+                    // A cluster as the mesh names it: an estate cluster's
+                    // id or its `mesh_cluster` alias.
+                    match cluster.as_deref().map(|c| (c, directory.cluster_for_mesh(c))) {
+                        Some((c, None)) => {
+                            errors.push(err(i, &format!("{field}_cluster"), format!("no cluster {c:?} in this estate (by id or mesh_cluster): map it with --map-cluster {c}=CLUSTER, or declare mesh_cluster: {c:?} on its estate cluster")));
                         }
-                        Some(c) => match directory.in_cluster(c, "", id) {
+                        Some((_, Some(c))) => match directory.in_cluster(c, "", id) {
                             Ok(found) => *id = found,
                             Err(why) => errors.push(err(i, field, format!("workload {id:?}: {why}"))),
                         },

@@ -390,11 +390,12 @@ pub struct MeshArgs {
     /// labels and default queries of each: docs/observations.md).
     #[arg(long, default_value = "istio", value_name = "MESH")]
     pub mesh: String,
-    /// Read each end's cluster from these two labels (SOURCE,DESTINATION;
-    /// `default` for the mesh's own: Istio's source_cluster,
-    /// destination_cluster), so a workload replicated in two clusters
-    /// gets a flow per replica.
-    #[arg(long, value_name = "SOURCE,DESTINATION")]
+    /// Read each end's cluster from these two labels (SOURCE,DESTINATION),
+    /// so a workload replicated in two clusters gets a flow per replica.
+    /// Default: the mesh's own (Istio's source_cluster,
+    /// destination_cluster), used where the series name several clusters;
+    /// `none` reads without clusters, merging replicas.
+    #[arg(long, value_name = "SOURCE,DESTINATION|default|none")]
     pub cluster_labels: Option<String>,
     /// PromQL giving requests/s per workload edge (default: the mesh's;
     /// Istio's istio_requests_total; see docs/observations.md).
@@ -421,8 +422,8 @@ pub struct MeshArgs {
     /// A JSON or YAML object of workload → service id.
     #[arg(long, value_name = "FILE")]
     pub map_file: Option<PathBuf>,
-    /// Map a cluster as the mesh labels it to an estate cluster id;
-    /// repeatable.
+    /// Map a cluster as the mesh labels it to an estate cluster id
+    /// (where the estate's cluster declares no mesh_cluster); repeatable.
     #[arg(long = "map-cluster", value_name = "MESH_CLUSTER=CLUSTER")]
     pub map_cluster: Vec<String>,
 }

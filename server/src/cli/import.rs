@@ -127,8 +127,13 @@ pub fn mesh_setup(
 > {
     use berth::import::mesh::Mesh;
     let kind = Mesh::parse(&mesh.mesh).map_err(Failure::usage)?;
-    let mut labels = kind.labels();
-    if let Some(arg) = &mesh.cluster_labels {
+    // The preset's cluster labels unless --cluster-labels says otherwise
+    // (`none`: read without clusters; a pair: those labels).
+    let mut labels = kind.default_labels();
+    let named = mesh.cluster_labels.as_deref().map(str::trim);
+    if named == Some("none") {
+        labels = kind.labels();
+    } else if let Some(arg) = &mesh.cluster_labels {
         let (source, destination) = match (arg.trim(), kind.cluster_labels()) {
             ("default", Some(own)) => own,
             ("default", None) => {
@@ -149,13 +154,14 @@ pub fn mesh_setup(
                 })
                 .ok_or_else(|| {
                     Failure::usage(format!(
-                        "--cluster-labels {arg:?}: expected two Prometheus label names, SOURCE,DESTINATION (e.g. source_cluster,destination_cluster), or default"
+                        "--cluster-labels {arg:?}: expected two Prometheus label names, SOURCE,DESTINATION (e.g. source_cluster,destination_cluster), default or none"
                     ))
                 })?,
         };
-        labels = labels.with_clusters(source, destination);
+        labels = kind.labels().with_clusters(source, destination);
     }
     let mut reading = berth::import::prometheus::Reading::with_labels(kind, labels);
+    reading.clusters_named = named.is_some_and(|n| n != "none");
     let queries = &mut reading.queries;
     if let Some(q) = mesh.query_rate {
         queries.rate = q;
@@ -210,7 +216,7 @@ const IMPORT_RETRY_WINDOW: std::time::Duration = std::time::Duration::from_secs(
 pub fn import_prometheus(args: ImportPrometheus) -> Result<String, Failure> {
     use berth::import::prometheus;
     use berth::submit::{self, BerthClient, Secret, SubmitError};
-    let (reading, mapping) = mesh_setup(args.mesh)?;
+    let (reading, mut mapping) = mesh_setup(args.mesh)?;
     let client = match (&args.server, &args.token) {
         (Some(server), Some(token)) => Some(
             BerthClient::new(server, Secret::new(token.clone()), &args.estate)
@@ -223,7 +229,7 @@ pub fn import_prometheus(args: ImportPrometheus) -> Result<String, Failure> {
         None => None,
     };
     let rt = runtime()?;
-    let (results, origin) = match (&prom, &args.file) {
+    let (mut results, origin) = match (&prom, &args.file) {
         (Some(prom), _) => {
             let time = chrono::Utc::now().timestamp();
             let results = rt
@@ -276,6 +282,16 @@ pub fn import_prometheus(args: ImportPrometheus) -> Result<String, Failure> {
         })?,
         None => None,
     };
+    // Several clusters in the series: each must be an estate cluster,
+    // or nothing is sent (replicas are never merged silently).
+    prometheus::read_clusters(&mut results, &reading, &mut mapping, known.as_ref()).map_err(
+        |e| Failure {
+            code: 1,
+            lines: std::iter::once(format!("{origin}: clusters:"))
+                .chain(e.lines())
+                .collect(),
+        },
+    )?;
     let derived = prometheus::derive(&results, &reading, &mapping, known.as_ref());
     // No `source`: the server records who sent the batch (the token), not
     // what a batch says (docs/observations.md).

@@ -103,17 +103,34 @@ impl Mesh {
         }
     }
 
-    /// The cluster labels this mesh writes by itself, if any: Istio labels
-    /// every metric with both ends' cluster (`Kubernetes` unless the mesh
-    /// was installed multi-cluster, which is why they are used only when
-    /// asked for, `--cluster-labels`).
+    /// The cluster labels this mesh's metrics name both ends' clusters
+    /// by, if it has any; read by default (`--cluster-labels none` turns
+    /// them off). Istio labels every metric with both ends' cluster
+    /// (`Kubernetes` unless the mesh was installed multi-cluster: one
+    /// value, which `super::prometheus::read_clusters` reads as one
+    /// cluster, so a single-cluster mesh imports as without them). The
+    /// OpenTelemetry service graph has them when the connector is given
+    /// the dimension `k8s.cluster.name` (the resource attribute the
+    /// collector's `k8sattributes` processor sets): absent, they group
+    /// nothing.
     pub fn cluster_labels(self) -> Option<(&'static str, &'static str)> {
         match self {
             Mesh::Istio => Some(("source_cluster", "destination_cluster")),
-            // Linkerd's multicluster gateway metrics carry no per-call
-            // cluster; OTel and Hubble carry one only as a configured
-            // dimension (`client_k8s_cluster_name`, …), named by the user.
-            Mesh::Linkerd | Mesh::OtelServicegraph | Mesh::Hubble => None,
+            Mesh::OtelServicegraph => Some(("client_k8s_cluster_name", "server_k8s_cluster_name")),
+            // Linkerd's proxy metrics name no cluster (its multicluster
+            // gateway's metrics have no per-call peer), nor do Hubble's
+            // label contexts: a Prometheus external label per cluster is
+            // named with --cluster-labels.
+            Mesh::Linkerd | Mesh::Hubble => None,
+        }
+    }
+
+    /// The labels a reading groups by default: the workload labels and,
+    /// where the mesh has them, its cluster labels.
+    pub fn default_labels(self) -> Labels {
+        match self.cluster_labels() {
+            Some((source, destination)) => self.labels().with_clusters(source, destination),
+            None => self.labels(),
         }
     }
 
@@ -374,8 +391,9 @@ pub struct Queries {
 }
 
 impl Default for Queries {
+    /// Istio's default queries, its cluster labels included.
     fn default() -> Queries {
-        Mesh::Istio.queries(&Mesh::Istio.labels())
+        Mesh::Istio.queries(&Mesh::Istio.default_labels())
     }
 }
 
@@ -384,12 +402,13 @@ mod tests {
     use super::*;
 
     #[test]
-    fn istio_defaults_group_by_the_four_workload_labels() {
+    fn istio_defaults_group_by_the_workload_and_cluster_labels() {
         let q = Queries::default();
         assert_eq!(
             q.rate,
-            "sum by (source_workload, source_workload_namespace, destination_workload, destination_workload_namespace) (rate(istio_requests_total{reporter=\"source\"}[5m]))"
+            "sum by (source_workload, source_workload_namespace, destination_workload, destination_workload_namespace, source_cluster, destination_cluster) (rate(istio_requests_total{reporter=\"source\"}[5m]))"
         );
+        assert_eq!(Mesh::Linkerd.default_labels(), Mesh::Linkerd.labels());
         assert!(q.bytes.unwrap().contains("istio_tcp_received_bytes_total"));
     }
 

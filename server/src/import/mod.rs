@@ -329,6 +329,8 @@ const KEY_PARTS: usize = 3;
 pub struct Directory {
     /// id → (cluster, source).
     services: BTreeMap<String, (String, Option<String>)>,
+    /// The estate's clusters: id → its `mesh_cluster` alias, if any.
+    clusters: BTreeMap<String, Option<String>>,
 }
 
 impl Directory {
@@ -349,7 +351,38 @@ impl Directory {
                     .collect()
             })
             .unwrap_or_default();
-        Directory { services }
+        let clusters = doc
+            .get("clusters")
+            .and_then(Value::as_array)
+            .map(|a| {
+                a.iter()
+                    .filter_map(|c| {
+                        let id = c.get("id")?.as_str()?.to_string();
+                        let alias = c.get("mesh_cluster").and_then(Value::as_str);
+                        Some((id, alias.map(String::from)))
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+        Directory { services, clusters }
+    }
+
+    /// The estate's cluster ids, in order.
+    pub fn cluster_ids(&self) -> impl Iterator<Item = &str> {
+        self.clusters.keys().map(String::as_str)
+    }
+
+    /// The estate cluster a mesh names `mesh_cluster`: the cluster of
+    /// that id, else the one declaring it as its `mesh_cluster` (the
+    /// estate format keeps both unambiguous).
+    pub fn cluster_for_mesh(&self, mesh_cluster: &str) -> Option<&str> {
+        if let Some((id, _)) = self.clusters.get_key_value(mesh_cluster) {
+            return Some(id);
+        }
+        self.clusters
+            .iter()
+            .find(|(_, alias)| alias.as_deref() == Some(mesh_cluster))
+            .map(|(id, _)| id.as_str())
     }
 
     pub fn contains(&self, id: &str) -> bool {

@@ -6,7 +6,7 @@
 //! meshes' metric and label names are in [`super::mesh`].
 //!
 //! Up to four instant queries, each grouped by the mesh's workload labels
-//! (and cluster labels, when asked for):
+//! (and its cluster labels, where it has them; [`read_clusters`]):
 //!
 //! - **rate**: requests per second on the edge;
 //! - **duration**: the mean request duration in milliseconds;
@@ -38,20 +38,26 @@ pub struct Reading {
     pub mesh: Mesh,
     pub labels: Labels,
     pub queries: Queries,
+    /// The cluster labels were named (`--cluster-labels`), not the
+    /// preset's default: a single cluster value is then kept and each end
+    /// resolved in it ([`read_clusters`]).
+    pub clusters_named: bool,
 }
 
 impl Reading {
-    /// The mesh's own labels and default queries.
+    /// The mesh's own labels (its cluster labels included, where it has
+    /// them) and default queries.
     pub fn new(mesh: Mesh) -> Reading {
-        Reading::with_labels(mesh, mesh.labels())
+        Reading::with_labels(mesh, mesh.default_labels())
     }
 
-    /// The mesh's default queries over other labels (cluster labels added).
+    /// The mesh's default queries over other labels.
     pub fn with_labels(mesh: Mesh, labels: Labels) -> Reading {
         Reading {
             queries: mesh.queries(&labels),
             mesh,
             labels,
+            clusters_named: false,
         }
     }
 
@@ -484,6 +490,31 @@ pub struct Results {
     pub coverage: Option<QueryResult>,
 }
 
+impl Results {
+    /// Each query's result, by name.
+    fn named(&self) -> impl Iterator<Item = (&'static str, &QueryResult)> {
+        [
+            ("rate", Some(&self.rate)),
+            ("duration", Some(&self.duration)),
+            ("bytes", self.bytes.as_ref()),
+            ("coverage", self.coverage.as_ref()),
+        ]
+        .into_iter()
+        .filter_map(|(n, r)| Some((n, r?)))
+    }
+
+    fn named_mut(&mut self) -> impl Iterator<Item = &mut QueryResult> {
+        [
+            Some(&mut self.rate),
+            Some(&mut self.duration),
+            self.bytes.as_mut(),
+            self.coverage.as_mut(),
+        ]
+        .into_iter()
+        .flatten()
+    }
+}
+
 /// The keys of a saved results file.
 pub const FILE_KEYS: [&str; 4] = ["rate", "duration", "bytes", "coverage"];
 
@@ -724,6 +755,206 @@ pub fn resolve(w: &Workload, mapping: &Mapping, known: Option<&Directory>) -> Re
             Ok(id) => Resolved::Service(id),
             Err(why) => Resolved::Missing(why),
         },
+    }
+}
+
+/// Whether a workload stands for "outside the mesh" (no estate service
+/// can be named): an unidentified peer or the mesh's name for one.
+fn outside_mesh(mesh: Mesh, w: &Workload) -> bool {
+    w.name.is_empty() || mesh.outside().contains(&w.name.as_str())
+}
+
+/// The cluster values the series name, over the ends inside the mesh of
+/// every query (an end outside the mesh has no cluster worth naming:
+/// Istio labels it `unknown`), and the queries some of whose samples name
+/// none.
+pub fn cluster_values(
+    results: &Results,
+    reading: &Reading,
+) -> (BTreeSet<String>, Vec<&'static str>) {
+    let mut values = BTreeSet::new();
+    let mut unlabelled = vec![];
+    for (name, r) in results.named() {
+        let mut none = false;
+        for s in &r.samples {
+            for w in [&s.edge.source, &s.edge.destination] {
+                if outside_mesh(reading.mesh, w) {
+                    continue;
+                }
+                if w.cluster.is_empty() {
+                    none = true;
+                } else if !values.contains(&w.cluster) {
+                    values.insert(w.cluster.clone());
+                }
+            }
+        }
+        if none {
+            unlabelled.push(name);
+        }
+    }
+    (values, unlabelled)
+}
+
+/// Why the series' clusters cannot be read: cluster values that match no
+/// cluster of the estate, or queries whose samples name no cluster where
+/// others name several. Nothing may be sent then: the replicas of a
+/// workload would be merged, or attributed to the wrong cluster.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ClusterError {
+    /// The cluster labels read (`SOURCE, DESTINATION`).
+    pub labels: String,
+    /// Every value the series name, in order.
+    pub values: Vec<String>,
+    /// (mesh cluster value, why it matches nothing), in order.
+    pub unmatched: Vec<(String, String)>,
+    /// The queries some of whose samples name no cluster.
+    pub unlabelled: Vec<&'static str>,
+    /// The estate's cluster ids (empty when the estate was not read).
+    pub estate: Vec<String>,
+}
+
+impl ClusterError {
+    /// The estate cluster a mesh value most likely stands for, for the
+    /// suggested fix: the one cluster whose id contains it (`east-1` in
+    /// `c-east-1`), if exactly one does and it is not named already.
+    fn guess(&self, value: &str) -> Option<&str> {
+        let v = value.to_ascii_lowercase();
+        let found: Vec<&str> = self
+            .estate
+            .iter()
+            .map(String::as_str)
+            .filter(|id| id.to_ascii_lowercase().contains(&v))
+            .collect();
+        match found.as_slice() {
+            [one] if !self.values.iter().any(|v| v == one) => Some(one),
+            _ => None,
+        }
+    }
+
+    /// The message, a line each: what matched nothing, and the fix.
+    pub fn lines(&self) -> Vec<String> {
+        let mut out = vec![];
+        let quoted = |v: &[String]| {
+            v.iter()
+                .map(|c| format!("{c:?}"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        if !self.unmatched.is_empty() {
+            let names: Vec<String> = self.unmatched.iter().map(|(v, _)| v.clone()).collect();
+            out.push(format!(
+                "the mesh's series name {} cluster{} ({}) of which {} match{} no cluster of the estate: {}; nothing was sent (each workload's replicas would be merged or misplaced)",
+                self.values.len(),
+                if self.values.len() == 1 { "" } else { "s" },
+                self.labels,
+                names.len(),
+                if names.len() == 1 { "es" } else { "" },
+                quoted(&names),
+            ));
+            for (v, why) in &self.unmatched {
+                out.push(format!("  {v:?}: {why}"));
+            }
+            if !self.estate.is_empty() {
+                out.push(format!("the estate's clusters: {}", self.estate.join(", ")));
+            }
+            out.push("map each mesh cluster to the estate's cluster, one flag per cluster:".into());
+            for (v, _) in &self.unmatched {
+                out.push(format!(
+                    "  --map-cluster {v}={}",
+                    self.guess(v).unwrap_or("CLUSTER")
+                ));
+            }
+            out.push(format!(
+                "(or declare the mesh's name on the estate's cluster, e.g. \"mesh_cluster\": {:?}; or read without clusters, merging the replicas of every workload: --cluster-labels none)",
+                self.unmatched[0].0
+            ));
+        }
+        if !self.unlabelled.is_empty() {
+            out.push(format!(
+                "the {} quer{} gave samples that name no cluster ({}) where the series name {}: group every query by {}, or read without clusters: --cluster-labels none",
+                self.unlabelled.join(" and "),
+                if self.unlabelled.len() == 1 { "y" } else { "ies" },
+                self.labels,
+                quoted(&self.values),
+                self.labels,
+            ));
+        }
+        out
+    }
+}
+
+impl fmt::Display for ClusterError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.lines().join("\n"))
+    }
+}
+
+/// Read the series' clusters before [`derive`]. Where the series name one
+/// cluster value (a single-cluster Istio labels everything `Kubernetes`)
+/// or none, and the cluster labels were not named (`--cluster-labels`),
+/// the clusters are dropped: the import is what it is without them.
+/// Where they name several (or the labels were named), each value is
+/// resolved to an estate cluster — `--map-cluster` first, else the
+/// cluster of that id, else the one declaring it as `mesh_cluster`
+/// (entered into `mapping`, so [`resolve`] finds each end in its
+/// cluster) — and a value that matches none is an error naming every
+/// such value and its fix. Without the estate (`known` is `None`: an
+/// agent token), the server resolves the same way when the flows arrive.
+pub fn read_clusters(
+    results: &mut Results,
+    reading: &Reading,
+    mapping: &mut Mapping,
+    known: Option<&Directory>,
+) -> Result<(), ClusterError> {
+    let labels = &reading.labels;
+    let (Some(source), Some(destination)) = (&labels.source_cluster, &labels.destination_cluster)
+    else {
+        return Ok(());
+    };
+    let (values, unlabelled) = cluster_values(results, reading);
+    if values.len() <= 1 && !reading.clusters_named {
+        for r in results.named_mut() {
+            for s in &mut r.samples {
+                s.edge.source.cluster.clear();
+                s.edge.destination.cluster.clear();
+            }
+        }
+        return Ok(());
+    }
+    let mut error = ClusterError {
+        labels: format!("{source}, {destination}"),
+        values: values.iter().cloned().collect(),
+        unmatched: vec![],
+        unlabelled: if values.len() > 1 { unlabelled } else { vec![] },
+        estate: known
+            .map(|d| d.cluster_ids().map(String::from).collect())
+            .unwrap_or_default(),
+    };
+    if let Some(d) = known {
+        for v in &values {
+            match mapping.clusters.get(v) {
+                Some(target) if d.cluster_ids().any(|c| c == target) => {}
+                Some(target) => error.unmatched.push((
+                    v.clone(),
+                    format!("--map-cluster {v}={target}: the estate has no cluster {target:?}"),
+                )),
+                None => match d.cluster_for_mesh(v) {
+                    Some(id) if id == v => {}
+                    Some(id) => {
+                        mapping.clusters.insert(v.clone(), id.to_string());
+                    }
+                    None => error.unmatched.push((
+                        v.clone(),
+                        "no estate cluster has this id or mesh_cluster, and no --map-cluster names it".into(),
+                    )),
+                },
+            }
+        }
+    }
+    if error.unmatched.is_empty() && error.unlabelled.is_empty() {
+        Ok(())
+    } else {
+        Err(error)
     }
 }
 
