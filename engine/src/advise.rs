@@ -1120,8 +1120,23 @@ pub fn evidence_words(facts: &[FactRef]) -> Option<String> {
     } else {
         "are guesses"
     };
+    // Traffic nobody observed is named first: it is the input most likely
+    // to be a hidden zero (docs/advice.md §2 "Traffic coverage").
+    let never: Vec<&str> = facts
+        .iter()
+        .filter(|f| f.value.is_none() && f.source == crate::estate::NEVER_OBSERVED)
+        .filter_map(|f| f.fact.strip_prefix("traffic "))
+        .collect();
+    let unobserved = match never.len() {
+        0 => String::new(),
+        n => format!(
+            "the traffic of {} {} never been observed; ",
+            and_list(&never),
+            if n == 1 { "has" } else { "have" }
+        ),
+    };
     Some(format!(
-        "Not enough evidence to recommend — {guesses} of {total} inputs {verb}."
+        "Not enough evidence to recommend — {unobserved}{guesses} of {total} inputs {verb}."
     ))
 }
 

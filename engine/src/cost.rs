@@ -156,6 +156,26 @@ impl<'a> Ctx<'a> {
         )
     }
 
+    /// The coverage fact of `service`'s traffic as a result row (key
+    /// `traffic <service>`, value the observation window in seconds,
+    /// `null` when never observed); `None` when its flows are declared
+    /// complete (`Estate::traffic_of`, docs/advice.md §2 "Traffic coverage").
+    pub fn traffic_fact(&self, service: usize) -> Option<FactRef> {
+        let fact = self.estate.traffic_of(service)?;
+        let mut r = fact_ref(
+            format!("traffic {}", self.estate.services[service].id),
+            &fact,
+            f64::NAN,
+            self.now,
+            self.policy,
+        );
+        if fact.value.is_none() {
+            r.value = None;
+            r.source = crate::estate::NEVER_OBSERVED.into();
+        }
+        Some(r)
+    }
+
     pub fn capacity_fact(&self, cluster: usize, which: Capacity) -> FactRef {
         let c = &self.estate.clusters[cluster];
         let (fact, name) = match which {
@@ -598,7 +618,8 @@ pub fn bar(ctx: &Ctx, current_cost: f64) -> f64 {
 
 /// Every fact the move of `service` to `to` rests on, deduplicated and
 /// sorted by key: flow weights and RTTs whose RTT changes, MB/s whose
-/// crossing changes, and the capacity facts behind fit and headroom.
+/// crossing changes, the capacity facts behind fit and headroom, and the
+/// coverage of the service's traffic (unless its flows are declared).
 pub fn deciding_facts(ctx: &Ctx, state: &State, service: usize, to: usize) -> Vec<FactRef> {
     let from = state.placement[service];
     let mut facts: Vec<FactRef> = Vec::new();
@@ -617,6 +638,9 @@ pub fn deciding_facts(ctx: &Ctx, state: &State, service: usize, to: usize) -> Ve
     }
     facts.push(ctx.capacity_fact(to, Capacity::Cpu));
     facts.push(ctx.capacity_fact(to, Capacity::Memory));
+    // What is known of the service's traffic at all: its flows above (or
+    // their absence) mean what they say only if something observed it.
+    facts.extend(ctx.traffic_fact(service));
     let s = &ctx.estate.services[service];
     let l = state.load[from];
     let leaving = Load {

@@ -172,7 +172,48 @@ pub struct Service {
     pub source: Option<String>,
     /// The Kubernetes object this service is, when the file says so.
     pub workload: Option<Workload>,
+    /// What the file says of this service's traffic (`traffic`); `None`:
+    /// nothing, the estate's default applies ([`Estate::traffic_of`]).
+    pub traffic: Option<Traffic>,
 }
+
+/// Whether a service's traffic is known (docs/advice.md §2 "Traffic
+/// coverage"): "no flows" means a measured zero only for a service whose
+/// traffic something observed.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Traffic {
+    /// The file declares the service's flows complete as written (a
+    /// hand-written estate): no coverage fact, the flows' own facts decide.
+    Declared,
+    /// The coverage fact: `value` is the window, in seconds, over which
+    /// a mesh import or agent pass observed the service's traffic, with
+    /// its class, source and time like any fact (it ages like any fact);
+    /// `value == None`: never observed, *traffic unknown*.
+    Observed(Fact),
+}
+
+/// The estate-wide default for services that say nothing of their
+/// traffic (the file's top-level `traffic`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TrafficDefault {
+    /// `"declared"`: every such service's flows are complete as written.
+    Declared,
+    /// `"unknown"`: no such service's traffic has been observed.
+    Unknown,
+}
+
+impl TrafficDefault {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TrafficDefault::Declared => "declared",
+            TrafficDefault::Unknown => "unknown",
+        }
+    }
+}
+
+/// The source of the coverage fact of a service whose traffic nothing
+/// observed.
+pub const NEVER_OBSERVED: &str = "never observed";
 
 impl Service {
     /// The Kubernetes object this service is: its `workload`, else the one
@@ -227,6 +268,9 @@ pub struct Flow {
 pub struct Estate {
     pub name: String,
     pub observed_at: Option<i64>,
+    /// The file's top-level `traffic`, as written; `None`: absent (see
+    /// [`Estate::traffic_of`]).
+    pub traffic: Option<TrafficDefault>,
     pub sites: Vec<Site>,
     pub clusters: Vec<Cluster>,
     pub links: Vec<RttFact>,
@@ -250,8 +294,38 @@ impl Estate {
         self.sites.binary_search_by(|s| s.id.as_str().cmp(id)).ok()
     }
 
+    /// The coverage of service `s`'s traffic: `None` when its flows are
+    /// declared complete (no coverage fact decides), else the coverage
+    /// fact (a value: observed over that many seconds; none: never
+    /// observed).
+    ///
+    /// What the service's own `traffic` says, else the file's top-level
+    /// `traffic`. A file that says nothing of coverage (every estate
+    /// written before coverage existed) reads as it always did — flows
+    /// declared complete — except for a service written by the Kubernetes
+    /// import (a `kubernetes:` `source`): manifests show no traffic, so
+    /// such a service's traffic is unknown until a mesh import or an agent
+    /// pass observes it (docs/advice.md §2 "Traffic coverage").
+    pub fn traffic_of(&self, s: usize) -> Option<Fact> {
+        let service = &self.services[s];
+        match &service.traffic {
+            Some(Traffic::Declared) => None,
+            Some(Traffic::Observed(f)) => Some(f.clone()),
+            None => match self.traffic {
+                Some(TrafficDefault::Declared) => None,
+                Some(TrafficDefault::Unknown) => Some(Fact::unknown(NEVER_OBSERVED)),
+                None => service
+                    .source
+                    .as_deref()
+                    .is_some_and(|src| src.starts_with("kubernetes:"))
+                    .then(|| Fact::unknown(NEVER_OBSERVED)),
+            },
+        }
+    }
+
     /// Every fact of the estate, in model order: clusters' free capacity,
-    /// links' and paths' RTTs, flows' weights and MB/s.
+    /// links' and paths' RTTs, flows' weights and MB/s, services' traffic
+    /// coverage.
     fn facts_mut(&mut self) -> impl Iterator<Item = &mut crate::fact::Fact> {
         let clusters = self
             .clusters
@@ -266,7 +340,14 @@ impl Estate {
             .flows
             .iter_mut()
             .flat_map(|f| [&mut f.weight, &mut f.mb_s]);
-        clusters.chain(rtts).chain(flows)
+        let coverage = self
+            .services
+            .iter_mut()
+            .filter_map(|s| match &mut s.traffic {
+                Some(Traffic::Observed(f)) => Some(f),
+                _ => None,
+            });
+        clusters.chain(rtts).chain(flows).chain(coverage)
     }
 
     /// Move every time in the estate (each fact's observation, the file's,
@@ -312,7 +393,11 @@ impl Estate {
             .chain(self.paths.iter())
             .map(|r| &r.rtt_ms);
         let flows = self.flows.iter().flat_map(|f| [&f.weight, &f.mb_s]);
-        clusters.chain(rtts).chain(flows)
+        let coverage = self.services.iter().filter_map(|s| match &s.traffic {
+            Some(Traffic::Observed(f)) => Some(f),
+            _ => None,
+        });
+        clusters.chain(rtts).chain(flows).chain(coverage)
     }
 }
 

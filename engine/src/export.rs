@@ -7,7 +7,7 @@
 
 use serde_json::{json, Map, Value};
 
-use crate::estate::{format_time, Estate};
+use crate::estate::{format_time, Estate, Traffic};
 use crate::fact::{Class, Fact};
 
 fn fact(f: &Fact, file_time: Option<i64>) -> Value {
@@ -154,6 +154,15 @@ pub fn to_file(e: &Estate) -> Value {
                 o.insert("name".into(), json!(w.name));
                 m.insert("workload".into(), Value::Object(o));
             }
+            match &s.traffic {
+                None => {}
+                Some(Traffic::Declared) => {
+                    m.insert("traffic".into(), json!("declared"));
+                }
+                Some(Traffic::Observed(f)) => {
+                    m.insert("traffic".into(), fact(f, ft));
+                }
+            }
             Value::Object(m)
         })
         .collect();
@@ -174,6 +183,9 @@ pub fn to_file(e: &Estate) -> Value {
     top.insert("name".into(), json!(e.name));
     if let Some(t) = ft {
         top.insert("observed_at".into(), json!(format_time(t)));
+    }
+    if let Some(d) = e.traffic {
+        top.insert("traffic".into(), json!(d.as_str()));
     }
     top.insert("sites".into(), Value::Array(sites));
     top.insert("clusters".into(), Value::Array(clusters));
@@ -261,6 +273,24 @@ pub fn version(e: &Estate) -> String {
         h.len(f.to);
         h.fact(&f.weight);
         h.fact(&f.mb_s);
+    }
+    // Traffic coverage as the engine reads it (`Estate::traffic_of`), not
+    // as written: a file that declares what was already read as declared
+    // keeps its version, and one whose coverage reads differently (e.g. a
+    // Kubernetes import's services, unknown) changes it. Only services
+    // with a coverage fact are encoded, after everything else, so every
+    // estate whose flows are all declared keeps the version it had before
+    // coverage existed.
+    for s in 0..e.services.len() {
+        if let Some(f) = e.traffic_of(s) {
+            h.u8(b'T');
+            h.len(s);
+            // Never observed is one thing however it was written.
+            match f.value {
+                Some(_) => h.fact(&f),
+                None => h.u8(0),
+            }
+        }
     }
     let (a, b) = hash128(&h.0);
     format!("{:016x}", a ^ b.rotate_left(17))

@@ -24,7 +24,7 @@ use serde_json::{Map, Value};
 
 use crate::estate::{
     parse_time, Cluster, Constraints, Estate, EstateError, Flow, Format, Health, RttFact, Service,
-    Site, Workload,
+    Site, Traffic, TrafficDefault, Workload,
 };
 use crate::fact::{Class, Fact};
 use crate::json_shape::describe;
@@ -39,6 +39,8 @@ pub struct RawEstate {
     name: String,
     #[serde(default)]
     observed_at: Option<String>,
+    #[serde(default)]
+    traffic: Option<String>,
     sites: Vec<RawSite>,
     clusters: Vec<RawCluster>,
     #[serde(default)]
@@ -130,6 +132,58 @@ struct RawService {
     source: Option<String>,
     #[serde(default)]
     workload: Option<RawWorkload>,
+    #[serde(default)]
+    traffic: RawTraffic,
+}
+
+/// A service's `traffic` as written: absent, `"declared"`, or a fact
+/// (`null`: never observed; a number or fact object: the window in
+/// seconds over which it was observed).
+#[derive(Debug, Default)]
+enum RawTraffic {
+    #[default]
+    Absent,
+    Declared,
+    Fact(RawFact),
+}
+
+impl<'de> Deserialize<'de> for RawTraffic {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = RawTraffic;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("\"declared\", a number, a fact object or null")
+            }
+            fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<RawTraffic, E> {
+                match v {
+                    "declared" => Ok(RawTraffic::Declared),
+                    // The walker reports it with its path.
+                    _ => Err(E::invalid_value(serde::de::Unexpected::Str(v), &self)),
+                }
+            }
+            fn visit_unit<E>(self) -> Result<RawTraffic, E> {
+                Ok(RawTraffic::Fact(RawFact::Unknown))
+            }
+            fn visit_none<E>(self) -> Result<RawTraffic, E> {
+                Ok(RawTraffic::Fact(RawFact::Unknown))
+            }
+            fn visit_f64<E>(self, v: f64) -> Result<RawTraffic, E> {
+                Ok(RawTraffic::Fact(RawFact::Bare(v)))
+            }
+            fn visit_u64<E>(self, v: u64) -> Result<RawTraffic, E> {
+                Ok(RawTraffic::Fact(RawFact::Bare(v as f64)))
+            }
+            fn visit_i64<E>(self, v: i64) -> Result<RawTraffic, E> {
+                Ok(RawTraffic::Fact(RawFact::Bare(v as f64)))
+            }
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<RawTraffic, A::Error> {
+                RawFact::deserialize(serde::de::value::MapAccessDeserializer::new(map))
+                    .map(RawTraffic::Fact)
+            }
+        }
+        d.deserialize_any(V)
+    }
 }
 
 #[derive(Debug, Deserialize)]
@@ -251,6 +305,7 @@ const TOP_FIELDS: &[&str] = &[
     "schema",
     "name",
     "observed_at",
+    "traffic",
     "sites",
     "clusters",
     "links",
@@ -288,6 +343,7 @@ const SERVICE_FIELDS: &[&str] = &[
     "constraints",
     "source",
     "workload",
+    "traffic",
 ];
 const WORKLOAD_FIELDS: &[&str] = &["api_version", "kind", "namespace", "name"];
 const CONSTRAINT_FIELDS: &[&str] = &[
@@ -602,6 +658,7 @@ impl Walker {
         let schema = self.req(m, "", "schema", Self::number);
         let name = self.req(m, "", "name", Self::string);
         let observed_at = self.opt(m, "", "observed_at", Self::string);
+        let traffic = self.opt(m, "", "traffic", Self::string);
         let sites = self.list(m, "sites", true, |w, v, p| {
             let o = w.object(v, &p, SITE_FIELDS)?;
             let id = w.req(o, &p, "id", Self::string);
@@ -684,6 +741,21 @@ impl Walker {
             let memory_gib = w.req(o, &p, "memory_gib", Self::nullable_number);
             let data_gb = w.opt(o, &p, "data_gb", Self::number);
             let source = w.opt(o, &p, "source", Self::string);
+            let traffic = match o.get("traffic") {
+                None => Some(RawTraffic::Absent),
+                Some(Value::String(s)) if s == "declared" => Some(RawTraffic::Declared),
+                Some(v @ Value::String(_)) => {
+                    w.err(
+                        format!("{p}/traffic"),
+                        format!(
+                            "expected \"declared\", a number, a fact object {{value, class, source, observed_at}} or null, found {}",
+                            describe(v)
+                        ),
+                    );
+                    None
+                }
+                Some(v) => w.fact(v, format!("{p}/traffic")).map(RawTraffic::Fact),
+            };
             let workload = w.opt(o, &p, "workload", |w, v, wp| {
                 let o = w.object(v, &wp, WORKLOAD_FIELDS)?;
                 let api_version = w.opt(o, &wp, "api_version", Self::string);
@@ -723,6 +795,7 @@ impl Walker {
                 constraints: constraints?,
                 source: source?,
                 workload: workload?,
+                traffic: traffic?,
             })
         });
         let flows = self.list(m, "flows", false, |w, v, p| {
@@ -744,6 +817,7 @@ impl Walker {
             schema: schema.unwrap_or(1.0),
             name: name.unwrap_or_else(|| "unnamed".into()),
             observed_at: observed_at.flatten(),
+            traffic: traffic.flatten(),
             sites: sites.flatten().unwrap_or_default(),
             clusters: clusters.flatten().unwrap_or_default(),
             links: links.flatten(),
@@ -963,6 +1037,18 @@ fn validate(raw: RawEstate, broken: &Broken) -> Result<Estate, Vec<EstateError>>
     if let Some(t) = &raw.observed_at {
         v.file_time = v.time(t, || "/observed_at".into());
     }
+    let traffic_default = match raw.traffic.as_deref() {
+        None => None,
+        Some("declared") => Some(TrafficDefault::Declared),
+        Some("unknown") => Some(TrafficDefault::Unknown),
+        Some(other) => {
+            v.err(
+                "/traffic".into(),
+                format!("expected one of \"declared\", \"unknown\", found {other:?}"),
+            );
+            None
+        }
+    };
 
     // Ids declared anywhere, valid or not: a reference to an item that was
     // itself refused is dropped quietly, since that item's own error says
@@ -1258,6 +1344,22 @@ fn validate(raw: RawEstate, broken: &Broken) -> Result<Estate, Vec<EstateError>>
                 }
             }
         }
+        let traffic = match s.traffic {
+            RawTraffic::Absent => None,
+            RawTraffic::Declared => Some(Traffic::Declared),
+            RawTraffic::Fact(raw) => {
+                let f = v.fact(raw, || at("traffic"));
+                // A window of nothing observed nothing: `null` says that.
+                if f.value == Some(0.0) {
+                    v.err(
+                        at("traffic"),
+                        "an observation window must be more than 0 seconds; write null for traffic never observed".into(),
+                    );
+                    ok = false;
+                }
+                Some(Traffic::Observed(f))
+            }
+        };
         let data_gb = s.data_gb.unwrap_or(0.0);
         ok &= v.number(data_gb, 0.0, false, || at("data_gb"));
         let rc = s.constraints.unwrap_or_default();
@@ -1300,6 +1402,7 @@ fn validate(raw: RawEstate, broken: &Broken) -> Result<Estate, Vec<EstateError>>
                 namespace: w.namespace,
                 name: w.name,
             }),
+            traffic,
         });
     }
     services.sort_by(|a, b| a.id.cmp(&b.id));
@@ -1375,6 +1478,7 @@ fn validate(raw: RawEstate, broken: &Broken) -> Result<Estate, Vec<EstateError>>
     Ok(Estate {
         name: raw.name,
         observed_at: v.file_time,
+        traffic: traffic_default,
         sites,
         clusters,
         links,

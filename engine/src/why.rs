@@ -1811,6 +1811,9 @@ fn unit_of_key(key: &str) -> &'static str {
         "MB/s"
     } else if key.starts_with("rtt ") {
         "ms"
+    } else if key.starts_with("traffic ") {
+        // The window a service's traffic was observed over.
+        "s"
     } else {
         ""
     }

@@ -13,6 +13,7 @@
 //!
 //! ```text
 //! at 2026-11-30T04:00:00Z              top-level observed_at
+//! traffic declared|unknown             top-level traffic coverage
 //! site ID JURISDICTION [LAT LON] [k=v…]
 //! cluster ID SITE [k=v…]               defaults: prod, general, healthy,
 //!                                      cpu 100 (50 free), memory 400 (200 free)
@@ -102,6 +103,10 @@ fn file(src: &str) -> String {
         let slot = match kind {
             "at" => {
                 top.insert("observed_at".into(), json!(pos[0]));
+                continue;
+            }
+            "traffic" => {
+                top.insert("traffic".into(), json!(pos[0]));
                 continue;
             }
             "site" => {
@@ -1524,5 +1529,150 @@ fn sample_estate_advice_text() {
             Clusters with unknown free capacity (never a destination):
               c-nw-1: missing c-nw-1 cpu_free
         "#]],
+    );
+}
+
+// ---------------------------------------------------------------------------
+// Traffic coverage (docs/advice.md §2, Traffic coverage).
+
+/// `big` (10 cores) fills c-hot past the headroom threshold; moving it to
+/// c-cool (2 ms away, same site) gains the 7.5 headroom points of
+/// `factor_headroom`. What its traffic is known to be decides the rest.
+fn coverage_case(top: &str, big: &str, flow: &str) -> String {
+    let src = format!(
+        "
+        at 2026-11-30T04:00:00Z
+        {top}
+        site fra eu
+        cluster c-hot fra cpu_free=10
+        cluster c-cool fra
+        path c-hot c-cool 2@measured
+        service big c-hot cpu=10 {big}
+        service db c-hot local_volumes=true traffic=300@measured
+        {flow}
+    "
+    );
+    let e = estate(&src);
+    let out = facts(&advise(&e, &Policy::default(), at("2026-11-30T04:05:00Z")));
+    if out.is_empty() {
+        "no moves\n".into()
+    } else {
+        out
+    }
+}
+
+/// Never observed (what an import from manifests gives): the move rests on
+/// the unknown, so it is guessed and worded as such, naming the service.
+#[test]
+fn coverage_never_observed_is_not_enough_evidence() {
+    check(
+        coverage_case("", "traffic=null", ""),
+        expect![[r#"
+        1. big c-hot→c-cool +7.5 [headroom +7.5] guessed (bar 2.00)
+           c-cool cpu_free = 50 reported (stored reported) from "file", age 300s
+           c-cool memory_free_gib = 200 reported (stored reported) from "file", age 300s
+           c-hot cpu_free = 10 reported (stored reported) from "file", age 300s
+           c-hot memory_free_gib = 200 reported (stored reported) from "file", age 300s
+           traffic big = unknown guessed (stored guessed) from "never observed", age 0s
+           Not enough evidence to recommend — the traffic of big has never been observed; 1 of 5 inputs is a guess.
+    "#]],
+    );
+    // The same from a Kubernetes import's provenance, in a file that says
+    // nothing of coverage: manifests show no traffic.
+    check(
+        coverage_case("", "source=kubernetes:c-hot/shop/Deployment/big", ""),
+        expect![[r#"
+            1. big c-hot→c-cool +7.5 [headroom +7.5] guessed (bar 2.00)
+               c-cool cpu_free = 50 reported (stored reported) from "file", age 300s
+               c-cool memory_free_gib = 200 reported (stored reported) from "file", age 300s
+               c-hot cpu_free = 10 reported (stored reported) from "file", age 300s
+               c-hot memory_free_gib = 200 reported (stored reported) from "file", age 300s
+               traffic big = unknown guessed (stored guessed) from "never observed", age 0s
+               Not enough evidence to recommend — the traffic of big has never been observed; 1 of 5 inputs is a guess.
+        "#]],
+    );
+    // And from the file's default.
+    check(
+        coverage_case("traffic unknown", "", ""),
+        expect![[r#"
+        1. big c-hot→c-cool +7.5 [headroom +7.5] guessed (bar 2.00)
+           c-cool cpu_free = 50 reported (stored reported) from "file", age 300s
+           c-cool memory_free_gib = 200 reported (stored reported) from "file", age 300s
+           c-hot cpu_free = 10 reported (stored reported) from "file", age 300s
+           c-hot memory_free_gib = 200 reported (stored reported) from "file", age 300s
+           traffic big = unknown guessed (stored guessed) from "never observed", age 0s
+           Not enough evidence to recommend — the traffic of big has never been observed; 1 of 5 inputs is a guess.
+    "#]],
+    );
+}
+
+/// Observed by a mesh over 300 s five minutes ago, with no flow: a
+/// measured zero, and the move is recommended on it.
+#[test]
+fn coverage_observed_without_flows_is_a_measured_zero() {
+    check(
+        coverage_case("", "traffic=300@measured", ""),
+        expect![[r#"
+            1. big c-hot→c-cool +7.5 [headroom +7.5] reported (bar 2.00)
+               c-cool cpu_free = 50 reported (stored reported) from "file", age 300s
+               c-cool memory_free_gib = 200 reported (stored reported) from "file", age 300s
+               c-hot cpu_free = 10 reported (stored reported) from "file", age 300s
+               c-hot memory_free_gib = 200 reported (stored reported) from "file", age 300s
+               traffic big = 300 measured (stored measured) from "file", age 300s
+        "#]],
+    );
+}
+
+/// Observed with a heavy flow to its database, which cannot move: the
+/// move is judged on that flow (5 × 2 ms of round trip outweighs the
+/// 7.5 headroom points) and not made at all.
+#[test]
+fn coverage_observed_flows_decide() {
+    check(
+        coverage_case("", "traffic=300@measured", "flow big db 5@measured"),
+        expect![[r#"
+            no moves
+        "#]],
+    );
+}
+
+/// An observation ages like any fact: eight days on, the coverage is a
+/// guess and so is the move (counted, not worded as never observed).
+#[test]
+fn coverage_ages_like_any_fact() {
+    check(
+        coverage_case("", "traffic=300@measured@2026-11-22T00:00:00Z", ""),
+        expect![[r#"
+            1. big c-hot→c-cool +7.5 [headroom +7.5] guessed (bar 2.00)
+               c-cool cpu_free = 50 reported (stored reported) from "file", age 300s
+               c-cool memory_free_gib = 200 reported (stored reported) from "file", age 300s
+               c-hot cpu_free = 10 reported (stored reported) from "file", age 300s
+               c-hot memory_free_gib = 200 reported (stored reported) from "file", age 300s
+               traffic big = 300 guessed (stored measured) from "file", age 705900s
+               Not enough evidence to recommend — 1 of 5 inputs is a guess.
+        "#]],
+    );
+}
+
+/// Declared coverage (hand-written estates, the sample): no coverage fact,
+/// the advice of a file that says nothing, even for a Kubernetes entry.
+#[test]
+fn coverage_declared_keeps_the_advice() {
+    let declared = coverage_case(
+        "traffic declared",
+        "source=kubernetes:c-hot/shop/Deployment/big",
+        "",
+    );
+    assert_eq!(declared, coverage_case("", "", ""));
+    assert_eq!(declared, coverage_case("", "traffic=\"declared\"", ""));
+    check(
+        declared,
+        expect![[r#"
+        1. big c-hot→c-cool +7.5 [headroom +7.5] reported (bar 2.00)
+           c-cool cpu_free = 50 reported (stored reported) from "file", age 300s
+           c-cool memory_free_gib = 200 reported (stored reported) from "file", age 300s
+           c-hot cpu_free = 10 reported (stored reported) from "file", age 300s
+           c-hot memory_free_gib = 200 reported (stored reported) from "file", age 300s
+    "#]],
     );
 }

@@ -766,9 +766,30 @@ fn unknown_requests_are_null_not_absent() {
     assert_ne!(v(&e), v(&base));
     let sourced = edit(
         r#""cpu": 2, "memory_gib": 4}"#,
-        r#""cpu": 2, "memory_gib": 4, "source": "kubernetes:c-fra//Deployment/web"}"#,
+        r#""cpu": 2, "memory_gib": 4, "source": "cmdb:web"}"#,
     );
     assert_eq!(v(&load(&sourced, Format::Json).unwrap()), v(&base));
+    // A Kubernetes import's provenance, in a file that says nothing of
+    // coverage, reads as traffic unknown: that the version sees (the
+    // coverage, not the text of the source).
+    let imported = |extra: &str| {
+        edit(
+            r#""cpu": 2, "memory_gib": 4}"#,
+            &format!(
+                r#""cpu": 2, "memory_gib": 4, "source": "kubernetes:c-fra//Deployment/web"{extra}}}"#
+            ),
+        )
+    };
+    let never = v(&load(&imported(""), Format::Json).unwrap());
+    assert_ne!(never, v(&base));
+    assert_eq!(
+        v(&load(&imported(r#", "traffic": null"#), Format::Json).unwrap()),
+        never
+    );
+    assert_eq!(
+        v(&load(&imported(r#", "traffic": "declared""#), Format::Json).unwrap()),
+        v(&base)
+    );
 
     assert_eq!(
         errors(&edit(
@@ -829,6 +850,78 @@ fn estates_past_the_published_size_limits_are_refused() {
                 "{} clusters: an estate may hold at most {limit} (the decider contract's limit)",
                 limit + 1
             )
+        )]
+    );
+}
+
+/// Traffic coverage (`docs/estate-format.md`, Traffic coverage): the
+/// forms a service's `traffic` and the top-level default take, each
+/// error at its path and line, and what each form reads as.
+#[test]
+fn traffic_coverage_forms_and_errors() {
+    let web = r#""cpu": 2, "memory_gib": 4}"#;
+    let with = |t: &str| {
+        edit(
+            web,
+            &format!(r#""cpu": 2, "memory_gib": 4, "traffic": {t}}}"#),
+        )
+    };
+    let coverage = |text: &str| {
+        let e = load(text, Format::Json).unwrap_or_else(|e| panic!("{e:?}"));
+        let s = e.service_index("web").unwrap();
+        e.traffic_of(s).map(|f| (f.value, f.class.as_str()))
+    };
+    assert_eq!(
+        coverage(BASE),
+        None,
+        "absent everywhere, hand-written: declared"
+    );
+    assert_eq!(coverage(&with(r#""declared""#)), None);
+    assert_eq!(coverage(&with("null")), Some((None, "guessed")));
+    assert_eq!(coverage(&with("300")), Some((Some(300.0), "reported")));
+    assert_eq!(
+        coverage(&with(
+            r#"{"value": 300, "class": "measured", "source": "mesh"}"#
+        )),
+        Some((Some(300.0), "measured"))
+    );
+    let top = |t: &str| {
+        edit(
+            r#""observed_at": "2026-11-30T04:00:00Z","#,
+            &format!(r#""observed_at": "2026-11-30T04:00:00Z", "traffic": {t},"#),
+        )
+    };
+    assert_eq!(coverage(&top(r#""unknown""#)), Some((None, "guessed")));
+    assert_eq!(coverage(&top(r#""declared""#)), None);
+    // A Kubernetes import's entry in a file that says nothing: unknown.
+    let imported = edit(
+        web,
+        r#""cpu": 2, "memory_gib": 4, "source": "kubernetes:c-fra/shop/Deployment/web"}"#,
+    );
+    assert_eq!(coverage(&imported), Some((None, "guessed")));
+
+    assert_eq!(
+        errors(&with(r#""observed""#)),
+        [(
+            "/services/0/traffic".to_string(),
+            Some(20),
+            "expected \"declared\", a number, a fact object {value, class, source, observed_at} or null, found the string \"observed\"".to_string()
+        )]
+    );
+    assert_eq!(
+        errors(&with("0")),
+        [(
+            "/services/0/traffic".to_string(),
+            Some(20),
+            "an observation window must be more than 0 seconds; write null for traffic never observed".to_string()
+        )]
+    );
+    assert_eq!(
+        errors(&top(r#""complete""#)),
+        [(
+            "/traffic".to_string(),
+            Some(4),
+            "expected one of \"declared\", \"unknown\", found \"complete\"".to_string()
         )]
     );
 }
