@@ -425,9 +425,7 @@ fn every_outside_parser_survives_mutants() {
                     name: "fuzz.yaml",
                     text: &t,
                 }],
-                kubernetes::Options {
-                    skip_invalid: false,
-                },
+                kubernetes::Options::default(),
             ) {
                 Ok(_) => Outcome::Accepted,
                 Err(e) => refused(&e),

@@ -593,7 +593,14 @@ metadata: {namespace: shop}
         ]
     );
 
-    let skipping = parse(&input, Options { skip_invalid: true }).unwrap();
+    let skipping = parse(
+        &input,
+        Options {
+            skip_invalid: true,
+            ..Options::default()
+        },
+    )
+    .unwrap();
     assert_eq!(skipping.services.len(), 1);
     assert_eq!(skipping.services[0].cpu, Some(0.5));
     assert_eq!(skipping.services[0].memory_gib, Some(2.0));
@@ -1082,5 +1089,552 @@ fn absurd_totals_are_refused_at_the_object() {
     assert_eq!(
         lines,
         ["big.yaml: document 1: Deployment big: the service's cpu would be 2000000000000, more than an estate accepts (1e12): a typo in a quantity or in replicas?"]
+    );
+}
+
+// ---- Variables, addresses, namespaces and duplicates (issue 31) ----------
+
+/// `server/tests/fixtures/kubernetes/variables.yaml`: one small manifest
+/// per variable and address rule, no namespace named.
+const VARIABLES: &str = include_str!("fixtures/kubernetes/variables.yaml");
+
+fn parse_texts(files: &[(&str, &str)], options: Options) -> Result<Imported, Vec<String>> {
+    let inputs: Vec<Input> = files
+        .iter()
+        .map(|&(name, text)| Input { name, text })
+        .collect();
+    parse(&inputs, options).map_err(|e| e.iter().map(|e| e.to_string()).collect())
+}
+
+fn skipping() -> Options {
+    Options {
+        skip_invalid: true,
+        ..Options::default()
+    }
+}
+
+/// `(service, message)` of the notes with this code.
+fn notes_of(i: &Imported, code: NoteCode) -> Vec<(String, String)> {
+    i.notes
+        .iter()
+        .filter(|n| n.code == code)
+        .map(|n| (n.service.clone().unwrap_or_default(), n.message.clone()))
+        .collect()
+}
+
+fn pairs(list: &[(&str, &str)]) -> BTreeSet<(String, String)> {
+    list.iter()
+        .map(|(a, b)| (a.to_string(), b.to_string()))
+        .collect()
+}
+
+/// Bank of Anthos: addresses come from ConfigMaps through `envFrom` (the
+/// frontend's five `*_API_ADDR` in `service-api-config`, which
+/// ledgerwriter reads too, so it gets the four that are not itself; the ledger
+/// services' `SPRING_DATASOURCE_URL`, a JDBC URL, in `ledger-db-config`;
+/// the accounts services' `ACCOUNTS_DB_URI`, a PostgreSQL URL with a
+/// user and password, in `accounts-db-config`), the databases are
+/// StatefulSets behind Services selecting five labels each, and the
+/// load generator calls the frontend by `FRONTEND_ADDR=frontend:80`. The
+/// databases read their own ConfigMaps too, which name themselves: no
+/// flow to itself. The frontend's optional `oauth-config` keys are in no
+/// ConfigMap of the input: they set nothing, as in Kubernetes.
+#[test]
+fn bank_of_anthos_edges_from_config_maps_and_jdbc() {
+    let i = import(&["bank-of-anthos.yaml"]);
+    let ids: Vec<&str> = i.services.iter().map(|s| s.id.as_str()).collect();
+    assert_eq!(
+        ids,
+        [
+            "accounts-db",
+            "balancereader",
+            "contacts",
+            "frontend",
+            "ledger-db",
+            "ledgerwriter",
+            "loadgenerator",
+            "transactionhistory",
+            "userservice"
+        ]
+    );
+    let kinds: Vec<&str> = i
+        .services
+        .iter()
+        .filter(|s| s.key.contains("/StatefulSet/"))
+        .map(|s| s.id.as_str())
+        .collect();
+    assert_eq!(kinds, ["accounts-db", "ledger-db"]);
+    // One replica each; 100m everywhere but userservice's 260m; memory
+    // 128 + 256 + 64 + 64 + 512 + 256 + 512 + 256 + 128 MiB. Only
+    // emptyDir volumes: no data, nothing pinned.
+    let cpu: f64 = i.services.iter().map(|s| s.cpu.unwrap()).sum();
+    let mem: f64 = i.services.iter().map(|s| s.memory_gib.unwrap()).sum();
+    assert!((cpu - 1.06).abs() < 1e-9, "{cpu}");
+    assert_eq!(mem, 2176.0 * MI);
+    assert!(i.services.iter().all(|s| s.can_move() && s.data_gb == 0.0));
+    assert_eq!(
+        edges(&i),
+        pairs(&[
+            ("frontend", "balancereader"),
+            ("frontend", "contacts"),
+            ("frontend", "ledgerwriter"),
+            ("frontend", "transactionhistory"),
+            ("frontend", "userservice"),
+            ("ledgerwriter", "balancereader"),
+            ("ledgerwriter", "contacts"),
+            ("ledgerwriter", "transactionhistory"),
+            ("ledgerwriter", "userservice"),
+            ("ledgerwriter", "ledger-db"),
+            ("balancereader", "ledger-db"),
+            ("transactionhistory", "ledger-db"),
+            ("contacts", "accounts-db"),
+            ("userservice", "accounts-db"),
+            ("loadgenerator", "frontend"),
+        ])
+    );
+    let source = |from: &str, to: &str| {
+        let key = |id: &str| i.service(id).unwrap().key.clone();
+        let (from, to) = (key(from), key(to));
+        i.flows
+            .iter()
+            .find(|f| f.from == from && f.to == to)
+            .unwrap()
+            .source
+            .clone()
+    };
+    assert_eq!(
+        source("balancereader", "ledger-db"),
+        "kubernetes:env/SPRING_DATASOURCE_URL"
+    );
+    assert_eq!(
+        source("userservice", "accounts-db"),
+        "kubernetes:env/ACCOUNTS_DB_URI"
+    );
+    assert_eq!(
+        source("frontend", "ledgerwriter"),
+        "kubernetes:env/TRANSACTIONS_API_ADDR"
+    );
+    assert_eq!(
+        notes_of(&i, NoteCode::UnresolvedAddress),
+        Vec::<(String, String)>::new()
+    );
+}
+
+/// `$(VAR)` expansion, Service links, `$$` and unresolved references, and
+/// connection strings, on `variables.yaml` (every rule one workload).
+#[test]
+fn variables_expand_as_kubernetes_expands_them() {
+    let i = import_text(VARIABLES);
+    assert_eq!(
+        edges(&i),
+        pairs(&[
+            // http://$(OTEL_COLLECTOR_NAME):4318, defined just before.
+            ("frontend", "otel-collector"),
+            // http://$(COLLECTOR_NAME):4317, from the ConfigMap (envFrom).
+            ("checkout", "otel-collector"),
+            // http://$(CART_SERVICE_HOST):$(CART_SERVICE_PORT): the links
+            // Kubernetes gives every pod for Service cart.
+            ("checkout", "cart"),
+            // Host=orders-db;Port=5432;…
+            ("reports", "orders-db"),
+            // Server=tcp:mssql,1433;…
+            ("reports", "mssql"),
+            // jdbc:postgresql://ledger-db:5432/ledger
+            ("reports", "ledger-db"),
+            // mongodb://…@mongo-a:27017,mongo-b:27017/…
+            ("reports", "mongo-a"),
+            ("reports", "mongo-b"),
+            // host=pg port=5432 dbname=reports (libpq)
+            ("reports", "pg"),
+        ])
+    );
+    let source = |from: &str, to: &str| {
+        let key = |id: &str| i.service(id).unwrap().key.clone();
+        let (from, to) = (key(from), key(to));
+        i.flows
+            .iter()
+            .find(|f| f.from == from && f.to == to)
+            .unwrap()
+            .source
+            .clone()
+    };
+    assert_eq!(
+        source("frontend", "otel-collector"),
+        "kubernetes:env/OTEL_EXPORTER_OTLP_ENDPOINT"
+    );
+    assert_eq!(source("checkout", "cart"), "kubernetes:env/CART_URL");
+    assert_eq!(
+        source("reports", "orders-db"),
+        "kubernetes:env/ConnectionStrings__Orders"
+    );
+    assert_eq!(source("reports", "pg"), "kubernetes:env/PGSERVICE");
+    // The two references Kubernetes leaves as written, each said once;
+    // `$$(EMAIL_NAME)` is an escape, not a reference: no note, no flow.
+    assert_eq!(
+        notes_of(&i, NoteCode::UnresolvedAddress),
+        [
+            (
+                "checkout".to_string(),
+                "CART_ADDR=$(CART_NAME):7070: $(CART_NAME) is not defined before it in container checkout, and Kubernetes leaves an undefined reference as written: it names no service".to_string()
+            ),
+            (
+                "checkout".to_string(),
+                "DB_URL=postgres://$(DB_HOST):5432/orders: $(DB_HOST) comes from Secret checkout-db, which the importer does not read".to_string()
+            ),
+        ]
+    );
+}
+
+/// Each variable rule alone, on a minimal manifest: what Kubernetes sets
+/// decides the edge.
+#[test]
+fn each_variable_rule_alone() {
+    let one = |env: &str| {
+        let text = format!(
+            "kind: Service\nmetadata: {{name: db}}\nspec: {{selector: {{app: db}}, ports: [{{port: 5432}}]}}\n---\n\
+             kind: Deployment\nmetadata: {{name: db}}\nspec:\n  template:\n    metadata: {{labels: {{app: db}}}}\n    spec:\n      containers: [{{name: db, resources: {{requests: {{cpu: 1, memory: 1Gi}}}}}}]\n---\n\
+             kind: ConfigMap\nmetadata: {{name: cm}}\ndata: {{DB_NAME: db, DB_REF: $(DB_NAME)}}\n---\n\
+             kind: Deployment\nmetadata: {{name: app}}\nspec:\n  template:\n    spec:\n      {env}\n"
+        );
+        let i = import_text(&text);
+        let unresolved: Vec<String> = notes_of(&i, NoteCode::UnresolvedAddress)
+            .into_iter()
+            .map(|(_, m)| m)
+            .collect();
+        (edges(&i).len(), unresolved)
+    };
+    let c = |env: &str| {
+        format!(
+            "containers: [{{name: app, resources: {{requests: {{cpu: 1, memory: 1Gi}}}}, {env}}}]"
+        )
+    };
+    // A literal reference, defined before: one edge.
+    assert_eq!(
+        one(&c(
+            "env: [{name: N, value: db}, {name: DB_URL, value: 'postgres://$(N):5432'}]"
+        )),
+        (1, vec![])
+    );
+    // Defined after: left as written, noted, no edge.
+    let (n, notes) = one(&c(
+        "env: [{name: DB_URL, value: 'postgres://$(N):5432'}, {name: N, value: db}]",
+    ));
+    assert_eq!(n, 0);
+    assert_eq!(notes, ["DB_URL=postgres://$(N):5432: $(N) is not defined before it in container app, and Kubernetes leaves an undefined reference as written: it names no service"]);
+    // From a ConfigMap key (valueFrom) and from envFrom with a prefix.
+    assert_eq!(
+        one(&c("env: [{name: N, valueFrom: {configMapKeyRef: {name: cm, key: DB_NAME}}}, {name: DB_URL, value: 'postgres://$(N):5432'}]")),
+        (1, vec![])
+    );
+    assert_eq!(
+        one(&c("envFrom: [{prefix: X_, configMapRef: {name: cm}}], env: [{name: DB_URL, value: 'postgres://$(X_DB_NAME):5432'}]")),
+        (1, vec![])
+    );
+    // A ConfigMap value is not expanded (Kubernetes expands only `value`):
+    // DB_REF is the text `$(DB_NAME)`, and a reference to it gets that text.
+    let (n, notes) = one(&c(
+        "envFrom: [{configMapRef: {name: cm}}], env: [{name: DB_HOST, value: '$(DB_REF)'}]",
+    ));
+    assert_eq!(n, 0);
+    assert!(notes.is_empty(), "{notes:?}");
+    // `$$` escapes; `$$$(N)` is `$` and then N's value.
+    assert_eq!(
+        one(&c(
+            "env: [{name: N, value: db}, {name: DB_URL, value: 'postgres://$$(N):5432'}]"
+        )),
+        (0, vec![])
+    );
+    assert_eq!(
+        one(&c(
+            "env: [{name: N, value: db}, {name: DB_URL, value: 'postgres://u:p$$$(N)@$(N):5432'}]"
+        )),
+        (1, vec![])
+    );
+    // A later definition replaces an earlier one; the reference sees the
+    // value it had when the referring variable was defined.
+    assert_eq!(
+        one(&c("env: [{name: N, value: nothing}, {name: N, value: db}, {name: DB_URL, value: 'postgres://$(N):5432'}]")),
+        (1, vec![])
+    );
+    // Service links: DB_SERVICE_HOST and DB_SERVICE_PORT, unless the pod
+    // turns them off.
+    assert_eq!(
+        one(&c(
+            "env: [{name: DB_URL, value: 'postgres://$(DB_SERVICE_HOST):$(DB_SERVICE_PORT)'}]"
+        )),
+        (1, vec![])
+    );
+    let (n, notes) = one(&format!(
+        "enableServiceLinks: false\n      {}",
+        c("env: [{name: DB_URL, value: 'postgres://$(DB_SERVICE_HOST):5432'}]")
+    ));
+    assert_eq!(n, 0);
+    assert_eq!(notes.len(), 1, "{notes:?}");
+    // From the pod's namespace (fieldRef) and from an envFrom Secret.
+    assert_eq!(
+        one(&c("env: [{name: NS, valueFrom: {fieldRef: {fieldPath: metadata.namespace}}}, {name: DB_URL, value: 'postgres://db.$(NS):5432'}]")),
+        (1, vec![])
+    );
+    let (n, notes) = one(&c(
+        "envFrom: [{secretRef: {name: creds}}], env: [{name: DB_URL, value: 'postgres://$(PGHOST):5432'}]",
+    ));
+    assert_eq!(n, 0);
+    assert_eq!(notes, ["DB_URL=postgres://$(PGHOST):5432: $(PGHOST) is not defined before it in container app (or only in Secret creds, which the importer cannot read), and Kubernetes leaves an undefined reference as written: it names no service"]);
+    let (n, notes) = one(&c(
+        "env: [{name: IP, valueFrom: {fieldRef: {fieldPath: status.hostIP}}}, {name: AGENT_ADDR, value: '$(IP):4317'}]",
+    ));
+    assert_eq!(n, 0);
+    assert_eq!(
+        notes,
+        ["AGENT_ADDR=$(IP):4317: $(IP) is set from the pod's status.hostIP when it runs"]
+    );
+}
+
+/// `--namespace` (option `namespace`) puts objects that name no namespace
+/// in it, as `kubectl apply -n` does: addresses resolve there, the
+/// namespace is the owner and in the provenance key. Objects that name
+/// one keep it.
+#[test]
+fn namespace_option_gives_manifests_their_namespace() {
+    let text = "\
+kind: Deployment
+metadata: {name: grafana, namespace: otel-demo}
+spec:
+  template:
+    metadata: {labels: {app: grafana}}
+    spec: {containers: [{name: g, resources: {requests: {cpu: 1, memory: 1Gi}}}]}
+---
+kind: Deployment
+metadata: {name: frontend}
+spec:
+  template:
+    spec:
+      containers:
+      - name: f
+        resources: {requests: {cpu: 1, memory: 1Gi}}
+        env: [{name: GRAFANA_URL, value: 'http://grafana:3000'}]
+";
+    let without = import_text(text);
+    assert!(edges(&without).is_empty());
+    assert_eq!(
+        notes_of(&without, NoteCode::UnresolvedAddress),
+        [(
+            "frontend".to_string(),
+            "GRAFANA_URL=http://grafana:3000: grafana (namespace default) is neither a Service nor a workload in the input; no flow".to_string()
+        )]
+    );
+    let with = parse_texts(
+        &[("demo.yaml", text)],
+        Options {
+            namespace: Some("otel-demo".into()),
+            ..Options::default()
+        },
+    )
+    .unwrap();
+    assert_eq!(edges(&with), pairs(&[("frontend", "grafana")]));
+    assert!(notes_of(&with, NoteCode::UnresolvedAddress).is_empty());
+    let frontend = with.service("frontend").unwrap();
+    assert_eq!(frontend.key, "otel-demo/Deployment/frontend");
+    assert_eq!(frontend.owner.as_deref(), Some("otel-demo"));
+    // Without it, a manifest naming none is in `default`, as the
+    // provenance key says (docs/estate-format.md).
+    assert_eq!(
+        without.service("frontend").unwrap().key,
+        "default/Deployment/frontend"
+    );
+    let (e, _) = merged(&estate(), "c-par", &with);
+    assert!(
+        e["services"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|s| s["source"] == "kubernetes:c-par/otel-demo/Deployment/frontend"),
+        "{e}"
+    );
+}
+
+/// The same object twice (in one file or two): without --skip-invalid an
+/// error at the earlier one, naming the later; with it, the later wins,
+/// as `kubectl apply` of the same files would leave it, and the report
+/// says which was dropped.
+#[test]
+fn duplicates_the_later_one_wins() {
+    let dep = |replicas: u32| {
+        format!("kind: Deployment\nmetadata: {{name: api, namespace: shop}}\nspec:\n  replicas: {replicas}\n  template:\n    spec: {{containers: [{{name: a, resources: {{requests: {{cpu: 100m, memory: 1Gi}}}}}}]}}\n")
+    };
+    let a = format!("{}---\n{}", dep(1), dep(2));
+    let b = dep(3);
+    let files = [("a.yaml", a.as_str()), ("b.yaml", b.as_str())];
+    let errors = parse_texts(&files, Options::default()).unwrap_err();
+    assert_eq!(
+        errors,
+        [
+            "a.yaml: document 1: Deployment shop/api: duplicate Deployment shop/api: dropped, the later one in b.yaml document 1 replaces it, as kubectl apply would",
+            "a.yaml: document 2: Deployment shop/api: duplicate Deployment shop/api: dropped, the later one in b.yaml document 1 replaces it, as kubectl apply would",
+        ]
+    );
+    let i = parse_texts(&files, skipping()).unwrap();
+    assert_eq!(i.services.len(), 1);
+    assert_eq!(i.services[0].cpu, Some(0.3), "b.yaml's 3 replicas");
+    assert_eq!(i.skipped.len(), 2);
+    assert!(i.complete, "a duplicate leaves nothing unknown");
+    let (_, report) = merged(&estate(), "c-par", &i);
+    let text = report.text();
+    assert!(
+        text.contains("Skipped (could not be understood):\n  a.yaml: document 1: Deployment shop/api: duplicate Deployment shop/api: dropped, the later one in b.yaml document 1 replaces it, as kubectl apply would\n"),
+        "{text}"
+    );
+    // Within one file, the later document wins.
+    let i = parse_texts(&[("a.yaml", a.as_str())], skipping()).unwrap();
+    assert_eq!(i.services[0].cpu, Some(0.2));
+}
+
+/// A note never says "no flow" where the estate keeps one: after a YAML
+/// error (the rest of the file unread) and after a skipped workload, the
+/// flow an earlier import wrote is kept, and the note says so.
+#[test]
+fn notes_agree_with_what_the_estate_keeps() {
+    let app = "kind: Deployment\nmetadata: {name: app}\nspec:\n  template:\n    spec:\n      containers: [{name: a, resources: {requests: {cpu: 1, memory: 1Gi}}, env: [{name: DB_ADDR, value: 'db:5432'}]}]\n";
+    let db = |replicas: &str| {
+        format!("kind: Deployment\nmetadata: {{name: db}}\nspec:\n  replicas: {replicas}\n  template:\n    metadata: {{labels: {{app: db}}}}\n    spec:\n      containers: [{{name: d, resources: {{requests: {{cpu: 1, memory: 1Gi}}}}}}]\n")
+    };
+    let svc = "kind: Service\nmetadata: {name: db}\nspec: {selector: {app: db}}\n";
+    let whole = format!("{app}---\n{svc}---\n{}", db("1"));
+    let (e1, r1) = merged(&estate(), "c-par", &import_text(&whole));
+    assert_eq!(r1.flows_added.len(), 1);
+    let has_flow = |e: &Value| {
+        e["flows"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|f| f["from"] == "app" && f["to"] == "db")
+    };
+
+    // A YAML error before db's Deployment: the rest of the file is unread.
+    let broken = format!("{app}---\n{svc}---\nkind: [\n---\n{}", db("1"));
+    let i = parse_texts(&[("shop.yaml", &broken)], skipping()).unwrap();
+    assert!(!i.complete);
+    let (e2, r2) = merged(&e1, "c-par", &i);
+    assert!(has_flow(&e2), "an incomplete input removes no flow");
+    assert!(r2.flows_removed.is_empty());
+    assert_eq!(
+        notes_of(&i, NoteCode::UnresolvedAddress),
+        [(
+            "app".to_string(),
+            "DB_ADDR=db:5432: Service default/db selects no workload in what could be read; part of the input could not be read, so the flows an earlier import wrote are kept".to_string()
+        )]
+    );
+
+    // db's Deployment cannot be read: skipped, its entry and flows kept.
+    let bad = format!("{app}---\n{svc}---\n{}", db("two"));
+    let i = parse_texts(&[("shop.yaml", &bad)], skipping()).unwrap();
+    assert!(i.complete);
+    let (e3, r3) = merged(&e1, "c-par", &i);
+    assert!(has_flow(&e3), "a skipped workload keeps its flows");
+    assert_eq!(r3.kept, ["db"]);
+    assert_eq!(
+        notes_of(&i, NoteCode::UnresolvedAddress),
+        [(
+            "app".to_string(),
+            "DB_ADDR=db:5432: Deployment db could not be read (see Skipped): its flows are kept as an earlier import wrote them".to_string()
+        )]
+    );
+
+    // The Service cannot be read and db imports: the name still finds the
+    // workload of that name, so the flow is derived, no note.
+    let bad_svc = format!(
+        "{app}---\nkind: Service\nmetadata: {{name: db}}\nspec: {{selector: [db]}}\n---\n{}",
+        db("1")
+    );
+    let i = parse_texts(&[("shop.yaml", &bad_svc)], skipping()).unwrap();
+    assert_eq!(edges(&i), pairs(&[("app", "db")]));
+    assert!(notes_of(&i, NoteCode::UnresolvedAddress).is_empty());
+
+    // Complete input, nothing named db: the flow goes, and the note says so.
+    let (e4, r4) = merged(&e1, "c-par", &import_text(app));
+    assert!(!has_flow(&e4));
+    assert_eq!(r4.flows_removed.len(), 1);
+}
+
+/// "1 core", not "1 cores", in the report and in a DaemonSet's note.
+#[test]
+fn one_core_is_singular() {
+    let text = "kind: Deployment\nmetadata: {name: one}\nspec:\n  template:\n    spec: {containers: [{name: c, resources: {requests: {cpu: 1, memory: 1Gi}}}]}\n---\nkind: DaemonSet\nmetadata: {name: agent}\nspec:\n  template:\n    spec: {containers: [{name: c, resources: {requests: {cpu: 1, memory: 1Gi}}}]}\n";
+    let i = import_text(text);
+    let daemon = notes_of(&i, NoteCode::DaemonSet);
+    assert_eq!(daemon.len(), 1);
+    assert!(
+        daemon[0]
+            .1
+            .starts_with("one pod per node asking 1 core and 1 GiB per pod"),
+        "{daemon:?}"
+    );
+    let (_, r) = merged(&estate(), "c-par", &i);
+    let text = r.text();
+    assert!(
+        text.starts_with("kubernetes import into cluster c-par: 2 services — 2 added"),
+        "{text}"
+    );
+    assert!(
+        text.contains("Known requests: 1 core, 1 GiB; 1 service with an unknown request"),
+        "{text}"
+    );
+    let only = "kind: Deployment\nmetadata: {name: one}\nspec:\n  template:\n    spec: {containers: [{name: c, resources: {requests: {cpu: 1, memory: 1Gi}}}]}\n";
+    let (_, r) = merged(&estate(), "c-par", &import_text(only));
+    assert!(
+        r.text()
+            .starts_with("kubernetes import into cluster c-par: 1 service — 1 added"),
+        "{}",
+        r.text()
+    );
+}
+
+/// `--namespace` on the command line: checked, and refused with the API
+/// (objects read from it name theirs).
+#[test]
+fn cli_namespace_flag() {
+    let dir = tempfile::tempdir().unwrap();
+    let estate_path = dir.path().join("estate.json");
+    std::fs::write(&estate_path, estate().to_string()).unwrap();
+    let manifest = dir.path().join("variables.yaml");
+    std::fs::write(&manifest, VARIABLES).unwrap();
+    let berth = |extra: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_berth"))
+            .args(["import", "kubernetes", "--cluster", "c-par", "--into"])
+            .arg(&estate_path)
+            .args(extra)
+            .output()
+            .unwrap()
+    };
+    let m = manifest.to_str().unwrap();
+    let o = berth(&["--namespace", "otel-demo", m]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let out: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let frontend = out["services"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["id"] == "frontend")
+        .unwrap();
+    assert_eq!(
+        frontend["source"],
+        "kubernetes:c-par/otel-demo/Deployment/frontend"
+    );
+    assert_eq!(frontend["owner"], "otel-demo");
+    assert_eq!(out["flows"].as_array().unwrap().len(), 9);
+
+    let o = berth(&["--namespace", "Otel_Demo", m]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("\"Otel_Demo\" is not a namespace name: 1 to 63 lower-case letters, digits and '-', starting and ending with a letter or digit"),
+        "{err}"
+    );
+    let o = berth(&["--namespace", "otel-demo", "--api"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("--namespace"),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
     );
 }

@@ -501,6 +501,16 @@ pub enum ImportFrom {
         /// skipped) instead of refusing the whole import.
         #[arg(long)]
         skip_invalid: bool,
+        /// Put manifests that name no namespace in this one, as `kubectl
+        /// apply -n NS` does (files only: objects read from the API name
+        /// theirs).
+        #[arg(
+            long,
+            value_name = "NS",
+            value_parser = berth::import::kubernetes::namespace_name,
+            conflicts_with_all = ["api", "context", "kubeconfig", "server"]
+        )]
+        namespace: Option<String>,
         /// With --server: report what would change, write nothing.
         #[arg(long, requires = "server")]
         dry_run: bool,

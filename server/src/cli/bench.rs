@@ -221,8 +221,14 @@ fn kubernetes_case(file: &Path, name: &str) -> Result<Estate, String> {
         name: &file.display().to_string(),
         text: &text,
     }];
-    let imported = kubernetes::parse(&inputs, kubernetes::Options { skip_invalid: true })
-        .map_err(|errors| format!("{} import errors", errors.len()))?;
+    let imported = kubernetes::parse(
+        &inputs,
+        kubernetes::Options {
+            skip_invalid: true,
+            ..kubernetes::Options::default()
+        },
+    )
+    .map_err(|errors| format!("{} import errors", errors.len()))?;
     let mut base: Value =
         serde_json::from_str(berth::serve::SAMPLE_ESTATE).expect("the sample is JSON");
     base["services"] = json!([]);

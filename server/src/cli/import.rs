@@ -58,7 +58,7 @@ pub fn import_kubernetes(
     cluster: &str,
     into: &Path,
     output: Option<&Path>,
-    skip_invalid: bool,
+    options: berth::import::kubernetes::Options,
     files: &[PathBuf],
     api: Option<&KubeApi>,
 ) -> Result<String, Failure> {
@@ -83,16 +83,15 @@ pub fn import_kubernetes(
         .iter()
         .map(|(name, text)| import::Input { name, text })
         .collect();
-    let imported =
-        kubernetes::parse(&inputs, kubernetes::Options { skip_invalid }).map_err(|errors| {
-            let mut lines = vec![format!(
-                "nothing imported: {} error{} (--skip-invalid leaves such objects out):",
-                errors.len(),
-                if errors.len() == 1 { "" } else { "s" }
-            )];
-            lines.extend(errors.iter().map(|e| e.to_string()));
-            Failure { code: 1, lines }
-        })?;
+    let imported = kubernetes::parse(&inputs, options).map_err(|errors| {
+        let mut lines = vec![format!(
+            "nothing imported: {} error{} (--skip-invalid leaves such objects out):",
+            errors.len(),
+            if errors.len() == 1 { "" } else { "s" }
+        )];
+        lines.extend(errors.iter().map(|e| e.to_string()));
+        Failure { code: 1, lines }
+    })?;
     // A kind that could not be read leaves the input incomplete: what it
     // holds is unknown, so nothing may be removed for its absence.
     let mut imported = imported;

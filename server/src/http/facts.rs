@@ -363,6 +363,7 @@ async fn import_kubernetes(
         &inputs,
         kubernetes::Options {
             skip_invalid: b.skip_invalid,
+            ..kubernetes::Options::default()
         },
     )
     .map_err(|errors| ApiError::Invalid {

@@ -25,12 +25,56 @@ use super::{ImportError, Imported, ImportedFlow, ImportedService, Input, Note, N
 /// The importer's name: the prefix of every `source` it writes.
 pub const IMPORTER: &str = "kubernetes";
 
-#[derive(Clone, Copy, Debug, Default)]
+#[derive(Clone, Debug, Default)]
 pub struct Options {
     /// Keep going past objects that cannot be understood, reporting them
     /// as skipped; without it any error means nothing is produced.
     pub skip_invalid: bool,
+    /// The namespace of namespaced objects that name none, as
+    /// `kubectl apply -n` gives them one (`None`: `default`, as a manifest
+    /// naming none is read; they then have no owner from it). A valid
+    /// namespace name ([`namespace_name`]).
+    pub namespace: Option<String>,
 }
+
+/// Check a namespace name given on the command line (`--namespace`): what
+/// Kubernetes accepts, an RFC 1123 label — 1 to 63 lower-case letters,
+/// digits and `-`, starting and ending with a letter or digit.
+pub fn namespace_name(ns: &str) -> Result<String, String> {
+    let edge = |b: Option<&u8>| b.is_some_and(|b| b.is_ascii_lowercase() || b.is_ascii_digit());
+    let ok = (1..=63).contains(&ns.len())
+        && ns
+            .bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
+        && edge(ns.as_bytes().first())
+        && edge(ns.as_bytes().last());
+    if ok {
+        Ok(ns.to_string())
+    } else {
+        Err(format!(
+            "{ns:?} is not a namespace name: 1 to 63 lower-case letters, digits and '-', starting and ending with a letter or digit"
+        ))
+    }
+}
+
+/// Kinds that live in no namespace: `--namespace` gives them none.
+const CLUSTER_SCOPED: [&str; 15] = [
+    "APIService",
+    "ClusterRole",
+    "ClusterRoleBinding",
+    "CSIDriver",
+    "CSINode",
+    "CustomResourceDefinition",
+    "IngressClass",
+    "MutatingWebhookConfiguration",
+    "Namespace",
+    "Node",
+    "PersistentVolume",
+    "PriorityClass",
+    "RuntimeClass",
+    "StorageClass",
+    "ValidatingWebhookConfiguration",
+];
 
 /// Namespace of an object that names none: where `kubectl apply` puts it
 /// unless told otherwise, and how in-cluster DNS resolves it.
@@ -785,6 +829,9 @@ struct Index<'a> {
     /// The StorageClass marked default, when the input has one.
     default_class: Option<String>,
     config_maps: BTreeMap<(String, String), &'a Obj>,
+    /// (namespace, variable) → value of the Service links Kubernetes gives
+    /// pods in that namespace ([`service_link`]).
+    service_links: BTreeMap<(String, String), String>,
 }
 
 fn owned_by_controller(obj: &Obj) -> bool {
@@ -967,18 +1014,22 @@ fn workload(obj: &Obj, index: &Index) -> Result<Workload, Vec<ImportError>> {
         };
     }
     if obj.kind == "DaemonSet" {
-        let per = |k: usize, unit: &str, div: f64| {
+        // "1 core", "0.5 cores"; GiB is the same for one.
+        let per = |k: usize, one: &str, many: &str, div: f64| {
             pod[k].map_or_else(
-                || format!("unknown {unit}"),
-                |v| format!("{} {unit}", round(v as f64 / div)),
+                || format!("unknown {many}"),
+                |v| {
+                    let x = round(v as f64 / div);
+                    format!("{x} {}", if x == 1.0 { one } else { many })
+                },
             )
         };
         notes.push((
             NoteCode::DaemonSet,
             format!(
                 "one pod per node asking {} and {} per pod; the node count is unknown, so the service's requests are unknown",
-                per(0, "cores", MILLI),
-                per(1, "GiB", GIB)
+                per(0, "core", "cores", MILLI),
+                per(1, "GiB", "GiB", GIB)
             ),
         ));
     }
@@ -1206,65 +1257,195 @@ fn round(x: f64) -> f64 {
 // ---------------------------------------------------------------------------
 // Call edges.
 
-/// The hosts an address names, with the namespace each is in: `None` for
-/// a value that is not an address. Accepts `host`, `host:port`,
-/// `scheme://[user@]host[:port][/path]`, `host.namespace`,
-/// `host.namespace.svc[.cluster-domain]`, and comma-separated lists of
-/// those.
-fn hosts(value: &str, own_ns: &str) -> Vec<(String, String)> {
-    let mut out = Vec::new();
-    for part in value.split(',') {
-        let mut h = part.trim();
-        if let Some((_, rest)) = h.split_once("://") {
-            h = rest;
-        }
-        h = h.split(['/', '?', '#']).next().unwrap_or("");
-        if let Some((_, rest)) = h.rsplit_once('@') {
-            h = rest;
-        }
-        if h.starts_with('[') {
-            continue; // an IPv6 literal
-        }
-        if let Some((host, port)) = h.rsplit_once(':') {
-            if port.is_empty() || !port.bytes().all(|b| b.is_ascii_alphanumeric()) {
-                continue;
-            }
-            h = host;
-        }
-        let h = h.trim_end_matches('.').to_ascii_lowercase();
-        // A process's own host is no other service.
-        if h == "localhost" {
+/// Connection-string keys that name a host, compared case-insensitively
+/// with runs of spaces read as one: ADO.NET and Npgsql (`Host`, `Server`,
+/// `Data Source`, `Address`, `Addr`, `Network Address`), libpq (`host`),
+/// JDBC properties (`serverName`).
+const HOST_KEYS: [&str; 8] = [
+    "host",
+    "hostname",
+    "server",
+    "servername",
+    "data source",
+    "address",
+    "addr",
+    "network address",
+];
+
+/// Of those, the keys whose value is SQL Server's
+/// `[protocol:]host[\instance][,port]`: there a comma starts the port,
+/// not a second host (as it does in Npgsql's and libpq's `Host=a,b`).
+const SERVER_KEYS: [&str; 5] = [
+    "server",
+    "data source",
+    "address",
+    "addr",
+    "network address",
+];
+
+/// SQL Server's protocol prefixes of a `Server` value (`tcp:db,1433`).
+const SERVER_PROTOCOLS: [&str; 4] = ["tcp", "np", "lpc", "admin"];
+
+/// The `host[:port]` items a connection string names, when `value` is
+/// one: `key=value` pairs separated by `;` (ADO.NET, Npgsql, JDBC
+/// properties), or by spaces when there is no `;` (libpq), at least one of
+/// whose keys names a host. `None` when no key names a host.
+fn connection_string_hosts(value: &str) -> Option<Vec<&str>> {
+    let pieces: Vec<&str> = if value.contains(';') {
+        value.split(';').collect()
+    } else {
+        value.split_whitespace().collect()
+    };
+    let mut found: Option<Vec<&str>> = None;
+    for piece in pieces {
+        let Some((key, v)) = piece.split_once('=') else {
             continue;
-        }
-        if h.is_empty()
-            || !h
-                .bytes()
-                .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-' || b == b'.')
-        {
-            continue;
-        }
-        let labels: Vec<&str> = h.split('.').collect();
-        if labels.iter().any(|l| l.is_empty())
-            || labels.iter().all(|l| l.bytes().all(|b| b.is_ascii_digit()))
-        {
-            continue; // malformed, or an IPv4 address
-        }
-        let named = match labels.as_slice() {
-            [name] => (name.to_string(), own_ns.to_string()),
-            [name, ns] => (name.to_string(), ns.to_string()),
-            [name, ns, "svc", ..] => (name.to_string(), ns.to_string()),
-            _ => continue, // a name outside the cluster
         };
-        out.push(named);
+        let key = key
+            .split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" ")
+            .to_ascii_lowercase();
+        if !HOST_KEYS.contains(&key.as_str()) {
+            continue;
+        }
+        let out = found.get_or_insert_with(Vec::new);
+        let v = v.trim().trim_matches(['"', '\'']);
+        if SERVER_KEYS.contains(&key.as_str()) {
+            let v = match v.split_once(':') {
+                Some((protocol, rest))
+                    if SERVER_PROTOCOLS.contains(&protocol.to_ascii_lowercase().as_str()) =>
+                {
+                    rest
+                }
+                _ => v,
+            };
+            let v = v.split('\\').next().unwrap_or("");
+            match v.split_once(',') {
+                Some((host, port)) if port.trim().bytes().all(|b| b.is_ascii_digit()) => {
+                    out.push(host.trim());
+                }
+                _ => out.extend(v.split(',').map(str::trim)),
+            }
+        } else {
+            out.extend(v.split(',').map(str::trim));
+        }
+    }
+    found
+}
+
+/// The host of Oracle's thin JDBC form, `jdbc:oracle:thin:@[//]host:port…`.
+fn oracle_thin_host(piece: &str) -> Option<&str> {
+    let lower = piece.get(..12)?.to_ascii_lowercase();
+    if lower != "jdbc:oracle:" {
+        return None;
+    }
+    let (_, rest) = piece.split_once('@')?;
+    let rest = rest.trim_start_matches('/');
+    Some(rest.split([':', '/']).next().unwrap_or(""))
+}
+
+/// The `host[:port]` items an address holds: a connection string; else a
+/// comma-separated list of plain `host[:port]` items and URLs
+/// (`scheme://[user@]host[:port][/path]`, `jdbc:postgresql://…`
+/// included). After a URL's host, items up to its path are more hosts
+/// of the same URL (MongoDB's `mongodb://a:27017,b:27017/db`, JDBC
+/// fail-over lists); items after its path has begun are its query.
+fn address_items(value: &str) -> Vec<&str> {
+    if let Some(items) = connection_string_hosts(value) {
+        return items;
+    }
+    let mut out = Vec::new();
+    let mut in_url = false;
+    let mut authority_open = false;
+    for piece in value.split(',') {
+        let piece = piece.trim();
+        let path_at = |s: &str| s.find(['/', '?', '#', ';']);
+        if let Some(i) = piece.find("://") {
+            let rest = &piece[i + 3..];
+            let end = path_at(rest);
+            out.push(&rest[..end.unwrap_or(rest.len())]);
+            in_url = true;
+            authority_open = end.is_none();
+        } else if let Some(host) = oracle_thin_host(piece) {
+            out.push(host);
+            in_url = true;
+            authority_open = false;
+        } else if !in_url || authority_open {
+            let end = path_at(piece);
+            out.push(&piece[..end.unwrap_or(piece.len())]);
+            if in_url && end.is_some() {
+                authority_open = false;
+            }
+        }
     }
     out
 }
 
-/// Does this variable announce an address? By its name's ending, or by a
-/// value shaped like one (a scheme, a port, or a cluster DNS name).
+/// The service one `[user@]host[:port]` item names, with its namespace:
+/// `name` is in `own_ns`; `name.ns`, `name.ns.svc` and
+/// `name.ns.svc.<cluster domain>` in `ns`. IP addresses, `localhost` and
+/// names outside the cluster name none.
+fn host_name(item: &str, own_ns: &str) -> Option<(String, String)> {
+    let mut h = item.trim();
+    if let Some((_, rest)) = h.rsplit_once('@') {
+        h = rest;
+    }
+    if h.starts_with('[') {
+        return None; // an IPv6 literal
+    }
+    if let Some((host, port)) = h.rsplit_once(':') {
+        if port.is_empty() || !port.bytes().all(|b| b.is_ascii_alphanumeric()) {
+            return None;
+        }
+        h = host;
+    }
+    let h = h.trim_end_matches('.').to_ascii_lowercase();
+    // A process's own host is no other service.
+    if h == "localhost"
+        || h.is_empty()
+        || !h
+            .bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-' || b == b'.')
+    {
+        return None;
+    }
+    let labels: Vec<&str> = h.split('.').collect();
+    if labels.iter().any(|l| l.is_empty())
+        || labels.iter().all(|l| l.bytes().all(|b| b.is_ascii_digit()))
+    {
+        return None; // malformed, or an IPv4 address
+    }
+    match labels.as_slice() {
+        [name] => Some((name.to_string(), own_ns.to_string())),
+        [name, ns] | [name, ns, "svc", ..] => Some((name.to_string(), ns.to_string())),
+        _ => None, // a name outside the cluster
+    }
+}
+
+/// The services an address names, each once, with the namespace each is
+/// in (see [`address_items`] and [`host_name`]).
+fn hosts(value: &str, own_ns: &str) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    for item in address_items(value) {
+        if let Some(named) = host_name(item, own_ns) {
+            if !out.contains(&named) {
+                out.push(named);
+            }
+        }
+    }
+    out
+}
+
+/// Does this variable announce an address? By its name's ending, by being
+/// a connection string that names a host, or by a value shaped like an
+/// address (a scheme, a port, a cluster DNS name, or JDBC's `jdbc:`).
 fn looks_like_address(name: &str, value: &str) -> bool {
     let upper = name.to_ascii_uppercase();
     if ADDRESS_SUFFIXES.iter().any(|s| upper.ends_with(s)) {
+        return true;
+    }
+    if connection_string_hosts(value).is_some() {
         return true;
     }
     if value.is_empty() || value.chars().any(char::is_whitespace) {
@@ -1272,25 +1453,191 @@ fn looks_like_address(name: &str, value: &str) -> bool {
     }
     value.contains("://")
         || value.contains(".svc")
+        || value
+            .get(..5)
+            .is_some_and(|p| p.eq_ignore_ascii_case("jdbc:"))
         || value.rsplit_once(':').is_some_and(|(h, p)| {
             !h.is_empty() && !p.is_empty() && p.len() <= 5 && p.bytes().all(|b| b.is_ascii_digit())
         })
 }
 
-/// (variable, value) pairs of the running containers (app containers and
-/// sidecars; a plain init container's calls are start-up checks, not
-/// traffic), literal values and values from ConfigMaps in the input.
-fn env_vars(w: &Workload, index: &Index) -> Vec<(String, String)> {
+/// One variable of a running container, as Kubernetes sets it.
+struct EnvVar {
+    name: String,
+    /// The value, `$(VAR)` references expanded; a reference that could not
+    /// be resolved is left as written, as Kubernetes leaves an undefined one.
+    value: String,
+    /// Why each reference left in `value` could not be resolved.
+    unresolved: Vec<String>,
+}
+
+/// What a variable name stands for while a container's variables are read.
+#[derive(Clone)]
+enum Def {
+    /// A value the input holds, with the unresolved references it carries.
+    Known(String, Vec<String>),
+    /// A value set when the pod runs or kept where the importer does not
+    /// read: why (e.g. "comes from Secret db, which the importer does not
+    /// read").
+    Unknown(String),
+}
+
+/// `$(NAME)` references expanded as Kubernetes expands a variable's value
+/// (`third_party/forked/golang/expansion` in Kubernetes): a name `lookup`
+/// knows is replaced by its value; `$$` is `$`; a reference to an unknown
+/// or undefined name, an unclosed `$(`, and a `$` before anything else
+/// stay as written. Returns the text and why each reference stayed
+/// (`undefined(name)` for a name `lookup` does not have).
+fn expand(
+    input: &str,
+    lookup: &dyn Fn(&str) -> Option<Def>,
+    undefined: &dyn Fn(&str) -> String,
+) -> (String, Vec<String>) {
+    let b = input.as_bytes();
+    let mut out = String::with_capacity(input.len());
+    let mut why: Vec<String> = Vec::new();
+    let mut checkpoint = 0;
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] != b'$' || i + 1 == b.len() {
+            i += 1;
+            continue;
+        }
+        out.push_str(&input[checkpoint..i]);
+        match b[i + 1] {
+            b'$' => {
+                out.push('$');
+                i += 2;
+            }
+            b'(' => match input[i + 2..].find(')') {
+                Some(len) => {
+                    let end = i + 3 + len;
+                    let name = &input[i + 2..end - 1];
+                    let reason = match lookup(name) {
+                        Some(Def::Known(text, carried)) => {
+                            out.push_str(&text);
+                            why.extend(carried);
+                            None
+                        }
+                        Some(Def::Unknown(reason)) => Some(format!("$({name}) {reason}")),
+                        None => Some(undefined(name)),
+                    };
+                    if let Some(reason) = reason {
+                        out.push_str(&input[i..end]);
+                        why.push(reason);
+                    }
+                    i = end;
+                }
+                None => {
+                    out.push_str("$(");
+                    i += 2;
+                }
+            },
+            // Not a reference: the `$` stays, what follows is copied.
+            _ => {
+                out.push('$');
+                i += 1;
+            }
+        }
+        checkpoint = i;
+    }
+    out.push_str(&input[checkpoint..]);
+    let mut seen = std::collections::BTreeSet::new();
+    why.retain(|w| seen.insert(w.clone()));
+    (out, why)
+}
+
+/// The variables Kubernetes gives every container of a pod in `ns` for
+/// the Services there (unless the pod sets `enableServiceLinks: false`):
+/// `<NAME>_SERVICE_HOST` (the Service's address, here its name) and
+/// `<NAME>_SERVICE_PORT` (its first port), `NAME` the Service's name in
+/// upper case with `-` as `_`; headless Services have none. And the
+/// API server's, which every pod gets.
+fn service_link(index: &Index, ns: &str, links: bool, name: &str) -> Option<Def> {
+    if name.starts_with("KUBERNETES_SERVICE_") || name.starts_with("KUBERNETES_PORT") {
+        return Some(Def::Unknown(
+            "is the Kubernetes API server's address, which is no service of the estate".into(),
+        ));
+    }
+    if !links {
+        return None;
+    }
+    index
+        .service_links
+        .get(&(ns.to_string(), name.to_string()))
+        .map(|v| Def::Known(v.clone(), Vec::new()))
+}
+
+/// Record the Service links of Service `o` ([`service_link`]): none for
+/// a headless Service (`clusterIP: None`).
+fn add_service_links(o: &Obj, index: &mut Index) {
+    if o.value.pointer("/spec/clusterIP").and_then(Value::as_str) == Some("None") {
+        return;
+    }
+    let prefix = o.name.to_ascii_uppercase().replace('-', "_");
+    let ns = o.ns().to_string();
+    index.service_links.insert(
+        (ns.clone(), format!("{prefix}_SERVICE_HOST")),
+        o.name.clone(),
+    );
+    if let Some(port) = o
+        .value
+        .pointer("/spec/ports/0/port")
+        .and_then(Value::as_u64)
+    {
+        index
+            .service_links
+            .insert((ns, format!("{prefix}_SERVICE_PORT")), port.to_string());
+    }
+}
+
+/// A container's variables, in order of first definition; a variable
+/// defined again gets the new value in place.
+#[derive(Default)]
+struct Vars {
+    defs: Vec<(String, Def)>,
+    at: BTreeMap<String, usize>,
+}
+
+impl Vars {
+    fn define(&mut self, name: String, d: Def) {
+        match self.at.get(&name) {
+            Some(&i) => self.defs[i].1 = d,
+            None => {
+                self.at.insert(name.clone(), self.defs.len());
+                self.defs.push((name, d));
+            }
+        }
+    }
+
+    fn get(&self, name: &str) -> Option<Def> {
+        self.at.get(name).map(|&i| self.defs[i].1.clone())
+    }
+}
+
+/// The variables of the running containers (app containers and sidecars;
+/// a plain init container's calls are start-up checks, not traffic), as
+/// Kubernetes sets them: `envFrom` first (a later source overrides an
+/// earlier one), then `env` in order, overriding; each literal `env`
+/// value is expanded from the variables defined before it in its
+/// container, then the Service links ([`expand`]). Values from ConfigMaps
+/// in the input are known, as is `fieldRef: metadata.namespace`; values
+/// from Secrets, other fields and ConfigMaps not in the input are unknown,
+/// and a reference to one stays unresolved, with why.
+fn env_vars(w: &Workload, index: &Index) -> Vec<EnvVar> {
     let v = &w.obj.value;
     let ns = w.obj.ns();
-    let mut out = Vec::new();
+    // Some(None): the ConfigMap is in the input but holds no data.
     let config = |name: &str| {
         index
             .config_maps
             .get(&(ns.to_string(), name.to_string()))
-            .and_then(|c| c.value.get("data"))
-            .and_then(Value::as_object)
+            .map(|c| c.value.get("data").and_then(Value::as_object))
     };
+    let links = v
+        .pointer(&format!("{}/enableServiceLinks", w.spec))
+        .and_then(Value::as_bool)
+        != Some(false);
     let mut containers: Vec<&Value> = Vec::new();
     if let Some(Value::Array(cs)) = v.pointer(&format!("{}/containers", w.spec)) {
         containers.extend(cs);
@@ -1301,40 +1648,120 @@ fn env_vars(w: &Workload, index: &Index) -> Vec<(String, String)> {
                 .filter(|c| c.get("restartPolicy").and_then(Value::as_str) == Some("Always")),
         );
     }
+    let text = |v: &Value, key: &str| v.get(key).and_then(Value::as_str).map(str::to_string);
+    let mut out = Vec::new();
     for c in containers {
+        let container = text(c, "name").unwrap_or_else(|| "?".into());
+        let mut vars = Vars::default();
+        // envFrom sources whose variables are unknown.
+        let mut opaque: Vec<String> = Vec::new();
         if let Some(Value::Array(from)) = c.get("envFrom") {
             for f in from {
                 let prefix = f.get("prefix").and_then(Value::as_str).unwrap_or("");
-                if let Some(data) = f
-                    .pointer("/configMapRef/name")
-                    .and_then(Value::as_str)
-                    .and_then(config)
-                {
-                    for (k, val) in data {
-                        if let Some(s) = val.as_str() {
-                            out.push((format!("{prefix}{k}"), s.to_string()));
+                if let Some(name) = f.get("configMapRef").and_then(|r| text(r, "name")) {
+                    match config(&name) {
+                        Some(data) => {
+                            for (k, val) in data.into_iter().flatten() {
+                                if let Some(s) = val.as_str() {
+                                    vars.define(
+                                        format!("{prefix}{k}"),
+                                        Def::Known(s.to_string(), Vec::new()),
+                                    );
+                                }
+                            }
                         }
+                        None => opaque.push(format!("ConfigMap {name}")),
                     }
+                }
+                if let Some(name) = f.get("secretRef").and_then(|r| text(r, "name")) {
+                    opaque.push(format!("Secret {name}"));
                 }
             }
         }
         if let Some(Value::Array(env)) = c.get("env") {
             for e in env {
-                let Some(name) = e.get("name").and_then(Value::as_str) else {
+                let Some(name) = text(e, "name") else {
                     continue;
                 };
-                let value = match e.get("value") {
+                let literal = match e.get("value") {
                     Some(Value::String(s)) => Some(s.clone()),
                     Some(Value::Number(n)) => Some(n.to_string()),
-                    _ => e.pointer("/valueFrom/configMapKeyRef").and_then(|r| {
-                        let cm = r.get("name").and_then(Value::as_str)?;
-                        let key = r.get("key").and_then(Value::as_str)?;
-                        config(cm)?.get(key)?.as_str().map(str::to_string)
-                    }),
+                    Some(Value::Bool(b)) => Some(b.to_string()),
+                    _ => None,
                 };
-                if let Some(value) = value {
-                    out.push((name.to_string(), value));
-                }
+                let from = e.get("valueFrom");
+                let d = match (literal, from) {
+                    (Some(s), _) if !s.is_empty() => {
+                        let lookup =
+                            |r: &str| vars.get(r).or_else(|| service_link(index, ns, links, r));
+                        let undefined = |r: &str| {
+                            let unless = if opaque.is_empty() {
+                                String::new()
+                            } else {
+                                format!(
+                                    " (or only in {}, which the importer cannot read)",
+                                    opaque.join(" or ")
+                                )
+                            };
+                            format!(
+                                "$({r}) is not defined before it in container {container}{unless}, and Kubernetes leaves an undefined reference as written: it names no service"
+                            )
+                        };
+                        let (value, why) = expand(&s, &lookup, &undefined);
+                        Def::Known(value, why)
+                    }
+                    (_, Some(from)) => {
+                        if let Some(r) = from.get("configMapKeyRef") {
+                            let (cm, key) = (
+                                text(r, "name").unwrap_or_default(),
+                                text(r, "key").unwrap_or_default(),
+                            );
+                            let optional = r.get("optional").and_then(Value::as_bool) == Some(true);
+                            match config(&cm) {
+                                Some(data) => match data.and_then(|d| d.get(&key)).and_then(Value::as_str) {
+                                    Some(s) => Def::Known(s.to_string(), Vec::new()),
+                                    // An optional key that is absent sets no variable.
+                                    None if optional => continue,
+                                    None => Def::Unknown(format!("comes from key {key} of ConfigMap {cm}, which has no such key")),
+                                },
+                                None => Def::Unknown(format!("comes from ConfigMap {cm}, which is not in the input")),
+                            }
+                        } else if let Some(r) = from.get("secretKeyRef") {
+                            Def::Unknown(format!(
+                                "comes from Secret {}, which the importer does not read",
+                                text(r, "name").unwrap_or_default()
+                            ))
+                        } else if let Some(r) = from.get("fieldRef") {
+                            match text(r, "fieldPath").as_deref() {
+                                Some("metadata.namespace") => {
+                                    Def::Known(ns.to_string(), Vec::new())
+                                }
+                                path => Def::Unknown(format!(
+                                    "is set from the pod's {} when it runs",
+                                    path.unwrap_or("?")
+                                )),
+                            }
+                        } else if let Some(r) = from.get("resourceFieldRef") {
+                            Def::Unknown(format!(
+                                "is set from the container's {} when it runs",
+                                text(r, "resource").unwrap_or_default()
+                            ))
+                        } else {
+                            continue;
+                        }
+                    }
+                    _ => Def::Known(String::new(), Vec::new()),
+                };
+                vars.define(name, d);
+            }
+        }
+        for (name, d) in vars.defs {
+            if let Def::Known(value, unresolved) = d {
+                out.push(EnvVar {
+                    name,
+                    value,
+                    unresolved,
+                });
             }
         }
     }
@@ -1358,21 +1785,99 @@ fn selected<'w>(
         .collect()
 }
 
+/// What the import could not read, so that a note about an address never
+/// says "no flow" where the merge keeps one.
+#[derive(Default)]
+struct Unread<'a> {
+    /// False when part of the input could not be read at all: the merge
+    /// then removes no flow.
+    complete: bool,
+    /// Workloads skipped, with their pod labels as written: the merge
+    /// keeps their entries and every flow touching them.
+    workloads: Vec<(&'a Obj, BTreeMap<String, String>)>,
+    /// Services skipped, by (namespace, name).
+    services: std::collections::BTreeSet<(String, String)>,
+}
+
+impl Unread<'_> {
+    /// The pod labels of a skipped workload, read leniently.
+    fn labels_of(o: &Obj) -> BTreeMap<String, String> {
+        let at = if o.kind == "Pod" {
+            "/metadata/labels"
+        } else {
+            "/spec/template/metadata/labels"
+        };
+        o.value
+            .pointer(at)
+            .and_then(Value::as_object)
+            .into_iter()
+            .flatten()
+            .filter_map(|(k, v)| Some((k.clone(), v.as_str()?.to_string())))
+            .collect()
+    }
+
+    /// Why an address names nothing imported, with what becomes of flows.
+    fn why_nothing(&self, index: &Index, host: &str, host_ns: &str) -> String {
+        let key = (host_ns.to_string(), host.to_string());
+        let skipped = match index.services.get(&key) {
+            Some(selector) => self.workloads.iter().find(|(o, labels)| {
+                o.ns() == host_ns
+                    && !selector.is_empty()
+                    && selector.iter().all(|(k, v)| labels.get(k) == Some(v))
+            }),
+            None => self
+                .workloads
+                .iter()
+                .find(|(o, _)| o.ns() == host_ns && o.name == host),
+        };
+        if let Some((o, _)) = skipped {
+            return format!(
+                "{} could not be read (see Skipped): its flows are kept as an earlier import wrote them",
+                o.label()
+            );
+        }
+        if self.services.contains(&key) {
+            return format!("Service {host_ns}/{host} could not be read (see Skipped); no flow");
+        }
+        let what = if index.services.contains_key(&key) {
+            format!("Service {host_ns}/{host} selects no workload")
+        } else {
+            format!("{host} (namespace {host_ns}) is neither a Service nor a workload")
+        };
+        if self.complete {
+            format!("{what} in the input; no flow")
+        } else {
+            format!(
+                "{what} in what could be read; part of the input could not be read, so the flows an earlier import wrote are kept"
+            )
+        }
+    }
+}
+
 /// Flows from every workload's address variables, and notes for
-/// addresses that name nothing in the input.
+/// addresses that name nothing in the input and references that could
+/// not be resolved.
 fn edges(
     workloads: &[Workload],
     index: &Index,
+    unread: &Unread,
 ) -> (Vec<ImportedFlow>, Vec<(usize, NoteCode, String)>) {
     let mut flows: BTreeMap<(String, String), String> = BTreeMap::new();
     let mut notes = Vec::new();
     for (wi, w) in workloads.iter().enumerate() {
         let ns = w.obj.ns();
-        for (var, value) in env_vars(w, index) {
-            if !looks_like_address(&var, &value) {
+        for var in env_vars(w, index) {
+            if !looks_like_address(&var.name, &var.value) {
                 continue;
             }
-            for (host, host_ns) in hosts(&value, ns) {
+            if !var.unresolved.is_empty() {
+                notes.push((
+                    wi,
+                    NoteCode::UnresolvedAddress,
+                    format!("{}={}: {}", var.name, var.value, var.unresolved.join("; ")),
+                ));
+            }
+            for (host, host_ns) in hosts(&var.value, ns) {
                 let targets: Vec<&Workload> =
                     match index.services.get(&(host_ns.clone(), host.clone())) {
                         Some(selector) => selected(workloads, &host_ns, selector),
@@ -1382,18 +1887,15 @@ fn edges(
                             .collect(),
                     };
                 if targets.is_empty() {
-                    let what = if index
-                        .services
-                        .contains_key(&(host_ns.clone(), host.clone()))
-                    {
-                        format!("Service {host_ns}/{host} selects no workload in the input")
-                    } else {
-                        format!("{host} (namespace {host_ns}) is neither a Service nor a workload in the input")
-                    };
                     notes.push((
                         wi,
                         NoteCode::UnresolvedAddress,
-                        format!("{var}={value}: {what}; no flow"),
+                        format!(
+                            "{}={}: {}",
+                            var.name,
+                            var.value,
+                            unread.why_nothing(index, &host, &host_ns)
+                        ),
                     ));
                     continue;
                 }
@@ -1403,7 +1905,7 @@ fn edges(
                     }
                     flows
                         .entry((w.service.key.clone(), t.service.key.clone()))
-                        .or_insert_with(|| format!("{IMPORTER}:env/{var}"));
+                        .or_insert_with(|| format!("{IMPORTER}:env/{}", var.name));
                 }
             }
         }
@@ -1450,6 +1952,43 @@ fn ids(workloads: &[Workload]) -> Vec<String> {
 // ---------------------------------------------------------------------------
 // The whole import.
 
+/// Objects given twice (same kind, namespace and name, of the kinds the
+/// importer reads): the later one wins, as `kubectl apply` of the same
+/// files leaves it; each earlier one is dropped with an error naming
+/// where the one that replaced it is (listed under `skipped` with
+/// `skip_invalid`).
+fn later_wins(objs: Vec<Obj>, errors: &mut Vec<ImportError>) -> Vec<Obj> {
+    let key = |o: &Obj| (o.kind.clone(), o.ns().to_string(), o.name.clone());
+    let mut last: BTreeMap<(String, String, String), (usize, String)> = BTreeMap::new();
+    for (i, o) in objs.iter().enumerate() {
+        if reads(&o.kind) {
+            let at = if o.at.is_empty() {
+                String::new()
+            } else {
+                format!(" at {}", o.at)
+            };
+            let place = format!("{} document {}{at}", o.file, o.document);
+            last.insert(key(o), (i, place));
+        }
+    }
+    let mut out = Vec::with_capacity(objs.len());
+    for (i, o) in objs.into_iter().enumerate() {
+        if let Some((winner, place)) = last.get(&key(&o)).filter(|(w, _)| *w != i) {
+            debug_assert!(*winner > i);
+            errors.push(o.err(
+                "",
+                format!(
+                    "duplicate {}: dropped, the later one in {place} replaces it, as kubectl apply would",
+                    o.label()
+                ),
+            ));
+            continue;
+        }
+        out.push(o);
+    }
+    out
+}
+
 /// Read manifests. With `skip_invalid`, objects (and the rest of a file
 /// after a syntax error) that cannot be understood are reported under
 /// `skipped`; without it, any error means nothing is produced and every
@@ -1462,35 +2001,24 @@ pub fn parse(inputs: &[Input], options: Options) -> Result<Imported, Vec<ImportE
             objects(input.name, d, v, &mut objs, &mut errors);
         }
     }
+    if let Some(ns) = &options.namespace {
+        for o in &mut objs {
+            if o.namespace.is_none() && !CLUSTER_SCOPED.contains(&o.kind.as_str()) {
+                o.namespace = Some(ns.clone());
+            }
+        }
+    }
     // Errors so far leave objects unidentified: the input is incomplete.
     let complete = errors.is_empty();
     let mut kept = Vec::new();
-    // Duplicates: the first one counts.
-    let mut first: BTreeMap<(String, String, String), (String, usize)> = BTreeMap::new();
-    let mut unique = Vec::with_capacity(objs.len());
-    for o in objs {
-        if !reads(&o.kind) {
-            unique.push(o);
-            continue;
-        }
-        let k = (o.kind.clone(), o.ns().to_string(), o.name.clone());
-        if let Some((file, doc)) = first.get(&k) {
-            errors.push(o.err(
-                "",
-                format!("duplicate {} (first in {file} document {doc})", o.label()),
-            ));
-            continue;
-        }
-        first.insert(k, (o.file.clone(), o.document));
-        unique.push(o);
-    }
-    let objs = unique;
+    let objs = later_wins(objs, &mut errors);
 
     let mut imported = Imported {
         importer: IMPORTER,
         ..Imported::default()
     };
     let mut index = Index::default();
+    let mut unread = Unread::default();
     let mut candidates = Vec::new();
     for o in &objs {
         match o.kind.as_str() {
@@ -1505,7 +2033,9 @@ pub fn parse(inputs: &[Input], options: Options) -> Result<Imported, Vec<ImportE
                     index
                         .services
                         .insert((o.ns().into(), o.name.clone()), selector);
+                    add_service_links(o, &mut index);
                 } else {
+                    unread.services.insert((o.ns().into(), o.name.clone()));
                     errors.extend(r.errors);
                 }
             }
@@ -1593,6 +2123,7 @@ pub fn parse(inputs: &[Input], options: Options) -> Result<Imported, Vec<ImportE
             Ok(w) => workloads.push(w),
             Err(e) => {
                 kept.push(o.key());
+                unread.workloads.push((o, Unread::labels_of(o)));
                 errors.extend(e);
             }
         }
@@ -1617,7 +2148,8 @@ pub fn parse(inputs: &[Input], options: Options) -> Result<Imported, Vec<ImportE
     for (w, id) in workloads.iter_mut().zip(&ids) {
         w.service.id = id.clone();
     }
-    let (flows, edge_notes) = edges(&workloads, &index);
+    unread.complete = complete;
+    let (flows, edge_notes) = edges(&workloads, &index, &unread);
     imported.flows = flows;
     // Notes in service order, then the input-wide ones.
     let mut order: Vec<usize> = (0..workloads.len()).collect();
@@ -1843,5 +2375,111 @@ mod tests {
         ));
         assert!(!looks_like_address("PORT", "8080"));
         assert!(!looks_like_address("MODE", "cart"));
+    }
+
+    /// Connection strings and multi-host URLs name their hosts; a URL's
+    /// query names none.
+    #[test]
+    fn connection_strings() {
+        let h = |v: &str| hosts(v, "shop");
+        let names = |list: &[&str]| -> Vec<(String, String)> {
+            list.iter()
+                .map(|n| match n.split_once('.') {
+                    Some((name, ns)) => (name.to_string(), ns.to_string()),
+                    None => (n.to_string(), "shop".to_string()),
+                })
+                .collect()
+        };
+        for (value, want) in [
+            (
+                "Host=postgresql;Port=5432;Database=x;Username=u",
+                &["postgresql"][..],
+            ),
+            (
+                "host=pg-0,pg-1:5433;Target Session Attributes=primary",
+                &["pg-0", "pg-1"],
+            ),
+            (
+                "Server=tcp:sql.data,1433;Database=x;User Id=sa",
+                &["sql.data"],
+            ),
+            (
+                "Data Source=mssql\\SQLEXPRESS;Initial Catalog=x",
+                &["mssql"],
+            ),
+            ("Server=mssql;Database=x", &["mssql"]),
+            ("SERVER = mssql , 1433 ; Database=x", &["mssql"]),
+            ("host=pg port=5432 dbname=x", &["pg"]),
+            (
+                "jdbc:postgresql://ledger-db:5432/postgresdb",
+                &["ledger-db"],
+            ),
+            (
+                "jdbc:postgresql://pg-0:5432,pg-1:5432/db?targetServerType=primary",
+                &["pg-0", "pg-1"],
+            ),
+            ("jdbc:sqlserver://mssql:1433;databaseName=x", &["mssql"]),
+            (
+                "jdbc:sqlserver://;serverName=mssql;databaseName=x",
+                &["mssql"],
+            ),
+            ("jdbc:oracle:thin:@//oracle:1521/ORCL", &["oracle"]),
+            ("jdbc:oracle:thin:@oracle.db:1521:ORCL", &["oracle.db"]),
+            (
+                "mongodb://u:p@mongo-0:27017,mongo-1.data:27017/db?replicaSet=rs0",
+                &["mongo-0", "mongo-1.data"],
+            ),
+            (
+                "PLAINTEXT://kafka-0:9092,PLAINTEXT://kafka-1:9092",
+                &["kafka-0", "kafka-1"],
+            ),
+            (
+                "http://collector:4318/v1/traces?x=cart,orders",
+                &["collector"],
+            ),
+            ("redis-cart:6379,password=secret,ssl=false", &["redis-cart"]),
+            ("Server=tcp:db.example.com,1433", &[]),
+            ("jdbc:h2:mem:test", &[]),
+        ] {
+            assert_eq!(h(value), names(want), "{value}");
+        }
+        assert!(looks_like_address(
+            "ConnectionStrings__Db",
+            "Host=db;Port=5432"
+        ));
+        assert!(looks_like_address("PGSERVICE", "host=db port=5432"));
+        assert!(looks_like_address("SPRING_DATASOURCE", "jdbc:h2:mem:x"));
+        assert!(!looks_like_address("JAVA_OPTS", "-Xmx1g -Dhost=db"));
+    }
+
+    /// `$(VAR)` expansion, byte for byte Kubernetes' rules.
+    #[test]
+    fn expansion() {
+        let defs: BTreeMap<&str, Def> = [
+            ("A", Def::Known("x".into(), Vec::new())),
+            ("C", Def::Known("$(Z)".into(), vec!["Z is carried".into()])),
+            ("S", Def::Unknown("comes from a Secret".into())),
+        ]
+        .into();
+        let lookup = |n: &str| defs.get(n).cloned();
+        let undefined = |n: &str| format!("{n} undefined");
+        let e = |s: &str| {
+            let (text, why) = expand(s, &lookup, &undefined);
+            (text, why.join("|"))
+        };
+        let r = |t: &str, w: &str| (t.to_string(), w.to_string());
+        assert_eq!(e("http://$(A):1"), r("http://x:1", ""));
+        assert_eq!(e("$(A)$(A)"), r("xx", ""));
+        assert_eq!(e("$$(A)"), r("$(A)", ""));
+        assert_eq!(e("$$$(A)"), r("$x", ""));
+        assert_eq!(e("$$$$"), r("$$", ""));
+        assert_eq!(e("$(B)/$(A)/$(B)"), r("$(B)/x/$(B)", "B undefined"));
+        assert_eq!(e("$(S)"), r("$(S)", "$(S) comes from a Secret"));
+        assert_eq!(e("$(C)"), r("$(Z)", "Z is carried"));
+        assert_eq!(e("$(A"), r("$(A", ""));
+        assert_eq!(e("a$b$"), r("a$b$", ""));
+        assert_eq!(e("$"), r("$", ""));
+        assert_eq!(e("$()"), r("$()", " undefined"));
+        assert_eq!(e("é$(A)ü$é"), r("éxü$é", ""));
     }
 }

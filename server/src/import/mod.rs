@@ -119,10 +119,10 @@ impl ReportText for Report {
         let mut out = String::new();
         let _ = writeln!(
             out,
-            "{} import into cluster {}: {} services — {} added, {} changed, {} removed, {} unchanged; flows: {} added, {} updated, {} removed",
+            "{} import into cluster {}: {} — {} added, {} changed, {} removed, {} unchanged; flows: {} added, {} updated, {} removed",
             self.importer,
             self.cluster,
-            self.services.len(),
+            counted(self.services.len() as f64, "service", "services"),
             self.added.len(),
             self.changed.len(),
             self.removed.len(),
@@ -150,8 +150,8 @@ impl ReportText for Report {
                 .count();
             let _ = writeln!(
                 out,
-                "Known requests: {} cores, {} GiB; {unknown} service{} with an unknown request",
-                num(Some(known(|s| s.cpu))),
+                "Known requests: {}, {} GiB; {unknown} service{} with an unknown request",
+                counted(known(|s| s.cpu), "core", "cores"),
                 num(Some(known(|s| s.memory_gib))),
                 if unknown == 1 { "" } else { "s" }
             );
@@ -227,6 +227,14 @@ impl ReportText for Report {
         }
         out
     }
+}
+
+/// A number and its unit, singular for exactly one: "1 core", "0.5
+/// cores", "12 services".
+fn counted(v: f64, one: &str, many: &str) -> String {
+    let n = num(Some(v));
+    let unit = if n == "1" { one } else { many };
+    format!("{n} {unit}")
 }
 
 /// A number for the report: at most four decimals (64 MiB is 0.0625 GiB),
