@@ -8,12 +8,17 @@
 //! once are serialised and neither change is lost. An import, which does
 //! not depend on what was there, replaces the document with a version
 //! check (`WHERE version = $old`) that keeps the bump exact.
+//!
+//! Every transaction is a [`Tx`] from [`Db::begin`], never sqlx's own: it
+//! ends committed or rolled back, and a connection whose commit or
+//! rollback failed is closed rather than reused, so a write that failed
+//! (a full disk) leaves no transaction open behind it (issue 37).
 
 use serde::Serialize;
 use sqlx::Row;
 
 use crate::clock::now_s;
-use crate::db::{Backend, Db, WriteGuard};
+use crate::db::{Backend, Db, Tx, WriteGuard};
 use crate::digest::sha256_hex;
 use crate::random::new_token;
 use crate::role::Role;
@@ -187,7 +192,7 @@ pub async fn replace_document(
 /// change the estate, so the change is applied to the document as it
 /// really is, and never has to be retried or refused.
 pub struct EstateLock<'a> {
-    tx: sqlx::Transaction<'static, sqlx::Any>,
+    tx: Tx,
     _w: WriteGuard<'a>,
     pub row: EstateRow,
 }
@@ -196,7 +201,7 @@ pub struct EstateLock<'a> {
 /// no such estate.
 pub async fn lock_estate<'a>(db: &'a Db, id: &str) -> StoreResult<Option<EstateLock<'a>>> {
     let w = db.write_guard().await;
-    let mut tx = db.pool.begin().await?;
+    let mut tx = db.begin().await?;
     // PostgreSQL: the row lock holds off other replicas until commit.
     // SQLite has no FOR UPDATE and needs none: the write guard already
     // excludes every other writer, and one process owns the file.
@@ -385,7 +390,7 @@ pub async fn replace_policy(
     audit: &NewAudit<'_>,
 ) -> StoreResult<Option<EstateMeta>> {
     let _w = db.write_guard().await;
-    let mut tx = db.pool.begin().await?;
+    let mut tx = db.begin().await?;
     let done = sqlx::query(
         "UPDATE estates SET policy = $1, policy_digest = $2, updated_at = $3 WHERE id = $4",
     )
@@ -415,7 +420,7 @@ pub async fn policy_of(db: &Db, id: &str) -> StoreResult<Option<String>> {
 /// Delete an estate and everything hanging off it, in one transaction.
 pub async fn delete_estate(db: &Db, id: &str) -> StoreResult<bool> {
     let _w = db.write_guard().await;
-    let mut tx = db.pool.begin().await?;
+    let mut tx = db.begin().await?;
     sqlx::query("DELETE FROM scenarios WHERE estate_id = $1")
         .bind(id)
         .execute(&mut *tx)
@@ -553,10 +558,7 @@ pub struct NewAudit<'a> {
     pub detail: &'a str,
 }
 
-async fn insert_audit(
-    tx: &mut sqlx::Transaction<'_, sqlx::Any>,
-    a: &NewAudit<'_>,
-) -> StoreResult<()> {
+async fn insert_audit(tx: &mut Tx, a: &NewAudit<'_>) -> StoreResult<()> {
     sqlx::query(
         "INSERT INTO audit (estate_id, actor, at, action, subject, reason, detail) \
          VALUES ($1, $2, $3, $4, $5, $6, $7)",
@@ -582,7 +584,7 @@ pub async fn put_review(
     audit: &NewAudit<'_>,
 ) -> StoreResult<()> {
     let _w = db.write_guard().await;
-    let mut tx = db.pool.begin().await?;
+    let mut tx = db.begin().await?;
     sqlx::query("DELETE FROM reviews WHERE estate_id = $1 AND identity = $2")
         .bind(estate)
         .bind(&r.identity)
@@ -621,7 +623,7 @@ pub async fn clear_review(
     audit: &NewAudit<'_>,
 ) -> StoreResult<bool> {
     let _w = db.write_guard().await;
-    let mut tx = db.pool.begin().await?;
+    let mut tx = db.begin().await?;
     let done = sqlx::query("DELETE FROM reviews WHERE estate_id = $1 AND identity = $2")
         .bind(estate)
         .bind(identity)
@@ -909,7 +911,7 @@ pub async fn insert_user(
 /// Delete a user and end every session they have, together.
 pub async fn delete_user(db: &Db, name: &str) -> StoreResult<bool> {
     let _w = db.write_guard().await;
-    let mut tx = db.pool.begin().await?;
+    let mut tx = db.begin().await?;
     sqlx::query("DELETE FROM sessions WHERE subject = $1")
         .bind(name)
         .execute(&mut *tx)
@@ -967,7 +969,7 @@ pub async fn start_session(
     ttl_s: i64,
 ) -> StoreResult<()> {
     let _w = db.write_guard().await;
-    let mut tx = db.pool.begin().await?;
+    let mut tx = db.begin().await?;
     if let Some(prev) = previous_hash {
         sqlx::query("DELETE FROM sessions WHERE id_hash = $1")
             .bind(prev)
@@ -1701,7 +1703,7 @@ pub async fn update_channel(
     now: i64,
 ) -> StoreResult<bool> {
     let _w = db.write_guard().await;
-    let mut tx = db.pool.begin().await?;
+    let mut tx = db.begin().await?;
     let done = sqlx::query(
         "UPDATE notification_channels SET url = $1, min_gain = $2, min_confidence = $3, enabled = $4, \
          updated_at = $5 WHERE name = $6",
@@ -1816,7 +1818,7 @@ pub async fn enqueue_deliveries(
     now: i64,
 ) -> StoreResult<usize> {
     let _w = db.write_guard().await;
-    let mut tx = db.pool.begin().await?;
+    let mut tx = db.begin().await?;
     let mut queued = 0;
     for d in deliveries {
         let done = sqlx::query(

@@ -502,7 +502,9 @@ async fn after_recovery(api: &Api, ledger: &mut Ledger, base_policy: &Value, sin
                 Some(r#"{"identity": "never-decided"}"#.into()),
             )
             .await;
-        ledger.log.push(format!("clear a decision never made: {status}"));
+        ledger
+            .log
+            .push(format!("clear a decision never made: {status}"));
         ledger.expect(status == 404, || {
             format!("clearing a decision never made after {since} answered {status}")
         });

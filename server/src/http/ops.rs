@@ -13,7 +13,7 @@ use crate::AppState;
 /// Health and metrics.
 pub const ROUTES: &[Route] = &[
     route!(getHealth: GET "/healthz", PUBLIC, "process is up" => healthz),
-    route!(getReadiness: GET "/readyz", PUBLIC, "database reachable and migrated" => readyz),
+    route!(getReadiness: GET "/readyz", PUBLIC, "database reachable, migrated and taking writes" => readyz),
     route!(getMetrics: GET "/metrics", PUBLIC, "Prometheus metrics" => metrics),
 ];
 
@@ -32,7 +32,7 @@ async fn readyz(State(state): State<AppState>) -> Response {
             tracing::warn!(%why, "not ready");
             (
                 StatusCode::SERVICE_UNAVAILABLE,
-                Json(json!({"error": "unavailable", "message": "not ready: the database is unreachable or not migrated", "details": null})),
+                Json(json!({"error": "unavailable", "message": "not ready: the database is unreachable, not migrated, or does not take writes (the server log says which)", "details": null})),
             )
                 .into_response()
         }
