@@ -16,6 +16,8 @@ use std::time::Instant;
 
 #[path = "../tests/common/medium.rs"]
 mod medium;
+#[path = "../tests/common/trusted.rs"]
+mod trusted;
 
 use berth_engine::gen::NOW;
 use berth_engine::Policy;

@@ -19,6 +19,8 @@
 
 #[path = "../tests/common/exact.rs"]
 mod exact;
+#[path = "../tests/common/trusted.rs"]
+mod trusted;
 
 use std::time::Instant;
 
@@ -58,8 +60,8 @@ fn main() {
     }
     let make = |seed: u64| match (pattern, shape.as_str()) {
         (Some(p), _) => gen::patterned_estate(p, seed, 12, 4),
-        (None, "small") => gen::estate(&Shape::small(seed)),
-        _ => gen::estate(&Shape::tiny(seed)),
+        (None, "small") => trusted::trusted(&Shape::small(seed)),
+        _ => trusted::trusted(&Shape::tiny(seed)),
     };
     if let Some(seed) = explain {
         explain_one(&make(seed), budget);

@@ -45,6 +45,12 @@ pub struct Advice {
     /// The recommended moves, in the order to make them; the members of a
     /// compound step carry its `group`.
     pub moves: Vec<Move>,
+    /// Points the moves listed apart for weak evidence (`evidence` set)
+    /// would add if their evidence held: the sum of their gains, each
+    /// from the placement of the recommended moves before it. Never part
+    /// of `totals_after` or the bound; absent when there are none.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub unbacked_gain: f64,
     /// Services that cannot move anywhere, and why.
     pub immovable: Vec<Immovable>,
     /// Worthwhile destinations whose fit can't be told, with the fact
@@ -55,6 +61,10 @@ pub struct Advice {
     /// Services whose CPU or memory request is unknown: never moved (every
     /// fit of theirs is *can't tell*), in id order.
     pub unknown_requests: Vec<UnknownRequest>,
+}
+
+fn is_zero(x: &f64) -> bool {
+    *x == 0.0
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -701,7 +711,7 @@ fn planned_group(
     let terms = group::replay(ctx, state, &order)?;
     let gain: f64 = terms.iter().map(Terms::gain).sum();
     let ids: Vec<usize> = order.iter().map(|&(s, _)| s).collect();
-    let bar = cost::bar(ctx, group::current_cost(ctx, state, &ids));
+    let bar = cost::step_bar(ctx, group::current_cost(ctx, state, &ids), ids.len());
     (gain >= bar && gain > 0.0).then_some(group::Found {
         kind: GroupKind::Planned,
         members: order,
@@ -709,9 +719,20 @@ fn planned_group(
     })
 }
 
-/// Points an advice saves: cost before − (cost after + copy cost).
+/// A listed move's gain (0 for none).
+fn terms_gain_of(m: Option<&Move>) -> f64 {
+    m.map_or(0.0, |m| m.terms.gain())
+}
+
+/// Points an advice saves: cost before − (cost after + copy cost), of the
+/// recommended moves (those the evidence backs) only.
 pub fn improvement(advice: &Advice) -> f64 {
-    let copy: f64 = advice.moves.iter().map(|m| -m.terms.copy).sum();
+    let copy: f64 = advice
+        .moves
+        .iter()
+        .filter(|m| m.evidence.is_none())
+        .map(|m| -m.terms.copy)
+        .sum();
     advice.totals_before.cost - (advice.totals_after.cost + copy)
 }
 
@@ -739,6 +760,7 @@ pub fn plan(estate: &Estate, policy: &Policy, now: i64, cache: Cache, search: Se
     let mut loaded = Vec::new();
     let mut hopeful = Vec::new();
     let mut moved_now = Vec::new();
+    let mut unbacked_gain = 0.0;
     let target: Option<Vec<usize>> = search.target.then(|| {
         let doms = anneal::domains_from(&ctx, &feas.candidates);
         let evals = anneal::evaluations(&ctx) / TARGET_SHARE;
@@ -849,17 +871,32 @@ pub fn plan(estate: &Estate, policy: &Policy, now: i64, cache: Cache, search: Se
         let group_evidence = group
             .as_ref()
             .and_then(|_| evidence_words(&group_facts(&ctx, &state, &members)));
+        // A step the evidence cannot back is listed apart ("Not enough
+        // evidence to recommend") and is *not made*: the placement the
+        // later steps start from, `totals_after` and the bound are those
+        // of the recommended steps alone, so the headline is exactly what
+        // taking the recommended moves gives (`docs/advice.md`, "Totals
+        // are of what is recommended"). Its members are replayed on a copy.
+        let backed = match (&group, members.as_slice()) {
+            (Some(_), _) => group_evidence.is_none(),
+            (None, &[(s, to)]) => {
+                evidence_words(&cost::deciding_facts(&ctx, &state, s, to)).is_none()
+            }
+            (None, _) => unreachable!("a step without a group moves one service"),
+        };
+        let mut aside = (!backed).then(|| state.clone());
         for &(s, to) in &members {
-            let current_cost = state.current_cost(&ctx, s);
-            let terms = cost::move_terms(&ctx, &state, s, to);
+            let st: &mut State = aside.as_mut().unwrap_or(&mut state);
+            let current_cost = st.current_cost(&ctx, s);
+            let terms = cost::move_terms(&ctx, st, s, to);
             // A single move's terms replayed give the gain it was chosen
             // by (when a group won, `single` is the move it beat, not
             // one of its members).
             if let (None, Some((_, _, gain))) = (kind, single) {
                 debug_assert_eq!(terms.gain(), gain);
             }
-            let facts = cost::deciding_facts(&ctx, &state, s, to);
-            let from = state.placement[s];
+            let facts = cost::deciding_facts(&ctx, st, s, to);
+            let from = st.placement[s];
             let (bar, confidence, evidence) = match &group {
                 Some(g) => (g.bar, g.confidence, group_evidence.clone()),
                 None => (
@@ -882,10 +919,14 @@ pub fn plan(estate: &Estate, policy: &Policy, now: i64, cache: Cache, search: Se
                 facts,
                 group: group.clone(),
             });
-            loaded.extend([from, to]);
-            moved_now.push((s, from, to));
-            state.apply(&ctx, s, to);
+            st.apply(&ctx, s, to);
             moved[s] = true;
+            if backed {
+                loaded.extend([from, to]);
+                moved_now.push((s, from, to));
+            } else {
+                unbacked_gain += terms_gain_of(moves.last());
+            }
         }
         // Only the moved services and their peers see different flow
         // costs, and only those that may still move need their cache. The
@@ -947,7 +988,11 @@ pub fn plan(estate: &Estate, policy: &Policy, now: i64, cache: Cache, search: Se
         moved_now.clear();
     }
     let totals_after = state.totals(&ctx);
-    let copy: f64 = moves.iter().map(|m| -m.terms.copy).sum();
+    let copy: f64 = moves
+        .iter()
+        .filter(|m| m.evidence.is_none())
+        .map(|m| -m.terms.copy)
+        .sum();
     let bound = Bound::new(
         bound::cost_at_least(&ctx, &feas.candidates),
         totals_before.cost,
@@ -999,6 +1044,7 @@ pub fn plan(estate: &Estate, policy: &Policy, now: i64, cache: Cache, search: Se
         totals_after,
         bound,
         moves,
+        unbacked_gain,
         immovable: feas.immovable,
         cant_tell,
         unknown_capacity,
@@ -1019,7 +1065,7 @@ fn describe_group(
     let estate = ctx.estate;
     let ids: Vec<usize> = members.iter().map(|&(s, _)| s).collect();
     let current_cost = group::current_cost(ctx, state, &ids);
-    let bar = cost::bar(ctx, current_cost);
+    let bar = cost::step_bar(ctx, current_cost, ids.len());
     let terms = group::replay(ctx, state, members).expect("the search replayed this group");
     let gain: f64 = terms.iter().map(Terms::gain).sum();
     let facts = group_facts(ctx, state, members);
@@ -1033,7 +1079,7 @@ fn describe_group(
             fits: state.certainly_fits(ctx, s, c),
         })
         .collect();
-    let summary = group_summary(kind, &alone, gain, bar);
+    let summary = group_summary(ctx, kind, &alone, gain, (current_cost, bar));
     Group {
         kind,
         steps: (first_step..first_step + members.len()).collect(),
@@ -1060,9 +1106,18 @@ pub(crate) fn group_facts(ctx: &Ctx, state: &State, members: &[(usize, usize)]) 
     facts
 }
 
-/// "Moving cart alone costs 12.4 points; moving it with cart-redis gains
-/// 48.0 (bar 7.2)."
-fn group_summary(kind: GroupKind, alone: &[Alone], gain: f64, bar: f64) -> String {
+/// "Moving cart alone costs 12.4 points; moving cart-redis alone gains
+/// nothing; moved together, cart and cart-redis gain 48.0 points against
+/// a bar of 7.2 (15 % of their cost, 48.0)." The bar is said with the rule
+/// that set it, so a large step reads "12 services must gain at least 24
+/// points (2 each); together they gain 4.16".
+fn group_summary(
+    ctx: &Ctx,
+    kind: GroupKind,
+    alone: &[Alone],
+    gain: f64,
+    (current_cost, bar): (f64, f64),
+) -> String {
     let r = constraints::round2;
     let each: Vec<String> = alone
         .iter()
@@ -1096,7 +1151,23 @@ fn group_summary(kind: GroupKind, alone: &[Alone], gain: f64, bar: f64) -> Strin
     if let Some(c) = first.get_mut(0..1) {
         c.make_ascii_uppercase();
     }
-    format!("{first}; {together} {} points (bar {}).", r(gain), r(bar))
+    let p = ctx.policy;
+    let n = alone.len();
+    let rule = if p.min_gain_points * n as f64 >= p.min_gain_fraction * current_cost {
+        format!(
+            "{n} services must gain at least {} points ({} each)",
+            r(bar),
+            r(p.min_gain_points)
+        )
+    } else {
+        format!(
+            "the step must gain at least {} points ({} % of its cost, {})",
+            r(bar),
+            r(p.min_gain_fraction * 100.0),
+            r(current_cost)
+        )
+    };
+    format!("{first}; {together} {} points; {rule}.", r(gain))
 }
 
 /// "a, b and c".

@@ -613,7 +613,19 @@ pub fn copy_term(ctx: &Ctx, service: usize) -> f64 {
 
 /// The smallest gain a move of `service` must reach: both bars of SPEC §5.
 pub fn bar(ctx: &Ctx, current_cost: f64) -> f64 {
-    (ctx.policy.min_gain_fraction * current_cost).max(ctx.policy.min_gain_points)
+    step_bar(ctx, current_cost, 1)
+}
+
+/// The smallest gain a step moving `moved` services must reach: the
+/// relative bar against the step's current cost, and the absolute bar once
+/// per moved service (`docs/advice.md`, "Every moved service pays the
+/// bar"). The absolute bar exists so that no one is asked to move a
+/// service for a gain nobody would notice; a compound step that cleared it
+/// once, whatever its size, could ask a team to move forty services for
+/// the gain of one — so each service it moves must pay it. For one
+/// service this is [`bar`].
+pub fn step_bar(ctx: &Ctx, current_cost: f64, moved: usize) -> f64 {
+    (ctx.policy.min_gain_fraction * current_cost).max(ctx.policy.min_gain_points * moved as f64)
 }
 
 /// Every fact the move of `service` to `to` rests on, deduplicated and

@@ -590,6 +590,8 @@ impl Decider for Baseline<'_> {
         crate::advise(self.estate, self.policy, self.now)
             .moves
             .into_iter()
+            // Moves resting on guesses are listed apart, not recommended.
+            .filter(|m| m.evidence.is_none())
             .map(|m| Proposal {
                 reason: format!(
                     "step {}: gain {} points (bar {}), confidence {}",

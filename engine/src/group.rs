@@ -306,7 +306,7 @@ pub(crate) fn best(ctx: &Ctx, state: &mut State, inp: &Inputs) -> Option<Found> 
         };
         let gain: f64 = terms.iter().map(Terms::gain).sum();
         let ids: Vec<usize> = c.members.iter().map(|&(s, _)| s).collect();
-        let bar = cost::bar(ctx, current_cost(ctx, state, &ids));
+        let bar = cost::step_bar(ctx, current_cost(ctx, state, &ids), ids.len());
         if !(gain >= bar && gain > 0.0) {
             continue;
         }
@@ -492,7 +492,7 @@ fn together(
             }
             // Only groups that could clear their bar are kept; the bar does
             // not depend on the destination.
-            let floor = cost::bar(ctx, current_cost(ctx, state, &[lo, hi]));
+            let floor = cost::step_bar(ctx, current_cost(ctx, state, &[lo, hi]), 2);
             let mut best_pair: Option<(f64, usize)> = None;
             // Per site, the pair's best-scoring cluster there: a seed for
             // [`grow`]. A whole application may gain only at a site the
@@ -550,7 +550,7 @@ fn together(
                 let mut members = vec![(lo, c), (hi, c), (d, c)];
                 members.sort_unstable();
                 let ids = [members[0].0, members[1].0, members[2].0];
-                let floor = cost::bar(ctx, current_cost(ctx, state, &ids));
+                let floor = cost::step_bar(ctx, current_cost(ctx, state, &ids), ids.len());
                 if let Some(sc) = score(ctx, state, inp, &members).filter(|&sc| clears(sc, floor)) {
                     out.push(Cand {
                         score: sc,
@@ -590,7 +590,7 @@ fn make_room(
             if b == a {
                 continue;
             }
-            let floor = cost::bar(ctx, current_cost(ctx, state, &[b, a]));
+            let floor = cost::step_bar(ctx, current_cost(ctx, state, &[b, a]), 2);
             let mut best: Option<(f64, usize)> = None;
             for y in inp.candidates.of(b) {
                 // `b` goes first, so it must fit as things are.
@@ -746,7 +746,7 @@ fn grow(
             let mut sorted = members.clone();
             sorted.sort_unstable();
             let ids: Vec<usize> = sorted.iter().map(|&(s, _)| s).collect();
-            let floor = cost::bar(ctx, current_cost(ctx, state, &ids));
+            let floor = cost::step_bar(ctx, current_cost(ctx, state, &ids), ids.len());
             if clears(sc, floor) {
                 out.push(Cand {
                     score: sc,

@@ -150,6 +150,12 @@ pub struct Plan {
     /// `totals_after − totals_before`.
     pub change: Totals,
     pub moves: Vec<PlanMove>,
+    /// Every Kubernetes workload a move of the plan changes, once, with
+    /// every copy of it in the estate and the clusters it runs in after
+    /// the plan: what the Karmada and OCM manifests place (one object per
+    /// workload). In the order of their first moved service's id; empty
+    /// when no moved service names its workload.
+    pub workloads: Vec<PlanWorkload>,
     /// A scenario's warnings (constraints it breaks, capacity verdicts);
     /// empty for advice.
     pub warnings: Vec<Warning>,
@@ -196,6 +202,79 @@ pub struct PlanMove {
     /// member alone, and where the group stops clearing its bar).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub group: Option<crate::why::GroupWhy>,
+}
+
+/// One Kubernetes workload a plan changes: one template for the
+/// multi-cluster controllers, whatever the number of its copies.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub struct PlanWorkload {
+    /// As its first service (by id) names it.
+    pub workload: Workload,
+    /// Every cluster a copy of it runs in after the plan (the copies that
+    /// stay and the destinations of those that move), in cluster id
+    /// order, each once.
+    pub clusters: Vec<String>,
+    /// Every service of the estate that is this workload, in id order.
+    pub copies: Vec<PlanCopy>,
+}
+
+/// One copy of a workload: where it runs before and after the plan.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub struct PlanCopy {
+    pub service: String,
+    pub from: String,
+    /// The same as `from` for a copy the plan does not move (or moves
+    /// back).
+    pub to: String,
+}
+
+/// The workloads `moves` change (see [`Plan::workloads`]): the final
+/// placement of the moves made in order, grouped by the Kubernetes object
+/// each service is (`copies.rs`).
+fn plan_workloads(estate: &Estate, moves: &[PlanMove]) -> Vec<PlanWorkload> {
+    let mut at: Vec<usize> = estate.services.iter().map(|s| s.cluster).collect();
+    for m in moves {
+        let s = estate.service_index(&m.service).expect("planned service");
+        at[s] = estate.cluster_index(&m.to).expect("planned cluster");
+    }
+    let moved = |s: usize| at[s] != estate.services[s].cluster;
+    let copies = crate::copies::copies(estate);
+    // Each group once, at its first moved service (index = id order).
+    let mut seen = vec![false; copies.groups.len()];
+    let mut order: Vec<usize> = Vec::new();
+    for s in (0..estate.services.len()).filter(|&s| moved(s)) {
+        if let Some(g) = copies.of[s].filter(|&g| !seen[g]) {
+            seen[g] = true;
+            order.push(g);
+        }
+    }
+    order
+        .into_iter()
+        .map(|g| {
+            let group = &copies.groups[g];
+            let mut clusters: Vec<usize> = group.services.iter().map(|&s| at[s]).collect();
+            clusters.sort_unstable();
+            clusters.dedup();
+            PlanWorkload {
+                workload: group.workload.clone(),
+                clusters: clusters
+                    .into_iter()
+                    .map(|c| estate.clusters[c].id.clone())
+                    .collect(),
+                copies: group
+                    .services
+                    .iter()
+                    .map(|&s| PlanCopy {
+                        service: estate.services[s].id.clone(),
+                        from: estate.clusters[estate.services[s].cluster].id.clone(),
+                        to: estate.clusters[at[s]].id.clone(),
+                    })
+                    .collect(),
+            }
+        })
+        .collect()
 }
 
 /// Why a plan cannot be made (an unknown or unmoved service), or a
@@ -326,10 +405,14 @@ fn from_advice(
     why: &[crate::MoveWhy],
     only: Option<&Vec<String>>,
 ) -> Plan {
+    // Only recommended moves: a move resting on guesses is listed apart
+    // by the advice and is never part of a plan to carry out.
+    let recommended = advice.moves.iter().filter(|m| m.evidence.is_none()).count();
     let chosen: Vec<usize> = (0..advice.moves.len())
+        .filter(|&k| advice.moves[k].evidence.is_none())
         .filter(|&k| only.is_none_or(|ids| ids.contains(&advice.moves[k].service)))
         .collect();
-    let all = chosen.len() == advice.moves.len();
+    let all = chosen.len() == recommended;
     let moves: Vec<PlanMove> = chosen
         .iter()
         .enumerate()
@@ -378,6 +461,7 @@ fn from_advice(
         totals_before: advice.totals_before,
         totals_after,
         change: Totals::change(&advice.totals_before, &totals_after),
+        workloads: plan_workloads(estate, &moves),
         moves,
         warnings: Vec::new(),
         note: (!all).then(|| {
@@ -466,6 +550,7 @@ fn from_scenario(
         totals_before: projection.before,
         totals_after: projection.after,
         change: projection.change,
+        workloads: plan_workloads(estate, &moves),
         moves,
         warnings: projection.warnings,
         note: Some(
@@ -626,6 +711,7 @@ pub fn markdown(p: &Plan) -> String {
     for m in &p.moves {
         move_section(&mut out, m);
     }
+    workloads_section(&mut out, &p.workloads);
     if !p.warnings.is_empty() {
         let _ = writeln!(out, "\n## Warnings\n");
         for w in &p.warnings {
@@ -639,6 +725,42 @@ pub fn markdown(p: &Plan) -> String {
         p.estate_version, p.policy_digest
     );
     out
+}
+
+/// The workloads the plan changes: one line each, with the clusters the
+/// manifests place it on and every copy.
+fn workloads_section(out: &mut String, workloads: &[PlanWorkload]) {
+    if workloads.is_empty() {
+        return;
+    }
+    let _ = writeln!(out, "\n## Kubernetes workloads\n");
+    let _ = writeln!(
+        out,
+        "One manifest per workload (`berth plan export --format karmada|ocm`), placing it on every cluster a copy of it runs in after the plan.\n"
+    );
+    let _ = writeln!(out, "| Workload | Runs in after the plan | Copies |");
+    let _ = writeln!(out, "|---|---|---|");
+    for w in workloads {
+        let clusters: Vec<String> = w.clusters.iter().map(|c| format!("`{c}`")).collect();
+        let copies: Vec<String> = w
+            .copies
+            .iter()
+            .map(|c| {
+                if c.from == c.to {
+                    format!("`{}` stays on `{}`", c.service, c.from)
+                } else {
+                    format!("`{}` `{}` → `{}`", c.service, c.from, c.to)
+                }
+            })
+            .collect();
+        let _ = writeln!(
+            out,
+            "| {} | {} | {} |",
+            cell(&workload_words(&Some(w.workload.clone()))),
+            clusters.join(", "),
+            cell(&copies.join("; "))
+        );
+    }
 }
 
 fn move_section(out: &mut String, m: &PlanMove) {
@@ -824,21 +946,45 @@ fn scalar(node: &Node) -> String {
 /// its own name (set by the registration agent).
 pub const OCM_NAME_LABEL: &str = "name";
 
-/// One service's last move in the plan and what a manifest needs of it.
-struct Target<'a> {
+/// One moved copy of a workload, as its manifest names it.
+struct Moved<'a> {
     service: &'a str,
-    workload: Workload,
-    api_version: String,
     from: usize,
     to: usize,
     gain: f64,
     confidence: Class,
 }
 
-/// Each moved service once, at its last destination (a scenario may move
-/// a service twice; one that ends where it started needs no manifest), in
-/// service id order; every name a manifest needs checked, every problem
-/// reported with the service or cluster and the field.
+/// One workload of the plan and what its manifest needs: the clusters it
+/// runs in after the plan and the copies the plan moves.
+struct Target<'a> {
+    workload: &'a Workload,
+    api_version: String,
+    /// Cluster indices, ascending, each once.
+    clusters: Vec<usize>,
+    /// Its copies the plan moves, in service id order.
+    moved: Vec<Moved<'a>>,
+    /// Every copy after the plan: `frontend on c-3, c-2/frontend on c-2`.
+    copies: String,
+}
+
+/// `service "a"` or `services "a", "b"`: who a manifest problem is about.
+fn who(services: &[&str]) -> String {
+    let quoted: Vec<String> = services.iter().map(|s| format!("{s:?}")).collect();
+    if quoted.len() == 1 {
+        format!("service {}", quoted[0])
+    } else {
+        format!("services {}", quoted.join(", "))
+    }
+}
+
+/// Each workload the plan changes once ([`Plan::workloads`]), in that
+/// order: the clusters every copy of it runs in after the plan, and the
+/// copies that move (each at its last destination; a scenario may move a
+/// service twice, and one that ends where it started moves nothing). Every
+/// name a manifest needs is checked, every problem reported with the
+/// service or cluster and the field; so is a moved service that names no
+/// workload, and two workloads whose manifests would share one name.
 fn targets<'a>(
     estate: &Estate,
     p: &'a Plan,
@@ -846,40 +992,52 @@ fn targets<'a>(
     cluster_name: impl Fn(&crate::estate::Cluster) -> (&str, &'static str),
 ) -> Result<Vec<Target<'a>>, Vec<PlanError>> {
     let mut last: BTreeMap<&str, &PlanMove> = BTreeMap::new();
-    let mut first: BTreeMap<&str, &PlanMove> = BTreeMap::new();
     for m in &p.moves {
         last.insert(&m.service, m);
-        first.entry(&m.service).or_insert(m);
     }
+    let cluster = |id: &str| estate.cluster_index(id).expect("planned cluster");
     let mut errors = Vec::new();
-    let mut out = Vec::new();
-    let mut clusters_checked = std::collections::BTreeSet::new();
-    for (service, m) in last {
-        let from = estate
-            .cluster_index(&first[service].from)
-            .expect("planned cluster");
-        let to = estate.cluster_index(&m.to).expect("planned cluster");
-        if from == to {
-            continue;
-        }
-        // The destination is named in the manifest's selector; the cluster
-        // left is only named in an annotation, where any text will do.
-        if clusters_checked.insert(to) {
-            let cluster = &estate.clusters[to];
-            let (name, field) = cluster_name(cluster);
-            if let Some(problem) = crate::k8s::label_problem(name) {
-                errors.push(error(
-                    "estate",
-                    String::new(),
-                    format!(
-                        "cluster {:?}: {problem}; a {controller} manifest names clusters by it: set `{field}` on the cluster to its name in {controller}",
-                        cluster.id
-                    ),
-                ));
-            }
-        }
+    // Every cluster a manifest places a workload on (the destinations, and
+    // where the copies that stay run) is named in it, by the controller's
+    // name for it; the clusters left are only named in annotations, where
+    // any text will do.
+    let home = |service: &str| {
         let s = estate.service_index(service).expect("planned service");
-        let Some(workload) = estate.services[s].workload_ref() else {
+        estate.services[s].cluster
+    };
+    let placed: std::collections::BTreeSet<usize> = last
+        .iter()
+        .map(|(service, m)| (home(service), cluster(&m.to)))
+        .filter(|(from, to)| from != to)
+        .map(|(_, to)| to)
+        .chain(
+            p.workloads
+                .iter()
+                .flat_map(|w| w.clusters.iter().map(|c| cluster(c))),
+        )
+        .collect();
+    for c in placed {
+        let cluster = &estate.clusters[c];
+        let (name, field) = cluster_name(cluster);
+        if let Some(problem) = crate::k8s::label_problem(name) {
+            errors.push(error(
+                "estate",
+                String::new(),
+                format!(
+                    "cluster {:?}: {problem}; a {controller} manifest names clusters by it: set `{field}` on the cluster to its name in {controller}",
+                    cluster.id
+                ),
+            ));
+        }
+    }
+    // A moved service the estate names no workload for has no manifest.
+    for (service, m) in &last {
+        let copy = p
+            .workloads
+            .iter()
+            .flat_map(|w| &w.copies)
+            .find(|c| c.service == *service);
+        if home(service) != cluster(&m.to) && copy.is_none() {
             errors.push(error(
                 "estate",
                 String::new(),
@@ -887,14 +1045,36 @@ fn targets<'a>(
                     "service {service:?}: a {controller} manifest selects the Kubernetes object the service is, and the estate does not say which: set `workload` ({{\"kind\", \"namespace\", \"name\"}}) on the service, or import it with `berth import kubernetes`"
                 ),
             ));
-            continue;
-        };
+        }
+    }
+    let mut out = Vec::new();
+    let mut names: BTreeMap<(String, String), usize> = BTreeMap::new();
+    for (i, pw) in p.workloads.iter().enumerate() {
+        let workload = &pw.workload;
+        let moved: Vec<Moved> = pw
+            .copies
+            .iter()
+            .filter(|c| c.from != c.to)
+            .map(|c| {
+                let m = last[c.service.as_str()];
+                Moved {
+                    service: &c.service,
+                    from: cluster(&c.from),
+                    to: cluster(&c.to),
+                    gain: m.gain,
+                    confidence: m.confidence,
+                }
+            })
+            .collect();
+        let services: Vec<&str> = moved.iter().map(|m| m.service).collect();
+        let clusters: Vec<usize> = pw.clusters.iter().map(|c| cluster(c)).collect();
         let Some(api_version) = workload.api_version().map(str::to_string) else {
             errors.push(error(
                 "estate",
                 String::new(),
                 format!(
-                    "service {service:?}: workload kind {:?} has no default API version: set `workload.api_version`",
+                    "{}: workload kind {:?} has no default API version: set `workload.api_version`",
+                    who(&services),
                     workload.kind
                 ),
             ));
@@ -914,30 +1094,58 @@ fn targets<'a>(
                 errors.push(error(
                     "estate",
                     String::new(),
-                    format!("service {service:?}: workload {field}: {problem}"),
+                    format!("{}: workload {field}: {problem}", who(&services)),
                 ));
             }
         }
-        if ok && crate::k8s::subdomain_problem(&object_name(&workload)).is_some() {
+        let object = object_name(workload);
+        if ok && crate::k8s::subdomain_problem(&object).is_some() {
             ok = false;
             errors.push(error(
                 "estate",
                 String::new(),
                 format!(
-                    "service {service:?}: the manifest name {:?} would be longer than 253 characters: shorten the workload name",
-                    object_name(&workload)
+                    "{}: the manifest name {object:?} would be longer than 253 characters: shorten the workload name",
+                    who(&services)
                 ),
             ));
         }
+        // One name, one object: two workloads whose manifests would share
+        // a name (kinds alike but for case, or one kind in two API groups)
+        // would replace each other when applied.
         if ok {
+            if let Some(&j) = names.get(&(workload.namespace.clone(), object.clone())) {
+                ok = false;
+                let first = &p.workloads[j];
+                errors.push(error(
+                    "estate",
+                    String::new(),
+                    format!(
+                        "{}: workload {} ({}) and workload {} ({}) would both be written as {controller} manifests named {}/{object}, and the later would replace the earlier: set `workload` on the services so that each names its own object",
+                        who(&services),
+                        crate::copies::words(workload),
+                        api_version,
+                        crate::copies::words(&first.workload),
+                        first.workload.api_version().unwrap_or("no API version"),
+                        workload.namespace
+                    ),
+                ));
+            } else {
+                names.insert((workload.namespace.clone(), object), i);
+            }
+        }
+        if ok {
+            let copies: Vec<String> = pw
+                .copies
+                .iter()
+                .map(|c| format!("{} on {}", c.service, c.to))
+                .collect();
             out.push(Target {
-                service,
                 workload,
                 api_version,
-                from,
-                to,
-                gain: m.gain,
-                confidence: m.confidence,
+                clusters,
+                moved,
+                copies: copies.join(", "),
             });
         }
     }
@@ -962,30 +1170,43 @@ fn metadata(
     extra: &[(&str, String)],
 ) -> Node {
     let a = |k: &str| format!("{ANNOTATION_PREFIX}{k}");
+    // One entry per moved copy, in the same order in each annotation.
+    let each = |f: &dyn Fn(&Moved) -> String, sep: &str| -> String {
+        t.moved.iter().map(f).collect::<Vec<_>>().join(sep)
+    };
     let mut annotations = BTreeMap::from([
         (a("estate"), p.estate.clone()),
         (a("estate-version"), p.estate_version.clone()),
         (a("policy-digest"), p.policy_digest.clone()),
         (a("evaluated-at"), p.now.clone()),
-        (a("service"), t.service.to_string()),
+        (a("service"), each(&|m| m.service.to_string(), ", ")),
         (
             a("move"),
-            format!(
-                "{} -> {} ({} -> {})",
-                estate.clusters[t.from].id,
-                estate.clusters[t.to].id,
-                cluster_name(t.from),
-                cluster_name(t.to)
+            each(
+                &|m| {
+                    format!(
+                        "{} -> {} ({} -> {})",
+                        estate.clusters[m.from].id,
+                        estate.clusters[m.to].id,
+                        cluster_name(m.from),
+                        cluster_name(m.to)
+                    )
+                },
+                "; ",
             ),
         ),
-        (a("gain"), signed(t.gain)),
-        (a("confidence"), t.confidence.as_str().to_string()),
+        (a("gain"), each(&|m| signed(m.gain), "; ")),
+        (
+            a("confidence"),
+            each(&|m| m.confidence.as_str().to_string(), "; "),
+        ),
+        (a("copies"), t.copies.clone()),
     ]);
     for (k, v) in extra {
         annotations.insert(a(k), v.clone());
     }
     map(vec![
-        ("name", text(object_name(&t.workload))),
+        ("name", text(object_name(t.workload))),
         ("namespace", text(t.workload.namespace.clone())),
         ("labels", map(vec![(MANAGED_BY.0, text(MANAGED_BY.1))])),
         ("annotations", strings(&annotations)),
@@ -1026,11 +1247,13 @@ fn names(v: Vec<String>) -> Node {
     Node::List(v.into_iter().map(text).collect())
 }
 
-/// Karmada manifests: per moved service a `PropagationPolicy` that places
-/// its workload on the destination cluster only (cluster affinity by name),
-/// and an `OverridePolicy` that annotates the workload on that cluster
-/// with the move and the plan, so whoever looks at the member cluster sees
-/// why it is there. Multi-document YAML.
+/// Karmada manifests: per workload the plan changes, one
+/// `PropagationPolicy` that places its template on every cluster a copy
+/// of it runs in after the plan (cluster affinity by name: the copies that
+/// stay and the destinations), and one `OverridePolicy` that annotates the
+/// workload on each destination with the cluster(s) its copy came from and
+/// the plan, so whoever looks at the member cluster sees why it is there.
+/// Multi-document YAML.
 pub fn karmada(estate: &Estate, p: &Plan) -> Result<String, Vec<PlanError>> {
     let name = |c: usize| estate.clusters[c].karmada_name().to_string();
     let targets = targets(estate, p, "Karmada", |c| {
@@ -1048,51 +1271,71 @@ pub fn karmada(estate: &Estate, p: &Plan) -> Result<String, Vec<PlanError>> {
                     "placement",
                     map(vec![(
                         "clusterAffinity",
-                        map(vec![("clusterNames", names(vec![name(t.to)]))]),
+                        map(vec![(
+                            "clusterNames",
+                            names(t.clusters.iter().map(|&c| name(c)).collect()),
+                        )]),
                     )]),
                 ),
             ]),
         ));
-        let value = BTreeMap::from([
-            (format!("{ANNOTATION_PREFIX}moved-from"), name(t.from)),
-            (
-                format!("{ANNOTATION_PREFIX}plan"),
-                format!("{}@{}", p.estate_version, p.policy_digest),
-            ),
-        ]);
-        let rule = map(vec![
-            (
-                "targetCluster",
-                map(vec![("clusterNames", names(vec![name(t.to)]))]),
-            ),
-            (
-                "overriders",
-                map(vec![(
-                    "annotationsOverrider",
-                    Node::List(vec![map(vec![
-                        ("operator", text("add")),
-                        ("value", strings(&value)),
-                    ])]),
-                )]),
-            ),
-        ]);
+        // One rule per destination, in cluster id order; two copies that
+        // land on one cluster are one object there, moved from both.
+        let mut from: BTreeMap<usize, Vec<usize>> = BTreeMap::new();
+        for m in &t.moved {
+            let left = from.entry(m.to).or_default();
+            if !left.contains(&m.from) {
+                left.push(m.from);
+            }
+        }
+        let rules: Vec<Node> = from
+            .into_iter()
+            .map(|(to, mut left)| {
+                left.sort_unstable();
+                let left: Vec<String> = left.into_iter().map(name).collect();
+                let value = BTreeMap::from([
+                    (format!("{ANNOTATION_PREFIX}moved-from"), left.join(", ")),
+                    (
+                        format!("{ANNOTATION_PREFIX}plan"),
+                        format!("{}@{}", p.estate_version, p.policy_digest),
+                    ),
+                ]);
+                map(vec![
+                    (
+                        "targetCluster",
+                        map(vec![("clusterNames", names(vec![name(to)]))]),
+                    ),
+                    (
+                        "overriders",
+                        map(vec![(
+                            "annotationsOverrider",
+                            Node::List(vec![map(vec![
+                                ("operator", text("add")),
+                                ("value", strings(&value)),
+                            ])]),
+                        )]),
+                    ),
+                ])
+            })
+            .collect();
         docs.push(document(
             "policy.karmada.io/v1alpha1",
             "OverridePolicy",
             metadata(p, estate, t, &name, &[]),
             map(vec![
                 ("resourceSelectors", Node::List(vec![selector(t)])),
-                ("overrideRules", Node::List(vec![rule])),
+                ("overrideRules", Node::List(rules)),
             ]),
         ));
     }
     Ok(yaml_docs(&docs, p, "Karmada"))
 }
 
-/// Open Cluster Management manifests: per moved service a `Placement`
-/// (in the workload's namespace, which must be bound to a cluster set
-/// holding the destination) that selects exactly the destination cluster
-/// by its `name` label. Multi-document YAML.
+/// Open Cluster Management manifests: per workload the plan changes, one
+/// `Placement` (in the workload's namespace, which must be bound to a
+/// cluster set holding those clusters) that selects exactly the clusters
+/// a copy of it runs in after the plan, by their `name` label, as many as
+/// there are. Multi-document YAML.
 pub fn ocm(estate: &Estate, p: &Plan) -> Result<String, Vec<PlanError>> {
     let name = |c: usize| estate.clusters[c].ocm_name().to_string();
     let targets = targets(estate, p, "Open Cluster Management", |c| {
@@ -1108,8 +1351,15 @@ pub fn ocm(estate: &Estate, p: &Plan) -> Result<String, Vec<PlanError>> {
             let selector = map(vec![(
                 "labelSelector",
                 map(vec![(
-                    "matchLabels",
-                    map(vec![(OCM_NAME_LABEL, text(name(t.to)))]),
+                    "matchExpressions",
+                    Node::List(vec![map(vec![
+                        ("key", text(OCM_NAME_LABEL)),
+                        ("operator", text("In")),
+                        (
+                            "values",
+                            names(t.clusters.iter().map(|&c| name(c)).collect()),
+                        ),
+                    ])]),
                 )]),
             )]);
             document(
@@ -1117,7 +1367,7 @@ pub fn ocm(estate: &Estate, p: &Plan) -> Result<String, Vec<PlanError>> {
                 "Placement",
                 metadata(p, estate, t, &name, &[("workload", workload)]),
                 map(vec![
-                    ("numberOfClusters", Node::Int(1)),
+                    ("numberOfClusters", Node::Int(t.clusters.len() as i64)),
                     (
                         "predicates",
                         Node::List(vec![map(vec![("requiredClusterSelector", selector)])]),

@@ -72,6 +72,15 @@ pub fn advice_with_why(a: &Advice, why: &[MoveWhy]) -> String {
     let _ = writeln!(out, "Before: {}", totals(&a.totals_before));
     let _ = writeln!(out, "After:  {}", totals(&a.totals_after));
     let _ = writeln!(out, "{}", bound_line(&a.bound));
+    let unbacked = a.moves.iter().filter(|m| m.evidence.is_some()).count();
+    if unbacked > 0 {
+        let _ = writeln!(
+            out,
+            "Not counted above: {unbacked} {} resting on guesses (below) would add {} points if the evidence held.",
+            if unbacked == 1 { "move" } else { "moves" },
+            crate::constraints::round2(a.unbacked_gain)
+        );
+    }
     let _ = writeln!(out);
     if a.moves.is_empty() {
         let _ = writeln!(out, "No move clears the bars: staying put is best.");
@@ -181,7 +190,7 @@ pub fn bound_line(b: &crate::bound::Bound) -> String {
     let best = down(b.cost_at_least);
     match b.captured_at_least {
         Some(share) => format!(
-            "The best possible is at least {best:.1} points; these moves capture at least {:.1} % of the improvement that can exist.",
+            "The best possible is at least {best:.1} points; the recommended moves capture at least {:.1} % of the improvement that can exist.",
             down(share * 100.0)
         ),
         None => format!(

@@ -474,7 +474,19 @@ pub fn explain(estate: &Estate, policy: &Policy, now: i64, advice: &Advice) -> V
     };
     let mut out = Vec::with_capacity(advice.moves.len());
     let mut group_why_now: Option<GroupWhy> = None;
+    // A step resting on guesses is listed but not made (`advise`): it is
+    // explained on a copy of the placement, dropped after the step.
+    let mut aside: Option<State> = None;
     for m in &advice.moves {
+        let first_of_step = m.group.as_ref().is_none_or(|g| g.steps[0] == m.step);
+        let last_of_step = m
+            .group
+            .as_ref()
+            .is_none_or(|g| g.steps.last() == Some(&m.step));
+        if first_of_step {
+            aside = m.evidence.is_some().then(|| state.clone());
+        }
+        let state: &mut State = aside.as_mut().unwrap_or(&mut state);
         let ids = (
             estate.service_index(&m.service),
             estate.cluster_index(&m.to),
@@ -497,15 +509,18 @@ pub fn explain(estate: &Estate, policy: &Policy, now: i64, advice: &Advice) -> V
         let cands: Vec<usize> = (0..estate.clusters.len())
             .filter(|&c| c != state.placement[s] && constraints::statically_allowed(estate, s, c))
             .collect();
-        let mut why = explain_move(&ctx, &state, &cands, s, to, m, &mut scratch);
+        let mut why = explain_move(&ctx, state, &cands, s, to, m, &mut scratch);
         if let Some(g) = &m.group {
             if g.steps.first() == Some(&m.step) {
-                group_why_now = group_why(&ctx, &state, g);
+                group_why_now = group_why(&ctx, state, g);
             }
             why.group = group_why_now.clone();
         }
         out.push(why);
         state.apply(&ctx, s, to);
+        if last_of_step {
+            aside = None;
+        }
     }
     out
 }
@@ -580,9 +595,11 @@ fn group_why(ctx: &Ctx, state: &State, g: &crate::group::Group) -> Option<GroupW
         // G(x) > 0: each side linear in x, so the roots are closed form.
         let g_at = |x: f64| g0 + dg * (x - x0);
         let k_at = |x: f64| k0 + dk * (x - x0);
+        // The absolute bar once per moved service (`cost::step_bar`).
+        let points = p.min_gain_points * members.len() as f64;
         let clears = |x: f64| {
             let g = g_at(x);
-            g > 0.0 && g >= p.min_gain_points.max(p.min_gain_fraction * k_at(x))
+            g > 0.0 && g >= points.max(p.min_gain_fraction * k_at(x))
         };
         let mut roots = Vec::new();
         let slope_fraction = dg - p.min_gain_fraction * dk;
@@ -590,7 +607,7 @@ fn group_why(ctx: &Ctx, state: &State, g: &crate::group::Group) -> Option<GroupW
             roots.push(x0 - (g0 - p.min_gain_fraction * k0) / slope_fraction);
         }
         if dg.abs() > 1e-12 {
-            roots.push(x0 - (g0 - p.min_gain_points) / dg);
+            roots.push(x0 - (g0 - points) / dg);
             roots.push(x0 - g0 / dg);
         }
         let tol = 1e-9 * (1.0 + x0.abs());

@@ -6,6 +6,8 @@
 //! (`tests/data/crds/`, validated by `validate.py` with Python's
 //! `jsonschema`; a broken manifest must fail it).
 
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -66,12 +68,21 @@ fn the_plan_of_the_advice_is_the_advice_with_its_explanations() {
     let a = advise(&e, &Policy::default(), now());
     let why = explain(&e, &Policy::default(), now(), &a);
     assert!(!a.moves.is_empty());
-    assert_eq!(p.moves.len(), a.moves.len());
+    // The plan holds the recommended moves only (the sample's one move
+    // resting on guesses is not in it), and its totals are the advice's.
+    let (recommended, why): (Vec<_>, Vec<_>) = a
+        .moves
+        .iter()
+        .zip(&why)
+        .filter(|(m, _)| m.evidence.is_none())
+        .unzip();
+    assert!(recommended.len() < a.moves.len());
+    assert_eq!(p.moves.len(), recommended.len());
     assert_eq!(p.estate_version, a.estate_version);
     assert_eq!(p.policy_digest, a.policy_digest);
     assert_eq!(p.totals_before, a.totals_before);
     assert_eq!(p.totals_after, a.totals_after);
-    for ((m, am), w) in p.moves.iter().zip(&a.moves).zip(&why) {
+    for ((m, am), w) in p.moves.iter().zip(recommended).zip(why) {
         assert_eq!(
             (&m.service, &m.from, &m.to),
             (&am.service, &am.from, &am.to)
@@ -99,7 +110,7 @@ fn the_plan_of_the_advice_is_the_advice_with_its_explanations() {
         &json[..60]
     );
     let v: Value = serde_json::from_str(&json).unwrap();
-    assert_eq!(v["moves"].as_array().unwrap().len(), a.moves.len());
+    assert_eq!(v["moves"].as_array().unwrap().len(), p.moves.len());
     assert_eq!(v["selection"]["kind"], "advice");
 }
 
@@ -412,11 +423,11 @@ fn karmada_and_ocm_manifests_validate_against_the_published_crds() {
         .iter()
         .find(|d| d["metadata"]["annotations"]["berth.dev/service"] == to_fra2.service.as_str())
         .unwrap();
-    assert_eq!(
-        pl["spec"]["predicates"][0]["requiredClusterSelector"]["labelSelector"]["matchLabels"]
-            ["name"],
-        "ocm-fra-2"
-    );
+    let names = &pl["spec"]["predicates"][0]["requiredClusterSelector"]["labelSelector"]
+        ["matchExpressions"][0];
+    assert_eq!(names["key"], "name");
+    assert_eq!(names["values"], serde_json::json!(["ocm-fra-2"]));
+    assert_eq!(pl["spec"]["numberOfClusters"], 1);
     if let Some(other) = p
         .moves
         .iter()
@@ -460,6 +471,13 @@ fn the_validator_refuses_broken_manifests() {
             "karmada",
             karmada.replacen("name: \"berth-deployment-", "name: \"Berth_", 1),
             "DNS-1123",
+        ),
+        // Two documents that are one object: applied, the later would
+        // silently replace the earlier.
+        (
+            "karmada",
+            format!("{karmada}---\n{}", karmada.split("---\n").nth(1).unwrap()),
+            "the later replaces the earlier",
         ),
         (
             "ocm",
@@ -554,4 +572,313 @@ fn a_kubernetes_import_source_names_the_workload() {
     let e = load(&v.to_string(), FileFormat::Json).unwrap();
     let s = &e.services[e.service_index(&first).unwrap()];
     assert_eq!(s.workload_ref().unwrap().kind, "Rollout");
+}
+
+// ---- one workload, one export object -----------------------------------
+
+/// One application imported from Kubernetes manifests into c-1 and c-2,
+/// as `berth import kubernetes` writes it: `frontend` and `cart` from c-1,
+/// `c-2/frontend` and `c-2/cart` from c-2 (ids qualified with the cluster
+/// because the first import took the plain ones), each with its `source`.
+/// c-3 and c-4 are empty. The estate's text, as the CLI and the server
+/// read it.
+fn two_clusters_one_app() -> String {
+    let (sites, links) = common::sites();
+    let imported = |id: &str, cluster: &str, name: &str, cpu: f64| {
+        let mut s = common::service(id, "shop", cluster, cpu);
+        s["source"] = format!("kubernetes:{cluster}/default/Deployment/{name}").into();
+        s
+    };
+    let file = serde_json::json!({
+        "schema": 1,
+        "name": "one app in two clusters",
+        "observed_at": common::NOW_STR,
+        "sites": sites,
+        "links": links,
+        "clusters": [
+            common::cluster("c-1", "fra", 64.0, 32.0),
+            common::cluster("c-2", "par", 64.0, 32.0),
+            common::cluster("c-3", "lon", 64.0, 32.0),
+            common::cluster("c-4", "iad", 64.0, 32.0),
+        ],
+        "services": [
+            imported("frontend", "c-1", "frontend", 2.0),
+            imported("cart", "c-1", "cart", 1.0),
+            imported("c-2/frontend", "c-2", "frontend", 2.0),
+            imported("c-2/cart", "c-2", "cart", 1.0),
+        ],
+        "flows": [
+            common::flow("frontend", "cart", 2.0, 1.0),
+            common::flow("c-2/frontend", "c-2/cart", 2.0, 1.0),
+        ],
+    });
+    file.to_string()
+}
+
+fn scenario_text(moves: &[(&str, &str)]) -> String {
+    let steps: Vec<Value> = moves
+        .iter()
+        .map(|(s, to)| serde_json::json!({"move": {"service": s, "to": to}}))
+        .collect();
+    serde_json::json!({"schema": 1, "name": "move copies", "steps": steps}).to_string()
+}
+
+/// The plan of a scenario in `format`, as `berth plan export --scenario`
+/// and `GET …/plan?scenario=` make it (`front::plan_text`).
+fn export(estate: &str, moves: &[(&str, &str)], format: &str) -> String {
+    let out = front::plan_text(estate, "", now(), format, "", &scenario_text(moves));
+    assert!(!out.starts_with('['), "{out}");
+    out
+}
+
+fn yaml_documents(yaml: &str) -> Vec<Value> {
+    serde_yaml::Deserializer::from_str(yaml)
+        .map(|d| Value::deserialize(d).unwrap())
+        .collect()
+}
+
+/// `(kind, namespace/name)` of every document.
+fn objects(docs: &[Value]) -> Vec<(String, String)> {
+    docs.iter()
+        .map(|d| {
+            (
+                d["kind"].as_str().unwrap().to_string(),
+                format!(
+                    "{}/{}",
+                    d["metadata"]["namespace"].as_str().unwrap(),
+                    d["metadata"]["name"].as_str().unwrap()
+                ),
+            )
+        })
+        .collect()
+}
+
+fn strs(v: &Value) -> Vec<&str> {
+    v.as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x.as_str().unwrap())
+        .collect()
+}
+
+#[test]
+fn moving_two_copies_of_one_workload_writes_one_object_per_workload() {
+    let estate = two_clusters_one_app();
+    let moves = [("frontend", "c-3"), ("c-2/frontend", "c-4")];
+
+    // Karmada: one PropagationPolicy and one OverridePolicy for frontend,
+    // placing it on both destinations; cart does not move.
+    let karmada = export(&estate, &moves, "karmada");
+    let (ok, out) = validate(&karmada, "two-copies-karmada.yaml");
+    assert!(ok, "{out}");
+    assert_eq!(out.trim(), "ok 2");
+    let docs = yaml_documents(&karmada);
+    assert_eq!(
+        objects(&docs),
+        [
+            (
+                "PropagationPolicy".to_string(),
+                "default/berth-deployment-frontend".to_string()
+            ),
+            (
+                "OverridePolicy".to_string(),
+                "default/berth-deployment-frontend".to_string()
+            ),
+        ]
+    );
+    let pp = &docs[0];
+    assert_eq!(
+        strs(&pp["spec"]["placement"]["clusterAffinity"]["clusterNames"]),
+        ["c-3", "c-4"]
+    );
+    assert_eq!(pp["spec"]["resourceSelectors"][0]["name"], "frontend");
+    let a = &pp["metadata"]["annotations"];
+    assert_eq!(a["berth.dev/service"], "c-2/frontend, frontend");
+    assert_eq!(
+        a["berth.dev/move"],
+        "c-2 -> c-4 (c-2 -> c-4); c-1 -> c-3 (c-1 -> c-3)"
+    );
+    assert_eq!(
+        a["berth.dev/copies"],
+        "c-2/frontend on c-4, frontend on c-3"
+    );
+    // Each destination is annotated with the cluster its copy left.
+    let rules = docs[1]["spec"]["overrideRules"].as_array().unwrap();
+    let by_rule: Vec<(Vec<&str>, &str)> = rules
+        .iter()
+        .map(|r| {
+            (
+                strs(&r["targetCluster"]["clusterNames"]),
+                r["overriders"]["annotationsOverrider"][0]["value"]["berth.dev/moved-from"]
+                    .as_str()
+                    .unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(by_rule, [(vec!["c-3"], "c-1"), (vec!["c-4"], "c-2")]);
+
+    // Open Cluster Management: one Placement choosing both clusters.
+    let ocm = export(&estate, &moves, "ocm");
+    let (ok, out) = validate(&ocm, "two-copies-ocm.yaml");
+    assert!(ok, "{out}");
+    assert_eq!(out.trim(), "ok 1");
+    let docs = yaml_documents(&ocm);
+    assert_eq!(
+        objects(&docs),
+        [(
+            "Placement".to_string(),
+            "default/berth-deployment-frontend".to_string()
+        )]
+    );
+    assert_eq!(docs[0]["spec"]["numberOfClusters"], 2);
+    let expr = &docs[0]["spec"]["predicates"][0]["requiredClusterSelector"]["labelSelector"]
+        ["matchExpressions"][0];
+    assert_eq!(
+        (expr["key"].as_str(), expr["operator"].as_str()),
+        (Some("name"), Some("In"))
+    );
+    assert_eq!(strs(&expr["values"]), ["c-3", "c-4"]);
+
+    // The JSON and the Markdown plans say the same.
+    let json: Value = serde_json::from_str(&export(&estate, &moves, "json")).unwrap();
+    assert_eq!(json["moves"].as_array().unwrap().len(), 2);
+    let workloads = json["workloads"].as_array().unwrap();
+    assert_eq!(workloads.len(), 1, "{json}");
+    assert_eq!(
+        workloads[0]["workload"],
+        serde_json::json!({"kind": "Deployment", "namespace": "default", "name": "frontend"})
+    );
+    assert_eq!(strs(&workloads[0]["clusters"]), ["c-3", "c-4"]);
+    assert_eq!(
+        workloads[0]["copies"],
+        serde_json::json!([
+            {"service": "c-2/frontend", "from": "c-2", "to": "c-4"},
+            {"service": "frontend", "from": "c-1", "to": "c-3"},
+        ])
+    );
+    let md = export(&estate, &moves, "markdown");
+    assert!(
+        md.contains(
+            "| `Deployment default/frontend` (apps/v1) | `c-3`, `c-4` | `c-2/frontend` `c-2` → `c-4`; `frontend` `c-1` → `c-3` |"
+        ),
+        "{md}"
+    );
+}
+
+#[test]
+fn one_move_of_a_replicated_workload_keeps_the_copy_that_stays() {
+    let estate = two_clusters_one_app();
+    // frontend leaves c-1; its copy on c-2 stays, so the workload runs in
+    // c-2 and c-3 after the plan — not in c-3 alone.
+    let moves = [("frontend", "c-3")];
+    let karmada = export(&estate, &moves, "karmada");
+    let (ok, out) = validate(&karmada, "one-copy-karmada.yaml");
+    assert!(ok, "{out}");
+    let docs = yaml_documents(&karmada);
+    assert_eq!(docs.len(), 2);
+    assert_eq!(
+        strs(&docs[0]["spec"]["placement"]["clusterAffinity"]["clusterNames"]),
+        ["c-2", "c-3"]
+    );
+    assert_eq!(
+        docs[0]["metadata"]["annotations"]["berth.dev/copies"],
+        "c-2/frontend on c-2, frontend on c-3"
+    );
+    // Only the destination is annotated as moved to.
+    let rules = docs[1]["spec"]["overrideRules"].as_array().unwrap();
+    assert_eq!(rules.len(), 1);
+    assert_eq!(strs(&rules[0]["targetCluster"]["clusterNames"]), ["c-3"]);
+    let ocm = export(&estate, &moves, "ocm");
+    let (ok, out) = validate(&ocm, "one-copy-ocm.yaml");
+    assert!(ok, "{out}");
+    let docs = yaml_documents(&ocm);
+    assert_eq!(docs[0]["spec"]["numberOfClusters"], 2);
+    let md = export(&estate, &moves, "markdown");
+    assert!(md.contains("`c-2/frontend` stays on `c-2`"), "{md}");
+
+    // A copy moved onto the cluster where its sibling runs: one cluster,
+    // listed once, and the plan carries the what-if's warning.
+    let moves = [("frontend", "c-2")];
+    let ocm = export(&estate, &moves, "ocm");
+    let docs = yaml_documents(&ocm);
+    assert_eq!(docs.len(), 1);
+    assert_eq!(docs[0]["spec"]["numberOfClusters"], 1);
+    let json: Value = serde_json::from_str(&export(&estate, &moves, "json")).unwrap();
+    assert_eq!(strs(&json["workloads"][0]["clusters"]), ["c-2"]);
+    assert!(
+        json["warnings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|w| w["code"] == "duplicate_workload" && w["service"] == "frontend"),
+        "{json}"
+    );
+
+    // Moving both copies and a single-copy workload: one object each.
+    let mut v: Value = serde_json::from_str(&estate).unwrap();
+    v["services"][1]["source"] = "kubernetes:c-1/shop/StatefulSet/cart".into();
+    let estate = v.to_string();
+    let moves = [
+        ("cart", "c-3"),
+        ("frontend", "c-3"),
+        ("c-2/frontend", "c-3"),
+    ];
+    let karmada = export(&estate, &moves, "karmada");
+    let (ok, out) = validate(&karmada, "three-karmada.yaml");
+    assert!(ok, "{out}");
+    // In the order of each workload's first moved service by id:
+    // `c-2/frontend` before `cart`.
+    let names: Vec<(String, String)> = objects(&yaml_documents(&karmada));
+    assert_eq!(
+        names,
+        [
+            (
+                "PropagationPolicy".into(),
+                "default/berth-deployment-frontend".into()
+            ),
+            (
+                "OverridePolicy".into(),
+                "default/berth-deployment-frontend".into()
+            ),
+            (
+                "PropagationPolicy".into(),
+                "shop/berth-statefulset-cart".into()
+            ),
+            (
+                "OverridePolicy".into(),
+                "shop/berth-statefulset-cart".into()
+            ),
+        ]
+    );
+    let docs = yaml_documents(&karmada);
+    assert_eq!(
+        strs(&docs[0]["spec"]["placement"]["clusterAffinity"]["clusterNames"]),
+        ["c-3"]
+    );
+    // Two copies landing on one cluster: one rule, moved from both.
+    let rules = docs[1]["spec"]["overrideRules"].as_array().unwrap();
+    assert_eq!(rules.len(), 1);
+    assert_eq!(
+        rules[0]["overriders"]["annotationsOverrider"][0]["value"]["berth.dev/moved-from"],
+        "c-1, c-2"
+    );
+}
+
+#[test]
+fn workloads_whose_manifests_would_share_a_name_are_refused() {
+    // Two kinds of one name in two API groups: each its own object, one
+    // manifest name.
+    let mut v: Value = serde_json::from_str(&two_clusters_one_app()).unwrap();
+    v["services"][0]["workload"] = serde_json::json!({"api_version": "example.com/v1", "kind": "Deployment", "namespace": "default", "name": "frontend"});
+    let estate = v.to_string();
+    let moves = [("frontend", "c-3"), ("c-2/frontend", "c-4")];
+    let out = front::plan_text(&estate, "", now(), "karmada", "", &scenario_text(&moves));
+    let errors: Value = serde_json::from_str(&out).unwrap();
+    let errors = errors.as_array().unwrap();
+    assert_eq!(errors.len(), 1, "{out}");
+    let m = errors[0]["message"].as_str().unwrap();
+    assert!(
+        m.starts_with("service \"frontend\": workload Deployment default/frontend (example.com/v1) and workload Deployment default/frontend (apps/v1) would both be written as Karmada manifests named default/berth-deployment-frontend"),
+        "{m}"
+    );
 }

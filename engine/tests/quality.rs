@@ -16,7 +16,7 @@ fn solver_agrees_with_exhaustive_enumeration() {
     let policy = Policy::default();
     let mut checked = 0;
     for seed in 0..200 {
-        let estate = gen::estate(&Shape::tiny(seed));
+        let estate = common::trusted::trusted(&Shape::tiny(seed));
         let Some(brute) = exact::exhaustive(&estate, &policy, NOW, 60_000.0) else {
             continue;
         };
@@ -43,7 +43,14 @@ fn solver_agrees_with_exhaustive_enumeration() {
 #[test]
 fn baseline_captures_most_of_the_optimum() {
     let rows: Vec<_> = (0..100)
-        .map(|seed| measure(seed, &gen::estate(&Shape::tiny(seed)), NOW, 50_000_000))
+        .map(|seed| {
+            measure(
+                seed,
+                &common::trusted::trusted(&Shape::tiny(seed)),
+                NOW,
+                50_000_000,
+            )
+        })
         .collect();
     assert!(rows.iter().all(|r| r.complete));
     let shares = |get: fn(&exact::Row) -> f64| -> Vec<f64> {
@@ -78,7 +85,7 @@ fn baseline_captures_most_of_the_optimum() {
 fn placement_cost_of_the_current_placement_is_cost_before() {
     let policy = Policy::default();
     for seed in 0..20 {
-        let estate = gen::estate(&Shape::tiny(seed));
+        let estate = common::trusted::trusted(&Shape::tiny(seed));
         let ctx = berth_engine::cost::Ctx::new(&estate, &policy, NOW);
         let here: Vec<usize> = estate.services.iter().map(|s| s.cluster).collect();
         let before = berth_engine::cost::State::initial(&estate)
@@ -100,8 +107,10 @@ fn placement_cost_of_the_current_placement_is_cost_before() {
 #[test]
 fn compound_steps_meet_the_targets_on_every_generator_shape() {
     type Make = Box<dyn Fn(u64) -> berth_engine::Estate>;
-    let mut shapes: Vec<(&str, Make)> =
-        vec![("tiny", Box::new(|seed| gen::estate(&Shape::tiny(seed))))];
+    let mut shapes: Vec<(&str, Make)> = vec![(
+        "tiny",
+        Box::new(|seed| common::trusted::trusted(&Shape::tiny(seed))),
+    )];
     for p in gen::Pattern::ALL {
         shapes.push((
             p.as_str(),

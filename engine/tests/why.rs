@@ -159,7 +159,11 @@ fn group_clears(
     };
     let g: f64 = t.iter().map(|t| t.gain()).sum();
     let ids: Vec<usize> = members.iter().map(|m| m.0).collect();
-    let bar = cost::bar(&ctx, berth_engine::group::current_cost(&ctx, &st, &ids));
+    let bar = cost::step_bar(
+        &ctx,
+        berth_engine::group::current_cost(&ctx, &st, &ids),
+        ids.len(),
+    );
     g > 0.0 && g >= bar
 }
 
@@ -271,10 +275,18 @@ fn check(estate: &Estate, policy: &Policy, now: i64, label: &str) -> Stats {
         assert!(w.note.is_none(), "{at}: {:?}", w.note);
         stats.moves += 1;
         let (s, b) = moves[k];
-        let earlier = &moves[..k];
+        // The placement this move is judged from: the recommended moves
+        // before it, and the earlier members of its own step (a step
+        // resting on guesses is listed but not made).
+        let first = m.group.as_ref().map_or(k, |g| k - (m.step - g.steps[0]));
+        let made = |j: usize| advice.moves[j].evidence.is_none();
+        let before_step: Vec<(usize, usize)> =
+            (0..first).filter(|&j| made(j)).map(|j| moves[j]).collect();
+        let mut earlier = before_step.clone();
+        earlier.extend_from_slice(&moves[first..k]);
+        let earlier = earlier.as_slice();
         if let Some(g) = &m.group {
-            let first = k - (m.step - g.steps[0]);
-            check_group(estate, policy, now, &moves[..first], g, w, &at);
+            check_group(estate, policy, now, &before_step, g, w, &at);
             stats.group_members += 1;
             continue;
         }

@@ -706,8 +706,8 @@ impl Row {
 
 /// Improvement the baseline's advice achieves.
 pub fn advice_improvement(a: &berth_engine::Advice) -> f64 {
-    let copy: f64 = a.moves.iter().map(|m| -m.terms.copy).sum();
-    a.totals_before.cost - (a.totals_after.cost + copy)
+    // Of the recommended moves: those resting on guesses are not made.
+    berth_engine::advise::improvement(a)
 }
 
 /// Measure one estate: the optimum, the baseline under both policies and
@@ -756,10 +756,12 @@ pub fn measure(seed: u64, estate: &Estate, now: i64, budget: u64) -> Row {
         optimal_moves_gaining_alone: gaining.len(),
         optimal_moves_blocked_alone: blocked,
         optimal_sequential: sequentially_reachable(&ctx, &opt.placement, 16),
+        // As one step: every moved service pays the absolute bar.
         optimal_clears_bars: opt.improvement()
-            >= berth_engine::cost::bar(
+            >= berth_engine::cost::step_bar(
                 &ctx,
                 berth_engine::group::current_cost(&ctx, &initial, &moved),
+                moved.len(),
             ),
         baseline: advice_improvement(&a),
         baseline_moves: a.moves.len(),

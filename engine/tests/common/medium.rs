@@ -4,7 +4,7 @@
 
 use berth_engine::cost::{self, Ctx, State};
 use berth_engine::decider::{score, Decider, RawProposal};
-use berth_engine::gen::{self, Shape, NOW};
+use berth_engine::gen::{Shape, NOW};
 use berth_engine::optimum::decider::Optimum;
 use berth_engine::{Estate, Policy};
 
@@ -14,7 +14,7 @@ pub const SIZES: [(usize, usize); 3] = [(40, 8), (80, 10), (150, 12)];
 /// The generated estate of `services` on `clusters` for `seed`, over 4–6
 /// sites.
 pub fn estate(seed: u64, services: usize, clusters: usize) -> Estate {
-    gen::estate(&Shape {
+    super::trusted::trusted(&Shape {
         seed,
         services,
         clusters,
@@ -66,7 +66,8 @@ pub fn capped_reference(estate: &Estate, policy: &Policy) -> Reference {
         .collect();
     Reference {
         gain: score(estate, policy, NOW, &raw).projected_gain,
-        bar: cost::bar(&ctx, group_cost),
+        // As one step, every moved service paying the absolute bar.
+        bar: cost::step_bar(&ctx, group_cost, moved.len()),
         note: decision.note.unwrap_or_default(),
     }
 }

@@ -11,6 +11,9 @@ pub mod exact;
 /// Issue 18's medium estates and their `optimum-capped` reference.
 pub mod medium;
 
+/// Generated estates with their guesses read as reported (quality).
+pub mod trusted;
+
 use berth_engine::{load, Estate, Format};
 use serde_json::{json, Value};
 
