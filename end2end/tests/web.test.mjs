@@ -77,7 +77,12 @@ test('sign in; Placement shows the sample moves, a Why panel with flip condition
   const group = page.locator('[data-testid=moves] li.move[data-service=carrier-gateway] [data-testid=group-step]');
   await group.waitFor();
   assert.equal(await group.getAttribute('data-services'), 'carrier-gateway shipping-quotes');
-  assert.match(await group.textContent(), /Compound step \(2 services\): Moving carrier-gateway alone costs [\d.]+ points; .* gain [\d.]+ points \(bar [\d.]+\)\./);
+  assert.match(await group.textContent(), /Compound step \(2 services\): Moving carrier-gateway alone costs [\d.]+ points; .* gain [\d.]+ points; 2 services must gain at least 4 points \(2 each\)\./);
+  // The headline counts the recommended moves only; what the move set
+  // apart would add is its own line (issue 32: 1,050.8, not 997.6).
+  assert.match(await page.getByTestId('headline').textContent(), /^Estate cost 1687\.4 → 1050\.8 points with the recommended moves applied/);
+  assert.match(await page.getByTestId('bound').textContent(), /the recommended moves capture at least 61\.4 %/);
+  assert.match(await page.getByTestId('unbacked-gain').textContent(), /^If the evidence held, these would add 53\.2 points/);
   assert.equal(
     (await page.locator('[data-testid=moves] li.move[data-service=shipping-quotes] .group-step').textContent()).trim(),
     'Moves together with carrier-gateway, as one step.');
@@ -304,6 +309,9 @@ test('what-if: an edit re-projects with no network request; evacuating a cluster
   const n0 = Number(await steps.getAttribute('data-count'));
   assert.equal(n0, recommended, 'the recommendations came over as steps, not the moves resting on guesses');
   const before = await totals.textContent();
+  // The what-if of exactly the recommended moves lands on Placement's
+  // headline, to the digit shown.
+  assert.match(before, /^Cost 1687\.4 → 1050\.8 points/);
 
   const requests = [];
   page.on('request', r => requests.push(`${r.method()} ${r.url()}`));

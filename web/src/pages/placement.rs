@@ -694,7 +694,7 @@ fn Moves(shown: Arc<Shown>) -> impl IntoView {
     view! {
         <section aria-labelledby="moves-h">
             <h2 id="moves-h">"Recommended moves, in order"</h2>
-            <p>{format!("Estate cost {} → {} points (with every move on this page applied).", fixed(Some(before), 1), fixed(Some(after), 1))}</p>
+            <p data-testid="headline">{format!("Estate cost {} → {} points with the recommended moves applied (the moves set apart for weak evidence are not counted).", fixed(Some(before), 1), fixed(Some(after), 1))}</p>
             <p data-testid="bound">{bound_sentence(advice)}</p>
             {hidden_line(identities)}
             <div class="move-filter" role="search" aria-label="Narrow the recommendations">
@@ -746,6 +746,10 @@ fn WeakMoves(shown: Arc<Shown>) -> impl IntoView {
         return ().into_any();
     }
     let identities: Vec<String> = weak.iter().map(|(_, _, i)| i.clone()).collect();
+    let would_add = format!(
+        "If the evidence held, these would add {} points; they are not in the estate cost above.",
+        fixed(Some(shown.advice.unbacked_gain), 1)
+    );
     // The list's own scale: these are not ranked with the recommendations.
     let scale = weak
         .iter()
@@ -759,6 +763,7 @@ fn WeakMoves(shown: Arc<Shown>) -> impl IntoView {
         <section aria-labelledby="weak-h">
             <h2 id="weak-h">"Not enough evidence to recommend"</h2>
             <p>"These would gain if the guesses they rest on are right; measure those facts (see each Why) and they become recommendations or drop out."</p>
+            <p data-testid="unbacked-gain">{would_add}</p>
             {hidden_line(identities)}
             <ul class="moves weak" data-testid="weak-moves">{rows}</ul>
         </section>
@@ -1070,7 +1075,7 @@ mod tests {
         };
         assert_eq!(
             bound_sentence(&advice),
-            "The best possible is at least 812.4 points; these moves capture at least 75.1 % of the improvement that can exist."
+            "The best possible is at least 812.4 points; the recommended moves capture at least 75.1 % of the improvement that can exist."
         );
     }
 
