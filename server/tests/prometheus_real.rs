@@ -638,6 +638,38 @@ async fn the_default_queries_work_on_a_real_prometheus() {
             "{k:?}: expected {w}, got {g}\n{out}"
         );
     }
+    // Its series name one cluster, `Kubernetes` (a single-cluster Istio):
+    // read with the cluster labels (the default) it imports exactly as
+    // read without them — the same flows, figures and notes.
+    let map = ["--map", "catalog-v1=catalog", "--map", "catalog-v2=catalog"];
+    let (without, _, out_without) =
+        dry_run(&prom, &[&map[..], &["--cluster-labels", "none"]].concat()).await;
+    let notes = |out: &str| {
+        out.split("skipped or incomplete")
+            .nth(1)
+            .map(|n| n.split("dry run").next().unwrap().to_string())
+    };
+    assert_eq!(notes(&out), notes(&out_without), "{out}\n{out_without}");
+    assert!(
+        notes(&out).is_some_and(|n| !n.contains("Kubernetes")),
+        "{out}"
+    );
+    // (Evaluated a moment apart: equal to rounding, as the counters grow
+    // linearly.)
+    let (with, without) = (by_key(&observations), by_key(&without));
+    assert_eq!(
+        with.keys().collect::<Vec<_>>(),
+        without.keys().collect::<Vec<_>>()
+    );
+    for (k, v) in &with {
+        assert!(
+            (v - without[k]).abs() <= 1e-5 * v.abs(),
+            "{k:?}: {v} and {}",
+            without[k]
+        );
+    }
+    assert!(observations.iter().all(|o| o.get("from_cluster").is_none()));
+
     // The one-sided edge (request bytes only) is counted, not dropped.
     assert!(got.contains_key(&(
         "flow_mb_s".into(),
@@ -1460,6 +1492,8 @@ async fn istio_clusters_tcp_and_scrape_gaps_on_a_real_prometheus() {
         &[
             "--query-rate",
             "sum by (source_workload, source_workload_namespace, destination_workload, destination_workload_namespace) (rate(istio_requests_total[5m]))",
+            "--cluster-labels",
+            "none",
         ],
     )
     .await;
@@ -1684,4 +1718,545 @@ async fn round_trips_from_blackbox_submariner_cilium_and_liqo() {
         }
         assert!(!agent_log.contains(TOKEN));
     }
+}
+
+/// A real `berth serve` on a free loopback port (SQLite in a temporary
+/// directory), killed when dropped.
+struct BerthServer {
+    child: std::process::Child,
+    url: String,
+    _dir: tempfile::TempDir,
+}
+
+impl Drop for BerthServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl BerthServer {
+    async fn start() -> BerthServer {
+        let dir = tempfile::tempdir().unwrap();
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let child = std::process::Command::new(env!("CARGO_BIN_EXE_berth"))
+            .args([
+                "serve",
+                "--listen",
+                &format!("127.0.0.1:{port}"),
+                "--data-dir",
+            ])
+            .arg(dir.path())
+            .env("BERTH_ADMIN_TOKEN", TOKEN)
+            .env_remove("BERTH_DATABASE_URL")
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let s = BerthServer {
+            child,
+            url: format!("http://127.0.0.1:{port}"),
+            _dir: dir,
+        };
+        let start = Instant::now();
+        while !reqwest::get(format!("{}/readyz", s.url))
+            .await
+            .is_ok_and(|r| r.status().is_success())
+        {
+            assert!(
+                start.elapsed() < Duration::from_secs(30),
+                "berth serve not ready in 30 s"
+            );
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        s
+    }
+
+    fn http(&self, method: reqwest::Method, path: &str) -> reqwest::RequestBuilder {
+        reqwest::Client::new()
+            .request(method, format!("{}{path}", self.url))
+            .bearer_auth(TOKEN)
+    }
+
+    async fn create_estate(&self, id: &str, estate: &Value) {
+        let r = self
+            .http(reqwest::Method::POST, &format!("/api/estates?id={id}"))
+            .header("content-type", "application/json")
+            .body(estate.to_string())
+            .send()
+            .await
+            .unwrap();
+        let status = r.status();
+        assert!(status.is_success(), "{status}: {}", r.text().await.unwrap());
+    }
+
+    /// The stored estate file.
+    async fn estate(&self, id: &str) -> Value {
+        self.http(reqwest::Method::GET, &format!("/api/estates/{id}/file"))
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap()
+    }
+
+    /// An agent token for one estate: it may post observations, not read
+    /// the estate.
+    async fn agent_token(&self, estate: &str) -> String {
+        let r: Value = self
+            .http(reqwest::Method::POST, "/api/tokens")
+            .json(&serde_json::json!({"name": format!("agent-{estate}"), "role": "agent", "estate": estate}))
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+        r["token"]
+            .as_str()
+            .unwrap_or_else(|| panic!("no token in {r}"))
+            .to_string()
+    }
+}
+
+/// `berth import prometheus` against a real server: exit code, stdout,
+/// stderr.
+async fn import_into(
+    prom: &Prometheus,
+    server: &BerthServer,
+    estate: &str,
+    args: &[&str],
+) -> (i32, String, String) {
+    let mut c = berth();
+    c.args([
+        "import",
+        "prometheus",
+        "--server",
+        &server.url,
+        "--estate",
+        estate,
+        "--url",
+        &prom.url,
+    ])
+    .args(args)
+    .env("BERTH_TOKEN", TOKEN);
+    run(c).await
+}
+
+/// The evaluation time an import printed.
+fn evaluated_at(out: &str) -> i64 {
+    let text = out
+        .split("evaluated at ")
+        .nth(1)
+        .and_then(|r| r.get(..20))
+        .unwrap_or_else(|| panic!("no evaluation time in:\n{out}"));
+    berth_engine::estate::parse_time(text).unwrap()
+}
+
+/// The estate's measured flows: (from, to) → (weight, observed_at).
+fn measured_weights(estate: &Value) -> BTreeMap<(String, String), (f64, String)> {
+    estate["flows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["weight"]["class"] == "measured")
+        .map(|f| {
+            (
+                (
+                    f["from"].as_str().unwrap().to_string(),
+                    f["to"].as_str().unwrap().to_string(),
+                ),
+                (
+                    f["weight"]["value"].as_f64().unwrap(),
+                    f["weight"]["observed_at"].as_str().unwrap().to_string(),
+                ),
+            )
+        })
+        .collect()
+}
+
+/// Online Boutique under Istio over two clusters the mesh calls `east-1`
+/// and `west-1` while the estate calls them `c-east-1` and `c-west-1`;
+/// `currencyservice` runs in both. The default command refuses, naming
+/// both clusters and the one `--map-cluster` per cluster that fixes it,
+/// and sends nothing; with those flags, or with the estate's clusters
+/// declaring `mesh_cluster`, each replica gets its own flows, within 1 %
+/// of Little's law over the written series; the agent (whose token may
+/// not read the estate) gets the same through the server's resolution;
+/// `--cluster-labels none` merges the replicas, as asked.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_multi_cluster_mesh_is_read_per_cluster_or_refused_on_a_real_prometheus() {
+    if !have_prometheus() {
+        return;
+    }
+    // (source cluster, workload, destination cluster, workload, req/s, mean ms)
+    type Spec = (
+        &'static str,
+        &'static str,
+        &'static str,
+        &'static str,
+        f64,
+        f64,
+    );
+    const SPECS: [Spec; 5] = [
+        ("east-1", "frontend", "east-1", "currencyservice", 60.0, 3.0),
+        (
+            "west-1",
+            "frontend",
+            "west-1",
+            "currencyservice",
+            240.0,
+            8.0,
+        ),
+        // Across clusters: west's checkout calls east's currency.
+        (
+            "west-1",
+            "checkoutservice",
+            "east-1",
+            "currencyservice",
+            30.0,
+            12.0,
+        ),
+        ("east-1", "frontend", "east-1", "cartservice", 50.0, 5.0),
+        // To outside the mesh: Istio names its cluster "unknown", which
+        // is no cluster to resolve (the edge is skipped as before).
+        (
+            "west-1",
+            "checkoutservice",
+            "unknown",
+            "unknown",
+            5.0,
+            200.0,
+        ),
+    ];
+    let mut all = vec![];
+    for (i, (sc, src, dc, dst, rps, ms)) in SPECS.iter().enumerate() {
+        for reporter in ["source", "destination"] {
+            let labels = vec![
+                ("reporter", reporter.to_string()),
+                ("source_workload", src.to_string()),
+                ("source_workload_namespace", "shop".to_string()),
+                ("source_cluster", sc.to_string()),
+                ("destination_workload", dst.to_string()),
+                (
+                    "destination_workload_namespace",
+                    if *dst == "unknown" { "unknown" } else { "shop" }.to_string(),
+                ),
+                ("destination_cluster", dc.to_string()),
+            ];
+            let part = |p| {
+                if reporter == "source" {
+                    p
+                } else {
+                    Part::OtherSide
+                }
+            };
+            let mut push = |name, part, per_s| {
+                all.push(Written {
+                    name,
+                    labels: labels.clone(),
+                    call: i,
+                    part,
+                    per_s,
+                })
+            };
+            push("istio_requests_total", part(Part::Requests), *rps);
+            push(
+                "istio_request_duration_milliseconds_sum",
+                part(Part::DurationSum),
+                rps * ms * if reporter == "source" { 1.0 } else { 0.8 },
+            );
+            push(
+                "istio_request_duration_milliseconds_count",
+                part(Part::DurationCount),
+                *rps,
+            );
+            push("istio_request_bytes_sum", part(Part::Bytes), rps * 400.0);
+            push("istio_response_bytes_sum", part(Part::Bytes), rps * 2000.0);
+        }
+    }
+    let now = chrono::Utc::now().timestamp();
+    let times = sample_times(now);
+    let prom = start_prometheus(Some(&written_text(&all, &times))).await;
+    let server = BerthServer::start().await;
+
+    // The estate: east's services as a Kubernetes import of c-east-1
+    // named them, west's replicas under the ids an import gives a second
+    // replica.
+    let estate = |aliases: bool| {
+        let cluster = |id: &str, site: &str, mesh: &str| {
+            let mut c = serde_json::json!({"id": id, "site": site, "tier": "prod", "trust_zone": "general",
+                "health": "healthy", "cpu_total": 64, "memory_total_gib": 256});
+            if aliases {
+                c["mesh_cluster"] = mesh.into();
+            }
+            c
+        };
+        let service = |id: &str, cluster: &str, source: Option<String>| {
+            let mut s = serde_json::json!({"id": id, "owner": "boutique", "cluster": cluster, "cpu": 1, "memory_gib": 1});
+            if let Some(source) = source {
+                s["source"] = source.into();
+            }
+            s
+        };
+        let east = |n: &str| {
+            service(
+                n,
+                "c-east-1",
+                Some(format!("kubernetes:c-east-1/shop/deployment/{n}")),
+            )
+        };
+        serde_json::json!({
+            "schema": 1,
+            "name": "boutique",
+            "sites": [
+                {"id": "east", "name": "East", "jurisdiction": "us"},
+                {"id": "west", "name": "West", "jurisdiction": "us"}],
+            "clusters": [cluster("c-east-1", "east", "east-1"), cluster("c-west-1", "west", "west-1")],
+            "services": [
+                east("frontend"), east("currencyservice"), east("cartservice"),
+                service("c-west-1/frontend", "c-west-1", None),
+                service("c-west-1/currencyservice", "c-west-1", None),
+                service("c-west-1/checkoutservice", "c-west-1", None)],
+            "flows": []
+        })
+    };
+    server.create_estate("boutique", &estate(false)).await;
+    server
+        .create_estate("boutique-aliased", &estate(true))
+        .await;
+
+    // Independently: per call, Little's law over the caller's series, and
+    // the estate service each end is in its cluster.
+    let service_of = |cluster: &str, w: &str| match cluster {
+        "east-1" => w.to_string(),
+        _ => format!("c-west-1/{w}"),
+    };
+    let want = |at: i64| -> BTreeMap<(String, String), f64> {
+        let mut out = BTreeMap::new();
+        for (i, (sc, src, dc, dst, _, _)) in SPECS.iter().enumerate() {
+            if *dst == "unknown" {
+                continue;
+            }
+            let rate = |part: Part| -> f64 {
+                all.iter()
+                    .filter(|w| w.call == i && w.part == part)
+                    .map(|w| written_rate_of(w, &times, at))
+                    .sum()
+            };
+            let w =
+                rate(Part::Requests) * rate(Part::DurationSum) / rate(Part::DurationCount) / 1000.0;
+            out.insert((service_of(sc, src), service_of(dc, dst)), w);
+        }
+        out
+    };
+    let check = |what: &str, got: &BTreeMap<(String, String), (f64, String)>, at: i64| {
+        let want = want(at);
+        eprintln!(
+            "{what}: {:<52} {:>10} {:>10} {:>8}",
+            "flow", "expected", "got", "error"
+        );
+        for ((from, to), w) in &want {
+            let g = got.get(&(from.clone(), to.clone())).map(|g| g.0);
+            eprintln!(
+                "{what}: {:<52} {w:>10.6} {:>10} {:>7.4}%",
+                format!("{from} → {to}"),
+                g.map_or("–".into(), |g| g.to_string()),
+                g.map_or(f64::NAN, |g| (g - w) / w * 100.0)
+            );
+        }
+        assert_eq!(
+            want.keys().collect::<Vec<_>>(),
+            got.keys().collect::<Vec<_>>(),
+            "{what}"
+        );
+        for (k, w) in &want {
+            let g = got[k].0;
+            assert!(
+                (g - w).abs() <= 0.01 * w,
+                "{what}: {k:?}: expected {w}, got {g}"
+            );
+        }
+    };
+
+    // 1. The default command refuses: both clusters named, with the fix;
+    //    nothing sent (the estate is at its first version, no flows).
+    let (code, out, err) = import_into(&prom, &server, "boutique", &[]).await;
+    assert_eq!(code, 1, "{out}\n{err}");
+    for line in [
+        "match no cluster of the estate: \"east-1\", \"west-1\"",
+        "  --map-cluster east-1=c-east-1\n",
+        "  --map-cluster west-1=c-west-1\n",
+        "the estate's clusters: c-east-1, c-west-1",
+    ] {
+        assert!(err.contains(line), "{line:?} not in:\n{err}");
+    }
+    assert!(
+        !err.contains("unknown"),
+        "an end outside the mesh has no cluster to name:\n{err}"
+    );
+    eprintln!("the default command, refused:\n{err}");
+    let stored = server.estate("boutique").await;
+    assert_eq!(
+        stored["flows"],
+        serde_json::json!([]),
+        "nothing may have been sent"
+    );
+
+    // A --map-cluster naming a cluster the estate lacks is refused too.
+    let (code, _, err) = import_into(
+        &prom,
+        &server,
+        "boutique",
+        &[
+            "--map-cluster",
+            "east-1=c-east-1",
+            "--map-cluster",
+            "west-1=c-west-9",
+        ],
+    )
+    .await;
+    assert_eq!(code, 1, "{err}");
+    assert!(
+        err.contains("--map-cluster west-1=c-west-9: the estate has no cluster \"c-west-9\""),
+        "{err}"
+    );
+    assert!(!err.contains("\"east-1\":"), "east-1 is mapped:\n{err}");
+
+    // 2. With one --map-cluster per cluster: a flow per replica.
+    let (code, out, err) = import_into(
+        &prom,
+        &server,
+        "boutique",
+        &[
+            "--map-cluster",
+            "east-1=c-east-1",
+            "--map-cluster",
+            "west-1=c-west-1",
+        ],
+    )
+    .await;
+    assert_eq!(code, 0, "{out}\n{err}");
+    let at = evaluated_at(&out);
+    check(
+        "--map-cluster",
+        &measured_weights(&server.estate("boutique").await),
+        at,
+    );
+
+    // 3. With the estate's clusters declaring mesh_cluster: the default
+    //    command, no flag.
+    let (code, out, err) = import_into(&prom, &server, "boutique-aliased", &[]).await;
+    assert_eq!(code, 0, "{out}\n{err}");
+    let at = evaluated_at(&out);
+    let aliased = measured_weights(&server.estate("boutique-aliased").await);
+    check("mesh_cluster", &aliased, at);
+
+    // 4. The agent, whose token may not read the estate: it sends each
+    //    end with its cluster as the mesh names it, and the server
+    //    resolves it through mesh_cluster the same way.
+    let token = server.agent_token("boutique-aliased").await;
+    let mut c = berth();
+    c.args([
+        "agent",
+        "--server",
+        &server.url,
+        "--estate",
+        "boutique-aliased",
+        "--prometheus",
+        &prom.url,
+        "--interval",
+        "1s",
+    ])
+    .env("BERTH_TOKEN", &token)
+    .stderr(Stdio::piped());
+    let child = c.spawn().unwrap();
+    let start = Instant::now();
+    let agent_flows = loop {
+        let got = measured_weights(&server.estate("boutique-aliased").await);
+        if got
+            .values()
+            .any(|(_, t)| aliased.values().all(|(_, a)| a != t))
+        {
+            break got;
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(20),
+            "the agent changed no flow"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    };
+    terminate(&child);
+    let log = String::from_utf8_lossy(&child.wait_with_output().await.unwrap().stderr).into_owned();
+    let tick = berth_engine::estate::parse_time(
+        &agent_flows.values().map(|(_, t)| t.clone()).max().unwrap(),
+    )
+    .unwrap();
+    // Every flow of the tick, dated by it (an earlier import's may remain
+    // where a tick did not land yet: wait for all of them).
+    assert!(
+        agent_flows
+            .values()
+            .all(|(_, t)| *t == berth_engine::estate::format_time(tick)),
+        "{agent_flows:?}\n{log}"
+    );
+    check("agent, mesh_cluster", &agent_flows, tick);
+
+    // The agent against the estate without aliases: the server refuses
+    // the unknown clusters, naming the fix, and the agent says so.
+    let token = server.agent_token("boutique").await;
+    let before = server.estate("boutique").await;
+    let mut c = berth();
+    c.args([
+        "agent",
+        "--server",
+        &server.url,
+        "--estate",
+        "boutique",
+        "--prometheus",
+        &prom.url,
+        "--interval",
+        "1s",
+    ])
+    .env("BERTH_TOKEN", &token)
+    .stderr(Stdio::piped());
+    let child = c.spawn().unwrap();
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    terminate(&child);
+    let log = String::from_utf8_lossy(&child.wait_with_output().await.unwrap().stderr).into_owned();
+    assert!(
+        log.contains("ERROR") && log.contains("--map-cluster east-1=CLUSTER"),
+        "{log}"
+    );
+    assert_eq!(
+        server.estate("boutique").await["flows"],
+        before["flows"],
+        "{log}"
+    );
+
+    // 5. --cluster-labels none: read without clusters, as asked — the
+    //    replicas' calls are merged into the plain names.
+    let (obs, at, out) = dry_run(&prom, &["--cluster-labels", "none"]).await;
+    let merged = by_key(&obs);
+    let all_weights = want(at);
+    let sum = all_weights[&("frontend".into(), "currencyservice".into())]
+        + all_weights[&(
+            "c-west-1/frontend".into(),
+            "c-west-1/currencyservice".into(),
+        )];
+    let got = merged[&(
+        "flow_weight".into(),
+        "frontend".into(),
+        "currencyservice".into(),
+    )];
+    assert!(
+        (got - sum).abs() <= 0.01 * sum,
+        "merged: expected {sum}, got {got}\n{out}"
+    );
+    assert!(obs.iter().all(|o| o.get("from_cluster").is_none()), "{out}");
 }

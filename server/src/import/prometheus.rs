@@ -1703,6 +1703,137 @@ mod tests {
         assert!(m.add_arg("c-b:a/b/c=x").is_err());
     }
 
+    fn two_cluster_results(reading: &Reading, clusters: [(&str, &str); 2]) -> Results {
+        let parse = |q: &str, v: Value| parse_response(q, "", &vector(v), reading).unwrap();
+        let [a, b] = clusters;
+        let samples = |v: &str| {
+            json!([
+                in_cluster(a, (a.0, "cart"), v),
+                in_cluster(b, (b.0, "cart"), v),
+                // Outside the mesh: Istio's "unknown" cluster is no cluster.
+                in_cluster(a, ("unknown", "unknown"), v),
+            ])
+        };
+        Results {
+            rate: parse("rate", samples("10")),
+            duration: parse("duration", samples("100")),
+            bytes: None,
+            coverage: None,
+        }
+    }
+
+    #[test]
+    fn one_cluster_value_reads_as_none_and_several_must_each_match_the_estate() {
+        let reading = Reading::default();
+        let known = Directory::from_estate(&json!({
+            "clusters": [{"id": "c-east-1", "mesh_cluster": "east-1"}, {"id": "c-west-1"}],
+            "services": [
+                {"id": "front", "cluster": "c-east-1"}, {"id": "cart", "cluster": "c-east-1"},
+                {"id": "c-west-1/front", "cluster": "c-west-1"}, {"id": "c-west-1/cart", "cluster": "c-west-1"}]}));
+        // One value (a single-cluster Istio): the clusters are dropped and
+        // the names resolve as without cluster labels.
+        let mut one = two_cluster_results(
+            &reading,
+            [("Kubernetes", "front"), ("Kubernetes", "checkout")],
+        );
+        let mut m = Mapping::default();
+        read_clusters(&mut one, &reading, &mut m, Some(&known)).unwrap();
+        assert!(one
+            .rate
+            .samples
+            .iter()
+            .all(|s| s.edge.source.cluster.is_empty() && s.edge.destination.cluster.is_empty()));
+        let d = derive(&one, &reading, &m, Some(&known));
+        assert!(
+            d.flows
+                .iter()
+                .any(|f| (f.from.as_str(), f.to.as_str()) == ("front", "cart")),
+            "{:?}",
+            d.flows
+        );
+        // Named explicitly, one value is kept, and must be a cluster.
+        let named = Reading {
+            clusters_named: true,
+            ..Reading::default()
+        };
+        let mut one = two_cluster_results(
+            &named,
+            [("Kubernetes", "front"), ("Kubernetes", "checkout")],
+        );
+        let e = read_clusters(&mut one, &named, &mut Mapping::default(), Some(&known)).unwrap_err();
+        assert_eq!(e.unmatched[0].0, "Kubernetes");
+
+        // Two values: east-1 is c-east-1's mesh_cluster, west-1 nothing.
+        let results = two_cluster_results(&reading, [("east-1", "front"), ("west-1", "front")]);
+        let e = read_clusters(
+            &mut results.clone(),
+            &reading,
+            &mut Mapping::default(),
+            Some(&known),
+        )
+        .unwrap_err();
+        assert_eq!(
+            e.unmatched.iter().map(|u| u.0.as_str()).collect::<Vec<_>>(),
+            ["west-1"]
+        );
+        let text = e.to_string();
+        assert!(text.contains("  --map-cluster west-1=c-west-1\n"), "{text}");
+        assert!(!text.contains("unknown"), "{text}");
+        // Mapped: each replica its own flow, in its cluster.
+        let mut m = Mapping::default();
+        m.add_cluster_arg("west-1=c-west-1").unwrap();
+        let mut r = results.clone();
+        read_clusters(&mut r, &reading, &mut m, Some(&known)).unwrap();
+        let d = derive(&r, &reading, &m, Some(&known));
+        let got: Vec<(&str, &str)> = d
+            .flows
+            .iter()
+            .map(|f| (f.from.as_str(), f.to.as_str()))
+            .collect();
+        assert_eq!(
+            got,
+            [("c-west-1/front", "c-west-1/cart"), ("front", "cart")],
+            "{:?}",
+            d.notes
+        );
+        // Mapped to a cluster the estate lacks: refused, said so.
+        let mut m = Mapping::default();
+        m.add_cluster_arg("west-1=c-west-9").unwrap();
+        let e = read_clusters(&mut results.clone(), &reading, &mut m, Some(&known)).unwrap_err();
+        assert!(
+            e.to_string()
+                .contains("--map-cluster west-1=c-west-9: the estate has no cluster \"c-west-9\""),
+            "{e}"
+        );
+        // Without the estate (an agent token), the server resolves them.
+        assert!(read_clusters(
+            &mut results.clone(),
+            &reading,
+            &mut Mapping::default(),
+            None
+        )
+        .is_ok());
+        // Read without clusters (--cluster-labels none): nothing to check.
+        let off = Reading::with_labels(Mesh::Istio, Mesh::Istio.labels());
+        let mut r = two_cluster_results(&off, [("east-1", "front"), ("west-1", "front")]);
+        assert!(read_clusters(&mut r, &off, &mut Mapping::default(), Some(&known)).is_ok());
+        // A query grouped without the cluster labels, where the others
+        // name several clusters: refused rather than mismatched.
+        let mut r = results.clone();
+        r.duration = parse_response(
+            "duration",
+            "",
+            &vector(json!([sample("front", "cart", "100")])),
+            &reading,
+        )
+        .unwrap();
+        let mut m = Mapping::default();
+        m.add_cluster_arg("west-1=c-west-1").unwrap();
+        let e = read_clusters(&mut r, &reading, &mut m, Some(&known)).unwrap_err();
+        assert_eq!(e.unlabelled, ["duration"]);
+        assert!(e.to_string().contains("--cluster-labels none"), "{e}");
+    }
+
     #[test]
     fn a_scrape_gap_makes_the_figures_reported() {
         let parse =
