@@ -15,6 +15,7 @@ pub mod candidates;
 pub mod chars;
 mod class;
 pub mod constraints;
+pub mod copies;
 pub mod cost;
 pub mod decider;
 mod deltas;

@@ -21,7 +21,9 @@
 //! receives services, the net CPU and memory it gains against its free
 //! capacity fact, three-valued as in [`crate::constraints::fit`] (an
 //! arriving service whose request is unknown makes it *can't tell*). The
-//! order of steps therefore never changes a capacity verdict. For every
+//! order of steps therefore never changes a capacity verdict. Two copies of
+//! one Kubernetes workload that end on one cluster are one object there
+//! and are counted once ([`WarningCode::DuplicateWorkload`]). For every
 //! such verdict the projection says how far (in % of the figure) the
 //! free-capacity figure could be wrong before the verdict flips.
 //!
@@ -417,10 +419,14 @@ pub enum WarningCode {
     MovedAgain,
     /// A move to where the service already is: nothing happens.
     NoOp,
+    /// A service is moved onto a cluster where another copy of the same
+    /// Kubernetes workload runs (`copies.rs`): one object there, so its
+    /// requests are counted once.
+    DuplicateWorkload,
 }
 
 impl WarningCode {
-    pub const ALL: [WarningCode; 14] = [
+    pub const ALL: [WarningCode; 15] = [
         WarningCode::Pinned,
         WarningCode::LocalVolumes,
         WarningCode::ClusterDraining,
@@ -435,6 +441,7 @@ impl WarningCode {
         WarningCode::IntoEvacuated,
         WarningCode::MovedAgain,
         WarningCode::NoOp,
+        WarningCode::DuplicateWorkload,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -453,6 +460,7 @@ impl WarningCode {
             WarningCode::IntoEvacuated => "into_evacuated",
             WarningCode::MovedAgain => "moved_again",
             WarningCode::NoOp => "no_op",
+            WarningCode::DuplicateWorkload => "duplicate_workload",
         }
     }
 
@@ -926,14 +934,16 @@ pub fn project_with_version(
             }
         }
     }
+    let merged = merge_copies(&mut run);
     let after = run.state.totals(&ctx);
     let change = Totals::change(&before, &after);
 
-    // Where the scenario ends: which services sit away from home, by cluster.
+    // Where the scenario ends: which services sit away from home, by
+    // cluster (a copy merged into another there brings nothing).
     let mut arrivals: BTreeMap<usize, Vec<usize>> = BTreeMap::new();
     for &s in run.moved.keys() {
         let at = run.state.placement[s];
-        if at != estate.services[s].cluster {
+        if at != estate.services[s].cluster && !merged.contains(&s) {
             arrivals.entry(at).or_default().push(s);
         }
     }
@@ -953,7 +963,9 @@ pub fn project_with_version(
         for (k, r) in [svc.cpu, svc.memory_gib].into_iter().enumerate() {
             if r.is_none() {
                 unknown[home][k].insert(s);
-                unknown[at][k].insert(s);
+                if !merged.contains(&s) {
+                    unknown[at][k].insert(s);
+                }
             }
         }
     }
@@ -1015,6 +1027,88 @@ pub fn project_with_version(
         evacuations: run.evacuations,
         sensitivity,
     })
+}
+
+/// Copies of one Kubernetes workload (`copies.rs`) that the scenario ends
+/// with on one cluster are one object there — one template, one copy per
+/// cluster — so they are counted once. For each cluster and workload, the
+/// copy counted is the one that was there before the scenario, else the
+/// first to arrive (by step, then id); every other copy that arrived is
+/// *merged*: its requests leave its home cluster but are not added to this
+/// one (its flows stay: its callers are served by the copy there), with a
+/// `duplicate_workload` warning at the step that put it there. Copies that
+/// share a cluster in the estate as written are left as they are. Returns
+/// the merged services; the warnings are in step order.
+fn merge_copies(run: &mut Run) -> BTreeSet<usize> {
+    let e = run.ctx.estate;
+    let mut merged = BTreeSet::new();
+    let placement = &run.state.placement;
+    let arrived: Vec<usize> = run
+        .moved
+        .keys()
+        .copied()
+        .filter(|&s| placement[s] != e.services[s].cluster)
+        .collect();
+    if arrived.is_empty() {
+        return merged;
+    }
+    let copies = crate::copies::copies(e);
+    // Arrivals per (workload, cluster), in step order.
+    let mut at: BTreeMap<(usize, usize), Vec<usize>> = BTreeMap::new();
+    for &s in &arrived {
+        if let Some(g) = copies.of[s] {
+            at.entry((g, placement[s])).or_default().push(s);
+        }
+    }
+    // (step, merged copy, the copy counted, whether it was there before).
+    let mut found: Vec<(usize, usize, usize, bool)> = Vec::new();
+    for ((g, c), mut came) in at {
+        came.sort_by_key(|&s| (run.moved[&s], s));
+        let stayed = copies.groups[g]
+            .services
+            .iter()
+            .copied()
+            .find(|&o| placement[o] == c && e.services[o].cluster == c);
+        let (kept, extra) = match stayed {
+            Some(k) => (k, &came[..]),
+            None => (came[0], &came[1..]),
+        };
+        for &s in extra {
+            found.push((run.moved[&s], s, kept, stayed.is_some()));
+        }
+    }
+    found.sort_unstable();
+    for (step, s, kept, was_there) in found {
+        let svc = &e.services[s];
+        let c = run.state.placement[s];
+        run.state.load[c].cpu_in -= svc.cpu_in_load();
+        run.state.load[c].memory_in -= svc.memory_in_load();
+        merged.insert(s);
+        let g = copies.of[s].expect("a copy");
+        let other = &e.services[kept].id;
+        let how = if was_there {
+            "already runs".to_string()
+        } else {
+            format!("arrives at step {}", run.moved[&kept])
+        };
+        run.warn(
+            WarningCode::DuplicateWorkload,
+            Some(step),
+            Some(s),
+            Some(c),
+            format!(
+                "step {step} moves {} onto {}, where {other}, a copy of the same Kubernetes workload ({}), {how}: the two are one object there, counted once ({other}'s requests); {}'s requests are not added to {}",
+                svc.id,
+                e.clusters[c].id,
+                crate::copies::words(&copies.groups[g].workload),
+                svc.id,
+                e.clusters[c].id
+            ),
+        );
+    }
+    // Every warning so far is a step's: keep them in step order.
+    run.warnings.sort_by_key(|w| w.step);
+    merged
 }
 
 /// End-state capacity verdicts of cluster `c`, which received `arrived`:

@@ -14,6 +14,8 @@ Checked as an API server with strict field validation
   `x-kubernetes-preserve-unknown-fields` are closed: an unknown field is
   an error (structural schemas prune unknown fields; strict validation
   refuses them);
+- no two documents are one object (same apiVersion, kind, namespace and
+  name): applied, the later would silently replace the earlier;
 - metadata: `name` a DNS-1123 subdomain (at most 253 characters),
   `namespace` a DNS-1123 label (at most 63), `labels` and `annotations`
   maps of strings, label values at most 63 characters.
@@ -86,6 +88,7 @@ def main(path):
     docs = [d for d in yaml.safe_load_all(Path(path).read_text()) if d is not None]
     problems = []
     cache = {}
+    seen = {}
     for i, doc in enumerate(docs):
         where = f"document {i + 1}"
         if not isinstance(doc, dict):
@@ -99,6 +102,15 @@ def main(path):
             schema = yaml.safe_load((HERE / SCHEMAS[key]).read_text())
             cache[key] = jsonschema.Draft7Validator(closed(schema))
         where = f"{where} ({key[1]} {doc.get('metadata', {}).get('name')!r})"
+        meta = doc.get("metadata") if isinstance(doc.get("metadata"), dict) else {}
+        identity = (key, meta.get("namespace"), meta.get("name"))
+        if identity in seen:
+            problems.append(
+                f"{where}: the same object as document {seen[identity] + 1} "
+                f"({key[1]} {meta.get('namespace')}/{meta.get('name')}): applied, the later replaces the earlier"
+            )
+        else:
+            seen[identity] = i
         for e in sorted(cache[key].iter_errors(doc), key=lambda e: list(e.path)):
             at = ".".join(str(p) for p in e.path) or "/"
             problems.append(f"{where}: {at}: {e.message}")
