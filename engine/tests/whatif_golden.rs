@@ -112,6 +112,9 @@ fn troubled_estate() -> Estate {
             ),
             service("batch", "ops", "c-stg", 1.0),
             service("cron", "ops", "c-stg", 1.0),
+            // One Deployment imported from two clusters.
+            imported("ui", "c-fra-2", 0.5),
+            imported("c-fra-1/ui", "c-fra-1", 0.5),
         ],
         vec![
             flow("web", "api", 2.0, 1.0),
@@ -139,8 +142,17 @@ fn troubled_scenario() -> Scenario {
             {"move": {"service": "big", "to": "c-fra-2"}},
             {"move": {"service": "lon-app", "to": "c-lon-1"}},
             {"move": {"service": "nw-app", "to": "c-nw"}},
+            {"move": {"service": "ui", "to": "c-fra-1"}},
         ]),
     )
+}
+
+/// A service as `berth import kubernetes` writes it: `ui-team`'s
+/// Deployment `default/ui` of `cluster` (its `source` names the workload).
+fn imported(id: &str, cluster: &str, cpu: f64) -> serde_json::Value {
+    let mut s = service(id, "ui-team", cluster, cpu);
+    s["source"] = json!(format!("kubernetes:{cluster}/default/Deployment/ui"));
+    s
 }
 
 #[test]
@@ -150,13 +162,13 @@ fn every_warning_code() {
     let all: BTreeSet<WarningCode> = WarningCode::ALL.into_iter().collect();
     assert_eq!(seen, all, "codes not provoked: {:?}", all.difference(&seen));
     expect![[r#"
-        What-if "every warning" on test (version 0641539ebe620f6c), policy 795cfe0c62069052, evaluated at 2026-11-30T04:05:00Z
+        What-if "every warning" on test (version e333f497d2810c2f), policy 795cfe0c62069052, evaluated at 2026-11-30T04:05:00Z
 
                                before      after     change
-        cost (points)            23.5      142.7     +119.1
+        cost (points)            23.5      141.5     +117.9
           round trip              1.0       11.2      +10.1
           cross-site              0.0        4.0       +4.0
-          headroom               22.5      127.5     +105.0
+          headroom               22.5      126.3     +103.8
         cross-site MB/s           0.0        0.5       +0.5
 
         Moves, in order:
@@ -174,6 +186,7 @@ fn every_warning_code() {
           step 11  move     big c-fra-1→c-fra-2
           step 12  move     lon-app c-fra-1→c-lon-1
           step 13  move     nw-app c-fra-1→c-nw
+          step 14  move     ui c-fra-2→c-fra-1
 
         Evacuating c-par-1 (step 1): 3 placed, 3 cannot leave
           web → c-nw score -24.1 [headroom +1.9, network -26.0]
@@ -187,7 +200,7 @@ fn every_warning_code() {
 
         Clusters whose load changes:
           c-fra-1      CPU   -56.5 cores   84.4% → 40.2%   memory   -226.0 GiB   84.4% → 40.2%
-          c-fra-2      CPU   +33.0 cores   90.6% → 142.2%  memory   +132.0 GiB   90.6% → 142.2%
+          c-fra-2      CPU   +32.5 cores   90.6% → 141.4%  memory   +130.0 GiB   90.6% → 141.4%
           c-fra-pci    CPU    -2.0 cores   50.0% → 43.8%   memory     -8.0 GiB   50.0% → 43.8%
           c-iad-1      CPU   +20.0 cores   53.1% → 84.4%   memory    +80.0 GiB   53.1% → 84.4%
           c-lon-1      CPU    +9.5 cores   68.8% → 98.4%   memory    +38.0 GiB   68.8% → 98.4%
@@ -209,8 +222,9 @@ fn every_warning_code() {
           [cluster_draining] step 8 moves cron to c-par-1, but c-par-1 is draining and takes no new services
           [moved_again] step 9 moves web again: step 1 already moved it to c-nw
           [no_op] step 10: reports is already on c-fra-1; nothing moves
-          [over_capacity] c-fra-2 would take 33 cores more CPU (big, pay, vault) but has 6 cores free (measured ±5%): at most 6.3 cores — that capacity does not exist
-          [over_capacity] c-fra-2 would take 132 GiB more memory (big, pay, vault) but has 24 GiB free (measured ±5%): at most 25.2 GiB — that capacity does not exist
+          [duplicate_workload] step 14 moves ui onto c-fra-1, where c-fra-1/ui, a copy of the same Kubernetes workload (Deployment default/ui), already runs: the two are one object there, counted once (c-fra-1/ui's requests); ui's requests are not added to c-fra-1
+          [over_capacity] c-fra-2 would take 32.5 cores more CPU (big, pay, vault) but has 6 cores free (measured ±5%): at most 6.3 cores — that capacity does not exist
+          [over_capacity] c-fra-2 would take 130 GiB more memory (big, pay, vault) but has 24 GiB free (measured ±5%): at most 25.2 GiB — that capacity does not exist
           [over_target] c-iad-1 CPU would be at 84.38% after the scenario (53.13% before; target 80%)
           [over_target] c-iad-1 memory would be at 84.38% after the scenario (53.13% before; target 80%)
           [cant_tell] c-lon-1 would take 9.5 cores more CPU (lon-app) and has 10 cores free (reported ±15%): between 8.5 and 11.5 cores, so whether it fits can't be told
@@ -218,8 +232,8 @@ fn every_warning_code() {
           [cant_tell] c-nw would take 1 cores more CPU (nw-app) but its free CPU is unknown
 
         Capacity sensitivity (how far each free-capacity figure may be wrong before its verdict flips):
-          c-fra-2 cpu_free = 6 cores, scenario adds 33: does not fit unless the figure is more than 450.0% too low (certain: beyond the ±5% margin of a measured figure)
-          c-fra-2 memory_free_gib = 24 GiB, scenario adds 132: does not fit unless the figure is more than 450.0% too low (certain: beyond the ±5% margin of a measured figure)
+          c-fra-2 cpu_free = 6 cores, scenario adds 32.5: does not fit unless the figure is more than 441.7% too low (certain: beyond the ±5% margin of a measured figure)
+          c-fra-2 memory_free_gib = 24 GiB, scenario adds 130: does not fit unless the figure is more than 441.7% too low (certain: beyond the ±5% margin of a measured figure)
           c-iad-1 cpu_free = 30 cores, scenario adds 20: fits unless the figure is more than 33.3% too high (certain: beyond the ±5% margin of a measured figure)
           c-iad-1 memory_free_gib = 120 GiB, scenario adds 80: fits unless the figure is more than 33.3% too high (certain: beyond the ±5% margin of a measured figure)
           c-lon-1 cpu_free = 10 cores, scenario adds 9.5: fits unless the figure is more than 5.0% too high (can't tell: within the ±15% margin of a reported figure)
@@ -881,4 +895,160 @@ fn projection_invariants_on_generated_estates() {
             }
         }
     }
+}
+
+/// The same Deployment imported from c-1 and c-2 (`frontend`,
+/// `c-2/frontend`), with little room left on c-2; c-3 is empty. Its text,
+/// as the CLI and the server read it.
+fn one_app_in_two_clusters() -> String {
+    let (sites, links) = sites();
+    let imported = |id: &str, cluster: &str| {
+        let mut s = service(id, "shop", cluster, 2.0);
+        s["source"] = json!(format!("kubernetes:{cluster}/default/Deployment/frontend"));
+        s
+    };
+    json!({
+        "schema": 1,
+        "name": "one app in two clusters",
+        "observed_at": NOW_STR,
+        "sites": sites,
+        "links": links,
+        "clusters": [
+            cluster("c-1", "fra", 64.0, 32.0),
+            cluster("c-2", "par", 64.0, 1.0),
+            cluster("c-3", "lon", 64.0, 32.0),
+        ],
+        "services": [
+            imported("frontend", "c-1"),
+            imported("c-2/frontend", "c-2"),
+            service("cart", "shop", "c-1", 1.0),
+        ],
+        "flows": [flow("frontend", "cart", 2.0, 1.0), flow("c-2/frontend", "cart", 1.0, 0.5)],
+    })
+    .to_string()
+}
+
+/// `front::whatif_text`, as `berth whatif` and `POST …/whatif` run it.
+fn whatif_of(estate: &str, steps: serde_json::Value) -> Projection {
+    let sc = json!({"schema": 1, "name": "copies", "steps": steps}).to_string();
+    let out = berth_engine::front::whatif_text(estate, &sc, "", NOW);
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert!(v.is_object(), "{out}");
+    // The bytes are the projection's.
+    let e = berth_engine::load(estate, berth_engine::Format::Json).unwrap();
+    let p = project(
+        &e,
+        &Policy::default(),
+        NOW,
+        &Scenario::from_json(&sc).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(out, berth_engine::json_shape::to_bytes(&p));
+    p
+}
+
+fn cpu_change(p: &Projection, cluster: &str) -> f64 {
+    p.clusters
+        .iter()
+        .find(|c| c.id == cluster)
+        .unwrap()
+        .cpu
+        .change
+}
+
+/// A copy of a workload moved onto a cluster where another copy of it
+/// runs is one object there: warned, and its requests are not added.
+#[test]
+fn a_second_copy_of_a_workload_is_warned_and_counted_once() {
+    let estate = one_app_in_two_clusters();
+    let p = whatif_of(
+        &estate,
+        json!([{"move": {"service": "frontend", "to": "c-2"}}]),
+    );
+    let codes: Vec<WarningCode> = p.warnings.iter().map(|w| w.code).collect();
+    assert_eq!(codes, [WarningCode::DuplicateWorkload]);
+    let w = &p.warnings[0];
+    assert_eq!(
+        (w.step, w.service.as_deref(), w.cluster.as_deref()),
+        (Some(1), Some("frontend"), Some("c-2"))
+    );
+    // c-1 is freed of frontend's 2 cores; c-2, with 1 core free, takes
+    // nothing more (counted twice, it would be over capacity).
+    assert_eq!(cpu_change(&p, "c-1"), -2.0);
+    assert_eq!(cpu_change(&p, "c-2"), 0.0);
+    assert!(p.sensitivity.is_empty());
+    // The flows stay: frontend's callers are served on c-2.
+    assert_eq!(p.moves.len(), 1);
+    assert!(p.after.cross_site_mb_s > p.before.cross_site_mb_s);
+    expect![[r#"
+        What-if "copies" on one app in two clusters (version 649f401218c57898), policy 795cfe0c62069052, evaluated at 2026-11-30T04:05:00Z
+
+                               before      after     change
+        cost (points)            41.3       66.7      +25.4
+          round trip              9.6       27.0      +17.4
+          cross-site              4.0       12.0       +8.0
+          headroom               27.7       27.7       +0.0
+        cross-site MB/s           0.5        1.5       +1.0
+
+        Moves, in order:
+          step 1   move     frontend c-1→c-2
+
+        Clusters whose load changes:
+          c-1          CPU    -2.0 cores   50.0% → 46.9%   memory     -8.0 GiB   50.0% → 46.9%
+
+        Warnings:
+          [duplicate_workload] step 1 moves frontend onto c-2, where c-2/frontend, a copy of the same Kubernetes workload (Deployment default/frontend), already runs: the two are one object there, counted once (c-2/frontend's requests); frontend's requests are not added to c-2
+    "#]].assert_eq(&text::projection(&p));
+
+    // Both copies onto a third cluster: the first to arrive is counted.
+    let p = whatif_of(
+        &estate,
+        json!([
+            {"move": {"service": "frontend", "to": "c-3"}},
+            {"move": {"service": "c-2/frontend", "to": "c-3"}},
+        ]),
+    );
+    assert_eq!(cpu_change(&p, "c-3"), 2.0);
+    assert_eq!(cpu_change(&p, "c-2"), -2.0);
+    let dup: Vec<&whatif::Warning> = p
+        .warnings
+        .iter()
+        .filter(|w| w.code == WarningCode::DuplicateWorkload)
+        .collect();
+    assert_eq!(dup.len(), 1);
+    assert_eq!(dup[0].service.as_deref(), Some("c-2/frontend"));
+    assert!(dup[0].message.contains("frontend, a copy of the same Kubernetes workload (Deployment default/frontend), arrives at step 1"), "{}", dup[0].message);
+    assert_eq!(p.sensitivity.len(), 2);
+    assert_eq!(p.sensitivity[0].need, 2.0);
+    assert_eq!(p.sensitivity[0].services, ["frontend"]);
+
+    // A copy that leaves again before the end is not a second copy.
+    let p = whatif_of(
+        &estate,
+        json!([
+            {"move": {"service": "frontend", "to": "c-2"}},
+            {"move": {"service": "c-2/frontend", "to": "c-3"}},
+        ]),
+    );
+    assert!(p
+        .warnings
+        .iter()
+        .all(|w| w.code != WarningCode::DuplicateWorkload));
+    assert_eq!(cpu_change(&p, "c-2"), 0.0);
+    assert_eq!(cpu_change(&p, "c-3"), 2.0);
+
+    // Services that are not copies of one workload are counted as before.
+    let plain = estate.replace(
+        "kubernetes:c-2/default/Deployment/frontend",
+        "kubernetes:c-2/default/Deployment/web",
+    );
+    let p = whatif_of(
+        &plain,
+        json!([{"move": {"service": "frontend", "to": "c-2"}}]),
+    );
+    assert_eq!(cpu_change(&p, "c-2"), 2.0);
+    assert!(p
+        .warnings
+        .iter()
+        .any(|w| w.code == WarningCode::OverCapacity));
 }
