@@ -304,7 +304,7 @@ async fn bad_results_name_the_query_and_the_path() {
                 let first = v["rate"]["data"]["result"][0].clone();
                 v["rate"]["data"]["result"].as_array_mut().unwrap().push(first);
             }),
-            "rate query: /rate/data/result/10/metric: a second sample for shop/shop-bff → shop/catalog-v1 (the first is /rate/data/result/0)",
+            "rate query: /rate/data/result/10/metric: a second sample for Kubernetes:shop/shop-bff → Kubernetes:shop/catalog-v1 (the first is /rate/data/result/0)",
         ),
         (
             broken(|v| v["rate"]["data"]["result"][1]["value"][1] = json!("fast")),

@@ -1815,7 +1815,7 @@ mod tests {
         .is_ok());
         // Read without clusters (--cluster-labels none): nothing to check.
         let off = Reading::with_labels(Mesh::Istio, Mesh::Istio.labels());
-        let mut r = two_cluster_results(&off, [("east-1", "front"), ("west-1", "front")]);
+        let mut r = two_cluster_results(&off, [("east-1", "front"), ("west-1", "checkout")]);
         assert!(read_clusters(&mut r, &off, &mut Mapping::default(), Some(&known)).is_ok());
         // A query grouped without the cluster labels, where the others
         // name several clusters: refused rather than mismatched.
