@@ -1142,10 +1142,10 @@ fn pairs(list: &[(&str, &str)]) -> BTreeSet<(String, String)> {
 #[test]
 fn bank_of_anthos_edges_from_config_maps_and_jdbc() {
     let i = import(&["bank-of-anthos.yaml"]);
-    let ids: Vec<&str> = i.services.iter().map(|s| s.id.as_str()).collect();
+    let ids: BTreeSet<&str> = i.services.iter().map(|s| s.id.as_str()).collect();
     assert_eq!(
         ids,
-        [
+        BTreeSet::from([
             "accounts-db",
             "balancereader",
             "contacts",
@@ -1155,7 +1155,7 @@ fn bank_of_anthos_edges_from_config_maps_and_jdbc() {
             "loadgenerator",
             "transactionhistory",
             "userservice"
-        ]
+        ])
     );
     let kinds: Vec<&str> = i
         .services
