@@ -654,7 +654,9 @@ async fn kubernetes_tick(
     let snapshot = match kube.read().await {
         Ok(s) => s,
         Err(e) => {
-            tracing::warn!(tick = %tick_text, "Kubernetes API not read this tick: {e}");
+            // Nothing is re-synced or measured: the estate keeps what it
+            // had (a read that could list no workload kind is one).
+            tracing::error!(tick = %tick_text, "Kubernetes API not read this tick, nothing re-synced or measured: {e}");
             return Vec::new();
         }
     };

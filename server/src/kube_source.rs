@@ -8,9 +8,14 @@
 //! `import::capacity` stay pure.
 //!
 //! A kind the credentials may not list (403) is noted by name and the
-//! rest goes on; the input is then incomplete, so a merge removes nothing.
-//! A `continue` token that expired (410 Gone) restarts that kind's list
-//! from the beginning once; a second expiry fails, naming the kind.
+//! rest goes on; the input is then incomplete, so a merge removes nothing,
+//! and the API's `Status` answer goes to the importer with the lists, so
+//! it knows which facts it could not read (and keeps what an earlier
+//! import wrote for them). When no workload kind at all can be listed the
+//! read fails, naming the kinds and who the API server says the
+//! credentials are. A `continue` token that expired (410 Gone) restarts
+//! that kind's list from the beginning once; a second expiry fails,
+//! naming the kind. Every request says who sends it (`User-Agent`).
 
 use std::path::Path;
 use std::time::Duration;
@@ -80,6 +85,42 @@ pub const DEFAULT_PAGE_SIZE: u32 = 500;
 /// dead connection.
 const READ_TIMEOUT: Duration = Duration::from_secs(60);
 
+/// How long a connection (TCP and TLS) may take: an API server answers in
+/// milliseconds; 30 s is kubectl's own default.
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// The kinds that become services: when none of them can be listed
+/// nothing was read, and the read fails instead of importing nothing.
+const WORKLOAD_KINDS: [&str; 6] = [
+    "Deployment",
+    "StatefulSet",
+    "DaemonSet",
+    "ReplicaSet",
+    "ReplicationController",
+    "Pod",
+];
+
+/// `berth/VERSION (ROLE; estate ESTATE)`: the `User-Agent` of every
+/// request, so an operator can attribute Berth's reads in the API
+/// server's audit log and in API Priority and Fairness. `role` is
+/// `import` or `agent`; characters a header may not carry become `?`.
+pub fn user_agent(role: &str, estate: &str) -> String {
+    let estate: String = estate
+        .chars()
+        .map(|c| {
+            if c.is_ascii_graphic() || c == ' ' {
+                c
+            } else {
+                '?'
+            }
+        })
+        .collect();
+    format!(
+        "berth/{} ({role}; estate {estate})",
+        env!("CARGO_PKG_VERSION")
+    )
+}
+
 /// The pages of one kind, read to the end.
 #[derive(Clone, Debug)]
 pub struct Listed {
@@ -110,23 +151,41 @@ impl Snapshot {
     /// One `List` document per kind, named `api:<context>/<plural>`, in
     /// the shape `kubectl get <plural> -A -o json` prints (items keep
     /// what the server sent; the importer takes their kind from the
-    /// list's, as the API server leaves it out of list items).
+    /// list's, as the API server leaves it out of list items); for each
+    /// kind that could not be listed, the API server's `Status` answer
+    /// (403 Forbidden, `details.kind` the plural), so the importer knows
+    /// which facts it could not read.
     pub fn inputs(&self) -> Vec<(String, String)> {
-        self.lists
-            .iter()
-            .map(|l| {
-                let doc = json!({
-                    "apiVersion": l.resource.api_version,
-                    "kind": format!("{}List", l.resource.kind),
-                    "metadata": {"resourceVersion": l.resource_version},
-                    "items": l.items,
-                });
-                (
-                    format!("api:{}/{}", self.context, l.resource.plural),
-                    doc.to_string(),
-                )
-            })
-            .collect()
+        let lists = self.lists.iter().map(|l| {
+            let doc = json!({
+                "apiVersion": l.resource.api_version,
+                "kind": format!("{}List", l.resource.kind),
+                "metadata": {"resourceVersion": l.resource_version},
+                "items": l.items,
+            });
+            (
+                format!("api:{}/{}", self.context, l.resource.plural),
+                doc.to_string(),
+            )
+        });
+        let refused = self.forbidden.iter().map(|(r, message)| {
+            let group = r.api_version.rsplit_once('/').map_or("", |(g, _)| g);
+            let doc = json!({
+                "kind": "Status",
+                "apiVersion": "v1",
+                "metadata": {},
+                "status": "Failure",
+                "message": message,
+                "reason": "Forbidden",
+                "details": {"group": group, "kind": r.plural},
+                "code": 403,
+            });
+            (
+                format!("api:{}/{}", self.context, r.plural),
+                doc.to_string(),
+            )
+        });
+        lists.chain(refused).collect()
     }
 
     /// Lines for people: what could not be read, and lists restarted.
@@ -136,8 +195,11 @@ impl Snapshot {
             .iter()
             .map(|(r, m)| {
                 format!(
-                    "{} ({}) not read: the credentials of context {} may not list them (403: {m}); the rest was imported, and nothing is removed from the estate",
-                    r.kind, r.plural, self.context
+                    "{} ({}) not read: the credentials of context {} may not list them (403: {m}); the rest was imported, nothing is removed from the estate, and {}",
+                    r.kind,
+                    r.plural,
+                    self.context,
+                    left_alone(r.kind)
                 )
             })
             .collect();
@@ -169,6 +231,22 @@ impl Snapshot {
     }
 }
 
+/// What an unread kind leaves alone, for the notes.
+fn left_alone(kind: &str) -> &'static str {
+    match kind {
+        "PersistentVolumeClaim" | "PersistentVolume" | "StorageClass" => {
+            "the data size and local volumes of services that use claims keep their earlier values (a new such service is not added)"
+        }
+        "ConfigMap" => "flows from addresses in ConfigMap values keep what an earlier import wrote",
+        "Service" => "flows to Services keep what an earlier import wrote",
+        "Node" => "free capacity is not measured (the estate keeps its last figure)",
+        "Pod" => {
+            "bare Pods keep what an earlier import wrote, and free capacity is not measured (the estate keeps its last figure)"
+        }
+        _ => "services of that kind keep what an earlier import wrote",
+    }
+}
+
 /// A connection to one cluster's API server.
 #[derive(Clone)]
 pub struct KubeSource {
@@ -177,7 +255,12 @@ pub struct KubeSource {
     pub context: String,
     /// The API server's URL, for messages.
     pub server: String,
+    /// Where the settings came from (a kubeconfig, or the pod's service
+    /// account), for messages.
+    pub origin: String,
     page_size: u32,
+    /// Sent on every request.
+    user_agent: String,
 }
 
 impl std::fmt::Debug for KubeSource {
@@ -204,7 +287,15 @@ impl KubeSource {
         kubeconfig: Option<&Path>,
         context: Option<&str>,
         page_size: u32,
+        user_agent: String,
     ) -> Result<KubeSource, String> {
+        let mut origin = match kubeconfig {
+            Some(path) => path.display().to_string(),
+            None => match std::env::var_os("KUBECONFIG").filter(|v| !v.is_empty()) {
+                Some(v) => format!("KUBECONFIG={}", v.to_string_lossy()),
+                None => "~/.kube/config".to_string(),
+            },
+        };
         let (mut config, label) = match kubeconfig {
             Some(path) => {
                 let kc = Kubeconfig::read_from(path).map_err(|e| {
@@ -231,6 +322,7 @@ impl KubeSource {
                                 error_chain(&e)
                             )
                         })?;
+                        origin = "the pod's service account (/var/run/secrets/kubernetes.io/serviceaccount/)".to_string();
                         (c, "in-cluster".to_string())
                     }
                     Err(e) => {
@@ -248,6 +340,7 @@ impl KubeSource {
             }
         };
         config.read_timeout = Some(READ_TIMEOUT);
+        config.connect_timeout = Some(CONNECT_TIMEOUT);
         let server = config.cluster_url.to_string();
         let client = kube::Client::try_from(config).map_err(|e| {
             format!(
@@ -255,11 +348,15 @@ impl KubeSource {
                 error_chain(&e)
             )
         })?;
+        http::HeaderValue::from_str(&user_agent)
+            .map_err(|e| format!("User-Agent {user_agent:?}: {e}"))?;
         Ok(KubeSource {
             client,
             context: label,
             server,
+            origin,
             page_size: page_size.max(1),
+            user_agent,
         })
     }
 
@@ -273,12 +370,113 @@ impl KubeSource {
                 Err(message) => forbidden.push((r, message)),
             }
         }
+        if !lists
+            .iter()
+            .any(|l| WORKLOAD_KINDS.contains(&l.resource.kind))
+        {
+            return Err(self.nothing_readable(&lists, &forbidden).await);
+        }
         Ok(Snapshot {
             context: self.context.clone(),
             lists,
             forbidden,
             read_at: chrono::Utc::now().timestamp(),
         })
+    }
+
+    /// Why a read that could list no workload kind fails: the kinds, what
+    /// was readable, and who the API server says the credentials are.
+    async fn nothing_readable(&self, lists: &[Listed], forbidden: &[(Resource, String)]) -> String {
+        let kinds: Vec<&str> = forbidden
+            .iter()
+            .filter(|(r, _)| WORKLOAD_KINDS.contains(&r.kind))
+            .map(|(r, _)| r.plural)
+            .collect();
+        let others: Vec<&str> = forbidden
+            .iter()
+            .filter(|(r, _)| !WORKLOAD_KINDS.contains(&r.kind))
+            .map(|(r, _)| r.plural)
+            .collect();
+        let readable: Vec<&str> = lists.iter().map(|l| l.resource.plural).collect();
+        let mut out = format!(
+            "{}: nothing to import: the credentials of context {} (from {}) may list none of the kinds services are made of ({}: each 403 Forbidden)",
+            self.where_(),
+            self.context,
+            self.origin,
+            kinds.join(", ")
+        );
+        if !others.is_empty() {
+            out.push_str(&format!("; also forbidden: {}", others.join(", ")));
+        }
+        if !readable.is_empty() {
+            out.push_str(&format!("; readable: {}", readable.join(", ")));
+        }
+        out.push_str(&format!(
+            ". {}. Nothing was written. Bind them to a role that may get and list those kinds (docs/kubernetes-import.md, Permissions)",
+            self.identity().await
+        ));
+        out
+    }
+
+    /// Who the API server says these credentials are, in words: a
+    /// `SelfSubjectReview` (`authentication.k8s.io` v1 from Kubernetes
+    /// 1.28, v1beta1 in 1.27); an older server, or one that refuses,
+    /// is said so.
+    async fn identity(&self) -> String {
+        let mut why = String::new();
+        for version in ["v1", "v1beta1"] {
+            let uri = format!("/apis/authentication.k8s.io/{version}/selfsubjectreviews");
+            let body = json!({"apiVersion": format!("authentication.k8s.io/{version}"), "kind": "SelfSubjectReview"});
+            let request = http::Request::post(uri.as_str())
+                .header("accept", "application/json")
+                .header("content-type", "application/json")
+                .header("user-agent", self.user_agent.as_str())
+                .body(body.to_string().into_bytes());
+            let Ok(request) = request else {
+                continue;
+            };
+            match self.client.request::<Value>(request).await {
+                Ok(answer) => {
+                    let user = answer.pointer("/status/userInfo");
+                    let name = user
+                        .and_then(|u| u.get("username"))
+                        .and_then(Value::as_str)
+                        .unwrap_or("");
+                    if name.is_empty() {
+                        return "The API server does not name the user (its SelfSubjectReview answer has no username)".to_string();
+                    }
+                    let groups: Vec<&str> = user
+                        .and_then(|u| u.get("groups"))
+                        .and_then(Value::as_array)
+                        .map(|g| g.iter().filter_map(Value::as_str).collect())
+                        .unwrap_or_default();
+                    return if groups.is_empty() {
+                        format!("The API server says they are user {name:?}")
+                    } else {
+                        format!(
+                            "The API server says they are user {name:?} (groups {})",
+                            groups.join(", ")
+                        )
+                    };
+                }
+                Err(kube::Error::Api(s)) if s.code == 404 => {
+                    why = format!("{} {}", s.code, s.reason);
+                }
+                Err(kube::Error::Api(s)) => {
+                    return format!(
+                        "Who they are is not known: the API server refused to say (SelfSubjectReview: {} {})",
+                        s.code, s.reason
+                    );
+                }
+                Err(e) => {
+                    return format!(
+                        "Who they are is not known: SelfSubjectReview failed: {}",
+                        error_chain(&e)
+                    )
+                }
+            }
+        }
+        format!("Who they are is not known: this API server serves no SelfSubjectReview (Kubernetes before 1.27; {why})")
     }
 
     /// One kind to the end: `Ok(Err(message))` when it is forbidden.
@@ -300,6 +498,7 @@ impl KubeSource {
             let uri = format!("{}?{}", r.path(), query.finish());
             let request = http::Request::get(uri.as_str())
                 .header("accept", "application/json")
+                .header("user-agent", self.user_agent.as_str())
                 .body(Vec::new())
                 .map_err(|e| format!("{}{uri}: {e}", self.server))?;
             listed.requests += 1;
@@ -315,11 +514,12 @@ impl KubeSource {
                 Err(kube::Error::Api(s)) if s.code == 410 && token.is_some() => {
                     if listed.restarted {
                         return Err(format!(
-                            "{}: listing {} ({}): the continue token expired (410 Gone) twice, also after listing again from the start; the API server compacts faster than {} objects a page can be read: try a larger --page-size",
+                            "{}: listing {} ({}): the continue token expired (410 Gone) twice, also after listing again from the start; the API server compacts faster than {} object{} a page can be read: try a larger --page-size",
                             self.where_(),
                             r.plural,
                             r.kind,
-                            self.page_size
+                            self.page_size,
+                            if self.page_size == 1 { "" } else { "s" }
                         ));
                     }
                     tracing::info!(kind = r.kind, "continue token expired (410); listing again");
@@ -328,26 +528,7 @@ impl KubeSource {
                     token = None;
                     continue;
                 }
-                Err(kube::Error::Api(s)) => {
-                    return Err(format!(
-                        "{}: listing {} ({}): {} {}: {}",
-                        self.where_(),
-                        r.plural,
-                        r.path(),
-                        s.code,
-                        s.reason,
-                        s.message
-                    ))
-                }
-                Err(e) => {
-                    return Err(format!(
-                        "{}: listing {} ({}): {}",
-                        self.where_(),
-                        r.plural,
-                        r.path(),
-                        error_chain(&e)
-                    ))
-                }
+                Err(e) => return Err(self.failure(r, &e)),
             };
             let Some(Value::Array(items)) = page.get("items") else {
                 return Err(format!(
@@ -369,6 +550,63 @@ impl KubeSource {
                 .map(str::to_string);
             if token.is_none() {
                 return Ok(Ok(listed));
+            }
+        }
+    }
+
+    /// A request for `r` that failed, in words that say what to check.
+    fn failure(&self, r: Resource, e: &kube::Error) -> String {
+        let at = format!("{}: listing {} ({})", self.where_(), r.plural, r.path());
+        let (ctx, origin) = (&self.context, &self.origin);
+        match e {
+            kube::Error::Api(s) if s.code == 401 => format!(
+                "{at}: 401 Unauthorized: the API server does not accept the credentials of context {ctx} (from {origin}): check its user's token or client certificate (wrong, expired, revoked, or for another cluster)"
+            ),
+            // kube's reason when the body is not a `Status`: not an API
+            // server's answer.
+            kube::Error::Api(s) if s.reason == "Failed to parse error data" => {
+                let body: String = s.message.chars().take(160).collect();
+                if s.message.contains("HTTP request to an HTTPS server") {
+                    format!(
+                        "{at}: {}: the server speaks HTTPS but the server URL of context {ctx} (from {origin}) says http://: write https:// ({body:?})",
+                        s.code
+                    )
+                } else {
+                    format!(
+                        "{at}: {}: the answer is not a Kubernetes API error ({body:?}): is {} the cluster's API server, with the right scheme and port (the server URL of context {ctx} in {origin})?",
+                        s.code, self.server
+                    )
+                }
+            }
+            kube::Error::Api(s) => format!("{at}: {} {}: {}", s.code, s.reason, s.message),
+            other => {
+                let chain = error_chain(other);
+                let lower = chain.to_ascii_lowercase();
+                if chain.contains("UnknownIssuer")
+                    || lower.contains("invalid peer certificate")
+                    || lower.contains("certificate verify failed")
+                {
+                    format!(
+                        "{at}: the API server's TLS certificate is not signed by a CA that context {ctx} trusts ({chain}): check certificate-authority or certificate-authority-data of its cluster in {origin}"
+                    )
+                } else if lower.contains("timed out") || lower.contains("elapsed") {
+                    if lower.contains("connect") {
+                        format!(
+                            "{at}: no connection within {} s (connecting to {}): is the server URL of context {ctx} in {origin} reachable from here? ({chain})",
+                            CONNECT_TIMEOUT.as_secs(),
+                            self.server
+                        )
+                    } else {
+                        format!(
+                            "{at}: connected, but no answer within {} s (waiting for a page of {} object{}): the API server is overloaded or the connection is stuck; try again, or a smaller --page-size ({chain})",
+                            READ_TIMEOUT.as_secs(),
+                            self.page_size,
+                            if self.page_size == 1 { "" } else { "s" }
+                        )
+                    }
+                } else {
+                    format!("{at}: {chain}")
+                }
             }
         }
     }

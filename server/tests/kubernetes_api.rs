@@ -9,8 +9,27 @@
 //! one does: `DeploymentList` with `metadata.resourceVersion`,
 //! `metadata.continue` and `remainingItemCount`, items without their
 //! `apiVersion`/`kind`, `limit` honoured, `Status` objects for errors. It
-//! can refuse one kind (403 Forbidden) and expire a continue token (410
-//! Expired), and it counts every request.
+//! can refuse kinds (403 Forbidden, changeable while it runs), expire a
+//! continue token (410 Expired), say who the credentials are
+//! (`SelfSubjectReview`), and it logs every request with its
+//! `User-Agent`.
+//!
+//! Where each shape comes from: the `Status` bodies of 401, 403 and 410
+//! are the ones a real `kube-apiserver` (v1.24) answered, read from
+//! `shared/fixtures/kubernetes-api/` (403 with the plural and user put
+//! in, as the server words it); list envelopes (`kind`, `apiVersion`,
+//! `metadata.resourceVersion`, `continue`, `remainingItemCount`, items
+//! without kind) follow `deployments-page1.json`; the two Pods a real
+//! scheduler-less server held — `scheduled-probe` bound by a `Binding`,
+//! `finished-job` Succeeded — are served as recorded (`pods.json`), and
+//! three are derived from them (Failed; `nodeName` in the last-applied
+//! configuration; `nodeName` owned by `kubectl-create` in managedFields).
+//! The recorded server had no claims, volumes or classes, so the hotel
+//! reservation's databases (a claim bound to a hostPath volume each)
+//! follow the Kubernetes API reference (core/v1 PersistentVolumeClaim,
+//! PersistentVolume; storage.k8s.io/v1 StorageClass), as does the
+//! `SelfSubjectReview` answer (authentication.k8s.io/v1, Kubernetes ≥
+//! 1.28; the recorded 1.24 server serves none, the fake's default).
 
 mod fakes;
 
@@ -109,8 +128,17 @@ fn applied(mut v: Value) -> Value {
 /// What to do wrong.
 #[derive(Clone, Default)]
 struct Script {
-    /// A plural answered 403 Forbidden.
-    forbidden: Option<&'static str>,
+    /// Plurals answered 403 Forbidden from the start.
+    forbidden: &'static [&'static str],
+    /// Serve the hotel reservation's six MongoDB Deployments, each with
+    /// a claim bound to a hostPath PersistentVolume, and its frontend.
+    hotel: bool,
+    /// Serve the Pods recorded from a real API server and those derived
+    /// from them (see the top of the file).
+    recorded_pods: bool,
+    /// The user a `SelfSubjectReview` names; `None`: not served (404),
+    /// as on the recorded v1.24 server.
+    user: Option<&'static str>,
     /// A plural whose first continue token is stale when presented (410
     /// Expired), once.
     expire_once: Option<&'static str>,
@@ -120,14 +148,17 @@ struct Script {
     bare_node: bool,
 }
 
-/// One request: plural, `limit`, `continue`, and the status answered.
-type Logged = (String, Option<String>, Option<String>, u16);
+/// One request: plural, `limit`, `continue`, the status answered, and
+/// the `User-Agent` it came with.
+type Logged = (String, Option<String>, Option<String>, u16, String);
 
 #[derive(Clone)]
 struct Fake {
     /// plural → items as stored (with apiVersion and kind).
     store: Arc<BTreeMap<&'static str, Vec<Value>>>,
     script: Script,
+    /// Plurals answered 403 now.
+    forbidden: Arc<Mutex<BTreeSet<String>>>,
     /// Continue tokens of `expire_once` found stale so far.
     expired: Arc<Mutex<usize>>,
     /// A new list epoch per first page: tokens name the epoch they
@@ -140,6 +171,138 @@ struct FakeKube {
     url: String,
     log: Arc<Mutex<Vec<Logged>>>,
     store: Arc<BTreeMap<&'static str, Vec<Value>>>,
+    forbidden: Arc<Mutex<BTreeSet<String>>>,
+}
+
+/// `shared/fixtures/kubernetes-api/<name>`: a body recorded from a real
+/// API server.
+fn recorded(name: &str) -> Value {
+    let start = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    for dir in start.ancestors() {
+        let path = dir.join("shared/fixtures/kubernetes-api").join(name);
+        if path.is_file() {
+            return serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+        }
+    }
+    panic!("shared/fixtures/kubernetes-api/{name} not found");
+}
+
+/// The hotel reservation's databases as an API server stores them: six
+/// MongoDB Deployments, each using a claim bound to a hostPath volume of
+/// 1 GiB (node-local data: they cannot move), and a frontend with none.
+fn hotel_objects() -> Vec<Value> {
+    let mut out = vec![json!({
+        "apiVersion": "storage.k8s.io/v1", "kind": "StorageClass",
+        "metadata": {"name": "standard"},
+        "provisioner": "kubernetes.io/no-provisioner",
+        "reclaimPolicy": "Delete", "volumeBindingMode": "Immediate"
+    })];
+    let deployment = |name: &str, volumes: Value| {
+        json!({
+            "apiVersion": "apps/v1", "kind": "Deployment",
+            "metadata": {"name": name, "namespace": "hotel", "labels": {"io.kompose.service": name}},
+            "spec": {
+                "replicas": 1,
+                "selector": {"matchLabels": {"io.kompose.service": name}},
+                "template": {
+                    "metadata": {"labels": {"io.kompose.service": name}},
+                    "spec": {
+                        "containers": [{"name": name, "image": "mongo:4.4.6",
+                            "resources": {"requests": {"cpu": "100m", "memory": "128Mi"}}}],
+                        "volumes": volumes
+                    }
+                }
+            }
+        })
+    };
+    out.push(deployment("frontend", json!([])));
+    for db in HOTEL_DBS {
+        let name = format!("mongodb-{db}");
+        let claim = format!("{db}-pvc");
+        let volume = format!("{db}-pv");
+        out.push(deployment(
+            &name,
+            json!([{"name": db, "persistentVolumeClaim": {"claimName": claim}}]),
+        ));
+        out.push(json!({
+            "apiVersion": "v1", "kind": "PersistentVolumeClaim",
+            "metadata": {"name": claim, "namespace": "hotel"},
+            "spec": {"accessModes": ["ReadWriteOnce"], "storageClassName": "standard",
+                     "resources": {"requests": {"storage": "1Gi"}}, "volumeName": volume,
+                     "volumeMode": "Filesystem"},
+            "status": {"phase": "Bound", "accessModes": ["ReadWriteOnce"], "capacity": {"storage": "1Gi"}}
+        }));
+        out.push(json!({
+            "apiVersion": "v1", "kind": "PersistentVolume",
+            "metadata": {"name": volume},
+            "spec": {"capacity": {"storage": "1Gi"}, "accessModes": ["ReadWriteOnce"],
+                     "storageClassName": "standard", "persistentVolumeReclaimPolicy": "Retain",
+                     "hostPath": {"path": format!("/data/volumes/{db}"), "type": ""},
+                     "claimRef": {"kind": "PersistentVolumeClaim", "namespace": "hotel", "name": claim,
+                                  "apiVersion": "v1"},
+                     "volumeMode": "Filesystem"},
+            "status": {"phase": "Bound"}
+        }));
+    }
+    out
+}
+
+/// The hotel reservation's databases (DeathStarBench).
+const HOTEL_DBS: [&str; 6] = [
+    "geo",
+    "profile",
+    "rate",
+    "recommendation",
+    "reservation",
+    "user",
+];
+
+/// The Pods recorded from a real API server (`scheduled-probe`, whose
+/// `nodeName` the `Binding` set; `finished-job`, Succeeded), and three
+/// made from them: `failed-job` (Failed), `applied-probe` (its
+/// `nodeName` in `kubectl apply`'s last-applied configuration) and
+/// `created-probe` (its `nodeName` owned by `kubectl-create`, as
+/// `kubectl create -f` of a manifest naming the node leaves it).
+fn recorded_pods() -> Vec<Value> {
+    let list = recorded("pods.json");
+    let mut pods: Vec<Value> = list["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| {
+            let mut p = p.clone();
+            p["apiVersion"] = json!("v1");
+            p["kind"] = json!("Pod");
+            p
+        })
+        .collect();
+    let by_name = |n: &str| {
+        pods.iter()
+            .find(|p| p["metadata"]["name"] == n)
+            .unwrap()
+            .clone()
+    };
+    let (probe, finished) = (by_name("scheduled-probe"), by_name("finished-job"));
+    let mut failed = finished;
+    failed["metadata"]["name"] = json!("failed-job");
+    failed["status"]["phase"] = json!("Failed");
+    let mut applied = probe.clone();
+    applied["metadata"]["name"] = json!("applied-probe");
+    applied["spec"]["nodeName"] = json!("node-b");
+    let last = json!({"apiVersion": "v1", "kind": "Pod",
+        "metadata": {"name": "applied-probe", "namespace": "bank"},
+        "spec": {"nodeName": "node-b", "containers": [{"name": "p", "image": "busybox",
+                 "resources": {"requests": {"cpu": "100m", "memory": "64Mi"}}}]}});
+    applied["metadata"]["annotations"] = json!({
+        "kubectl.kubernetes.io/last-applied-configuration": format!("{last}\n")
+    });
+    let mut created = probe;
+    created["metadata"]["name"] = json!("created-probe");
+    created["spec"]["nodeName"] = json!("node-c");
+    created["metadata"]["managedFields"][0]["manager"] = json!("kubectl-create");
+    created["metadata"]["managedFields"][0]["fieldsV1"]["f:spec"]["f:nodeName"] = json!({});
+    pods.extend([failed, applied, created]);
+    pods
 }
 
 /// What the fake's cluster holds besides the fixtures: Ready nodes
@@ -191,14 +354,19 @@ fn default_requests(spec: &mut Value) {
 }
 
 /// Everything the fake serves, by plural, each object as stored.
-fn cluster_objects(bare_node: bool) -> BTreeMap<&'static str, Vec<Value>> {
+fn cluster_objects(script: &Script) -> BTreeMap<&'static str, Vec<Value>> {
     let mut store: BTreeMap<&'static str, Vec<Value>> = BTreeMap::new();
-    for name in FIXTURES {
-        for v in documents(name) {
-            let v = applied(v);
-            if let Some(k) = KINDS.iter().find(|k| v["kind"] == k.0) {
-                store.entry(k.2).or_default().push(v);
-            }
+    let mut objects: Vec<Value> = FIXTURES
+        .iter()
+        .flat_map(|name| documents(name))
+        .map(applied)
+        .collect();
+    if script.hotel {
+        objects.extend(hotel_objects());
+    }
+    for v in objects {
+        if let Some(k) = KINDS.iter().find(|k| v["kind"] == k.0) {
+            store.entry(k.2).or_default().push(v);
         }
     }
     // What the Deployments made: a ReplicaSet each and its pods.
@@ -252,10 +420,13 @@ fn cluster_objects(bare_node: bool) -> BTreeMap<&'static str, Vec<Value>> {
     };
     pods.push(job_pod("report-29311", Some("node-a"), "Succeeded"));
     pods.push(job_pod("report-29312", None, "Pending"));
+    if script.recorded_pods {
+        pods.extend(recorded_pods());
+    }
     store.insert("pods", pods);
     store.insert("replicasets", sets);
     let mut all_nodes = nodes();
-    if bare_node {
+    if script.bare_node {
         let mut n = all_nodes[0].clone();
         n["metadata"]["name"] = json!("node-f");
         n["status"].as_object_mut().unwrap().remove("allocatable");
@@ -322,18 +493,63 @@ async fn api(
     let plural = found.map_or(path.to_string(), |k| k.2.to_string());
     let limit = q.get("limit").cloned();
     let token = q.get("continue").cloned();
-    let answer = answer(
-        &f,
-        found.copied(),
-        limit.as_deref(),
-        token.as_deref(),
-        &headers,
-    );
+    let answer = if path == "/apis/authentication.k8s.io/v1/selfsubjectreviews" {
+        who_am_i(&f, &headers)
+    } else {
+        answer(
+            &f,
+            found.copied(),
+            limit.as_deref(),
+            token.as_deref(),
+            &headers,
+        )
+    };
+    let agent = headers
+        .get("user-agent")
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("")
+        .to_string();
     f.log
         .lock()
         .unwrap()
-        .push((plural, limit, token, answer.status().as_u16()));
+        .push((plural, limit, token, answer.status().as_u16(), agent));
     answer
+}
+
+/// `POST /apis/authentication.k8s.io/v1/selfsubjectreviews`: who the
+/// bearer is, when the script names a user; else 404, as an API server
+/// before 1.27 answers (its `authentication.k8s.io/v1` has no such
+/// resource).
+fn who_am_i(f: &Fake, headers: &HeaderMap) -> Response {
+    if !authorised(headers) {
+        return (
+            StatusCode::UNAUTHORIZED,
+            Json(recorded("unauthorized-401.json")),
+        )
+            .into_response();
+    }
+    match f.script.user {
+        None => status(
+            404,
+            "NotFound",
+            "the server could not find the requested resource",
+        ),
+        Some(user) => (
+            StatusCode::CREATED,
+            Json(json!({
+                "kind": "SelfSubjectReview",
+                "apiVersion": "authentication.k8s.io/v1",
+                "metadata": {"creationTimestamp": null},
+                "status": {"userInfo": {"username": user, "groups": ["system:authenticated"]}}
+            })),
+        )
+            .into_response(),
+    }
+}
+
+fn authorised(headers: &HeaderMap) -> bool {
+    headers.get("authorization").and_then(|v| v.to_str().ok())
+        == Some(&format!("Bearer {KUBE_TOKEN}"))
 }
 
 fn answer(
@@ -343,10 +559,13 @@ fn answer(
     token: Option<&str>,
     headers: &HeaderMap,
 ) -> Response {
-    if headers.get("authorization").and_then(|v| v.to_str().ok())
-        != Some(&format!("Bearer {KUBE_TOKEN}"))
-    {
-        return status(401, "Unauthorized", "Unauthorized");
+    if !authorised(headers) {
+        // As recorded: a real API server's answer to an unknown token.
+        return (
+            StatusCode::UNAUTHORIZED,
+            Json(recorded("unauthorized-401.json")),
+        )
+            .into_response();
     }
     let Some((kind, api_version, plural, _)) = kind else {
         return status(
@@ -355,12 +574,14 @@ fn answer(
             "the server could not find the requested resource",
         );
     };
-    if f.script.forbidden == Some(plural) {
-        return status(
-            403,
-            "Forbidden",
-            &format!("{plural} is forbidden: User \"system:serviceaccount:berth:reader\" cannot list resource \"{plural}\" in API group \"\" at the cluster scope"),
-        );
+    if f.forbidden.lock().unwrap().contains(plural) {
+        // The recorded 403, worded for this kind and user as the server
+        // words it.
+        let mut body = recorded("forbidden-403.json");
+        let group = api_version.rsplit_once('/').map_or("", |(g, _)| g);
+        body["message"] = json!(format!("{plural} is forbidden: User \"system:serviceaccount:berth:reader\" cannot list resource \"{plural}\" in API group \"{group}\" at the cluster scope"));
+        body["details"]["kind"] = json!(plural);
+        return (StatusCode::FORBIDDEN, Json(body)).into_response();
     }
     let items = f.store.get(plural).cloned().unwrap_or_default();
     let offset = match token {
@@ -383,11 +604,12 @@ fn answer(
                 return status(400, "BadRequest", "continue key is not valid");
             }
             if stale {
-                return status(
-                    410,
-                    "Expired",
-                    "The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter.",
-                );
+                // As recorded after etcd compacted.
+                return (
+                    StatusCode::GONE,
+                    Json(recorded("expired-continue-410.json")),
+                )
+                    .into_response();
             }
             offset.parse::<usize>().unwrap()
         }
@@ -425,9 +647,13 @@ fn answer(
 
 impl FakeKube {
     async fn start(script: Script) -> FakeKube {
-        let store = Arc::new(cluster_objects(script.bare_node));
+        let store = Arc::new(cluster_objects(&script));
+        let forbidden: Arc<Mutex<BTreeSet<String>>> = Arc::new(Mutex::new(
+            script.forbidden.iter().map(|p| p.to_string()).collect(),
+        ));
         let fake = Fake {
             store: store.clone(),
+            forbidden: forbidden.clone(),
             script,
             expired: Arc::default(),
             epoch: Arc::default(),
@@ -439,7 +665,13 @@ impl FakeKube {
             url: fakes::serve(app).await,
             log,
             store,
+            forbidden,
         }
+    }
+
+    /// From now on, answer these plurals 403 (and only these).
+    fn forbid(&self, plurals: &[&str]) {
+        *self.forbidden.lock().unwrap() = plurals.iter().map(|p| p.to_string()).collect();
     }
 
     fn requests(&self, plural: &str) -> Vec<Logged> {
@@ -456,6 +688,11 @@ impl FakeKube {
 /// A kubeconfig naming the server at `url` in two contexts, `shop` and
 /// `other` (the current one), with the reader's token.
 fn kubeconfig(dir: &Path, url: &str) -> PathBuf {
+    kubeconfig_with(dir, url, KUBE_TOKEN)
+}
+
+/// The same with another token.
+fn kubeconfig_with(dir: &Path, url: &str, token: &str) -> PathBuf {
     let path = dir.join("kubeconfig");
     std::fs::write(
         &path,
@@ -469,7 +706,7 @@ clusters:
 users:
 - name: reader
   user:
-    token: {KUBE_TOKEN}
+    token: {token}
 contexts:
 - name: shop
   context: {{cluster: fake, user: reader}}
@@ -536,7 +773,7 @@ fn s(p: &Path) -> &str {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_api_import_equals_the_file_import() {
     let kube = FakeKube::start(Script {
-        forbidden: Some("configmaps"),
+        forbidden: &["configmaps"],
         expire_once: Some("deployments"),
         ..Script::default()
     })
@@ -839,7 +1076,7 @@ fn expected_free(store: &BTreeMap<&'static str, Vec<Value>>) -> (f64, f64) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_agent_resyncs_services_and_reports_measured_free_capacity() {
     let kube = FakeKube::start(Script {
-        forbidden: Some("configmaps"),
+        forbidden: &["configmaps"],
         ..Script::default()
     })
     .await;
@@ -1105,7 +1342,7 @@ async fn into_a_server_a_forbidden_kind_removes_nothing() {
     assert_eq!(count(&server.estate_file().await), 26);
 
     let refused = FakeKube::start(Script {
-        forbidden: Some("deployments"),
+        forbidden: &["deployments"],
         ..Script::default()
     })
     .await;
@@ -1123,4 +1360,450 @@ async fn into_a_server_a_forbidden_kind_removes_nothing() {
         "{err}"
     );
     assert_eq!(count(&server.estate_file().await), 26, "nothing removed");
+}
+
+// ---- what a token cannot see, Pods, and who is asking ----------------------
+
+/// The service entry `id` of an estate file.
+fn service<'a>(estate: &'a Value, id: &str) -> &'a Value {
+    estate["services"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["id"] == id)
+        .unwrap_or_else(|| panic!("no service {id}"))
+}
+
+/// `berth/VERSION (ROLE; estate ESTATE)`, as every request must say.
+fn agent_string(role: &str, estate: &str) -> String {
+    format!(
+        "berth/{} ({role}; estate {estate})",
+        env!("CARGO_PKG_VERSION")
+    )
+}
+
+/// Credentials that may list everything but claims, volumes and classes:
+/// re-importing the hotel reservation into an estate that has it keeps
+/// each database's data size and local volumes as the earlier import
+/// wrote them (same bytes), and says so per kind; a fresh import with
+/// those credentials adds the services it can state, and not the
+/// databases, whose data it cannot tell. Every request says it is Berth
+/// importing into that estate.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_import_that_cannot_read_storage_keeps_what_it_cannot_see() {
+    let kube = FakeKube::start(Script {
+        hotel: true,
+        ..Script::default()
+    })
+    .await;
+    let dir = tempfile::tempdir().unwrap();
+    let kc = kubeconfig(dir.path(), &kube.url);
+    let estate = estate_file(dir.path());
+    let first = dir.path().join("first.json");
+    let import = |into: &Path, output: &Path| {
+        let mut c = berth_clean();
+        c.args(["import", "kubernetes", "--cluster", "c-par", "--into"])
+            .arg(into)
+            .arg("--output")
+            .arg(output)
+            .args(["--kubeconfig", s(&kc), "--context", "shop"])
+            .args(["--page-size", "7"]);
+        run(c)
+    };
+    let (code, _, err) = import(&estate, &first).await;
+    assert_eq!(code, 0, "{err}");
+    let before: Value = serde_json::from_str(&std::fs::read_to_string(&first).unwrap()).unwrap();
+    for db in HOTEL_DBS {
+        let s = service(&before, &format!("mongodb-{db}"));
+        assert_eq!(s["data_gb"], json!(1.073741824), "1 GiB claim: {s}");
+        assert_eq!(s["constraints"]["local_volumes"], json!(true), "{s}");
+    }
+    assert_eq!(service(&before, "hotel/frontend")["data_gb"], json!(0.0));
+    let every = kube.log.lock().unwrap().clone();
+    let ua = agent_string("import", s(&estate));
+    assert!(every.len() > 12, "{every:?}");
+    assert!(
+        every.iter().all(|r| r.4 == ua),
+        "User-Agent {ua:?} on every request: {:?}",
+        every.iter().map(|r| &r.4).collect::<BTreeSet<_>>()
+    );
+
+    // The same cluster, read by credentials that may not list storage.
+    kube.forbid(&[
+        "persistentvolumeclaims",
+        "persistentvolumes",
+        "storageclasses",
+    ]);
+    let second = dir.path().join("second.json");
+    let (code, _, err) = import(&first, &second).await;
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(
+        std::fs::read_to_string(&second).unwrap(),
+        std::fs::read_to_string(&first).unwrap(),
+        "nothing changed: {err}"
+    );
+    assert!(err.contains("0 added, 0 changed, 0 removed"), "{err}");
+    for kind in ["PersistentVolumeClaim", "PersistentVolume", "StorageClass"] {
+        assert!(err.contains(&format!("note: {kind} (")), "{kind}: {err}");
+    }
+    assert!(
+        err.contains(
+            "the data size and local volumes of services that use claims keep their earlier values"
+        ),
+        "{err}"
+    );
+    assert!(
+        err.contains(&format!(
+            "[incomplete_input] mongodb-geo: kept constraints.local_volumes true, data_gb 1.073741824 as the earlier import wrote them (kubernetes:c-par/hotel/Deployment/mongodb-geo): PersistentVolumeClaims, PersistentVolumes and StorageClasses could not be listed (403 Forbidden); PersistentVolumeClaims could not be listed (403 Forbidden)"
+        )),
+        "{err}"
+    );
+    let dbs: Vec<String> = HOTEL_DBS.iter().map(|d| format!("mongodb-{d}")).collect();
+    assert!(
+        err.contains(&format!(
+            "[incomplete_input] PersistentVolumeClaims, PersistentVolumes and StorageClasses could not be listed (403 Forbidden): left as the earlier import wrote them: constraints.local_volumes of {}",
+            dbs.join(", ")
+        )),
+        "{err}"
+    );
+    assert!(
+        err.contains(&format!(
+            "[incomplete_input] PersistentVolumeClaims could not be listed (403 Forbidden): left as the earlier import wrote them: data_gb of {}",
+            dbs.join(", ")
+        )),
+        "{err}"
+    );
+    let requests_second = kube.log.lock().unwrap().len() - every.len();
+    eprintln!(
+        "second import: {requests_second} requests, 3 of them 403; {} values kept",
+        2 * HOTEL_DBS.len()
+    );
+
+    // A fresh import with those credentials: no database is added with
+    // data it cannot tell; the rest is.
+    let fresh = dir.path().join("fresh.json");
+    let (code, _, err) = import(&estate, &fresh).await;
+    assert_eq!(code, 0, "{err}");
+    let fresh: Value = serde_json::from_str(&std::fs::read_to_string(&fresh).unwrap()).unwrap();
+    assert!(fresh["services"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|s| !s["id"].as_str().unwrap().starts_with("mongodb-")));
+    service(&fresh, "hotel/frontend");
+    assert!(
+        err.contains("[incomplete_input] mongodb-geo: not added: its constraints.local_volumes and data_gb cannot be told"),
+        "{err}"
+    );
+}
+
+/// Pods read from the API: the one the scheduler bound (recorded) is
+/// not pinned, ones whose author named the node (last-applied
+/// configuration, a field manager's nodeName) are; the Succeeded
+/// (recorded) and Failed ones are not services and are counted.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pods_pinned_by_their_author_and_only_live_ones() {
+    let kube = FakeKube::start(Script {
+        recorded_pods: true,
+        ..Script::default()
+    })
+    .await;
+    let dir = tempfile::tempdir().unwrap();
+    let kc = kubeconfig(dir.path(), &kube.url);
+    let estate = estate_file(dir.path());
+    let mut c = berth_clean();
+    c.args(["import", "kubernetes", "--cluster", "c-par", "--into"])
+        .arg(&estate)
+        .args(["--kubeconfig", s(&kc), "--context", "shop"]);
+    let (code, out, err) = run(c).await;
+    assert_eq!(code, 0, "{err}");
+    let e: Value = serde_json::from_str(&out).unwrap();
+    let scheduled = service(&e, "scheduled-probe");
+    assert!(
+        scheduled.get("constraints").is_none(),
+        "bound by the scheduler, not pinned: {scheduled}"
+    );
+    assert_eq!(scheduled["cpu"], json!(0.1));
+    for (id, node, by) in [
+        (
+            "applied-probe",
+            "node-b",
+            "in its last-applied configuration",
+        ),
+        ("created-probe", "node-c", "written by kubectl-create"),
+    ] {
+        assert_eq!(
+            service(&e, id)["constraints"]["pinned"],
+            json!(true),
+            "{id}"
+        );
+        assert!(
+            err.contains(&format!("[pinned] {id}: nodeName is {node} ({by})")),
+            "{id}: {err}"
+        );
+    }
+    for gone in ["finished-job", "failed-job"] {
+        assert!(
+            e["services"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .all(|s| s["id"] != gone),
+            "{gone} is not a service"
+        );
+    }
+    assert!(
+        err.contains("[ignored_kind] Pod bank/finished-job (api:shop/pods): phase Succeeded, it has run to completion and serves nothing; not imported"),
+        "{err}"
+    );
+    assert!(err.contains("Pod (Failed) 1"), "{err}");
+    assert!(err.contains("Pod (Succeeded) 1"), "{err}");
+    // Known requests: the 26 Deployments and three live probes only.
+    assert!(err.contains("29 services — 29 added"), "{err}");
+
+    // The same scheduled Pod as a manifest (never stored: no uid) with
+    // the node named is pinned: its author wrote it.
+    let manifest = dir.path().join("pod.yaml");
+    std::fs::write(
+        &manifest,
+        "apiVersion: v1\nkind: Pod\nmetadata: {name: scheduled-probe, namespace: bank}\nspec:\n  nodeName: node-a\n  containers: [{name: p, image: busybox, resources: {requests: {cpu: 100m, memory: 64Mi}}}]\n",
+    )
+    .unwrap();
+    let mut c = berth_clean();
+    c.args(["import", "kubernetes", "--cluster", "c-par", "--into"])
+        .arg(&estate)
+        .arg(&manifest);
+    let (code, out, err) = run(c).await;
+    assert_eq!(code, 0, "{err}");
+    let e: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(
+        service(&e, "scheduled-probe")["constraints"]["pinned"],
+        json!(true)
+    );
+    assert!(
+        err.contains("[pinned] scheduled-probe: nodeName is node-a\n"),
+        "{err}"
+    );
+}
+
+/// Credentials that may list nothing: exit 2, nothing written, the kinds
+/// and who the API server says they are named; an older API server that
+/// cannot say is said so.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn nothing_readable_is_an_error() {
+    let all: &'static [&'static str] = &[
+        "deployments",
+        "statefulsets",
+        "daemonsets",
+        "replicasets",
+        "replicationcontrollers",
+        "pods",
+        "services",
+        "configmaps",
+        "persistentvolumeclaims",
+        "persistentvolumes",
+        "storageclasses",
+        "nodes",
+    ];
+    for user in [Some("restricted"), None] {
+        let kube = FakeKube::start(Script {
+            forbidden: all,
+            user,
+            ..Script::default()
+        })
+        .await;
+        let dir = tempfile::tempdir().unwrap();
+        let kc = kubeconfig(dir.path(), &kube.url);
+        let estate = estate_file(dir.path());
+        let output = dir.path().join("out.json");
+        let mut c = berth_clean();
+        c.args(["import", "kubernetes", "--cluster", "c-par", "--into"])
+            .arg(&estate)
+            .arg("--output")
+            .arg(&output)
+            .args(["--kubeconfig", s(&kc), "--context", "shop"]);
+        let (code, out, err) = run(c).await;
+        assert_eq!((code, out.as_str()), (2, ""), "{err}");
+        assert!(!output.exists(), "nothing written");
+        assert!(
+            err.contains(&format!(
+                "context shop ({}/): nothing to import: the credentials of context shop (from {}) may list none of the kinds services are made of (deployments, statefulsets, daemonsets, replicasets, replicationcontrollers, pods: each 403 Forbidden); also forbidden: services, configmaps, persistentvolumeclaims, persistentvolumes, storageclasses, nodes",
+                kube.url,
+                kc.display()
+            )),
+            "{err}"
+        );
+        match user {
+            Some(u) => assert!(
+                err.contains(&format!(
+                    "The API server says they are user \"{u}\" (groups system:authenticated)"
+                )),
+                "{err}"
+            ),
+            None => assert!(
+                err.contains(
+                    "Who they are is not known: this API server serves no SelfSubjectReview"
+                ),
+                "{err}"
+            ),
+        }
+        let log = kube.log.lock().unwrap().clone();
+        assert_eq!(log.iter().filter(|r| r.3 == 403).count(), 12);
+        assert!(log
+            .iter()
+            .all(|r| r.4 == agent_string("import", s(&estate))));
+    }
+}
+
+/// A token the API server does not accept, and an `http://` URL for a
+/// server that speaks HTTPS (its answer as Go's HTTP server words it),
+/// each say what to check.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn wrong_credentials_and_scheme_say_what_to_check() {
+    let kube = FakeKube::start(Script::default()).await;
+    let dir = tempfile::tempdir().unwrap();
+    let estate = estate_file(dir.path());
+    let kc = kubeconfig_with(dir.path(), &kube.url, "not-the-token");
+    let mut c = berth_clean();
+    c.args(["import", "kubernetes", "--cluster", "c-par", "--into"])
+        .arg(&estate)
+        .args(["--kubeconfig", s(&kc), "--context", "shop"]);
+    let (code, _, err) = run(c).await;
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains(&format!(
+            "listing deployments (/apis/apps/v1/deployments): 401 Unauthorized: the API server does not accept the credentials of context shop (from {}): check its user's token or client certificate",
+            kc.display()
+        )),
+        "{err}"
+    );
+
+    let tls = Router::new().fallback(|| async {
+        (
+            StatusCode::BAD_REQUEST,
+            "Client sent an HTTP request to an HTTPS server.\n",
+        )
+    });
+    let url = fakes::serve(tls).await;
+    let other = dir.path().join("tls");
+    std::fs::create_dir_all(&other).unwrap();
+    let kc = kubeconfig(&other, &url);
+    let mut c = berth_clean();
+    c.args(["import", "kubernetes", "--cluster", "c-par", "--into"])
+        .arg(&estate)
+        .args(["--kubeconfig", s(&kc), "--context", "shop"]);
+    let (code, _, err) = run(c).await;
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains(&format!(
+            "400: the server speaks HTTPS but the server URL of context shop (from {}) says http://: write https://",
+            kc.display()
+        )),
+        "{err}"
+    );
+}
+
+/// `berth agent --kubernetes` against a real `berth serve`: once the
+/// hotel reservation is synced, ticks whose credentials may not list
+/// claims (nor nodes, so no capacity is posted either) leave the estate
+/// at its version, the databases' data and local volumes as they were;
+/// ticks that may list nothing write nothing and say why. Every request
+/// says it is Berth's agent for that estate.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_agent_keeps_what_a_tick_cannot_read() {
+    let kube = FakeKube::start(Script {
+        hotel: true,
+        user: Some("system:serviceaccount:berth:reader"),
+        ..Script::default()
+    })
+    .await;
+    let server = fakes::RealBerth::start().await;
+    let dir = tempfile::tempdir().unwrap();
+    let kc = kubeconfig(dir.path(), &kube.url);
+    let token = server
+        .token(json!({"name": "agent-c-fra-1", "role": "agent", "estate": "sample", "may_sync_services": true}))
+        .await;
+    let mut c = berth_clean();
+    c.args(["agent", "--server", &server.url, "--estate", "sample"])
+        .args(["--cluster", "c-fra-1", "--kubeconfig", s(&kc)])
+        .args(["--context", "shop", "--interval", "1s", "--page-size", "50"])
+        .env("BERTH_TOKEN", &token)
+        .stderr(std::process::Stdio::piped());
+    let child = c.spawn().unwrap();
+    let ticks = |n: usize| {
+        let kube = &kube;
+        async move {
+            let start = Instant::now();
+            let seen = kube.requests("deployments").len();
+            while kube.requests("deployments").len() < seen + n {
+                assert!(
+                    start.elapsed() < Duration::from_secs(60),
+                    "{n} ticks within a minute"
+                );
+                tokio::time::sleep(Duration::from_millis(100)).await;
+            }
+        }
+    };
+    // Two full ticks: synced, then nothing to change.
+    ticks(3).await;
+    let databases = |e: &Value| -> Vec<Value> {
+        HOTEL_DBS
+            .iter()
+            .map(|d| service(e, &format!("mongodb-{d}")).clone())
+            .collect()
+    };
+    let synced = server.estate_file().await;
+    for s in databases(&synced) {
+        assert_eq!(s["constraints"]["local_volumes"], json!(true), "{s}");
+        assert_eq!(s["data_gb"], json!(1.073741824), "{s}");
+    }
+
+    kube.forbid(&["persistentvolumeclaims", "nodes"]);
+    ticks(1).await;
+    let version = server.get("/api/estates/sample").await["version"].clone();
+    assert!(version.is_u64(), "{version}");
+    ticks(3).await;
+    let after = server.get("/api/estates/sample").await["version"].clone();
+    assert_eq!(after, version, "no new version while claims are unread");
+    assert_eq!(databases(&server.estate_file().await), databases(&synced));
+
+    kube.forbid(&[
+        "deployments",
+        "statefulsets",
+        "daemonsets",
+        "replicasets",
+        "replicationcontrollers",
+        "pods",
+    ]);
+    ticks(2).await;
+    let (code, log) = stop(child).await;
+    assert_eq!(code, 0, "{log}");
+    assert_eq!(
+        server.get("/api/estates/sample").await["version"],
+        version,
+        "nothing written when nothing could be read"
+    );
+    assert!(
+        log.contains("changed=0") && log.contains("written=false"),
+        "{log}"
+    );
+    assert!(
+        log.contains("Kubernetes API not read this tick, nothing re-synced or measured")
+            && log.contains("nothing to import")
+            && log.contains(
+                "The API server says they are user \"system:serviceaccount:berth:reader\""
+            ),
+        "{log}"
+    );
+    assert!(
+        log.contains("free capacity not measured: nodes or pods could not be listed"),
+        "{log}"
+    );
+    let every = kube.log.lock().unwrap().clone();
+    let ua = agent_string("agent", "sample");
+    assert!(every.iter().all(|r| r.4 == ua), "{ua}");
+    eprintln!(
+        "agent: {} requests, every one with User-Agent {ua}",
+        every.len()
+    );
 }

@@ -149,6 +149,7 @@ pub fn agent(command: Command) -> ExitCode {
     else {
         unreachable!("agent() is called with Command::Agent")
     };
+    let agent_user_agent = berth::kube_source::user_agent("agent", &target.estate);
     let setup = || -> Result<(berth::agent::AgentOptions, bool), Failure> {
         use berth::agent::CapacitySource;
         let interval = berth::agent::parse_interval(&interval).map_err(Failure::usage)?;
@@ -233,6 +234,7 @@ pub fn agent(command: Command) -> ExitCode {
                     kube.kubeconfig.as_deref(),
                     kube.context.as_deref(),
                     kube.page_size,
+                    agent_user_agent.clone(),
                 ))
                 .map_err(Failure::usage)?;
             opts.kubernetes = Some(source);

@@ -13,10 +13,12 @@ use super::common::{pretty, read_inputs, read_text, runtime, Failure};
 /// The manifests to import: the files as read, or one `List` document
 /// per kind read from the Kubernetes API (its notes — kinds the
 /// credentials may not list, restarted lists — printed on stderr), and
-/// whether every kind could be read.
+/// whether every kind could be read. `estate` names the estate the
+/// import is for in the requests' `User-Agent`.
 pub fn kubernetes_inputs(
     files: &[PathBuf],
     api: Option<&KubeApi>,
+    estate: &str,
 ) -> Result<(Vec<(String, String)>, bool), Failure> {
     let Some(api) = api else {
         return Ok((read_inputs(files)?, true));
@@ -27,6 +29,7 @@ pub fn kubernetes_inputs(
             api.kubeconfig.as_deref(),
             api.context.as_deref(),
             api.page_size,
+            berth::kube_source::user_agent("import", estate),
         )
         .await
         .map_err(Failure::usage)?;
@@ -78,7 +81,7 @@ pub fn import_kubernetes(
             into.display()
         )],
     })?;
-    let (texts, complete) = kubernetes_inputs(files, api)?;
+    let (texts, complete) = kubernetes_inputs(files, api, &into.display().to_string())?;
     let inputs: Vec<import::Input> = texts
         .iter()
         .map(|(name, text)| import::Input { name, text })

@@ -91,7 +91,7 @@ pub fn import_kubernetes_remote(
     api: Option<&KubeApi>,
 ) -> Result<String, Failure> {
     let (server, estate, token) = remote_parts(remote)?;
-    let (texts, complete) = kubernetes_inputs(files, api)?;
+    let (texts, complete) = kubernetes_inputs(files, api, &estate)?;
     let body = berth_api::KubernetesImportRequest {
         cluster: cluster.to_string(),
         files: texts

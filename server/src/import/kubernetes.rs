@@ -832,6 +832,126 @@ struct Index<'a> {
     /// (namespace, variable) → value of the Service links Kubernetes gives
     /// pods in that namespace ([`service_link`]).
     service_links: BTreeMap<(String, String), String>,
+    /// Kinds the source could not list (a `Status` 403 in the input, as
+    /// `kube_source` hands on a kind the API refused): kind → message.
+    unread: BTreeMap<&'static str, String>,
+}
+
+/// The kinds whose absence leaves a fact unknown, by the plural an API
+/// server's `Status` names them with (`details.kind`).
+const UNREADABLE: [(&str, &str); 12] = [
+    ("deployments", "Deployment"),
+    ("statefulsets", "StatefulSet"),
+    ("daemonsets", "DaemonSet"),
+    ("replicationcontrollers", "ReplicationController"),
+    ("persistentvolumeclaims", "PersistentVolumeClaim"),
+    ("persistentvolumes", "PersistentVolume"),
+    ("storageclasses", "StorageClass"),
+    ("configmaps", "ConfigMap"),
+    ("services", "Service"),
+    ("pods", "Pod"),
+    ("replicasets", "ReplicaSet"),
+    ("nodes", "Node"),
+];
+
+/// The kinds data size and local storage are read from.
+const STORAGE_KINDS: [&str; 3] = ["PersistentVolumeClaim", "PersistentVolume", "StorageClass"];
+
+/// A `Status` object saying a kind could not be listed (403 Forbidden,
+/// with the kind's plural in `details.kind`): (kind, message). Any other
+/// `Status` is `None`.
+fn forbidden_kind(o: &Obj) -> Option<(&'static str, String)> {
+    let v = &o.value;
+    if v.get("reason").and_then(Value::as_str) != Some("Forbidden") {
+        return None;
+    }
+    let plural = v.pointer("/details/kind").and_then(Value::as_str)?;
+    let kind = UNREADABLE.iter().find(|(p, _)| *p == plural)?.1;
+    let message = v
+        .get("message")
+        .and_then(Value::as_str)
+        .unwrap_or("forbidden")
+        .to_string();
+    Some((kind, message))
+}
+
+/// "PersistentVolumeClaims and StorageClasses could not be listed (403
+/// Forbidden)": why a fact read from `kinds` is unknown.
+fn unread_reason(kinds: &[&str]) -> String {
+    let names: Vec<String> = kinds
+        .iter()
+        .map(|k| {
+            if k.ends_with("Class") {
+                format!("{k}es")
+            } else {
+                format!("{k}s")
+            }
+        })
+        .collect();
+    let list = match names.as_slice() {
+        [] => String::new(),
+        [one] => one.clone(),
+        [init @ .., last] => format!("{} and {last}", init.join(", ")),
+    };
+    format!("{list} could not be listed (403 Forbidden)")
+}
+
+/// The phase of a Pod that has run to completion (`Succeeded`, `Failed`):
+/// it holds no room and serves nothing.
+fn finished_phase(o: &Obj) -> Option<&str> {
+    o.value
+        .pointer("/status/phase")
+        .and_then(Value::as_str)
+        .filter(|p| matches!(*p, "Succeeded" | "Failed"))
+}
+
+/// Who wrote a Pod's `spec.nodeName`. A manifest (never stored: no
+/// `metadata.uid`) is its author's word. A Pod read from an API server
+/// carries the node the scheduler bound it to in the same field, so there
+/// it counts only when the author wrote it: in the
+/// `kubectl.kubernetes.io/last-applied-configuration` annotation, or in
+/// a field manager's entry of `metadata.managedFields` that owns
+/// `f:spec.f:nodeName` on the Pod itself (a binding, the scheduler's way,
+/// is a subresource and leaves no such entry). `Some` says where the
+/// author wrote it (empty for a manifest); `None`: the scheduler's.
+fn authored_node_name(pod: &Obj) -> Option<String> {
+    let meta = pod.value.get("metadata");
+    if meta.and_then(|m| m.get("uid")).is_none() {
+        return Some(String::new());
+    }
+    let applied = meta
+        .and_then(|m| m.pointer("/annotations/kubectl.kubernetes.io~1last-applied-configuration"))
+        .and_then(Value::as_str)
+        .and_then(|t| serde_json::from_str::<Value>(t).ok());
+    if applied
+        .as_ref()
+        .and_then(|a| a.pointer("/spec/nodeName"))
+        .and_then(Value::as_str)
+        .is_some_and(|n| !n.is_empty())
+    {
+        return Some("in its last-applied configuration".to_string());
+    }
+    let managers = meta
+        .and_then(|m| m.get("managedFields"))
+        .and_then(Value::as_array)
+        .map(Vec::as_slice)
+        .unwrap_or(&[]);
+    managers
+        .iter()
+        .find(|m| {
+            m.get("subresource")
+                .and_then(Value::as_str)
+                .is_none_or(str::is_empty)
+                && m.pointer("/fieldsV1/f:spec/f:nodeName").is_some()
+        })
+        .map(|m| {
+            format!(
+                "written by {}",
+                m.get("manager")
+                    .and_then(Value::as_str)
+                    .unwrap_or("a field manager")
+            )
+        })
 }
 
 fn owned_by_controller(obj: &Obj) -> bool {
@@ -1037,6 +1157,10 @@ fn workload(obj: &Obj, index: &Index) -> Result<Workload, Vec<ImportError>> {
     // Persistent data and local storage.
     let mut data_bytes: i128 = 0;
     let mut local: Vec<String> = Vec::new();
+    // Claims (templates or claim volumes) and claims the input lacks
+    // because they could not be listed.
+    let mut uses_claims = false;
+    let mut claims_unseen = false;
     let templates = r.list("/spec/volumeClaimTemplates");
     if obj.kind == "StatefulSet" {
         for i in 0..templates.len() {
@@ -1047,6 +1171,7 @@ fn workload(obj: &Obj, index: &Index) -> Result<Workload, Vec<ImportError>> {
                 .unwrap_or("?")
                 .to_string();
             let instances = template_instances(obj, &tname, index);
+            uses_claims = true;
             let (bytes, why_local) = claim(&mut r, &p, index, &instances);
             match (bytes, replicas) {
                 (Some(b), Some(n)) => {
@@ -1102,6 +1227,9 @@ fn workload(obj: &Obj, index: &Index) -> Result<Workload, Vec<ImportError>> {
                     local.push(format!("claim {claim_name}: {w}"));
                 }
             }
+            None if index.unread.contains_key("PersistentVolumeClaim") => {
+                claims_unseen = true;
+            }
             None => notes.push((
                 NoteCode::UnknownData,
                 format!(
@@ -1109,6 +1237,26 @@ fn workload(obj: &Obj, index: &Index) -> Result<Workload, Vec<ImportError>> {
                 ),
             )),
         }
+        uses_claims = true;
+    }
+    // What kinds that were not read leave unknown: the size of claims not
+    // seen, and whether data is node-local when nothing read says so.
+    let mut unread: BTreeMap<String, String> = BTreeMap::new();
+    if claims_unseen {
+        unread.insert(
+            super::DATA_GB.to_string(),
+            unread_reason(&["PersistentVolumeClaim"]),
+        );
+    }
+    let storage_unread: Vec<&str> = STORAGE_KINDS
+        .into_iter()
+        .filter(|k| index.unread.contains_key(k))
+        .collect();
+    if uses_claims && local.is_empty() && !storage_unread.is_empty() {
+        unread.insert(
+            super::LOCAL_VOLUMES.to_string(),
+            unread_reason(&storage_unread),
+        );
     }
 
     // Pinning.
@@ -1118,7 +1266,16 @@ fn workload(obj: &Obj, index: &Index) -> Result<Workload, Vec<ImportError>> {
     }
     if let Some(node) = r.string(&format!("{spec}/nodeName")) {
         if !node.is_empty() {
-            pinned.push(format!("nodeName is {node}"));
+            if obj.kind != "Pod" {
+                pinned.push(format!("nodeName is {node}"));
+            } else if let Some(by) = authored_node_name(obj) {
+                pinned.push(if by.is_empty() {
+                    format!("nodeName is {node}")
+                } else {
+                    format!("nodeName is {node} ({by})")
+                });
+            }
+            // Else the scheduler bound the Pod there: not pinned.
         }
     }
     for (k, v) in r.labels(&format!("{spec}/nodeSelector")) {
@@ -1203,6 +1360,7 @@ fn workload(obj: &Obj, index: &Index) -> Result<Workload, Vec<ImportError>> {
         data_gb: data_bytes as f64 / GB,
         local_volumes: !local.is_empty(),
         pinned: !pinned.is_empty(),
+        unread,
     };
     for (field, v) in [
         ("cpu", service.cpu),
@@ -2083,12 +2241,32 @@ pub fn parse(inputs: &[Input], options: Options) -> Result<Imported, Vec<ImportE
             "ConfigMap" => {
                 index.config_maps.insert((o.ns().into(), o.name.clone()), o);
             }
+            "Status" => {
+                if let Some((kind, message)) = forbidden_kind(o) {
+                    index.unread.insert(kind, message);
+                }
+            }
             k if is_workload(k) => candidates.push(o),
+            "Pod" if finished_phase(o).is_some() => {}
             "ReplicaSet" | "Pod" if !owned_by_controller(o) => candidates.push(o),
             _ => {}
         }
         let counted = match o.kind.as_str() {
             k if is_workload(k) => None,
+            "Status" if forbidden_kind(o).is_some() => None,
+            "Pod" if finished_phase(o).is_some() && !owned_by_controller(o) => {
+                let phase = finished_phase(o).unwrap_or_default();
+                imported.notes.push(Note {
+                    code: NoteCode::IgnoredKind,
+                    service: None,
+                    message: format!(
+                        "{} ({}): phase {phase}, it has run to completion and serves nothing; not imported",
+                        o.label(),
+                        o.file
+                    ),
+                });
+                Some(format!("Pod ({phase})"))
+            }
             "ReplicaSet" | "Pod" if !owned_by_controller(o) => None,
             "ReplicaSet" | "Pod" => Some(format!("{} (owned by a controller)", o.kind)),
             k => Some(k.to_string()),
@@ -2106,7 +2284,10 @@ pub fn parse(inputs: &[Input], options: Options) -> Result<Imported, Vec<ImportE
                     o.file
                 ),
             });
-        } else if !reads(&o.kind) && !KNOWN_KINDS.contains(&o.kind.as_str()) {
+        } else if !reads(&o.kind)
+            && !KNOWN_KINDS.contains(&o.kind.as_str())
+            && !(o.kind == "Status" && forbidden_kind(o).is_some())
+        {
             imported.notes.push(Note {
                 code: NoteCode::IgnoredKind,
                 service: None,
@@ -2116,6 +2297,21 @@ pub fn parse(inputs: &[Input], options: Options) -> Result<Imported, Vec<ImportE
                 ),
             });
         }
+    }
+    // Kinds not read: what they leave unknown beyond data and storage
+    // (those are said per service).
+    for (&kind, message) in &index.unread {
+        let what = match kind {
+            "ConfigMap" => "addresses held in ConfigMap values are unknown, so no flow is derived from them; flows an earlier import wrote are kept",
+            "Service" => "addresses naming a Service cannot be resolved to its workloads; flows an earlier import wrote are kept",
+            k if STORAGE_KINDS.contains(&k) || k == "Node" => continue,
+            _ => "the services an earlier import made of them are kept",
+        };
+        imported.notes.push(Note {
+            code: NoteCode::IncompleteInput,
+            service: None,
+            message: format!("{} ({message}): {what}", unread_reason(&[kind])),
+        });
     }
     let mut workloads = Vec::new();
     for o in candidates {

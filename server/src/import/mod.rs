@@ -61,6 +61,13 @@ pub struct ImportedService {
     pub data_gb: f64,
     pub local_volumes: bool,
     pub pinned: bool,
+    /// Facts the input could not tell because a kind they come from was
+    /// not read (a Kubernetes API that refused to list it): estate field
+    /// (`data_gb`, `constraints.local_volumes`) → why, e.g.
+    /// "PersistentVolumeClaim not read (403: …)". Their values above are
+    /// not facts: [`merge`] keeps what an earlier import wrote, and adds
+    /// no new entry that would have to state them.
+    pub unread: BTreeMap<String, String>,
 }
 
 impl ImportedService {
@@ -570,6 +577,9 @@ pub fn merge(
     let mut final_id: BTreeMap<&str, String> = BTreeMap::new();
     let mut renamed: BTreeMap<&str, String> = BTreeMap::new();
     let mut notes = Vec::new();
+    // Reason a kind was not read → (field, id) of the facts left alone.
+    let mut unread_kept: BTreeMap<String, Vec<(String, String)>> = BTreeMap::new();
+    let mut not_added: BTreeSet<&str> = BTreeSet::new();
     for s in &imported.services {
         if let Some(&i) = owned.get(&s.key) {
             let entry = new_services[i]
@@ -581,6 +591,7 @@ pub fn merge(
                 .unwrap_or("")
                 .to_string();
             let fields = update_entry(entry, s, cluster);
+            left_alone(entry, &id, s, &mut unread_kept, &mut notes);
             if fields.is_empty() {
                 report.unchanged += 1;
             } else {
@@ -591,6 +602,18 @@ pub fn merge(
             }
             final_id.insert(&s.key, id.clone());
             renamed.insert(&s.id, id);
+            continue;
+        }
+        if !s.unread.is_empty() {
+            // A new entry would have to state what could not be read:
+            // not added until an import can read it.
+            let (fields, why) = unread_words(s);
+            notes.push(Note {
+                code: NoteCode::IncompleteInput,
+                service: Some(s.id.clone()),
+                message: format!("not added: its {fields} cannot be told ({why}); an import that can read them adds it"),
+            });
+            not_added.insert(s.key.as_str());
             continue;
         }
         let (ns, kind, name) = split_key(&s.key);
@@ -650,6 +673,27 @@ pub fn merge(
     report.removed = removed_ids.iter().cloned().collect();
     let kept_ids: BTreeSet<String> = kept_idx.iter().map(|&i| id_of(&services[i])).collect();
     report.kept = kept_ids.iter().cloned().collect();
+    for (why, facts) in &unread_kept {
+        let mut by_field: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
+        for (field, id) in facts {
+            by_field
+                .entry(field.as_str())
+                .or_default()
+                .push(id.as_str());
+        }
+        let said: Vec<String> = by_field
+            .iter()
+            .map(|(field, ids)| format!("{field} of {}", ids.join(", ")))
+            .collect();
+        notes.push(Note {
+            code: NoteCode::IncompleteInput,
+            service: None,
+            message: format!(
+                "{why}: left as the earlier import wrote them: {}",
+                said.join("; ")
+            ),
+        });
+    }
     if !imported.complete {
         notes.push(Note {
             code: NoteCode::IncompleteInput,
@@ -753,16 +797,38 @@ pub fn merge(
             to: to.clone(),
         });
     }
+    // What the estate holds now, for the facts left alone.
+    let kept_values: BTreeMap<&str, &Value> = kept
+        .iter()
+        .filter_map(|v| Some((v.get("id")?.as_str()?, v)))
+        .collect();
     report.services = imported
         .services
         .iter()
-        .map(|s| ServiceSummary {
-            id: final_id[s.key.as_str()].clone(),
-            cpu: s.cpu,
-            memory_gib: s.memory_gib,
-            data_gb: s.data_gb,
-            pinned: s.pinned,
-            local_volumes: s.local_volumes,
+        .filter(|s| !not_added.contains(s.key.as_str()))
+        .map(|s| {
+            let id = final_id[s.key.as_str()].clone();
+            let entry = kept_values.get(id.as_str());
+            let mut summary = ServiceSummary {
+                id,
+                cpu: s.cpu,
+                memory_gib: s.memory_gib,
+                data_gb: s.data_gb,
+                pinned: s.pinned,
+                local_volumes: s.local_volumes,
+            };
+            if let Some(e) = entry {
+                if s.unread.contains_key(DATA_GB) {
+                    summary.data_gb = e.get("data_gb").and_then(Value::as_f64).unwrap_or(0.0);
+                }
+                if s.unread.contains_key(LOCAL_VOLUMES) {
+                    summary.local_volumes = e
+                        .pointer("/constraints/local_volumes")
+                        .and_then(Value::as_bool)
+                        .unwrap_or(false);
+                }
+            }
+            summary
         })
         .collect();
     report.services.sort_by(|a, b| a.id.cmp(&b.id));
@@ -830,8 +896,65 @@ fn valid_id(s: &str) -> bool {
         && !s.chars().any(|c| c.is_whitespace() || c.is_control())
 }
 
+/// The estate fields of an import that may be unread
+/// ([`ImportedService::unread`]).
+pub const DATA_GB: &str = "data_gb";
+pub const LOCAL_VOLUMES: &str = "constraints.local_volumes";
+
+/// `data_gb and constraints.local_volumes` and why, for a note.
+fn unread_words(s: &ImportedService) -> (String, String) {
+    let fields: Vec<&str> = s.unread.keys().map(String::as_str).collect();
+    let mut why: Vec<&str> = s.unread.values().map(String::as_str).collect();
+    why.dedup();
+    (fields.join(" and "), why.join("; "))
+}
+
+/// Note, on an existing entry, each fact the import could not read and
+/// so left as it was (its value, and the entry's source, untouched).
+fn left_alone(
+    entry: &Map<String, Value>,
+    id: &str,
+    s: &ImportedService,
+    kept: &mut BTreeMap<String, Vec<(String, String)>>,
+    notes: &mut Vec<Note>,
+) {
+    if s.unread.is_empty() {
+        return;
+    }
+    let mut said = Vec::new();
+    for (field, why) in &s.unread {
+        let value = match field.as_str() {
+            DATA_GB => entry.get("data_gb").cloned().unwrap_or(json!(0)),
+            LOCAL_VOLUMES => entry
+                .get("constraints")
+                .and_then(|c| c.get("local_volumes"))
+                .cloned()
+                .unwrap_or(json!(false)),
+            _ => continue,
+        };
+        said.push(format!("{field} {value}"));
+        kept.entry(why.clone())
+            .or_default()
+            .push((field.clone(), id.to_string()));
+    }
+    let (_, why) = unread_words(s);
+    notes.push(Note {
+        code: NoteCode::IncompleteInput,
+        service: Some(id.to_string()),
+        message: format!(
+            "kept {} as the earlier import wrote them ({}): {why}",
+            said.join(", "),
+            entry
+                .get("source")
+                .and_then(Value::as_str)
+                .unwrap_or("no source")
+        ),
+    });
+}
+
 /// Bring an existing entry in line with the import; the estate fields
-/// that changed, in a fixed order.
+/// that changed, in a fixed order. Facts the import could not read are
+/// left as they are.
 fn update_entry(entry: &mut Map<String, Value>, s: &ImportedService, cluster: &str) -> Vec<String> {
     let mut fields = Vec::new();
     if entry.get("cluster").and_then(Value::as_str) != Some(cluster) {
@@ -852,11 +975,14 @@ fn update_entry(entry: &mut Map<String, Value>, s: &ImportedService, cluster: &s
         }
     }
     let data = entry.get("data_gb").and_then(Value::as_f64).unwrap_or(0.0);
-    if data != s.data_gb {
+    if data != s.data_gb && !s.unread.contains_key(DATA_GB) {
         entry.insert("data_gb".into(), json!(s.data_gb));
         fields.push("data_gb".to_string());
     }
     for (key, want) in [("local_volumes", s.local_volumes), ("pinned", s.pinned)] {
+        if s.unread.contains_key(&format!("constraints.{key}")) {
+            continue;
+        }
         let has = entry
             .get("constraints")
             .and_then(|c| c.get(key))
