@@ -1494,8 +1494,7 @@ fn connection_string_hosts(value: &str) -> Option<Vec<&str>> {
 
 /// The host of Oracle's thin JDBC form, `jdbc:oracle:thin:@[//]host:port…`.
 fn oracle_thin_host(piece: &str) -> Option<&str> {
-    let lower = piece.get(..12)?.to_ascii_lowercase();
-    if lower != "jdbc:oracle:" {
+    if !piece.get(..12)?.eq_ignore_ascii_case("jdbc:oracle:") {
         return None;
     }
     let (_, rest) = piece.split_once('@')?;
@@ -2344,7 +2343,8 @@ pub fn parse(inputs: &[Input], options: Options) -> Result<Imported, Vec<ImportE
     for (w, id) in workloads.iter_mut().zip(&ids) {
         w.service.id = id.clone();
     }
-    unread.complete = complete;
+    // A kind the source could not list leaves the input incomplete too.
+    unread.complete = complete && index.unread.is_empty();
     let (flows, edge_notes) = edges(&workloads, &index, &unread);
     imported.flows = flows;
     // Notes in service order, then the input-wide ones.
@@ -2589,55 +2589,58 @@ mod tests {
         for (value, want) in [
             (
                 "Host=postgresql;Port=5432;Database=x;Username=u",
-                &["postgresql"][..],
+                vec!["postgresql"],
             ),
             (
                 "host=pg-0,pg-1:5433;Target Session Attributes=primary",
-                &["pg-0", "pg-1"],
+                vec!["pg-0", "pg-1"],
             ),
             (
                 "Server=tcp:sql.data,1433;Database=x;User Id=sa",
-                &["sql.data"],
+                vec!["sql.data"],
             ),
             (
                 "Data Source=mssql\\SQLEXPRESS;Initial Catalog=x",
-                &["mssql"],
+                vec!["mssql"],
             ),
-            ("Server=mssql;Database=x", &["mssql"]),
-            ("SERVER = mssql , 1433 ; Database=x", &["mssql"]),
-            ("host=pg port=5432 dbname=x", &["pg"]),
+            ("Server=mssql;Database=x", vec!["mssql"]),
+            ("SERVER = mssql , 1433 ; Database=x", vec!["mssql"]),
+            ("host=pg port=5432 dbname=x", vec!["pg"]),
             (
                 "jdbc:postgresql://ledger-db:5432/postgresdb",
-                &["ledger-db"],
+                vec!["ledger-db"],
             ),
             (
                 "jdbc:postgresql://pg-0:5432,pg-1:5432/db?targetServerType=primary",
-                &["pg-0", "pg-1"],
+                vec!["pg-0", "pg-1"],
             ),
-            ("jdbc:sqlserver://mssql:1433;databaseName=x", &["mssql"]),
+            ("jdbc:sqlserver://mssql:1433;databaseName=x", vec!["mssql"]),
             (
                 "jdbc:sqlserver://;serverName=mssql;databaseName=x",
-                &["mssql"],
+                vec!["mssql"],
             ),
-            ("jdbc:oracle:thin:@//oracle:1521/ORCL", &["oracle"]),
-            ("jdbc:oracle:thin:@oracle.db:1521:ORCL", &["oracle.db"]),
+            ("jdbc:oracle:thin:@//oracle:1521/ORCL", vec!["oracle"]),
+            ("jdbc:oracle:thin:@oracle.db:1521:ORCL", vec!["oracle.db"]),
             (
                 "mongodb://u:p@mongo-0:27017,mongo-1.data:27017/db?replicaSet=rs0",
-                &["mongo-0", "mongo-1.data"],
+                vec!["mongo-0", "mongo-1.data"],
             ),
             (
                 "PLAINTEXT://kafka-0:9092,PLAINTEXT://kafka-1:9092",
-                &["kafka-0", "kafka-1"],
+                vec!["kafka-0", "kafka-1"],
             ),
             (
                 "http://collector:4318/v1/traces?x=cart,orders",
-                &["collector"],
+                vec!["collector"],
             ),
-            ("redis-cart:6379,password=secret,ssl=false", &["redis-cart"]),
-            ("Server=tcp:db.example.com,1433", &[]),
-            ("jdbc:h2:mem:test", &[]),
+            (
+                "redis-cart:6379,password=secret,ssl=false",
+                vec!["redis-cart"],
+            ),
+            ("Server=tcp:db.example.com,1433", vec![]),
+            ("jdbc:h2:mem:test", vec![]),
         ] {
-            assert_eq!(h(value), names(want), "{value}");
+            assert_eq!(h(value), names(&want), "{value}");
         }
         assert!(looks_like_address(
             "ConnectionStrings__Db",
