@@ -208,7 +208,16 @@ test('where could it go: from a move to every cluster ranked for its service, th
   const refused = page.locator('[data-testid=place-refused] li');
   assert.equal(await refused.count(), served.candidates.filter(c => !c.eligible).length);
   if (await refused.count() > 0) assert.match(await refused.first().textContent(), /: \w+ — /);
+  // carrier-gateway moves in a compound step: the page says why its
+  // destination is not first (issue 32: one verdict per question).
+  assert.match(await page.getByTestId('place-advice').textContent(),
+    /^The advice moves carrier-gateway to c-fra-3 at step \d+, as one compound step with shipping-quotes/);
   await shot('place');
+  // cart moves alone: its destination is first, by the advice's gain.
+  await page.getByLabel('Service').selectOption('cart');
+  await page.waitForURL(u => u.searchParams.get('service') === 'cart');
+  await page.locator('[data-testid=place-advice]', { hasText: 'The advice moves cart to c-fra-2 at step 2.' }).waitFor();
+  assert.equal(await page.getByTestId('place-verdict').getAttribute('data-best'), 'c-fra-2');
   // Another service from the picker; the address follows.
   await page.getByLabel('Service').selectOption('payments');
   await page.waitForURL(u => u.searchParams.get('service') === 'payments');

@@ -215,7 +215,16 @@ impl TrafficDefault {
 /// observed.
 pub const NEVER_OBSERVED: &str = "never observed";
 
+/// The owner an importer writes when it cannot tell one (the estate
+/// requires an owner): not an owner, so no two services share it.
+pub const UNKNOWN_OWNER: &str = "unknown";
+
 impl Service {
+    /// Whether the owner is known ([`UNKNOWN_OWNER`] is not).
+    pub fn owner_known(&self) -> bool {
+        self.owner != UNKNOWN_OWNER
+    }
+
     /// The Kubernetes object this service is: its `workload`, else the one
     /// its Kubernetes-import `source` names; `None` when neither says.
     pub fn workload_ref(&self) -> Option<Workload> {

@@ -124,6 +124,14 @@ pub struct Candidate {
     pub cpu_utilisation: Option<f64>,
     pub memory_utilisation: Option<f64>,
     pub fit: FitVerdict,
+    /// The advice's gain (its own terms: round trip, cross-site, headroom,
+    /// copy) of moving the service here, from the placement the advice
+    /// judges it at ([`Placement::judged_after`]); 0 where it runs, `None`
+    /// when ineligible. What `berth place` ranks by first.
+    pub advice_gain: Option<f64>,
+    /// Whether a move here clears the service's bar ([`Placement::bar`])
+    /// and certainly fits: a move the advice itself could recommend.
+    pub clears_bar: bool,
     /// Why the cluster is ineligible (empty when eligible).
     pub refusals: Vec<Refusal>,
     pub notes: Vec<Note>,
@@ -132,13 +140,15 @@ pub struct Candidate {
 /// Rank every cluster for `service`, given the placement and loads in
 /// `state` (a cluster that took services earlier has less room).
 pub fn rank(ctx: &Ctx, state: &State, service: usize) -> Vec<Candidate> {
-    let owner = &ctx.estate.services[service].owner;
+    let me = &ctx.estate.services[service];
+    // An unknown owner is nobody's: services whose owner nobody knows are
+    // not one owner's services stacked on a cluster.
     let same_owner: Vec<usize> = ctx
         .estate
         .services
         .iter()
         .enumerate()
-        .filter(|(_, s)| &s.owner == owner)
+        .filter(|(_, s)| me.owner_known() && s.owner == me.owner)
         .map(|(i, _)| i)
         .collect();
     rank_with(ctx, state, service, &same_owner, &[])
@@ -299,6 +309,16 @@ fn candidate(
     // `0.0 - x`, not `-x`: a cost of nothing is +0, never -0, in results.
     let network = 0.0 - (rt + xs);
     let blast_radius = 0.0 - w.blast_radius_cost * same_owner_here as f64;
+    if !s.owner_known() && w.blast_radius_cost != 0.0 {
+        notes.push(Note {
+            code: Code::CantTell,
+            fact: format!("{} owner", s.id),
+            message: format!(
+                "the owner of {} is unknown: the blast-radius term is not computed (0)",
+                s.id
+            ),
+        });
+    }
     let youth = match cl.enrolled_at {
         Some(t) if w.youth_window_s > 0 => {
             let age = (ctx.now - t).max(0);
@@ -369,6 +389,8 @@ fn candidate(
         cpu_utilisation: util[0],
         memory_utilisation: util[1],
         fit,
+        advice_gain: None,
+        clears_bar: false,
         refusals,
         notes,
     }
@@ -396,6 +418,20 @@ pub struct Placement {
     /// `stay`, `move` or `nowhere` (no eligible cluster, not even its own).
     #[cfg_attr(feature = "schema", schemars(extend("enum" = ["stay", "move", "nowhere"])))]
     pub verdict: &'static str,
+    /// The steps of the recommended moves the ranking is judged after:
+    /// those before the service's own step when the advice moves it,
+    /// else every recommended move (the advice's placement). The same
+    /// evaluation as the advice, so the two never disagree.
+    pub judged_after: Vec<usize>,
+    /// The smallest gain a move of the service must reach there (both
+    /// bars of SPEC §5).
+    pub bar: f64,
+    /// What the advice does with the service, in words, and why its
+    /// destination is not first here when it is not (it moves in a
+    /// compound step; it rests on guesses). `None`: the advice does not
+    /// move it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub advice: Option<String>,
     pub candidates: Vec<Candidate>,
 }
 
@@ -413,9 +449,112 @@ pub fn place(
         )
     })?;
     let ctx = Ctx::new(estate, policy, now);
-    let state = State::initial(estate);
-    let candidates = rank(&ctx, &state, service);
+    // The advice's own evaluation: the recommended moves before the
+    // service's step (and the earlier members of its compound step), or
+    // all of them when it does not move.
+    let advice = crate::advise(estate, policy, now);
+    let at = advice.moves.iter().position(|m| m.service == service_id);
+    let step_start = at.map(|k| {
+        let m = &advice.moves[k];
+        m.group.as_ref().map_or(k, |g| k - (m.step - g.steps[0]))
+    });
+    let mut state = State::initial(estate);
+    let mut judged_after = Vec::new();
+    for (k, m) in advice.moves.iter().enumerate() {
+        let own_step = step_start.is_some_and(|first| k >= first);
+        if at.is_some_and(|a| k >= a) {
+            break;
+        }
+        // Recommended moves before the step; inside its own step, the
+        // members before it (whatever the step's evidence).
+        if m.evidence.is_some() && !own_step {
+            continue;
+        }
+        let (Some(sv), Some(to)) = (
+            estate.service_index(&m.service),
+            estate.cluster_index(&m.to),
+        ) else {
+            continue;
+        };
+        state.apply(&ctx, sv, to);
+        judged_after.push(m.step);
+    }
+    let bar = crate::cost::bar(&ctx, state.current_cost(&ctx, service));
+    let mut candidates = rank(&ctx, &state, service);
+    for c in candidates.iter_mut().filter(|c| c.eligible) {
+        let gain = if c.incumbent {
+            0.0
+        } else {
+            crate::cost::move_terms(&ctx, &state, service, c.index).gain()
+        };
+        c.advice_gain = Some(gain);
+        c.clears_bar = !c.incumbent && gain > 0.0 && gain >= bar && c.fit == FitVerdict::Fits;
+    }
+    // The advice's order: moves it could recommend (clear the bar, fit)
+    // by gain; then staying; then the rest, those that might fit first,
+    // by gain. The scorer's own score only breaks ties: its extra terms
+    // (headroom bonus, incumbency, blast radius, youth) are columns, and
+    // never put a destination above one the advice prefers.
+    let class = |c: &Candidate| -> u8 {
+        match (c.eligible, c.clears_bar, c.incumbent, c.fit) {
+            (false, ..) => 4,
+            (true, true, ..) => 0,
+            (true, false, true, _) => 1,
+            (true, false, false, FitVerdict::DoesNotFit) => 3,
+            _ => 2,
+        }
+    };
+    candidates.sort_by(|a, b| {
+        class(a)
+            .cmp(&class(b))
+            .then_with(|| {
+                let g = |c: &Candidate| c.advice_gain.unwrap_or(f64::NEG_INFINITY);
+                g(b).total_cmp(&g(a))
+            })
+            .then_with(|| {
+                if a.eligible {
+                    b.score.total_cmp(&a.score)
+                } else {
+                    std::cmp::Ordering::Equal
+                }
+            })
+            .then(a.index.cmp(&b.index))
+    });
+    for (k, c) in candidates.iter_mut().enumerate() {
+        c.rank = c.eligible.then_some(k + 1);
+    }
     let s = &estate.services[service];
+    let words = at.map(|k| {
+        let m = &advice.moves[k];
+        let first = candidates.first().map(|c| c.cluster.as_str());
+        let mut w = format!("The advice moves {} to {} at step {}", m.service, m.to, m.step);
+        if let Some(g) = &m.group {
+            w.push_str(&format!(
+                ", as one compound step with {} (steps {}–{}): moved alone it gains {} points",
+                g.services
+                    .iter()
+                    .filter(|x| **x != m.service)
+                    .cloned()
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                g.steps[0],
+                g.steps[g.steps.len() - 1],
+                constraints::round2(m.gain)
+            ));
+            if first != Some(m.to.as_str()) {
+                w.push_str(&format!(
+                    ", so it is not first here: the group gains {} points together against its bar {}",
+                    constraints::round2(g.gain),
+                    constraints::round2(g.bar)
+                ));
+            }
+        }
+        if let Some(e) = &m.evidence {
+            w.push_str(&format!(" — but not as a recommendation: {e}"));
+        }
+        w.push('.');
+        w
+    });
     let best = candidates.first().filter(|c| c.eligible);
     let verdict = match best {
         None => "nowhere",
@@ -434,6 +573,9 @@ pub fn place(
         current: estate.clusters[s.cluster].id.clone(),
         best: best.map(|c| c.cluster.clone()),
         verdict,
+        judged_after,
+        bar,
+        advice: words,
         candidates,
     })
 }

@@ -321,11 +321,22 @@ pub fn candidates(cands: &[crate::place::Candidate]) -> String {
         .unwrap_or(7)
         .max(7);
     let mut out = String::new();
+    // The advice's columns, when the ranking is `berth place`'s (a what-if
+    // re-placement ranks by the scorer alone).
+    let advice = cands.iter().any(|c| c.advice_gain.is_some());
+    let gain_cols = |gain: &str, clears: &str| {
+        if advice {
+            format!(" {gain:>8} {clears:>6} |")
+        } else {
+            String::new()
+        }
+    };
     let _ = writeln!(
         out,
-        "{:>4}  {:<width$} {:>8} = {:>8} {:>11} {:>10} {:>8} {:>12} {:>6}  {:>6} {:>6}  fit",
+        "{:>4}  {:<width$}{} {:>8} = {:>8} {:>11} {:>10} {:>8} {:>12} {:>6}  {:>6} {:>6}  fit",
         "rank",
         "cluster",
+        gain_cols("gain", "clears"),
         "score",
         "headroom",
         "over_target",
@@ -348,8 +359,12 @@ pub fn candidates(cands: &[crate::place::Candidate]) -> String {
             };
             let _ = writeln!(
                 out,
-                "{rank:>4}  {:<width$} {:>8} = {:>8} {:>11} {:>10} {:>8} {:>12} {:>6}  {:>6} {:>6}  {fit}",
+                "{rank:>4}  {:<width$}{} {:>8} = {:>8} {:>11} {:>10} {:>8} {:>12} {:>6}  {:>6} {:>6}  {fit}",
                 c.cluster,
+                gain_cols(
+                    &c.advice_gain.map_or("-".to_string(), pts),
+                    if c.clears_bar { "yes" } else { "no" }
+                ),
                 pts(c.score),
                 pts(t.headroom),
                 pts(t.over_target),
@@ -409,6 +424,32 @@ pub fn placement(p: &crate::place::Placement) -> String {
         request(p.memory_gib),
         p.current
     );
+    let after = if p.judged_after.is_empty() {
+        "the estate as it is".to_string()
+    } else {
+        format!(
+            "the placement after the advice's {} {}",
+            if p.judged_after.len() == 1 {
+                "step"
+            } else {
+                "steps"
+            },
+            p.judged_after
+                .iter()
+                .map(|s| s.to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        )
+    };
+    let _ = writeln!(
+        out,
+        "Ranked as the advice judges it, from {after}: first the moves it could recommend (gain at least the bar of {} points and a certified fit), by gain; then staying; then the rest. `gain` is the advice's (round trip, cross-site, headroom, copy); `score` and its terms are the single-service scorer's, shown beside it and used only to break ties.",
+        crate::constraints::round2(p.bar)
+    );
+    if let Some(a) = &p.advice {
+        let _ = writeln!(out, "{a}");
+    }
+    let _ = writeln!(out);
     out.push_str(&candidates(&p.candidates));
     out
 }

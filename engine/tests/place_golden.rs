@@ -354,6 +354,8 @@ fn placement_json() {
           "current": "c-b",
           "best": "c-a",
           "verdict": "move",
+          "judged_after": [],
+          "bar": 2.0,
           "candidates": [
             {
               "cluster": "c-a",
@@ -372,6 +374,8 @@ fn placement_json() {
               "cpu_utilisation": 0.54,
               "memory_utilisation": 0.54,
               "fit": "fits",
+              "advice_gain": 0.0,
+              "clears_bar": false,
               "refusals": [],
               "notes": []
             },
@@ -392,6 +396,8 @@ fn placement_json() {
               "cpu_utilisation": 0.5,
               "memory_utilisation": 0.5,
               "fit": "incumbent",
+              "advice_gain": null,
+              "clears_bar": false,
               "refusals": [
                 {
                   "code": "cluster_down",
@@ -453,5 +459,149 @@ fn ranking_invariants_on_generated_estates() {
                     .all(|c| c.index == e.services[s].cluster));
             }
         }
+    }
+}
+
+/// "Where else could it go?" agrees with the advice (issue 32): for every
+/// service the advice moves as a recommended single step, its destination
+/// is first on `berth place`, judged from the same placement; for a member
+/// of a compound step, or a move resting on guesses, the answer says so in
+/// words. On the sample and on 50 generated estates.
+#[test]
+fn the_advice_destination_ranks_first_or_the_answer_says_why() {
+    let sample = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../examples/estates/sample.json"
+    ))
+    .unwrap();
+    let sample = berth_engine::load(&sample, berth_engine::Format::Json).unwrap();
+    let mut estates = vec![(sample, berth_engine::estate::parse_time(NOW_STR).unwrap())];
+    estates.extend((0..50).map(|seed| (gen::estate(&gen::Shape::small(seed)), gen::NOW)));
+    let policy = Policy::default();
+    let (mut first, mut explained) = (0, 0);
+    for (e, now) in &estates {
+        let advice = berth_engine::advise(e, &policy, *now);
+        for m in &advice.moves {
+            let p = place::place(e, &policy, *now, &m.service).unwrap();
+            let words = p.advice.clone().unwrap_or_default();
+            assert!(
+                words.starts_with(&format!(
+                    "The advice moves {} to {} at step {}",
+                    m.service, m.to, m.step
+                )),
+                "{}: {words}",
+                m.service
+            );
+            let top = p.candidates.first().map(|c| c.cluster.clone());
+            if m.group.is_none() {
+                assert_eq!(
+                    top.as_deref(),
+                    Some(m.to.as_str()),
+                    "{} {}: {words}",
+                    e.name,
+                    m.service
+                );
+                let c = &p.candidates[0];
+                assert_eq!(
+                    c.advice_gain,
+                    Some(m.gain),
+                    "{}: the advice's own gain",
+                    m.service
+                );
+                assert!(c.clears_bar, "{}", m.service);
+                assert_eq!(p.bar, m.bar, "{}: the advice's bar", m.service);
+                first += 1;
+            } else if top.as_deref() != Some(m.to.as_str()) {
+                assert!(words.contains("so it is not first here"), "{words}");
+                explained += 1;
+            } else {
+                first += 1;
+            }
+            if m.evidence.is_some() {
+                assert!(words.contains("but not as a recommendation"), "{words}");
+            }
+        }
+    }
+    eprintln!("{first} advice destinations ranked first, {explained} group members explained");
+    assert!(
+        first >= 30 && explained >= 1,
+        "{first} first, {explained} explained"
+    );
+}
+
+/// The sample's `cart`: the advice moves it to c-fra-2 at step 2; the
+/// answer ranks c-fra-2 first by the advice's gain, with the scorer's
+/// terms beside it.
+#[test]
+fn sample_cart_where_else() {
+    let sample = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../examples/estates/sample.json"
+    ))
+    .unwrap();
+    let e = berth_engine::load(&sample, berth_engine::Format::Json).unwrap();
+    let now = berth_engine::estate::parse_time(NOW_STR).unwrap();
+    let p = place::place(&e, &Policy::default(), now, "cart").unwrap();
+    let text = text::placement(&p);
+    let body: String = text.lines().skip(1).collect::<Vec<_>>().join("\n");
+    expect![[r#"
+        Placing cart (owner checkout; 6 CPU, 12 GiB), now on c-par-1: best placed on c-fra-2
+
+        Ranked as the advice judges it, from the placement after the advice's step 1: first the moves it could recommend (gain at least the bar of 27.84 points and a certified fit), by gain; then staying; then the rest. `gain` is the advice's (round trip, cross-site, headroom, copy); `score` and its terms are the single-service scorer's, shown beside it and used only to break ties.
+        The advice moves cart to c-fra-2 at step 2.
+
+        rank  cluster        gain clears |    score = headroom over_target incumbency  network blast_radius  youth     cpu    mem  fit
+           1  c-fra-2      +165.5    yes |    -16.1 =     +4.0           0          0    -20.1            0      0   64.1%  56.2%  fits
+           2  c-fra-3      +159.2    yes |    -14.2 =     +9.3           0          0    -26.4            0   +2.9    7.8%   6.5%  fits
+           3  c-par-1           0     no |   -177.0 =     +3.6           0       +5.0   -185.6            0      0   67.7%  60.9%  incumbent
+           4  c-lon-1       -68.8     no |  -1252.2 =     +2.5     -1001.3          0   -253.4            0      0   81.2%  69.5%  fits
+           5  c-dub-1      -236.2     no |  -1424.4 =     +1.6     -1008.4          0   -417.6            0      0   86.2%  82.2%  fits
+           6  c-nw-1      -1134.4     no |  -1318.6 =     +1.4           0          0  -1320.0            0      0       ?  71.9%  cant_tell
+                           note cant_tell: free CPU of c-nw-1 is unknown: no headroom bonus and no over-target cost are counted for it
+           7  c-iad-1     -1283.8     no |  -1466.2 =     +3.2           0          0  -1469.4            0      0   70.0%  65.3%  fits
+           8  c-pdx-1     -2274.1     no |  -3463.7 =     +1.6     -1009.1          0  -2456.2            0      0   89.1%  78.9%  fits
+           9  c-sin-1     -2371.3     no |  -2553.3 =     +3.7           0          0  -2556.9            0      0   68.8%  57.8%  fits
+          10  c-fra-1      +166.7     no |  -1053.3 =     +0.3     -1034.3          0    -15.3         -4.0      0  100.3%  94.0%  does_not_fit
+                           note no_room_cpu: needs 6 cores but c-fra-1 has at most 5.78 cores free (measured CPU ±5%)
+           -  c-fra-pci  ineligible: trust_zone
+                           cart must run in trust zone general; c-fra-pci is in pci
+           -  c-fra-stg  ineligible: tier
+                           cart may run only on prod clusters; c-fra-stg is staging
+           -  c-iad-stg  ineligible: tier
+                           cart may run only on prod clusters; c-iad-stg is staging
+           -  c-par-2    ineligible: cluster_draining
+                           c-par-2 is draining and takes no new services
+           -  c-sin-edge ineligible: tier
+                           cart may run only on prod clusters; c-sin-edge is edge"#]].assert_eq(&body);
+}
+
+/// Services whose owner nobody knows are not one owner: no blast-radius
+/// term between them, and a note says the term is not computed.
+#[test]
+fn unknown_owner_is_nobodys() {
+    let e = estate(
+        vec![
+            cluster("c-a", "fra", 16.0, 4.0),
+            cluster("c-b", "fra", 16.0, 4.0),
+        ],
+        vec![
+            service("a", "unknown", "c-a", 1.0),
+            service("b", "unknown", "c-b", 1.0),
+            service("c", "unknown", "c-b", 1.0),
+        ],
+        vec![],
+    );
+    let policy = Policy::default();
+    let ctx = Ctx::new(&e, &policy, NOW);
+    let cands = rank(&ctx, &State::initial(&e), 0);
+    for c in &cands {
+        assert_eq!(c.terms.blast_radius, 0.0, "{}", c.cluster);
+        assert!(
+            c.notes
+                .iter()
+                .any(|n| n.message.contains("owner of a is unknown")),
+            "{:?}",
+            c.notes
+        );
     }
 }

@@ -337,10 +337,10 @@ fn replay(e: &Estate, p: &Policy, now: i64) {
         let refusals = static_refusals(e, s, to);
         assert!(refusals.is_empty(), "{why}: refused {refusals:?}");
         assert_eq!(state.fit(&ctx, s, to), Fit::Fits, "{why}: fit");
-        independently_legal(e, p, now, &state, s, to, &why);
+        independently_legal(e, p, now, state, s, to, &why);
 
         // (b) both bars, and gain == sum of terms, exactly.
-        let terms = cost::move_terms(&ctx, &state, s, to);
+        let terms = cost::move_terms(&ctx, state, s, to);
         assert_eq!(m.terms, terms, "{why}: terms");
         let sum = terms.round_trip + terms.cross_site + terms.headroom + terms.copy;
         assert_eq!(m.gain, sum, "{why}: gain is the sum of the terms");
@@ -349,7 +349,7 @@ fn replay(e: &Estate, p: &Policy, now: i64) {
         assert!(
             m.terms.copy <= 0.0 && m.terms.copy == -p.copy_weight_per_gb * e.services[s].data_gb
         );
-        let facts = cost::deciding_facts(&ctx, &state, s, to);
+        let facts = cost::deciding_facts(&ctx, state, s, to);
         assert_eq!(m.facts, facts, "{why}: facts");
         match &m.group {
             None => {
@@ -370,10 +370,10 @@ fn replay(e: &Estate, p: &Policy, now: i64) {
                     "{why}: evidence words exactly when a deciding fact is a guess"
                 );
                 // Sequential: it is the best legal move from here (ties on ids).
-                let best = brute_best(&ctx, &state, &moved);
+                let best = brute_best(&ctx, state, &moved);
                 assert_eq!(best, Some((s, to, m.gain)), "{why}: not the best move");
             }
-            Some(g) => check_group_member(&ctx, &state, &moved, &a, k, g, &why),
+            Some(g) => check_group_member(&ctx, state, &moved, &a, k, g, &why),
         }
 
         // (c) the estate cost never rises; it falls by gain − copy.

@@ -78,7 +78,7 @@ pub fn PlacePage() -> impl IntoView {
         <h1>"Where could it go?"</h1>
         <Gate>
             <ErrorLine message=error.into()/>
-            <p class="hint">"Every cluster ranked for one service by the placement scorer (the one evacuations use), in your browser: eligible clusters by score, then the ones a rule refuses and why. A move the advice recommends must also clear its bars; this view shows where the service would fit best on its own."</p>
+            <p class="hint">"Every cluster ranked for one service as the advice judges it, in your browser: first the moves the advice could recommend (gain at least the bar, a certified fit), by the advice's gain; then staying; then the rest; then the clusters a rule refuses and why. The placement scorer's own score and terms (the ones evacuations use: headroom bonus, incumbency, blast radius, youth) are shown beside the gain and only break ties."</p>
             <label for="place-service">"Service "</label>
             <crate::common::ServicePicker id="place-service" services=services.into() value=service.into()
                 on_pick=Callback::new(move |v: String| service.set(v))/>
@@ -97,13 +97,26 @@ fn PlacementView(p: Placement, ms: f64) -> impl IntoView {
     let verdict = match (p.verdict, p.best.as_deref()) {
         ("stay", _) => format!("{} is best where it is, on {}.", p.service, p.current),
         ("move", Some(best)) => format!(
-            "{} would score best on {best} (it is on {}).",
+            "{} would be best on {best} (it is on {}).",
             p.service, p.current
         ),
         _ => format!(
             "No cluster is eligible for {}, not even {}.",
             p.service, p.current
         ),
+    };
+    let judged = if p.judged_after.is_empty() {
+        format!(
+            "Judged on the estate as it is; a move must gain at least {:.2} points.",
+            p.bar
+        )
+    } else {
+        format!(
+            "Judged as the advice judges it, after its step{} {}; a move must gain at least {:.2} points.",
+            if p.judged_after.len() == 1 { "" } else { "s" },
+            p.judged_after.iter().map(|s| s.to_string()).collect::<Vec<_>>().join(", "),
+            p.bar
+        )
     };
     let request = |x: Option<f64>, unit: &str| {
         x.map_or_else(|| "unknown".to_string(), |v| format!("{v} {unit}"))
@@ -174,6 +187,8 @@ fn PlacementView(p: Placement, ms: f64) -> impl IntoView {
                 <tr data-cluster=c.cluster.clone() data-rank=c.rank.unwrap_or_default()>
                     <td class="n">{c.rank.unwrap_or_default()}</td>
                     <th scope="row">{c.cluster.clone()}{c.incumbent.then_some(" (now)")}</th>
+                    <td class="n" data-testid="advice-gain">{c.advice_gain.map_or_else(|| "—".to_string(), |g| signed(g, 2))}</td>
+                    <td>{if c.clears_bar { "yes" } else { "no" }}</td>
                     <td class="n">{format!("{:.2}", c.score)}</td>
                     <td><svg class="waterfall" viewBox="0 0 260 22" role="img" aria-label=format!("terms: {terms_text}")>
                         <line x1="130" x2="130" y1="0" y2="22" class="zero"/>{steps}</svg>
@@ -200,6 +215,8 @@ fn PlacementView(p: Placement, ms: f64) -> impl IntoView {
         .collect_view();
     view! {
         <p data-testid="place-verdict" data-verdict=p.verdict data-best=p.best.clone().unwrap_or_default()><strong>{verdict}</strong></p>
+        {p.advice.clone().map(|a| view! { <p data-testid="place-advice">{a}</p> })}
+        <p class="hint" data-testid="place-judged">{judged}</p>
         <p class="hint">{format!(
             "Owner {}; requests {} CPU, {} memory. Ranked in your browser in {ms:.1} ms.",
             if p.owner.is_empty() { "unknown" } else { p.owner.as_str() },
@@ -208,8 +225,8 @@ fn PlacementView(p: Placement, ms: f64) -> impl IntoView {
         )}</p>
         <div class="table-wrap">
             <table data-testid="place-ranked" class="compare">
-                <caption>"Eligible clusters, best first (terms: green raises the score, red lowers it)"</caption>
-                <thead><tr><th scope="col">"rank"</th><th scope="col">"cluster"</th><th scope="col">"score"</th><th scope="col">"terms"</th>
+                <caption>"Eligible clusters, best first by the advice's gain (scorer terms: green raises the score, red lowers it)"</caption>
+                <thead><tr><th scope="col">"rank"</th><th scope="col">"cluster"</th><th scope="col">"gain (advice)"</th><th scope="col">"clears the bar"</th><th scope="col">"scorer score"</th><th scope="col">"scorer terms"</th>
                     <th scope="col">"CPU after"</th><th scope="col">"memory after"</th><th scope="col">"fit"</th><th scope="col">"notes"</th></tr></thead>
                 <tbody>{rows}</tbody>
             </table>
