@@ -236,6 +236,22 @@ const CASES: &[Case] = &[
         ]
     ),
     (
+        "a mesh_cluster naming another cluster",
+        r#""cpu_free": 30"#,
+        r#""cpu_free": 30, "mesh_cluster": "c-fra""#,
+        &[
+            ("/clusters/1/mesh_cluster", 11, "mesh_cluster \"c-fra\" is the id of /clusters/0: a mesh cluster stands for one estate cluster"),
+        ]
+    ),
+    (
+        "a mesh_cluster that is no id",
+        r#""cpu_free": 30"#,
+        r#""cpu_free": 30, "mesh_cluster": "east 1""#,
+        &[
+            ("/clusters/1/mesh_cluster", 11, "invalid id \"east 1\": character 5 is U+0020; ids are 1–128 characters of A–Z, a–z, 0–9 and - _ . : / @, starting with a letter or digit"),
+        ]
+    ),
+    (
         "unknown constraint (typo)",
         r#""constraints": {"tiers": ["prod"]}"#,
         r#""constraints": {"tier": ["prod"]}"#,
