@@ -43,9 +43,12 @@ pub struct Db {
     pub pool: AnyPool,
     pub backend: Backend,
     write_lock: Arc<tokio::sync::Mutex<()>>,
-    /// The last write probe of `/readyz`: when, and its answer.
-    ready_probe: Arc<tokio::sync::Mutex<Option<(Instant, Result<(), String>)>>>,
+    /// The last write probe of `/readyz`.
+    ready_probe: Arc<tokio::sync::Mutex<Option<Probe>>>,
 }
+
+/// When a `/readyz` write probe ran, and its answer.
+type Probe = (Instant, Result<(), String>);
 
 /// Held for the length of a write transaction (a no-op guard on
 /// PostgreSQL, whose row locks and MVCC do the job).
