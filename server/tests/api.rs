@@ -2222,6 +2222,77 @@ async fn plans(backend: Backend) {
         .expect(StatusCode::OK)
         .text();
     assert!(o.contains("kind: \"Placement\""));
+
+    // One Deployment running in two clusters (`cart` on c-par-1, `search`
+    // on c-fra-2, both `shop/twin`): a scenario moving both copies gets one
+    // policy placing the workload on both destinations, never two objects
+    // of one name.
+    for s in file["services"].as_array_mut().unwrap() {
+        if s["id"] == "cart" || s["id"] == "search" {
+            s["workload"] = json!({"kind": "Deployment", "namespace": "shop", "name": "twin"});
+        }
+    }
+    t.send(&admin, Method::PUT, &format!("{base}/file"), &file)
+        .await
+        .expect(StatusCode::OK);
+    let twins = json!({"schema": 1, "name": "twins", "steps": [
+        {"move": {"service": "cart", "to": "c-lon-1"}},
+        {"move": {"service": "search", "to": "c-dub-1"}},
+    ]});
+    t.call(
+        &admin,
+        Method::PUT,
+        &format!("{base}/scenarios/twins"),
+        Some("application/json"),
+        twins.to_string(),
+    )
+    .await
+    .expect(StatusCode::NO_CONTENT);
+    let k = t
+        .get(
+            &viewer,
+            &format!("{base}/plan?{q}&scenario=twins&format=karmada"),
+        )
+        .await
+        .expect(StatusCode::OK)
+        .text();
+    assert_eq!(k.matches("kind: \"PropagationPolicy\"").count(), 1, "{k}");
+    assert_eq!(k.matches("kind: \"OverridePolicy\"").count(), 1, "{k}");
+    assert_eq!(
+        k.matches("name: \"berth-deployment-twin\"").count(),
+        2,
+        "{k}"
+    );
+    assert!(
+        k.contains("      clusterNames:\n      - \"c-dub-1\"\n      - \"c-lon-1\"\n"),
+        "{k}"
+    );
+    let o = t
+        .get(
+            &viewer,
+            &format!("{base}/plan?{q}&scenario=twins&format=ocm"),
+        )
+        .await
+        .expect(StatusCode::OK)
+        .text();
+    assert_eq!(o.matches("kind: \"Placement\"").count(), 1, "{o}");
+    assert!(o.contains("numberOfClusters: 2"), "{o}");
+    let j = t
+        .get(&viewer, &format!("{base}/plan?{q}&scenario=twins"))
+        .await
+        .expect(StatusCode::OK)
+        .json();
+    assert_eq!(
+        j["result"]["workloads"],
+        json!([{
+            "workload": {"kind": "Deployment", "namespace": "shop", "name": "twin"},
+            "clusters": ["c-dub-1", "c-lon-1"],
+            "copies": [
+                {"service": "cart", "from": "c-par-1", "to": "c-lon-1"},
+                {"service": "search", "from": "c-fra-2", "to": "c-dub-1"},
+            ],
+        }])
+    );
 }
 both!(plans);
 
