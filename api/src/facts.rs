@@ -53,19 +53,30 @@ fn no_default(schema: &mut schemars::Schema) {
 ///   the one a Kubernetes import of that cluster made from that
 ///   workload, else the service of that id in that cluster, else
 ///   `CLUSTER/NAME` there (an agent, which may not read the estate,
-///   names a replica this way).
+///   names a replica this way);
+/// - `traffic`: `service`, whose traffic was observed (it appears in a
+///   mesh's series, or among its scrape targets); the value is the
+///   window, in seconds (> 0), over which it was observed, or `null`
+///   for never observed (`docs/advice.md` §2, Traffic coverage). With
+///   `cluster`, `service` is a workload name in that cluster (an estate
+///   cluster's id or `mesh_cluster`), resolved as `from_cluster` is.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct FactUpdate {
     /// What is updated: `cpu_free`, `memory_free_gib`, `rtt_ms`,
-    /// `flow_weight` or `flow_mb_s`.
+    /// `flow_weight`, `flow_mb_s` or `traffic`.
     #[cfg_attr(
         feature = "schema",
-        schemars(extend("enum" = ["cpu_free", "memory_free_gib", "rtt_ms", "flow_weight", "flow_mb_s"]))
+        schemars(extend("enum" = ["cpu_free", "memory_free_gib", "rtt_ms", "flow_weight", "flow_mb_s", "traffic"]))
     )]
     pub fact: String,
-    /// `cpu_free`, `memory_free_gib`: the cluster.
+    /// `traffic`: the service whose traffic was observed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "schema", schemars(with = "String"))]
+    pub service: Option<String>,
+    /// `cpu_free`, `memory_free_gib`: the cluster; `traffic`: the
+    /// cluster `service` is a workload name in (optional).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[cfg_attr(feature = "schema", schemars(with = "String"))]
     pub cluster: Option<String>,

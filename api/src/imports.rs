@@ -184,6 +184,9 @@ pub enum ImportNoteCode {
     QualifiedId,
     /// Part of the input could not be read: the merge removed nothing.
     IncompleteInput,
+    /// Imported services whose traffic nothing has observed (manifests
+    /// show none): how many got no call edge, and what would observe them.
+    TrafficUnknown,
 }
 
 impl ImportNoteCode {
@@ -202,6 +205,7 @@ impl ImportNoteCode {
             ImportNoteCode::IgnoredKind => "ignored_kind",
             ImportNoteCode::QualifiedId => "qualified_id",
             ImportNoteCode::IncompleteInput => "incomplete_input",
+            ImportNoteCode::TrafficUnknown => "traffic_unknown",
         }
     }
 }

@@ -475,6 +475,12 @@ pub async fn run(opts: AgentOptions, mut stop: watch::Receiver<bool>) {
                         );
                     }
                     observations.extend(prometheus::observations(&flows));
+                    let covered: Vec<_> = derived
+                        .covered
+                        .into_iter()
+                        .filter(|c| !unknown_services.contains(&c.service))
+                        .collect();
+                    observations.extend(prometheus::coverage_observations(&covered));
                 }
                 Err(e) => tracing::warn!(tick = %tick_text, "mesh metrics not read this tick: {e}"),
             }

@@ -278,6 +278,45 @@ fn apply_inner(
             Value::Object(m)
         };
         match u.fact.as_str() {
+            "cpu_free" | "memory_free_gib" if u.service.is_some() => {
+                errors.push(err(i, "service", format!("not used by fact {:?}", u.fact)));
+            }
+            "rtt_ms" | "flow_weight" | "flow_mb_s" if u.service.is_some() => {
+                errors.push(err(i, "service", format!("not used by fact {:?}", u.fact)));
+            }
+            "traffic" => {
+                unused(&[("a", &u.a), ("b", &u.b), ("from", &u.from), ("to", &u.to), ("from_cluster", &u.from_cluster), ("to_cluster", &u.to_cluster)], &mut errors);
+                let Some(mut id) = need("service", &u.service, &mut errors) else { continue };
+                // A window of nothing observed nothing.
+                if value == Some(0.0) {
+                    errors.push(err(i, "value", "an observation window must be more than 0 seconds; null for traffic never observed".into()));
+                }
+                match u.cluster.as_deref().map(|c| (c, directory.cluster_for_mesh(c))) {
+                    Some((c, None)) => {
+                        errors.push(err(i, "cluster", format!("no cluster {c:?} in this estate (by id or mesh_cluster): map it with --map-cluster {c}=CLUSTER, or declare mesh_cluster: {c:?} on its estate cluster")));
+                    }
+                    Some((_, Some(c))) => match directory.in_cluster(c, "", &id) {
+                        Ok(found) => id = found,
+                        Err(why) => errors.push(err(i, "service", format!("workload {id:?}: {why}"))),
+                    },
+                    None if !services.contains(&id) => {
+                        errors.push(err(i, "service", format!("no service {id:?} in this estate")));
+                    }
+                    None => {}
+                }
+                if errors.len() > before {
+                    continue;
+                }
+                let fact = fact_value();
+                if let Some(arr) = out.get_mut("services").and_then(Value::as_array_mut) {
+                    if let Some(sv) = arr
+                        .iter_mut()
+                        .find(|v| v.get("id").and_then(Value::as_str) == Some(id.as_str()))
+                    {
+                        sv["traffic"] = fact;
+                    }
+                }
+            }
             "cpu_free" | "memory_free_gib" => {
                 unused(&[("a", &u.a), ("b", &u.b), ("from", &u.from), ("to", &u.to), ("from_cluster", &u.from_cluster), ("to_cluster", &u.to_cluster)], &mut errors);
                 let Some(c) = need("cluster", &u.cluster, &mut errors) else { continue };
@@ -406,7 +445,7 @@ fn apply_inner(
                 i,
                 "fact",
                 format!(
-                    "expected one of \"cpu_free\", \"memory_free_gib\", \"rtt_ms\", \"flow_weight\", \"flow_mb_s\", found {other:?}"
+                    "expected one of \"cpu_free\", \"memory_free_gib\", \"rtt_ms\", \"flow_weight\", \"flow_mb_s\", \"traffic\", found {other:?}"
                 ),
             )),
         }

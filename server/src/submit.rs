@@ -468,7 +468,8 @@ pub struct Delivery {
 /// they name — a service or cluster of a flow (`/observations/{i}/from`,
 /// `/to`, `/from_cluster`, `/to_cluster` of a `flow_*` fact), an end of a
 /// round trip (`/a`, `/b` of `rtt_ms`: a mesh or a probe tool knows
-/// clusters the estate does not track) — or `None` when anything else was
+/// clusters the estate does not track), a service a mesh covered
+/// (`/service`, `/cluster` of `traffic`) — or `None` when anything else was
 /// refused too: then the batch is wrong, not merely ahead of the estate.
 pub fn prunable(errors: &[Refusal], observations: &[FactUpdate]) -> Option<BTreeSet<usize>> {
     let mut out = BTreeSet::new();
@@ -480,7 +481,9 @@ pub fn prunable(errors: &[Refusal], observations: &[FactUpdate]) -> Option<BTree
         let flow_end = fact.starts_with("flow_")
             && matches!(field, "from" | "to" | "from_cluster" | "to_cluster");
         let rtt_end = fact == "rtt_ms" && matches!(field, "a" | "b");
-        if !(flow_end || rtt_end) {
+        // A mesh covering a workload the estate does not have yet.
+        let covered = fact == "traffic" && matches!(field, "service" | "cluster");
+        if !(flow_end || rtt_end || covered) {
             return None;
         }
         out.insert(i);
@@ -493,6 +496,7 @@ pub fn prunable(errors: &[Refusal], observations: &[FactUpdate]) -> Option<BTree
 fn member<'a>(o: &'a FactUpdate, name: &str) -> Option<&'a str> {
     match name {
         "fact" => Some(&o.fact),
+        "service" => o.service.as_deref(),
         "cluster" => o.cluster.as_deref(),
         "a" => o.a.as_deref(),
         "b" => o.b.as_deref(),
@@ -566,11 +570,15 @@ pub async fn deliver(
                         .collect();
                     let mut refused: Vec<String> = mine.iter().map(|(field, _)| s(field)).collect();
                     refused.dedup();
-                    let is_rtt = s("fact") == "rtt_ms";
+                    let (from, to) = match s("fact").as_str() {
+                        "rtt_ms" => ("a", "b"),
+                        "traffic" => ("service", "cluster"),
+                        _ => ("from", "to"),
+                    };
                     pruned.push(Pruned {
                         fact: s("fact"),
-                        from: s(if is_rtt { "a" } else { "from" }),
-                        to: s(if is_rtt { "b" } else { "to" }),
+                        from: s(from),
+                        to: s(to),
                         refused,
                         message: mine.iter().map(|(_, m)| *m).collect::<Vec<_>>().join("; "),
                     });

@@ -297,11 +297,16 @@ pub fn import_prometheus(args: ImportPrometheus) -> Result<String, Failure> {
     let derived = prometheus::derive(&results, &reading, &mapping, known.as_ref());
     // No `source`: the server records who sent the batch (the token), not
     // what a batch says (docs/observations.md).
-    let observations = prometheus::observations(&derived.flows);
+    let mut observations = prometheus::observations(&derived.flows);
+    // Whose traffic the mesh saw at all: their missing flows are measured
+    // zeros from now on (docs/advice.md §2, Traffic coverage).
+    observations.extend(prometheus::coverage_observations(&derived.covered));
     print!(
-        "{origin}: {} flow{} for estate {:?}{}\n{}",
+        "{origin}: {} flow{} and the traffic of {} service{} for estate {:?}{}\n{}",
         derived.flows.len(),
         if derived.flows.len() == 1 { "" } else { "s" },
+        derived.covered.len(),
+        if derived.covered.len() == 1 { "" } else { "s" },
         args.estate,
         match (&client, &known) {
             (None, _) => " (services not checked: no --server to ask)",

@@ -21,6 +21,7 @@ pub mod rtt;
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::{self, Write};
 
+use berth_engine::estate::TrafficDefault;
 use berth_engine::{EstateError, Format};
 use serde::Serialize;
 use serde_json::{json, Map, Value};
@@ -664,6 +665,13 @@ pub fn merge(
             entry.insert("constraints".into(), Value::Object(c));
         }
         entry.insert("source".into(), json!(source_of(importer, cluster, &s.key)));
+        // Nothing observed its traffic: said explicitly where the estate's
+        // own default would read the entry otherwise (a top-level
+        // `"traffic": "declared"`, e.g. the sample's); elsewhere its
+        // `source` already says so (docs/advice.md §2, Traffic coverage).
+        if model.traffic == Some(TrafficDefault::Declared) {
+            entry.insert("traffic".into(), Value::Null);
+        }
         appended.push(Value::Object(entry));
         report.added.push(id.clone());
         final_id.insert(&s.key, id.clone());
@@ -857,14 +865,67 @@ pub fn merge(
         .notes
         .sort_by(|a, b| (a.service.is_none(), &a.service).cmp(&(b.service.is_none(), &b.service)));
 
+    top.insert("services".into(), Value::Array(kept));
+    top.insert("flows".into(), Value::Array(new_flows));
+    let merged = berth_engine::load(&out.to_string(), Format::Json)
+        .map_err(|e| MergeError::Conflict(without_lines(e)))?;
+    if let Some(note) = traffic_note(&merged, &report.services) {
+        report.notes.push(note);
+    }
     if report.is_noop() {
         return Ok((estate.clone(), report));
     }
-    top.insert("services".into(), Value::Array(kept));
-    top.insert("flows".into(), Value::Array(new_flows));
-    berth_engine::load(&out.to_string(), Format::Json)
-        .map_err(|e| MergeError::Conflict(without_lines(e)))?;
     Ok((out, report))
+}
+
+/// The imported services whose traffic nothing has observed, said once
+/// for the whole import: how many got no call edge from the input (their
+/// advice would otherwise rest on a hidden zero) and what would observe
+/// them. `None` when every imported service's traffic is observed or
+/// declared.
+fn traffic_note(merged: &berth_engine::Estate, imported: &[ServiceSummary]) -> Option<Note> {
+    let mut has_flow = vec![false; merged.services.len()];
+    for f in &merged.flows {
+        has_flow[f.from] = true;
+        has_flow[f.to] = true;
+    }
+    let mut unknown = 0;
+    let mut no_edge: Vec<&str> = Vec::new();
+    for s in imported {
+        let Some(i) = merged.service_index(&s.id) else {
+            continue;
+        };
+        if merged.traffic_of(i).is_some_and(|f| f.value.is_none()) {
+            unknown += 1;
+            if !has_flow[i] {
+                no_edge.push(&s.id);
+            }
+        }
+    }
+    if unknown == 0 {
+        return None;
+    }
+    let total = imported.len();
+    let edges = match no_edge.len() {
+        0 => "every one has a call edge from the input".to_string(),
+        n => {
+            const SHOWN: usize = 10;
+            let mut names = no_edge[..n.min(SHOWN)].join(", ");
+            if n > SHOWN {
+                names.push_str(&format!(" and {} more", n - SHOWN));
+            }
+            format!(
+                "{n} got no call edge from the input ({names}), which is not the same as calling nobody"
+            )
+        }
+    };
+    Some(Note {
+        code: NoteCode::TrafficUnknown,
+        service: None,
+        message: format!(
+            "traffic never observed for {unknown} of {total} imported services; {edges}. A move of any of them is listed under \"Not enough evidence\" until a mesh import (berth import prometheus) or an agent pass observes it"
+        ),
+    })
 }
 
 /// Loader errors on a value serialised for the occasion: its line numbers

@@ -1065,12 +1065,34 @@ pub struct Flow {
     pub edges: Vec<Edge>,
 }
 
-/// What [`derive`] found: flows sorted by (from, to), and notes.
+/// What [`derive`] found: flows sorted by (from, to), notes, and the
+/// services the mesh covers.
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
 pub struct Derived {
     pub flows: Vec<Flow>,
     pub notes: Vec<Note>,
+    /// Every estate service that appears in the mesh's series at all (at
+    /// either end of any edge of any query, with or without figures), by
+    /// (id, cluster): its traffic is observed, so a flow the mesh does
+    /// not show is a measured zero (`docs/advice.md` §2, Traffic
+    /// coverage).
+    pub covered: Vec<Covered>,
 }
+
+/// A service whose traffic the mesh observed: an estate service id, or
+/// (`cluster` set) a workload name in that cluster for the server to
+/// resolve; observed over [`COVERED_WINDOW_S`] ending at `observed_at`.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+pub struct Covered {
+    pub service: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cluster: Option<String>,
+    pub observed_at: i64,
+}
+
+/// The window of every preset's queries ([`super::mesh::WINDOW`]) in
+/// seconds: what a covered service's traffic was observed over.
+pub const COVERED_WINDOW_S: f64 = 300.0;
 
 /// An edge with fewer samples than this share of the best-covered edge's
 /// has a gap. 10 % slack covers the window's alignment (a 5-minute window
@@ -1353,6 +1375,37 @@ pub fn derive(
         add(&mut acc.weight, &mut acc.weight_missing, f.weight);
         add(&mut acc.bytes, &mut acc.bytes_missing, f.bytes_per_s);
     }
+    // Coverage: every workload inside the mesh that any query's series
+    // name, resolved to the estate; dated by its newest sample.
+    let mut covered: BTreeMap<(String, Option<String>), i64> = BTreeMap::new();
+    let all = [
+        Some(&results.rate),
+        Some(&results.duration),
+        results.bytes.as_ref(),
+        results.coverage.as_ref(),
+    ];
+    for sample in all.into_iter().flatten().flat_map(|r| r.samples.iter()) {
+        for w in [&sample.edge.source, &sample.edge.destination] {
+            if outside(w) {
+                continue;
+            }
+            let key = match resolve(w, mapping, known) {
+                Resolved::Service(id) => (id, None),
+                Resolved::InCluster { name, cluster } => (name, Some(cluster)),
+                Resolved::Missing(_) => continue,
+            };
+            let at = covered.entry(key).or_insert(sample.at);
+            *at = (*at).max(sample.at);
+        }
+    }
+    let covered = covered
+        .into_iter()
+        .map(|((service, cluster), observed_at)| Covered {
+            service,
+            cluster,
+            observed_at,
+        })
+        .collect();
     for ((w, why), n) in not_in_estate {
         notes.push(Note {
             code: NoteCode::NotInEstate,
@@ -1395,7 +1448,29 @@ pub fn derive(
         // A pair with neither figure has nothing to send.
         .filter(|f| f.weight.is_some() || f.mb_s.is_some())
         .collect();
-    Derived { flows, notes }
+    Derived {
+        flows,
+        notes,
+        covered,
+    }
+}
+
+/// The observations saying whose traffic the mesh covered: `traffic`, the
+/// window in seconds, class `measured`, dated by the newest sample naming
+/// the service, with `cluster` for a workload the server is to resolve.
+pub fn coverage_observations(covered: &[Covered]) -> Vec<FactUpdate> {
+    covered
+        .iter()
+        .map(|c| FactUpdate {
+            fact: "traffic".into(),
+            service: Some(c.service.clone()),
+            cluster: c.cluster.clone(),
+            value: Some(Some(COVERED_WINDOW_S)),
+            class: Some(Class::Measured.as_str().into()),
+            observed_at: Some(berth_engine::estate::format_time(c.observed_at)),
+            ..FactUpdate::default()
+        })
+        .collect()
 }
 
 /// The observations to send for these flows: `flow_weight` and

@@ -289,6 +289,16 @@ fn observations_answer(s: &BerthState, id: &str, h: &HeaderMap, body: &Value) ->
     }
     let mut errors = vec![];
     for (i, o) in obs.as_array().unwrap().iter().enumerate() {
+        // A covered service the estate lacks, as the server refuses it.
+        if o["fact"] == "traffic" && o.get("cluster").is_none() {
+            let sid = o["service"].as_str().unwrap();
+            if !s.services.contains(sid) {
+                errors.push(
+                    json!({"path": format!("/observations/{i}/service"), "line": null,
+                                   "message": format!("no service {sid:?} in this estate")}),
+                );
+            }
+        }
         if o["fact"].as_str().unwrap().starts_with("flow_") {
             for field in ["from", "to"] {
                 let sid = o[field].as_str().unwrap();
