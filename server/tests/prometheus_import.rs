@@ -46,6 +46,49 @@ fn expected_observations(at: &str) -> Vec<Value> {
     out
 }
 
+/// The flow observations of a batch (`flow_weight`, `flow_mb_s`).
+fn flows(v: &Value) -> Value {
+    Value::Array(
+        v.as_array()
+            .unwrap()
+            .iter()
+            .filter(|o| o["fact"].as_str().unwrap().starts_with("flow_"))
+            .cloned()
+            .collect(),
+    )
+}
+
+/// The services a batch says the mesh covered (`traffic`, 300 s,
+/// measured), in the order sent.
+fn covered(v: &Value) -> Vec<String> {
+    v.as_array()
+        .unwrap()
+        .iter()
+        .filter(|o| o["fact"] == "traffic")
+        .map(|o| {
+            assert_eq!(
+                (o["value"].as_f64(), o["class"].as_str()),
+                (Some(300.0), Some("measured")),
+                "{o}"
+            );
+            o["service"].as_str().unwrap().to_string()
+        })
+        .collect()
+}
+
+/// Every service of the sample the fixtures' series name (catalog through
+/// its two mapped versions; istio-ingressgateway is no service of it).
+const COVERED: [&str; 8] = [
+    "catalog",
+    "checkout",
+    "clickstream-collector",
+    "promotions",
+    "search",
+    "shop-bff",
+    "shop-frontend",
+    "shop-gateway",
+];
+
 fn example() -> String {
     concat!(
         env!("CARGO_MANIFEST_DIR"),
@@ -106,7 +149,11 @@ async fn istio_metrics_become_measured_flow_observations() {
         .as_str()
         .unwrap()
         .starts_with("prometheus-"));
-    assert_eq!(body["observations"], json!(expected_observations(&at)));
+    assert_eq!(
+        flows(&body["observations"]),
+        json!(expected_observations(&at))
+    );
+    assert_eq!(covered(&body["observations"]), COVERED);
 
     // What was sent, per edge, and why the rest was not.
     for line in [
@@ -117,7 +164,7 @@ async fn istio_metrics_become_measured_flow_observations() {
         "outside_mesh: checkout/checkout → unknown/unknown: traffic to outside the mesh",
         "self_edge: search/search → search/search: both ends are service \"search\"",
         "not_in_estate: workload istio-system/istio-ingressgateway (as service \"istio-ingressgateway\") is not a service of the estate: 1 edge skipped",
-        "estate \"sample\" now at version 2, 11 applied",
+        "estate \"sample\" now at version 2, 19 applied",
     ] {
         assert!(squash(&out).contains(line), "missing {line:?} in:\n{out}");
     }
@@ -150,7 +197,7 @@ async fn saved_results_and_dry_run() {
     .args(MAPS);
     let (code, out, err) = run(c).await;
     assert_eq!(code, 0, "{out}\n{err}");
-    assert!(out.contains("dry run: 13 observations not sent"), "{out}");
+    assert!(out.contains("dry run: 22 observations not sent"), "{out}");
     assert!(
         out.contains("services not checked: no --server to ask"),
         "{out}"
@@ -168,14 +215,18 @@ async fn saved_results_and_dry_run() {
         ingress("flow_mb_s", 39.1042),
     ];
     expected.extend(expected_observations(at));
-    assert_eq!(batch["observations"], json!(expected));
+    assert_eq!(flows(&batch["observations"]), json!(expected));
+    // Unchecked, istio-ingressgateway is covered too (a server refuses it).
+    let mut unchecked: Vec<&str> = COVERED.to_vec();
+    unchecked.insert(3, "istio-ingressgateway");
+    assert_eq!(covered(&batch["observations"]), unchecked);
 
     // Sent for real with a token that may read the estate, the edge is
     // left out; the same file is the same batch: a retry is a duplicate
     // and changes nothing.
     let (server, berth_log) = fake_berth(true, vec![]).await;
     for expect in [
-        "now at version 2, 11 applied",
+        "now at version 2, 19 applied",
         "was already applied (duplicate)",
     ] {
         let mut c = berth();
@@ -196,7 +247,11 @@ async fn saved_results_and_dry_run() {
     let posts = berth_log.posts.lock().unwrap().clone();
     assert_eq!(posts.len(), 2);
     assert_eq!(posts[0].0, posts[1].0);
-    assert_eq!(posts[0].0["observations"], json!(expected_observations(at)));
+    assert_eq!(
+        flows(&posts[0].0["observations"]),
+        json!(expected_observations(at))
+    );
+    assert_eq!(covered(&posts[0].0["observations"]), COVERED);
     assert_eq!(berth_log.applied.lock().unwrap().len(), 1);
 }
 
@@ -226,7 +281,15 @@ async fn unmapped_workloads_are_skipped_and_reported_never_guessed() {
     let posts = berth_log.posts.lock().unwrap().clone();
     assert_eq!(posts.len(), 1);
     let sent = posts[0].0["observations"].as_array().unwrap().clone();
-    assert_eq!(sent.len(), 9, "11 less shop-bff → catalog's two");
+    assert_eq!(
+        flows(&Value::Array(sent.clone())).as_array().unwrap().len(),
+        9,
+        "11 less shop-bff → catalog's two"
+    );
+    // Unmapped, catalog's versions cover no service of the estate.
+    let mut unmapped: Vec<&str> = COVERED.to_vec();
+    unmapped.remove(0);
+    assert_eq!(covered(&Value::Array(sent.clone())), unmapped);
     assert!(sent.iter().all(|o| o["to"] != "catalog"));
 
     // An agent token may not read the estate: the server refuses the
@@ -249,10 +312,10 @@ async fn unmapped_workloads_are_skipped_and_reported_never_guessed() {
         "{out}"
     );
     for line in [
-        "refused by the server and left out (6):",
+        "refused by the server and left out (9):",
         "flow_weight istio-ingressgateway → shop-gateway: no service \"istio-ingressgateway\" in this estate",
         "flow_mb_s shop-bff → catalog-v2: no service \"catalog-v2\" in this estate",
-        "-pruned (9 observations): estate \"sample\" now at version 2, 9 applied",
+        "-pruned (16 observations): estate \"sample\" now at version 2, 16 applied",
     ] {
         assert!(out.contains(line), "missing {line:?} in:\n{out}");
     }
@@ -265,7 +328,7 @@ async fn unmapped_workloads_are_skipped_and_reported_never_guessed() {
         .as_array()
         .unwrap()
         .iter()
-        .map(|o| o["to"].as_str().unwrap())
+        .filter_map(|o| o["to"].as_str().or(o["service"].as_str()))
         .collect();
     assert!(!pruned_targets.contains(&"catalog"));
 }
@@ -421,7 +484,7 @@ async fn prometheus_errors_and_custom_queries() {
         ["my_rate".to_string(), d.duration, d.coverage.unwrap()]
     );
     assert!(
-        out.contains("dry run: 6 observations not sent"),
+        out.contains("dry run: 15 observations not sent"),
         "weights only: {out}"
     );
     assert!(
@@ -621,9 +684,9 @@ async fn end_to_end_the_estate_holds_the_observed_flows() {
     // The agent token may not read the estate: the server refused
     // istio-ingressgateway, and the rest landed as one batch.
     for line in [
-        "refused by the server and left out (2):",
+        "refused by the server and left out (3):",
         "flow_weight istio-ingressgateway → shop-gateway: no service \"istio-ingressgateway\" in this estate",
-        "-pruned (11 observations): estate \"sample\" now at version 2, 11 applied",
+        "-pruned (19 observations): estate \"sample\" now at version 2, 19 applied",
     ] {
         assert!(out.contains(line), "missing {line:?} in:\n{out}");
     }
