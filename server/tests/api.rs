@@ -2073,6 +2073,15 @@ async fn plans(backend: Backend) {
         .json();
     let moves = advice["result"]["moves"].as_array().unwrap().clone();
     assert!(!moves.is_empty());
+    // The plan holds the recommended moves only: the sample's one move
+    // resting on guesses (`evidence` set) is not in it.
+    let recommended: Vec<Value> = moves
+        .iter()
+        .filter(|m| m.get("evidence").is_none())
+        .cloned()
+        .collect();
+    assert_eq!(recommended.len() + 1, moves.len());
+    let moves = recommended;
     let plan = t
         .get(&viewer, &format!("{base}/plan?{q}"))
         .await
