@@ -2283,9 +2283,10 @@ pub fn parse(inputs: &[Input], options: Options) -> Result<Imported, Vec<ImportE
                     o.file
                 ),
             });
-        } else if !reads(&o.kind)
-            && !KNOWN_KINDS.contains(&o.kind.as_str())
-            && !(o.kind == "Status" && forbidden_kind(o).is_some())
+        } else if !(reads(&o.kind)
+            || KNOWN_KINDS.contains(&o.kind.as_str())
+            // A refused kind's `Status` answer is read for what it says.
+            || (o.kind == "Status" && forbidden_kind(o).is_some()))
         {
             imported.notes.push(Note {
                 code: NoteCode::IgnoredKind,
