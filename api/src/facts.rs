@@ -364,7 +364,7 @@ mod tests {
     fn unknown_members_are_refused_naming_the_members_in_order() {
         let e = update(r#"{"fact":"cpu_free","value":1,"clustr":"c"}"#).unwrap_err();
         assert!(
-            e.contains("unknown field `clustr`, expected one of `fact`, `cluster`, `a`, `b`, `from`, `to`, `from_cluster`, `to_cluster`, `value`, `class`, `source`, `observed_at`"),
+            e.contains("unknown field `clustr`, expected one of `fact`, `service`, `cluster`, `a`, `b`, `from`, `to`, `from_cluster`, `to_cluster`, `value`, `class`, `source`, `observed_at`"),
             "{e}"
         );
         let e =
