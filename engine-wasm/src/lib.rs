@@ -181,9 +181,22 @@ pub mod berth_parity {
     }
 
     /// The advice (default policy) whose digest `generated_digests` lists
-    /// for `seed`.
+    /// for `seed`: a `small` generated estate, and every fourth seed an
+    /// estate of one of `gen::patterned`'s shapes (12 services on 4
+    /// clusters), whose applications only gain moved together. Since
+    /// moves resting on guesses are no longer made and every moved service
+    /// pays the bar, the `small` estates alone no longer take gathered,
+    /// weighed or planned groups; the patterns do, so the byte parity
+    /// still covers every kind of compound step.
     pub fn small_advice_json(seed: u64, now: i64) -> String {
-        let estate = berth_engine::gen::estate(&berth_engine::gen::Shape::small(seed));
+        use berth_engine::gen;
+        let estate = if seed % 4 == 0 {
+            let pattern = gen::Pattern::ALL[(seed / 4) as usize % gen::Pattern::ALL.len()];
+            let (services, clusters) = if seed % 8 == 0 { (24, 6) } else { (12, 4) };
+            gen::patterned_estate(pattern, seed, services, clusters)
+        } else {
+            gen::estate(&gen::Shape::small(seed))
+        };
         front::advice(&estate, &Policy::default(), now)
     }
 
