@@ -190,9 +190,13 @@ pub mod berth_parity {
     /// still covers every kind of compound step.
     pub fn small_advice_json(seed: u64, now: i64) -> String {
         use berth_engine::gen;
-        let estate = if seed % 4 == 0 {
+        let estate = if seed.is_multiple_of(4) {
             let pattern = gen::Pattern::ALL[(seed / 4) as usize % gen::Pattern::ALL.len()];
-            let (services, clusters) = if seed % 8 == 0 { (24, 6) } else { (12, 4) };
+            let (services, clusters) = if seed.is_multiple_of(8) {
+                (24, 6)
+            } else {
+                (12, 4)
+            };
             gen::patterned_estate(pattern, seed, services, clusters)
         } else {
             gen::estate(&gen::Shape::small(seed))
