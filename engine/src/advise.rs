@@ -67,6 +67,15 @@ fn is_zero(x: &f64) -> bool {
     *x == 0.0
 }
 
+impl Move {
+    /// Whether the advice recommends this move: its evidence backs it (no
+    /// `evidence` words). A move resting on guesses is listed apart and
+    /// not made (`docs/advice.md` §6, "Totals are of what is recommended").
+    pub fn is_recommended(&self) -> bool {
+        self.evidence.is_none()
+    }
+}
+
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Move {
@@ -719,20 +728,19 @@ fn planned_group(
     })
 }
 
-/// A listed move's gain (0 for none).
-fn terms_gain_of(m: Option<&Move>) -> f64 {
-    m.map_or(0.0, |m| m.terms.gain())
+/// Copy points of the recommended moves (those the evidence backs).
+fn recommended_copy(moves: &[Move]) -> f64 {
+    moves
+        .iter()
+        .filter(|m| m.is_recommended())
+        .map(|m| -m.terms.copy)
+        .sum()
 }
 
 /// Points an advice saves: cost before − (cost after + copy cost), of the
 /// recommended moves (those the evidence backs) only.
 pub fn improvement(advice: &Advice) -> f64 {
-    let copy: f64 = advice
-        .moves
-        .iter()
-        .filter(|m| m.evidence.is_none())
-        .map(|m| -m.terms.copy)
-        .sum();
+    let copy = recommended_copy(&advice.moves);
     advice.totals_before.cost - (advice.totals_after.cost + copy)
 }
 
@@ -925,7 +933,7 @@ pub fn plan(estate: &Estate, policy: &Policy, now: i64, cache: Cache, search: Se
                 loaded.extend([from, to]);
                 moved_now.push((s, from, to));
             } else {
-                unbacked_gain += terms_gain_of(moves.last());
+                unbacked_gain += terms.gain();
             }
         }
         // Only the moved services and their peers see different flow
@@ -988,11 +996,7 @@ pub fn plan(estate: &Estate, policy: &Policy, now: i64, cache: Cache, search: Se
         moved_now.clear();
     }
     let totals_after = state.totals(&ctx);
-    let copy: f64 = moves
-        .iter()
-        .filter(|m| m.evidence.is_none())
-        .map(|m| -m.terms.copy)
-        .sum();
+    let copy = recommended_copy(&moves);
     let bound = Bound::new(
         bound::cost_at_least(&ctx, &feas.candidates),
         totals_before.cost,

@@ -591,7 +591,7 @@ impl Decider for Baseline<'_> {
             .moves
             .into_iter()
             // Moves resting on guesses are listed apart, not recommended.
-            .filter(|m| m.evidence.is_none())
+            .filter(|m| m.is_recommended())
             .map(|m| Proposal {
                 reason: format!(
                     "step {}: gain {} points (bar {}), confidence {}",

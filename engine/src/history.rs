@@ -407,7 +407,7 @@ mod tests {
             advice.totals_before.cross_site_mb_s.to_bits()
         );
         let mut ids: Vec<String> = (0..advice.moves.len())
-            .filter(|&i| advice.moves[i].evidence.is_none())
+            .filter(|&i| advice.moves[i].is_recommended())
             .map(|i| crate::review::identity(&advice.moves, i))
             .collect();
         ids.sort();
@@ -429,7 +429,7 @@ mod tests {
             .moves
             .iter()
             .enumerate()
-            .filter(|(_, m)| m.evidence.is_none())
+            .filter(|(_, m)| m.is_recommended())
             .find_map(|(i, m)| {
                 m.facts
                     .iter()

@@ -407,9 +407,9 @@ fn from_advice(
 ) -> Plan {
     // Only recommended moves: a move resting on guesses is listed apart
     // by the advice and is never part of a plan to carry out.
-    let recommended = advice.moves.iter().filter(|m| m.evidence.is_none()).count();
+    let recommended = advice.moves.iter().filter(|m| m.is_recommended()).count();
     let chosen: Vec<usize> = (0..advice.moves.len())
-        .filter(|&k| advice.moves[k].evidence.is_none())
+        .filter(|&k| advice.moves[k].is_recommended())
         .filter(|&k| only.is_none_or(|ids| ids.contains(&advice.moves[k].service)))
         .collect();
     let all = chosen.len() == recommended;
