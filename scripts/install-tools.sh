@@ -79,3 +79,10 @@ e2e="$(dirname "$0")/../end2end"
 if [ ! -d "$e2e/node_modules" ]; then
   (cd "$e2e" && npm ci --no-audit --no-fund)
 fi
+# The proven reference (solver/, crate berth-solver) links HiGHS, which
+# highs-sys builds from its C++ source with cmake and binds with bindgen,
+# which needs libclang. Debian's packages.
+if ! command -v cmake >/dev/null || ! ldconfig -p | grep 'libclang[-.0-9]*\.so' >/dev/null; then
+  echo "installing cmake and libclang (build HiGHS for the solver crate)"
+  apt-get update -qq && apt-get install -y -qq --no-install-recommends cmake libclang-dev
+fi

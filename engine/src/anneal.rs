@@ -31,7 +31,7 @@ pub(crate) const COST_TOL: f64 = 1e-9;
 pub type Order = Vec<(usize, usize)>;
 
 /// Copy cost of moving `service` away from where it is now, points (≥ 0).
-pub(crate) fn copy_cost(ctx: &Ctx, service: usize) -> f64 {
+pub fn copy_cost(ctx: &Ctx, service: usize) -> f64 {
     ctx.policy.copy_weight_per_gb * ctx.estate.services[service].data_gb
 }
 
@@ -53,7 +53,7 @@ pub fn placement_cost(ctx: &Ctx, placement: &[usize]) -> f64 {
 /// Certified capacity of each cluster for net load moved in: free × (1 −
 /// margin of the fact's class at `now`), CPU and memory; `None` when
 /// either free capacity is unknown (such a cluster receives nothing).
-pub(crate) fn capacities(ctx: &Ctx) -> Vec<Option<(f64, f64)>> {
+pub fn capacities(ctx: &Ctx) -> Vec<Option<(f64, f64)>> {
     ctx.estate
         .clusters
         .iter()
