@@ -570,23 +570,39 @@ pub enum Cache {
 }
 
 pub fn advise_with(estate: &Estate, policy: &Policy, now: i64, cache: Cache) -> Advice {
-    if estate.services.len() > group::EVERY_STEP_SERVICES {
-        return plan(estate, policy, now, cache, Search::GATHER);
-    }
-    // Small estates: three plans, and the advice is whichever improves the
-    // estate most (cost after plus copy cost), the earlier on a tie. The
-    // first is the plan without gathered groups, so compound steps never
-    // make the advice worse than it was with pairs and chains alone; each
-    // later one may take larger groups, whose gain can crowd out a better
-    // sequence of smaller steps. A fourth, targeted plan is weighed last,
-    // with a margin (below).
+    // The same plans at every size (`docs/advice.md` §6): three, and the
+    // advice is whichever improves the estate most (cost after plus copy
+    // cost), the earlier on a tie. The first is the plan without gathered
+    // groups, so compound steps never make the advice worse than it was
+    // with pairs and chains alone; each later one may take larger groups,
+    // whose gain can crowd out a better sequence of smaller steps. A
+    // fourth, targeted plan is weighed last, with a margin (below). The
+    // weighed and the targeted plans search within budgets that grow with
+    // the estate (`docs/advice.md` §6, "Budgets").
     let tol = 1e-9 * (1.0 + estate_cost_scale(estate));
-    let mut best = plan(estate, policy, now, cache, Search::PAIRS);
-    for search in [Search::GATHER, Search::WEIGHED] {
-        let other = plan(estate, policy, now, cache, search);
+    // The gathered plan first: when it never searched for a group (a
+    // single move cleared at every step), the pairs plan, which differs
+    // only in that search, is the same plan and is not run again.
+    let gathered = plan_run(estate, policy, now, cache, Search::GATHER);
+    let budgets = gathered.budgets;
+    let mut best = if gathered.searched {
+        plan(estate, policy, now, cache, Search::PAIRS)
+    } else {
+        gathered.advice.clone()
+    };
+    if improvement(&gathered.advice) > improvement(&best) + tol {
+        best = gathered.advice;
+    }
+    // The weighed plan is the gathered one when its budget does not buy
+    // the first step's weighing; then it is not run again either.
+    if budgets.weighs() {
+        let other = plan(estate, policy, now, cache, Search::WEIGHED);
         if improvement(&other) > improvement(&best) + tol {
             best = other;
         }
+    }
+    if !budgets.targets() {
+        return best;
     }
     // The targeted plan only when it improves the estate by a clear
     // margin more: its first step is one large group, which a person
@@ -728,6 +744,19 @@ fn planned_group(
     })
 }
 
+/// Spends `work` from the weighing budget `left` when it covers it; when
+/// it does not, the budget is closed (set to 0): weighing stops for the
+/// rest of the plan, so each step is weighed or not by one rule, in order.
+fn spend(left: &mut u64, work: u64) -> bool {
+    if work <= *left {
+        *left -= work;
+        true
+    } else {
+        *left = 0;
+        false
+    }
+}
+
 /// Copy points of the recommended moves (those the evidence backs).
 fn recommended_copy(moves: &[Move]) -> f64 {
     moves
@@ -747,6 +776,69 @@ pub fn improvement(advice: &Advice) -> f64 {
 /// One sequential plan (`docs/advice.md` §6) with the compound steps of
 /// `search`.
 pub fn plan(estate: &Estate, policy: &Policy, now: i64, cache: Cache, search: Search) -> Advice {
+    plan_run(estate, policy, now, cache, search).advice
+}
+
+/// What the budgets of an estate buy (`docs/advice.md` §6, "Budgets"),
+/// read before any move.
+#[derive(Clone, Copy, Debug)]
+pub struct Budgets {
+    /// [`group::weigh_budget`].
+    pub weigh: u64,
+    /// The first step's group search ([`group::search_work`]).
+    pub first_search: u64,
+    /// The targeted plan's local-search evaluations
+    /// ([`anneal::evaluations`] ÷ [`TARGET_SHARE`]).
+    pub target: u64,
+    /// The evaluations its greedy start needs: one per destination of
+    /// every service that has a flow ([`target_need`]).
+    pub target_need: u64,
+}
+
+impl Budgets {
+    pub fn of(ctx: &Ctx, candidates: &Candidates) -> Budgets {
+        let moved = vec![false; ctx.estate.services.len()];
+        Budgets {
+            weigh: group::weigh_budget(ctx),
+            first_search: group::search_work(ctx, &moved, candidates),
+            target: anneal::evaluations(ctx) / TARGET_SHARE,
+            target_need: target_need(ctx, candidates),
+        }
+    }
+
+    /// Whether the weighed plan weighs the first step at all.
+    pub fn weighs(&self) -> bool {
+        self.first_search <= self.weigh
+    }
+
+    /// Whether the targeted plan's evaluations cover its greedy start.
+    pub fn targets(&self) -> bool {
+        self.target_need <= self.target
+    }
+}
+
+/// The evaluations the targeted plan's local search spends on its greedy
+/// start (one per destination of each service), counted over the services
+/// that have a flow: a service without one adds evaluations to the budget
+/// (through [`anneal::evaluations`], which falls with the mean degree) and
+/// none to this need, so it never takes the targeted plan away from the
+/// others.
+pub fn target_need(ctx: &Ctx, candidates: &Candidates) -> u64 {
+    (0..ctx.estate.services.len())
+        .filter(|&s| !ctx.adjacency[s].is_empty())
+        .map(|s| candidates.of(s).len() as u64)
+        .sum()
+}
+
+/// One plan's advice, whether it searched for a group at any step, and
+/// the estate's budgets.
+struct PlanRun {
+    advice: Advice,
+    searched: bool,
+    budgets: Budgets,
+}
+
+fn plan_run(estate: &Estate, policy: &Policy, now: i64, cache: Cache, search: Search) -> PlanRun {
     let ctx = Ctx::new(estate, policy, now);
     let feas = feasibility_with(estate, cache);
     let mut state = State::initial(estate);
@@ -769,10 +861,16 @@ pub fn plan(estate: &Estate, policy: &Policy, now: i64, cache: Cache, search: Se
     let mut hopeful = Vec::new();
     let mut moved_now = Vec::new();
     let mut unbacked_gain = 0.0;
+    // Whether a group search ran (for `advise_with`), and the weighing
+    // budget left: each step's weighing spends its search's work, and
+    // once a step's weighing costs more than what is left the plan stops
+    // weighing (`docs/advice.md` §6, "The weighing budget").
+    let mut searched = false;
+    let budgets = Budgets::of(&ctx, &feas.candidates);
+    let mut weigh_left = if search.weighed { budgets.weigh } else { 0 };
     let target: Option<Vec<usize>> = search.target.then(|| {
         let doms = anneal::domains_from(&ctx, &feas.candidates);
-        let evals = anneal::evaluations(&ctx) / TARGET_SHARE;
-        anneal::local_search(&ctx, &doms, evals, anneal::SEED, policy.max_moves).placement
+        anneal::local_search(&ctx, &doms, budgets.target, anneal::SEED, policy.max_moves).placement
     });
     while moves.len() < policy.max_moves {
         let single = match cache {
@@ -813,7 +911,15 @@ pub fn plan(estate: &Estate, policy: &Policy, now: i64, cache: Cache, search: Se
         };
         let rival = match single {
             _ if planned.is_some() => planned,
-            Some((_, _, gain)) if search.weighed => {
+            Some((_, _, gain))
+                if search.weighed
+                    && weigh_left > 0
+                    && spend(
+                        &mut weigh_left,
+                        group::search_work(&ctx, &moved, &feas.candidates),
+                    ) =>
+            {
+                searched = true;
                 prospects.refresh_all(&ctx, &state, &feas.candidates, &mut deltas, &moved);
                 // Only blocked moves that gain more than the best single
                 // move: those every scan order collects (no bound skips a
@@ -847,6 +953,7 @@ pub fn plan(estate: &Estate, policy: &Policy, now: i64, cache: Cache, search: Se
                 // No single move clears its bar: one step may move a small
                 // group together (`group`), then singles resume. The group
                 // search reads every cache.
+                searched = true;
                 prospects.refresh_all(&ctx, &state, &feas.candidates, &mut deltas, &moved);
                 let inputs = group::Inputs {
                     candidates: &feas.candidates,
@@ -1039,7 +1146,7 @@ pub fn plan(estate: &Estate, policy: &Policy, now: i64, cache: Cache, search: Se
             })
         })
         .collect();
-    Advice {
+    let advice = Advice {
         estate: estate.name.clone(),
         estate_version: crate::export::version(estate),
         policy_digest: policy.digest(),
@@ -1053,6 +1160,11 @@ pub fn plan(estate: &Estate, policy: &Policy, now: i64, cache: Cache, search: Se
         cant_tell,
         unknown_capacity,
         unknown_requests,
+    };
+    PlanRun {
+        advice,
+        searched,
+        budgets,
     }
 }
 

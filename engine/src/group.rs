@@ -200,18 +200,46 @@ pub fn replay(ctx: &Ctx, state: &mut State, members: &[(usize, usize)]) -> Optio
     ok.then_some(terms)
 }
 
-/// Up to this many services, `advise` weighs the best group against the
-/// best single move at every step, not only when no single move clears.
-/// A group search reads every candidate's cache, which must then be fresh,
-/// and grows up to [`GROW_SEEDS`] groups: a few milliseconds per step at
-/// 100 services, times up to `max_moves` steps. Small estates are where a
+/// The work a plan may spend weighing the best group against the best
+/// single move at each step (`docs/advice.md` §6, "The weighing budget"),
+/// in units of [`search_work`]: a base, then a share per service and flow.
+/// The base covers a weighing at every one of the default 40 steps up to
+/// about 100 coupled services (a generated estate of 100 services and 480
+/// flows costs 1,060 units a step, 42,400 for 40 steps), which is where a
 /// greedy start most often scatters an application inside its site when
-/// the whole of it would gain more elsewhere (`docs/quality.md`); on
-/// generated estates of 150 services the per-step comparison captured no
-/// more of the reference (95 % mean against 98 % without it) at 60 times
-/// the run time, so larger estates search groups only when no single move
-/// clears.
-pub const EVERY_STEP_SERVICES: usize = 100;
+/// the whole of it would gain more elsewhere (`docs/quality.md`). A step's
+/// search costs 3–7 µs a unit on this project's machines (30 ms a step at
+/// 1,000 services, 470 ms at 5,000), so the base bounds the weighing to a
+/// few hundred milliseconds at any size.
+pub const WEIGH_BASE: u64 = 48_000;
+
+/// Units of weighing budget added per service and per flow of the estate
+/// ([`WEIGH_BASE`]): the budget grows with the estate, so adding a service
+/// never shortens the weighing of the others (a service with no free peer
+/// adds budget and no work), while a step of a large estate's search,
+/// which costs about twice its size, is never bought by the share alone —
+/// 0.25 keeps the 5,000 × 50 benchmark estate (71,000 units a step,
+/// 48,000 + 9,500 of budget) inside its time target.
+pub const WEIGH_PER_ITEM: f64 = 0.25;
+
+/// The weighing budget of `ctx`'s estate: [`WEIGH_BASE`] plus
+/// [`WEIGH_PER_ITEM`] per service and flow.
+pub fn weigh_budget(ctx: &Ctx) -> u64 {
+    let items = (ctx.estate.services.len() + ctx.estate.flows.len()) as f64;
+    WEIGH_BASE + (WEIGH_PER_ITEM * items) as u64
+}
+
+/// The work of one group search from the current state, in the units of
+/// the weighing budget: each free service that has a free peer (only those
+/// can be in a group) counts 1 plus its flows, which are what the search
+/// reads. A service no flow couples to another adds nothing.
+pub fn search_work(ctx: &Ctx, moved: &[bool], candidates: &Candidates) -> u64 {
+    let free = |s: usize| !moved[s] && !candidates.of(s).is_empty();
+    (0..ctx.estate.services.len())
+        .filter(|&s| free(s) && ctx.adjacency[s].iter().any(|&(_, p)| p != s && free(p)))
+        .map(|s| 1 + ctx.adjacency[s].len() as u64)
+        .sum()
+}
 
 /// The sum of each member's best certified, gaining single move from
 /// `state` (0 for a member with none): what the members would gain moved

@@ -13,6 +13,15 @@ const NOW_STR: &str = "2026-11-30T04:05:00Z";
 /// no search can change and no optimum solver models; measured on these,
 /// the shares are of the search alone (`docs/quality.md`).
 pub fn trusted(shape: &berth_engine::gen::Shape) -> Estate {
+    load(
+        &serde_json::to_string(&trusted_file(shape)).unwrap(),
+        Format::Json,
+    )
+    .expect("generated estates load")
+}
+
+/// The file [`trusted`] loads.
+pub fn trusted_file(shape: &berth_engine::gen::Shape) -> Value {
     fn upgrade(v: &mut Value) {
         match v {
             Value::Object(m) => {
@@ -89,5 +98,5 @@ pub fn trusted(shape: &berth_engine::gen::Shape) -> Estate {
             .or_insert_with(|| json!([]));
         links.as_array_mut().unwrap().extend(added);
     }
-    load(&serde_json::to_string(&file).unwrap(), Format::Json).expect("generated estates load")
+    file
 }
