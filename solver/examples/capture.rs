@@ -143,19 +143,31 @@ fn main() {
             }
             if counts {
                 shares.push(advised / optimal);
-                capped_shares.push(capped.gain / optimal);
+                // Above `optimum::MAX_MOVABLE` movable services the
+                // decider does not run (its note says so): no share.
+                if !capped.note.starts_with("not run") {
+                    capped_shares.push(capped.gain / optimal);
+                }
             }
         }
         let (med, p5, mean) = stats(&shares);
-        let (_, _, capped_mean) = stats(&capped_shares);
+        let capped_mean = if capped_shares.is_empty() {
+            "not run".to_string()
+        } else {
+            format!(
+                "{:.1} % (ran on {} of {})",
+                stats(&capped_shares).2 * 100.0,
+                capped_shares.len(),
+                shares.len()
+            )
+        };
         let at = shares.iter().filter(|&&s| s >= 0.999).count();
         println!(
-            "| {services} | {clusters} | {estates} | {proven} | {} | {:.1} % | {:.1} % | {:.1} % | {at} | {:.1} % | {:.0} | {:.0} | {:.1} |",
+            "| {services} | {clusters} | {estates} | {proven} | {} | {:.1} % | {:.1} % | {:.1} % | {at} | {capped_mean} | {:.0} | {:.0} | {:.1} |",
             shares.len(),
             med * 100.0,
             p5 * 100.0,
             mean * 100.0,
-            capped_mean * 100.0,
             median(&mut solver_ms),
             solver_ms.iter().copied().fold(0.0, f64::max),
             median(&mut advise_ms),

@@ -171,3 +171,65 @@ fn proves_optimality_on_medium_estates_within_the_limit() {
         );
     }
 }
+
+/// The reference as a decider: scored like every decider, every proposal
+/// is accepted and the projected gain is the proven optimum's
+/// improvement; the note says it was proven. And a time limit too short
+/// for a proof says so, with a bound no higher than the optimum.
+#[test]
+fn the_decider_is_scored_like_every_decider_and_says_what_it_proved() {
+    use berth_engine::decider::{score, RawProposal};
+    use berth_engine::proposal::Decider;
+    use berth_solver::ProvenOptimum;
+    let policy = Policy::default();
+    for seed in 0..5u64 {
+        let estate = medium::estate(seed, 80, 10);
+        let request = berth_engine::request::build(&estate, &policy, NOW);
+        let decider = ProvenOptimum {
+            estate: &estate,
+            policy: &policy,
+            now: NOW,
+            capped: true,
+            time_limit_s: berth_solver::TIME_LIMIT_S,
+        };
+        let decision = decider.decide_noted(&request);
+        let note = decision.note.clone().unwrap();
+        assert!(note.starts_with("proven optimal within 40 moves"), "{note}");
+        let n = decision.proposals.len();
+        assert!(n > 0 && n <= policy.max_moves);
+        let raw: Vec<RawProposal> = decision
+            .proposals
+            .into_iter()
+            .map(RawProposal::Valid)
+            .collect();
+        let scored = score(&estate, &policy, NOW, &raw);
+        assert_eq!(
+            scored.accepted_count, n,
+            "seed {seed}: {:?}",
+            scored.refused
+        );
+        let out = proven(&estate, &policy, policy.max_moves, &format!("seed {seed}"));
+        assert!(
+            close(scored.projected_gain, out.improvement()),
+            "seed {seed}: scored {} proven {}",
+            scored.projected_gain,
+            out.improvement()
+        );
+    }
+    // A limit no search finishes in: stopped early, and what it states is
+    // a true bound (not above the proven optimum's cost).
+    let estate = medium::estate(0, 150, 12);
+    let ctx = Ctx::new(&estate, &policy, NOW);
+    let early = solve(
+        &ctx,
+        Limits {
+            max_moves: policy.max_moves,
+            time_limit_s: 1e-3,
+        },
+    )
+    .unwrap();
+    assert!(!early.proven(), "{:?}", early.status);
+    let full = proven(&estate, &policy, policy.max_moves, "150 services, seed 0");
+    assert!(early.bound <= full.cost + AGREE);
+    assert!(early.cost >= full.cost - AGREE);
+}
