@@ -40,10 +40,9 @@
 //!   receives a service ends with its net load within its certified
 //!   capacity, free × (1 − margin) of the fact's class at `now`
 //!   (`anneal::capacities`), CPU and memory. A cluster that receives
-//!   nothing has net load ≤ 0, so where the capacity is ≥ 0 the row holds
-//!   unconditionally; where it is negative (a cluster already over its
-//!   certified free capacity) a binary `y_c ≥ x[s,c]` for each arrival
-//!   switches the row on: `L ≤ capacity × y_c`.
+//!   nothing has net load ≤ 0, and the capacity is ≥ 0 (free figures are
+//!   ≥ 0 and margins ≤ 1, both checked on load), so the row `L ≤
+//!   capacity` holds unconditionally and needs no on/off variable.
 //! - **Move cap**: `Σ_s x[s, current] ≥ movable − max_moves`.
 //!
 //! Not modelled: the *order* of the moves. As in `optimum`, the model is
@@ -173,8 +172,9 @@ impl Outcome {
 
 #[derive(Debug)]
 pub enum Error {
-    /// The policy makes headroom undefined (threshold ≥ 1) or a cluster
-    /// whose load can change has a non-positive total.
+    /// What the model does not cover: headroom undefined (threshold ≥ 1,
+    /// or a non-positive total on a cluster whose load can change), or a
+    /// negative certified capacity (neither can be loaded).
     Unsupported(String),
     /// HiGHS refused the model or failed.
     Highs(String),
@@ -435,18 +435,18 @@ impl Mip {
                     )));
                 };
                 let cap = if cpu { cap_cpu } else { cap_mem };
-                let mut row = load_terms(1.0);
-                if cap >= 0.0 {
-                    problem.add_row(..=(cap + base), &row);
-                } else {
-                    // L ≤ cap·y, y ≥ every arrival.
-                    let y = problem.add_integer_column(0.0, 0..=1);
-                    row.push((y, -cap));
-                    problem.add_row(..=base, &row);
-                    for &(_, col) in &arrivals[c] {
-                        problem.add_row(0.0.., [(y, 1.0), (col, -1.0)]);
-                    }
+                // A cluster that receives nothing ends with L ≤ 0 ≤ cap, so
+                // the row may hold unconditionally. A negative certified
+                // capacity cannot be read (free figures are ≥ 0 and
+                // margins ≤ 1, both checked on load), and would need an
+                // on/off row instead: refused rather than modelled wrong.
+                if cap < 0.0 {
+                    return Err(Error::Unsupported(format!(
+                        "negative certified capacity on {}",
+                        cl.id
+                    )));
                 }
+                problem.add_row(..=(cap + base), load_terms(1.0));
             }
         }
 
