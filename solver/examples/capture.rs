@@ -30,6 +30,28 @@ use berth_engine::gen::NOW;
 use berth_engine::Policy;
 use berth_solver::{solve, Limits};
 
+/// CPU time of this process so far, ns: the sum over its threads of the
+/// time the kernel ran them (`/proc/self/task/*/schedstat`, first
+/// field), so that times measured while other work shares the machine
+/// count only this process's work. `None` off Linux.
+fn cpu_ns() -> Option<u64> {
+    let mut total = 0u64;
+    for task in std::fs::read_dir("/proc/self/task").ok()? {
+        let path = task.ok()?.path().join("schedstat");
+        let text = std::fs::read_to_string(path).ok()?;
+        total += text.split_whitespace().next()?.parse::<u64>().ok()?;
+    }
+    Some(total)
+}
+
+/// Milliseconds of CPU between two [`cpu_ns`] readings (NaN without them).
+fn cpu_ms(from: Option<u64>, to: Option<u64>) -> f64 {
+    match (from, to) {
+        (Some(a), Some(b)) => b.saturating_sub(a) as f64 / 1e6,
+        _ => f64::NAN,
+    }
+}
+
 /// Median (upper middle), for times.
 fn median(v: &mut [f64]) -> f64 {
     v.sort_by(f64::total_cmp);
@@ -83,25 +105,30 @@ fn main() {
     let policy = Policy::default();
     println!(
         "| services | clusters | estates | proven | counted | median | p5 | mean | at optimum (≥ 99.9 %) \
-         | optimum-capped mean | solver median ms | solver max ms | advise median ms |"
+         | optimum-capped mean | solver median ms | solver max ms | advise median ms \
+         | solver median CPU ms | advise median CPU ms |"
     );
-    println!("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
+    println!("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
     for (services, clusters) in sizes {
         let (mut shares, mut capped_shares) = (Vec::new(), Vec::new());
         let (mut solver_ms, mut advise_ms) = (Vec::new(), Vec::new());
+        let (mut solver_cpu, mut advise_cpu) = (Vec::new(), Vec::new());
         let mut proven = 0;
         for seed in 0..estates {
             let estate = medium::estate(seed, services, clusters);
-            let mut runs = Vec::new();
+            let (mut runs, mut cpus) = (Vec::new(), Vec::new());
             let mut advice = None;
             for _ in 0..3 {
-                let t = Instant::now();
+                let (t, c) = (Instant::now(), cpu_ns());
                 advice = Some(berth_engine::advise(&estate, &policy, NOW));
+                cpus.push(cpu_ms(c, cpu_ns()));
                 runs.push(t.elapsed().as_secs_f64() * 1e3);
             }
             advise_ms.push(median(&mut runs));
+            advise_cpu.push(median(&mut cpus));
             let advised = berth_engine::advise::improvement(&advice.expect("advised"));
             let ctx = Ctx::new(&estate, &policy, NOW);
+            let c = cpu_ns();
             let out = solve(
                 &ctx,
                 Limits {
@@ -110,6 +137,8 @@ fn main() {
                 },
             )
             .unwrap_or_else(|e| panic!("{services} services, seed {seed}: {e}"));
+            // CPU of the whole call (model building included).
+            solver_cpu.push(cpu_ms(c, cpu_ns()));
             solver_ms.push(out.solve_s * 1e3);
             if out.proven() {
                 proven += 1;
@@ -163,7 +192,7 @@ fn main() {
         };
         let at = shares.iter().filter(|&&s| s >= 0.999).count();
         println!(
-            "| {services} | {clusters} | {estates} | {proven} | {} | {:.1} % | {:.1} % | {:.1} % | {at} | {capped_mean} | {:.0} | {:.0} | {:.1} |",
+            "| {services} | {clusters} | {estates} | {proven} | {} | {:.1} % | {:.1} % | {:.1} % | {at} | {capped_mean} | {:.0} | {:.0} | {:.1} | {:.0} | {:.1} |",
             shares.len(),
             med * 100.0,
             p5 * 100.0,
@@ -171,6 +200,8 @@ fn main() {
             median(&mut solver_ms),
             solver_ms.iter().copied().fold(0.0, f64::max),
             median(&mut advise_ms),
+            median(&mut solver_cpu),
+            median(&mut advise_cpu),
         );
     }
 }
