@@ -73,6 +73,21 @@ pub fn history(snapshots: &[crate::history::Snapshot]) -> String {
     to_bytes(&crate::history::history(snapshots))
 }
 
+/// An estate's applied moves, each judged against what was measured after
+/// it, and the calibration (`GET …/outcomes`, `docs/outcomes.md`).
+pub fn outcomes(
+    events: &[crate::outcome::Event],
+    befores: &[(i64, Option<Estate>)],
+    after: &Estate,
+    policy: &Policy,
+    now: i64,
+    settle_s: i64,
+) -> String {
+    to_bytes(&crate::outcome::report(
+        events, befores, after, policy, now, settle_s,
+    ))
+}
+
 /// Every cluster ranked for one service; `Err` names an unknown service.
 pub fn place(estate: &Estate, policy: &Policy, now: i64, service: &str) -> Result<String, String> {
     crate::place::place(estate, policy, now, service).map(|p| to_bytes(&p))

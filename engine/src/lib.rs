@@ -33,6 +33,7 @@ mod load;
 mod locate;
 pub mod numfmt;
 pub mod optimum;
+pub mod outcome;
 pub mod place;
 pub mod plan;
 pub mod policy;

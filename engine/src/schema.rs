@@ -39,4 +39,5 @@ pub fn register(generator: &mut SchemaGenerator) {
     let _ = generator.subschema_for::<crate::decider::DeciderEntry>();
     let _ = generator.subschema_for::<crate::leaderboard::Leaderboard>();
     let _ = generator.subschema_for::<crate::history::History>();
+    let _ = generator.subschema_for::<crate::outcome::Report>();
 }
