@@ -12,26 +12,56 @@ export PATH="${CARGO_HOME:-$HOME/.cargo}/bin:$PATH"
 site="${1:-${BERTH_SITE_ROOT:-target/site}}"
 target_dir="${CARGO_TARGET_DIR:-target}"
 
-cargo build --release --target wasm32-unknown-unknown -p berth-web --lib --features hydrate
+# The size-tuned profile of Cargo.toml ([profile.wasm-release]: opt-level,
+# LTO, one codegen unit; docs/performance.md has the measurements). Only
+# this build uses it, so native release builds are untouched.
+# BERTH_WASM_PROFILE=release builds with the plain release profile instead
+# (how the sizes before it were measured).
+profile="${BERTH_WASM_PROFILE:-wasm-release}"
+cargo build --profile "$profile" --target wasm32-unknown-unknown -p berth-web --lib --features hydrate
 mkdir -p "$site/pkg"
 # The CLI must match the wasm-bindgen crate of Cargo.lock (make tools
 # installs that version); --target web: an ES module Leptos's hydration
 # script imports.
 wasm-bindgen --target web --no-typescript --out-dir "$site/pkg" --out-name berth \
-  "$target_dir/wasm32-unknown-unknown/release/berth_web.wasm"
-if command -v wasm-opt >/dev/null; then
-  wasm-opt -Oz --enable-bulk-memory --enable-nontrapping-float-to-int \
+  "$target_dir/wasm32-unknown-unknown/$profile/berth_web.wasm"
+# wasm-opt (Debian's binaryen 108, installed by scripts/install-tools.sh)
+# at -O1: measured on this module (docs/performance.md), -Oz and -Os make
+# the raw module smaller but its gzip and Brotli copies — what a browser
+# downloads — larger, and take minutes; -O1 takes seconds and is smallest
+# compressed. BERTH_WASM_OPT=-Oz (or another level, or none) to change.
+# The features are those rustc enables for wasm32-unknown-unknown, so
+# wasm-opt may keep and use them; nothing newer is enabled, so the module
+# runs where it ran before.
+wasm_opt="${BERTH_WASM_OPT:--O1}"
+if [ "$wasm_opt" != none ] && command -v wasm-opt >/dev/null; then
+  start=$(date +%s)
+  wasm-opt "$wasm_opt" --enable-bulk-memory --enable-nontrapping-float-to-int \
+    --enable-sign-ext --enable-mutable-globals --enable-reference-types --enable-multivalue \
     -o "$site/pkg/berth_bg.wasm.opt" "$site/pkg/berth_bg.wasm"
   mv "$site/pkg/berth_bg.wasm.opt" "$site/pkg/berth_bg.wasm"
+  echo "wasm-opt $wasm_opt: $(($(date +%s) - start)) s"
+elif [ "$wasm_opt" != none ]; then
+  echo "note: wasm-opt is not installed (Debian: apt-get install binaryen; make tools does it):" \
+    "the module is left unoptimised, several megabytes larger" >&2
 fi
 rm -rf "$site/style"
 cp -r style "$site/style"
 cp -r public/. "$site/"
-# Pre-compressed copies: the server sends them to browsers accepting gzip
-# (the module shrinks to about a third).
+# Pre-compressed copies: the server sends the Brotli one to browsers that
+# take it (Chromium over https, Firefox), else the gzip one. Old copies go
+# first, so a copy never outlives the file it was made from.
 for f in "$site/pkg/berth_bg.wasm" "$site/pkg/berth.js" "$site/style/berth.css" "$site/world.svg"; do
+  rm -f "$f.gz" "$f.br"
   gzip -9 -k -f "$f"
+  if command -v brotli >/dev/null; then
+    brotli -q 11 -k -f "$f"
+  fi
 done
-size=$(wc -c <"$site/pkg/berth_bg.wasm")
-gz=$(gzip -9 -c "$site/pkg/berth_bg.wasm" | wc -c)
-echo "web bundle in $site: berth_bg.wasm $size bytes, $gz gzipped"
+if ! command -v brotli >/dev/null; then
+  echo "note: brotli is not installed (Debian: apt-get install brotli; make tools does it):" \
+    "no Brotli copies, browsers get the gzip ones" >&2
+fi
+wasm="$site/pkg/berth_bg.wasm"
+echo "web bundle in $site: berth_bg.wasm $(wc -c <"$wasm") bytes," \
+  "$(wc -c <"$wasm.gz") gzipped, $( [ -f "$wasm.br" ] && wc -c <"$wasm.br" || echo 'no') Brotli"

@@ -2,7 +2,8 @@
 # Installs what `make test` needs, skipping what is already there, so a
 # fresh machine and a warm one run the same command.
 # With `run` as the second argument, only what `make run` needs (the
-# WebAssembly target and wasm-bindgen).
+# WebAssembly target, wasm-bindgen, and wasm-opt and brotli, which shrink
+# the bundle).
 set -euo pipefail
 want_wb="${1:?wasm-bindgen version}"
 mode="${2:-test}"
@@ -24,6 +25,20 @@ have_wb="$(wasm-bindgen --version 2>/dev/null | awk '{print $2}' || true)"
 if [ "$have_wb" != "$want_wb" ]; then
   echo "installing wasm-bindgen-cli $want_wb (a few minutes, once)"
   cargo install wasm-bindgen-cli --version "$want_wb"
+fi
+# wasm-opt (Debian's binaryen) shrinks the browser module by a few
+# megabytes, brotli makes its smallest compressed copy (scripts/build-web.sh
+# uses both; docs/performance.md has the sizes). Debian's packages, not a
+# cargo install: no build time. Without apt-get (not Debian) `make run`
+# still works with a larger bundle; `make test` fails its size check.
+if ! command -v wasm-opt >/dev/null || ! command -v brotli >/dev/null; then
+  if command -v apt-get >/dev/null; then
+    echo "installing binaryen (wasm-opt) and brotli (shrink the web bundle)"
+    apt-get update -qq && apt-get install -y -qq --no-install-recommends binaryen brotli
+  else
+    echo "note: install binaryen (wasm-opt) and brotli with your package manager:" \
+      "without them the web bundle is several megabytes larger" >&2
+  fi
 fi
 if [ "$mode" = run ]; then
   exit 0
