@@ -743,12 +743,18 @@ impl berth_engine::proposal::Decider for ProvenOptimum<'_> {
                 pts(out.cost_before),
                 pts(out.cost)
             ),
-            Status::StoppedEarly(why) => format!(
+            Status::StoppedEarly(why) if out.bound.is_finite() => format!(
                 "stopped early ({why}): best found{within} {} → {} points, not proven; no placement costs less than {} points (gap {} points)",
                 pts(out.cost_before),
                 pts(out.cost),
                 pts(out.bound),
                 pts(out.gap())
+            ),
+            // Stopped before the first relaxation was solved.
+            Status::StoppedEarly(why) => format!(
+                "stopped early ({why}): best found{within} {} → {} points, not proven; no bound proved yet",
+                pts(out.cost_before),
+                pts(out.cost)
             ),
         };
         if unordered > 0 {

@@ -232,4 +232,17 @@ fn the_decider_is_scored_like_every_decider_and_says_what_it_proved() {
     let full = proven(&estate, &policy, policy.max_moves, "150 services, seed 0");
     assert!(early.bound <= full.cost + AGREE);
     assert!(early.cost >= full.cost - AGREE);
+    // The decider says so, and proposes what it found.
+    let request = berth_engine::request::build(&estate, &policy, NOW);
+    let decision = ProvenOptimum {
+        estate: &estate,
+        policy: &policy,
+        now: NOW,
+        capped: true,
+        time_limit_s: 1e-3,
+    }
+    .decide_noted(&request);
+    let note = decision.note.unwrap();
+    assert!(note.starts_with("stopped early (time limit"), "{note}");
+    assert!(note.contains("not proven"), "{note}");
 }
