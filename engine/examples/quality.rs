@@ -353,7 +353,7 @@ fn lookahead(estate: &berth_engine::Estate, policy: &berth_engine::Policy) -> f6
             break;
         };
         for (s, c) in steps {
-            copy += policy.copy_weight_per_gb * estate.services[s].data_gb;
+            copy += policy.copy_weight_per_gb * estate.services[s].data_gb_in_copy();
             state.apply(&ctx, s, c);
             moved[s] = true;
             count += 1;

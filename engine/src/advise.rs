@@ -1322,8 +1322,9 @@ pub fn evidence_words(facts: &[FactRef]) -> Option<String> {
             if n == 1 { "has" } else { "have" }
         ),
     };
+    let unknown_data = crate::cost::unknown_data_words(facts);
     Some(format!(
-        "Not enough evidence to recommend — {unobserved}{guesses} of {total} inputs {verb}."
+        "Not enough evidence to recommend — {unobserved}{unknown_data}{guesses} of {total} inputs {verb}."
     ))
 }
 

@@ -429,7 +429,9 @@ pub fn cost_at_least(ctx: &Ctx, candidates: &Candidates) -> f64 {
     let mut special: Vec<usize> = Vec::new();
     for s in (0..n).filter(|&s| movable[s]) {
         let svc = &estate.services[s];
-        let copy = p.copy_weight_per_gb * svc.data_gb;
+        // Known data only: an unknown size is at least 0 GB, so the bound
+        // stays a lower bound (docs/advice.md §6a).
+        let copy = p.copy_weight_per_gb * svc.data_gb_in_copy();
         let (rc, rm) = (svc.cpu_in_load(), svc.memory_in_load());
         let load_cost = |c: usize| rc * slope[c].0 + rm * slope[c].1;
         // Fixed peers, weights summed per peer site.

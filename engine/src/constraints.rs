@@ -275,7 +275,7 @@ fn tier(estate: &Estate, service: usize, cluster: usize) -> Option<RefusalCode> 
 #[inline]
 pub fn immobility(estate: &Estate, service: usize) -> Option<RefusalCode> {
     let k = &estate.services[service].constraints;
-    if k.local_volumes {
+    if k.local_volumes == crate::estate::Told::Known(true) {
         Some(RefusalCode::LocalVolumes { service })
     } else if k.pinned {
         Some(RefusalCode::Pinned { service })
@@ -756,7 +756,7 @@ mod tests {
             .trust_zone
             .clone()
             .unwrap_or_else(|| e.clusters[svc.cluster].trust_zone.clone());
-        !k.local_volumes
+        k.local_volumes != crate::estate::Told::Known(true)
             && !k.pinned
             && matches!(cl.health, Health::Healthy | Health::Watch)
             && k.jurisdictions

@@ -176,6 +176,32 @@ impl<'a> Ctx<'a> {
         Some(r)
     }
 
+    /// The facts of `service` nobody could tell, as result rows: its data
+    /// size (key `data size <service>`) and whether it keeps data on local
+    /// volumes (`local volumes <service>`), each with value `null`, class
+    /// `guessed` and the reason as its source (docs/advice.md §4 "Unknown
+    /// data"). Empty when both are known.
+    pub fn unknown_facts(&self, service: usize) -> impl Iterator<Item = FactRef> + '_ {
+        let s = &self.estate.services[service];
+        [
+            (UNKNOWN_DATA, s.data_gb.why_unknown()),
+            (UNKNOWN_LOCAL, s.constraints.local_volumes.why_unknown()),
+        ]
+        .into_iter()
+        .filter_map(move |(key, why)| {
+            let why = why?;
+            Some(FactRef {
+                fact: format!("{key} {}", s.id),
+                value: None,
+                class: Class::Guessed,
+                stored_class: Class::Guessed,
+                source: why.to_string(),
+                age_s: 0,
+                derivation: None,
+            })
+        })
+    }
+
     pub fn capacity_fact(&self, cluster: usize, which: Capacity) -> FactRef {
         let c = &self.estate.clusters[cluster];
         let (fact, name) = match which {
@@ -207,6 +233,13 @@ pub enum Capacity {
     Cpu,
     Memory,
 }
+
+/// The key prefix of an unknown data size ([`Ctx::unknown_facts`]). Three
+/// words with the id: no other fact key has that shape (a capacity key is
+/// `<cluster> cpu_free`, and ids hold no space), so none can collide.
+pub const UNKNOWN_DATA: &str = "data size";
+/// The key prefix of an unknown local-volume status.
+pub const UNKNOWN_LOCAL: &str = "local volumes";
 
 /// A stored fact as a result row. An unknown value shows the assumption
 /// used in its place, and its class is `guessed`.
@@ -608,7 +641,7 @@ pub fn headroom_term(ctx: &Ctx, state: &State, service: usize, to: usize) -> f64
 /// The copy term of a move's gain (≤ 0), `+0.0` for a stateless service.
 #[inline]
 pub fn copy_term(ctx: &Ctx, service: usize) -> f64 {
-    0.0 - ctx.policy.copy_weight_per_gb * ctx.estate.services[service].data_gb
+    0.0 - ctx.policy.copy_weight_per_gb * ctx.estate.services[service].data_gb_in_copy()
 }
 
 /// The smallest gain a move of `service` must reach: both bars of SPEC §5.
@@ -630,8 +663,9 @@ pub fn step_bar(ctx: &Ctx, current_cost: f64, moved: usize) -> f64 {
 
 /// Every fact the move of `service` to `to` rests on, deduplicated and
 /// sorted by key: flow weights and RTTs whose RTT changes, MB/s whose
-/// crossing changes, the capacity facts behind fit and headroom, and the
-/// coverage of the service's traffic (unless its flows are declared).
+/// crossing changes, the capacity facts behind fit and headroom, the
+/// coverage of the service's traffic (unless its flows are declared), and
+/// its data size and local-volume status where nobody could tell them.
 pub fn deciding_facts(ctx: &Ctx, state: &State, service: usize, to: usize) -> Vec<FactRef> {
     let from = state.placement[service];
     let mut facts: Vec<FactRef> = Vec::new();
@@ -653,6 +687,10 @@ pub fn deciding_facts(ctx: &Ctx, state: &State, service: usize, to: usize) -> Ve
     // What is known of the service's traffic at all: its flows above (or
     // their absence) mean what they say only if something observed it.
     facts.extend(ctx.traffic_fact(service));
+    // A move copies the service's data and needs it free of local
+    // volumes: unknown, either leaves the move resting on a guess (its
+    // copy term counts only known data).
+    facts.extend(ctx.unknown_facts(service));
     let s = &ctx.estate.services[service];
     let l = state.load[from];
     let leaving = Load {
@@ -666,6 +704,31 @@ pub fn deciding_facts(ctx: &Ctx, state: &State, service: usize, to: usize) -> Ve
     facts.sort_by(|a, b| a.fact.cmp(&b.fact));
     facts.dedup_by(|a, b| a.fact == b.fact);
     facts
+}
+
+/// What nobody could tell of the moved services' data, for the "Not
+/// enough evidence" words (`advise::evidence_words`): "the data size of
+/// db is unknown (PersistentVolumeClaims could not be listed: forbidden);
+/// whether db keeps its data on local volumes is unknown (…); ". Empty
+/// when every data fact is known.
+pub fn unknown_data_words(facts: &[FactRef]) -> String {
+    let mut out = String::new();
+    for f in facts.iter().filter(|f| f.value.is_none()) {
+        let key = |prefix: &str| {
+            f.fact
+                .strip_prefix(prefix)
+                .and_then(|rest| rest.strip_prefix(' '))
+        };
+        let said = if let Some(id) = key(UNKNOWN_DATA) {
+            format!("the data size of {id} is unknown")
+        } else if let Some(id) = key(UNKNOWN_LOCAL) {
+            format!("whether {id} keeps its data on local volumes is unknown")
+        } else {
+            continue;
+        };
+        out.push_str(&format!("{said} ({}); ", f.source));
+    }
+    out
 }
 
 /// Confidence of a set of deciding facts: the weakest, never an average.

@@ -138,10 +138,44 @@ pub struct RttFact {
     pub bandwidth_mb_s: Option<f64>,
 }
 
-#[derive(Clone, Debug, Default, PartialEq, Serialize)]
-#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+/// A service fact that is known, or unknown with the reason it could not
+/// be told (docs/estate-format.md "Unknown data"): written
+/// `{"unknown": "<why>"}` (or `null`) in the estate file.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Told<T> {
+    Known(T),
+    /// Why nobody could tell it, e.g. "PersistentVolumeClaims could not
+    /// be listed: forbidden".
+    Unknown(String),
+}
+
+impl<T: Copy> Told<T> {
+    /// The value when known.
+    pub fn known(&self) -> Option<T> {
+        match self {
+            Told::Known(v) => Some(*v),
+            Told::Unknown(_) => None,
+        }
+    }
+
+    /// Why it is unknown; `None` when known.
+    pub fn why_unknown(&self) -> Option<&str> {
+        match self {
+            Told::Known(_) => None,
+            Told::Unknown(why) => Some(why),
+        }
+    }
+}
+
+/// The reason of an unknown written as a bare `null`.
+pub const NOT_STATED: &str = "not stated";
+
+#[derive(Clone, Debug, PartialEq)]
 pub struct Constraints {
-    pub local_volumes: bool,
+    /// Whether its data is bound to local volumes (`Known(true)`: it
+    /// cannot move); unknown: nobody could tell, so no move of it is
+    /// backed by evidence (docs/advice.md §4 "Unknown data").
+    pub local_volumes: Told<bool>,
     pub pinned: bool,
     /// Allowed site jurisdictions; `None` = any.
     pub jurisdictions: Option<Vec<String>>,
@@ -164,7 +198,10 @@ pub struct Service {
     pub cpu: Option<f64>,
     /// Memory request, GiB; `None` = unknown, as for `cpu`.
     pub memory_gib: Option<f64>,
-    pub data_gb: f64,
+    /// Persistent data a move would copy, GB; unknown: never read as 0 —
+    /// the copy term counts only known data ([`Service::data_gb_in_copy`])
+    /// and every move of the service rests on the unknown size.
+    pub data_gb: Told<f64>,
     pub constraints: Constraints,
     /// Who or what wrote the entry (e.g. an importer's provenance key);
     /// `None` = written by hand. Carried; read only by plan manifests
@@ -249,6 +286,23 @@ impl Service {
     #[inline]
     pub fn memory_in_load(&self) -> f64 {
         self.memory_gib.unwrap_or(0.0)
+    }
+
+    /// The data size as the copy term counts it (GB): an unknown size
+    /// copies no *known* data — 0 here, exactly as an unknown request
+    /// moves no known load ([`Service::cpu_in_load`]) — and is surfaced
+    /// instead: every move of the service names it as a deciding fact,
+    /// guessed, so none is recommended (`cost::Ctx::unknown_facts`).
+    #[inline]
+    pub fn data_gb_in_copy(&self) -> f64 {
+        self.data_gb.known().unwrap_or(0.0)
+    }
+
+    /// Whether the service is known to keep its data on local volumes
+    /// (an unknown status is not a refusal: it is a deciding fact).
+    #[inline]
+    pub fn local_volumes(&self) -> bool {
+        self.constraints.local_volumes == Told::Known(true)
     }
 
     /// The estate fields of the requests that are unknown, in field order.

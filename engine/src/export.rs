@@ -7,8 +7,16 @@
 
 use serde_json::{json, Map, Value};
 
-use crate::estate::{format_time, Estate, Traffic};
+use crate::estate::{format_time, Estate, Told, Traffic};
 use crate::fact::{Class, Fact};
+
+/// A fact that may be unknown: its value, or `{"unknown": "<why>"}`.
+fn told<T: serde::Serialize>(t: &Told<T>) -> Value {
+    match t {
+        Told::Known(v) => json!(v),
+        Told::Unknown(why) => json!({ "unknown": why }),
+    }
+}
 
 fn fact(f: &Fact, file_time: Option<i64>) -> Value {
     if f.value.is_none() && f.source == "file" && f.observed_at.is_none() {
@@ -120,11 +128,14 @@ pub fn to_file(e: &Estate) -> Value {
             // `null` for an unknown request (the field is required).
             m.insert("cpu".into(), json!(s.cpu));
             m.insert("memory_gib".into(), json!(s.memory_gib));
-            m.insert("data_gb".into(), json!(s.data_gb));
+            m.insert("data_gb".into(), told(&s.data_gb));
             let k = &s.constraints;
             let mut c = Map::new();
-            if k.local_volumes {
-                c.insert("local_volumes".into(), json!(true));
+            match &k.local_volumes {
+                Told::Known(false) => {}
+                lv => {
+                    c.insert("local_volumes".into(), told(lv));
+                }
             }
             if k.pinned {
                 c.insert("pinned".into(), json!(true));
@@ -259,9 +270,11 @@ pub fn version(e: &Estate) -> String {
         h.len(s.cluster);
         h.request(s.cpu);
         h.request(s.memory_gib);
-        h.f64(s.data_gb);
+        // An unknown is encoded after everything else (below), so every
+        // estate without one keeps the version it had before they existed.
+        h.f64(s.data_gb_in_copy());
         let k = &s.constraints;
-        h.u8(k.local_volumes as u8);
+        h.u8(s.local_volumes() as u8);
         h.u8(k.pinned as u8);
         h.opt_list(k.jurisdictions.as_deref());
         h.opt_str(k.trust_zone.as_deref());
@@ -290,6 +303,17 @@ pub fn version(e: &Estate) -> String {
                 Some(_) => h.fact(&f),
                 None => h.u8(0),
             }
+        }
+    }
+    // Unknown data (size, local volumes): which, not why — the reason, like
+    // a source, changes no fact.
+    for (i, s) in e.services.iter().enumerate() {
+        let data = s.data_gb.why_unknown().is_some();
+        let local = s.constraints.local_volumes.why_unknown().is_some();
+        if data || local {
+            h.u8(b'U');
+            h.len(i);
+            h.u8((data as u8) | ((local as u8) << 1));
         }
     }
     let (a, b) = hash128(&h.0);

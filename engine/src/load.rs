@@ -24,7 +24,7 @@ use serde_json::{Map, Value};
 
 use crate::estate::{
     parse_time, Cluster, Constraints, Estate, EstateError, Flow, Format, Health, RttFact, Service,
-    Site, Traffic, TrafficDefault, Workload,
+    Site, Told, Traffic, TrafficDefault, Workload, NOT_STATED,
 };
 use crate::fact::{Class, Fact};
 use crate::json_shape::describe;
@@ -125,7 +125,7 @@ struct RawService {
     #[serde(deserialize_with = "nullable_number")]
     memory_gib: Option<f64>,
     #[serde(default)]
-    data_gb: Option<f64>,
+    data_gb: RawTold<f64>,
     #[serde(default)]
     constraints: Option<RawConstraints>,
     #[serde(default)]
@@ -203,11 +203,101 @@ fn nullable_number<'de, D: Deserializer<'de>>(d: D) -> Result<Option<f64>, D::Er
     Option::<f64>::deserialize(d)
 }
 
+/// A service fact that may be unknown (`data_gb`,
+/// `constraints.local_volumes`) as written: absent, its value, `null`, or
+/// `{"unknown": "<why>"}` (docs/estate-format.md "Unknown data").
+#[derive(Debug, Default)]
+enum RawTold<T> {
+    #[default]
+    Absent,
+    Value(T),
+    Null,
+    Unknown(String),
+}
+
+/// The values a [`RawTold`] holds: a number or a boolean.
+trait ToldValue: Sized {
+    const EXPECTING: &'static str;
+    fn from_f64(_: f64) -> Option<Self> {
+        None
+    }
+    fn from_bool(_: bool) -> Option<Self> {
+        None
+    }
+}
+
+impl ToldValue for f64 {
+    const EXPECTING: &'static str = "a number, null or {\"unknown\": \"<why>\"}";
+    fn from_f64(v: f64) -> Option<f64> {
+        Some(v)
+    }
+}
+
+impl ToldValue for bool {
+    const EXPECTING: &'static str = "true, false, null or {\"unknown\": \"<why>\"}";
+    fn from_bool(v: bool) -> Option<bool> {
+        Some(v)
+    }
+}
+
+impl<'de, T: ToldValue> Deserialize<'de> for RawTold<T> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V<T>(std::marker::PhantomData<T>);
+        impl<'de, T: ToldValue> Visitor<'de> for V<T> {
+            type Value = RawTold<T>;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str(T::EXPECTING)
+            }
+            fn visit_unit<E>(self) -> Result<RawTold<T>, E> {
+                Ok(RawTold::Null)
+            }
+            fn visit_none<E>(self) -> Result<RawTold<T>, E> {
+                Ok(RawTold::Null)
+            }
+            fn visit_f64<E: serde::de::Error>(self, v: f64) -> Result<RawTold<T>, E> {
+                T::from_f64(v)
+                    .map(RawTold::Value)
+                    .ok_or_else(|| E::invalid_type(serde::de::Unexpected::Float(v), &self))
+            }
+            fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<RawTold<T>, E> {
+                self.visit_f64(v as f64)
+            }
+            fn visit_i64<E: serde::de::Error>(self, v: i64) -> Result<RawTold<T>, E> {
+                self.visit_f64(v as f64)
+            }
+            fn visit_bool<E: serde::de::Error>(self, v: bool) -> Result<RawTold<T>, E> {
+                T::from_bool(v)
+                    .map(RawTold::Value)
+                    .ok_or_else(|| E::invalid_type(serde::de::Unexpected::Bool(v), &self))
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<RawTold<T>, A::Error> {
+                // Exactly one key, `unknown`; anything else fails the fast
+                // path and the walker reports it with its path.
+                #[derive(Deserialize)]
+                #[serde(field_identifier, rename_all = "snake_case")]
+                enum Key {
+                    Unknown,
+                }
+                let mut why = None;
+                while let Some(Key::Unknown) = map.next_key::<Key>()? {
+                    if why.is_some() {
+                        return Err(serde::de::Error::duplicate_field("unknown"));
+                    }
+                    why = Some(map.next_value::<String>()?);
+                }
+                why.map(RawTold::Unknown)
+                    .ok_or_else(|| serde::de::Error::missing_field("unknown"))
+            }
+        }
+        d.deserialize_any(V(std::marker::PhantomData))
+    }
+}
+
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct RawConstraints {
     #[serde(default)]
-    local_volumes: Option<bool>,
+    local_volumes: RawTold<bool>,
     #[serde(default)]
     pinned: Option<bool>,
     #[serde(default)]
@@ -507,6 +597,39 @@ impl Walker {
         }
     }
 
+    /// A fact that may be unknown ([`RawTold`]): its value read by `get`,
+    /// `null`, or an object holding exactly `unknown`, a string.
+    fn told<T>(
+        &mut self,
+        m: &Map<String, Value>,
+        path: &str,
+        key: &str,
+        get: impl Fn(&mut Self, &Value, String) -> Option<T>,
+    ) -> Option<RawTold<T>> {
+        let at = format!("{path}/{key}");
+        match m.get(key) {
+            None => Some(RawTold::Absent),
+            Some(Value::Null) => Some(RawTold::Null),
+            Some(v @ Value::Object(_)) => {
+                let o = self.object(v, &at, &["unknown"])?;
+                match o.get("unknown") {
+                    Some(why) => self
+                        .string(why, format!("{at}/unknown"))
+                        .map(RawTold::Unknown),
+                    None => {
+                        self.err(
+                            at,
+                            "expected {\"unknown\": \"<why>\"}: the reason it could not be told"
+                                .into(),
+                        );
+                        None
+                    }
+                }
+            }
+            Some(v) => get(self, v, at).map(RawTold::Value),
+        }
+    }
+
     fn string(&mut self, v: &Value, path: String) -> Option<String> {
         match v {
             Value::String(s) => Some(s.clone()),
@@ -739,7 +862,7 @@ impl Walker {
             let cluster = w.req(o, &p, "cluster", Self::string);
             let cpu = w.req(o, &p, "cpu", Self::nullable_number);
             let memory_gib = w.req(o, &p, "memory_gib", Self::nullable_number);
-            let data_gb = w.opt(o, &p, "data_gb", Self::number);
+            let data_gb = w.told(o, &p, "data_gb", Self::number);
             let source = w.opt(o, &p, "source", Self::string);
             let traffic = match o.get("traffic") {
                 None => Some(RawTraffic::Absent),
@@ -771,7 +894,7 @@ impl Walker {
             });
             let constraints = w.opt(o, &p, "constraints", |w, v, cp| {
                 let c = w.object(v, &cp, CONSTRAINT_FIELDS)?;
-                let local_volumes = w.opt(c, &cp, "local_volumes", Self::boolean);
+                let local_volumes = w.told(c, &cp, "local_volumes", Self::boolean);
                 let pinned = w.opt(c, &cp, "pinned", Self::boolean);
                 let jurisdictions = w.opt(c, &cp, "jurisdictions", Self::strings);
                 let trust_zone = w.opt(c, &cp, "trust_zone", Self::string);
@@ -892,6 +1015,29 @@ impl Validator {
             );
         }
         ok
+    }
+
+    /// A fact that may be unknown: absent is `absent`, a value must pass
+    /// `check`, `null` is unknown without a reason ([`NOT_STATED`]), and a
+    /// reason is text like any other. `None` when refused.
+    fn told<T, P: Fn() -> String>(
+        &mut self,
+        raw: RawTold<T>,
+        absent: T,
+        path: P,
+        check: impl FnOnce(&mut Self, T, &P) -> bool,
+    ) -> Option<Told<T>>
+    where
+        T: Copy,
+    {
+        match raw {
+            RawTold::Absent => Some(Told::Known(absent)),
+            RawTold::Value(x) => check(self, x, &path).then_some(Told::Known(x)),
+            RawTold::Null => Some(Told::Unknown(NOT_STATED.into())),
+            RawTold::Unknown(why) => self
+                .text(&why, || format!("{}/unknown", path()))
+                .then_some(Told::Unknown(why)),
+        }
     }
 
     fn time(&mut self, s: &str, path: impl FnOnce() -> String) -> Option<i64> {
@@ -1360,13 +1506,25 @@ fn validate(raw: RawEstate, broken: &Broken) -> Result<Estate, Vec<EstateError>>
                 Some(Traffic::Observed(f))
             }
         };
-        let data_gb = s.data_gb.unwrap_or(0.0);
-        ok &= v.number(data_gb, 0.0, false, || at("data_gb"));
+        let data_gb = v.told(
+            s.data_gb,
+            0.0,
+            || at("data_gb"),
+            |v, x, path| v.number(x, 0.0, false, path),
+        );
+        ok &= data_gb.is_some();
         let rc = s.constraints.unwrap_or_default();
         let cat = |f: &str| format!("/services/{i}/constraints/{f}");
+        let local_volumes = v.told(
+            rc.local_volumes,
+            false,
+            || cat("local_volumes"),
+            |_, _, _| true,
+        );
+        ok &= local_volumes.is_some();
         let trust_zone = rc.trust_zone.filter(|z| v.text(z, || cat("trust_zone")));
         let constraints = Constraints {
-            local_volumes: rc.local_volumes.unwrap_or(false),
+            local_volumes: local_volumes.unwrap_or(Told::Known(false)),
             pinned: rc.pinned.unwrap_or(false),
             jurisdictions: v.allow_list(rc.jurisdictions, "jurisdiction", || cat("jurisdictions")),
             trust_zone,
@@ -1393,7 +1551,7 @@ fn validate(raw: RawEstate, broken: &Broken) -> Result<Estate, Vec<EstateError>>
             cluster,
             cpu: s.cpu,
             memory_gib: s.memory_gib,
-            data_gb,
+            data_gb: data_gb.unwrap_or(Told::Known(0.0)),
             constraints,
             source: s.source,
             workload: s.workload.map(|w| Workload {

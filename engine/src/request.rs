@@ -91,13 +91,21 @@ pub struct RequestService {
     pub cpu: Option<f64>,
     /// Memory request, GiB; `null` = unknown.
     pub memory_gib: Option<f64>,
+    /// GB of known data; 0 when the size is unknown (`unknown` then
+    /// names `data_gb`).
     pub data_gb: f64,
     /// `movable`, `pinned` or `local_volumes`.
     pub mobility: String,
     /// Clusters it may move to now: constraints passed, fit certified.
     pub candidates: Vec<String>,
-    /// Clusters that pass the constraints but whose fit can't be told.
+    /// Clusters that pass the constraints but whose fit can't be told —
+    /// every one of them when whether it keeps data on local volumes is
+    /// unknown.
     pub cant_tell: Vec<String>,
+    /// Facts of the service nobody could tell (`data_gb`,
+    /// `local_volumes`), in that order; absent when none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub unknown: Vec<String>,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -171,7 +179,13 @@ pub fn build(estate: &Estate, policy: &Policy, now: i64) -> DeciderRequest {
         .map(|(si, s)| {
             let mut candidates = Vec::new();
             let mut cant_tell = Vec::new();
+            // Whether it may leave at all can't be told.
+            let bound_unknown = s.constraints.local_volumes.why_unknown().is_some();
             for c in feas.candidates.of(si) {
+                if bound_unknown {
+                    cant_tell.push(estate.clusters[c].id.clone());
+                    continue;
+                }
                 match state.fit(&ctx, si, c) {
                     Fit::Fits => candidates.push(estate.clusters[c].id.clone()),
                     Fit::CantTell { .. } => cant_tell.push(estate.clusters[c].id.clone()),
@@ -184,8 +198,8 @@ pub fn build(estate: &Estate, policy: &Policy, now: i64) -> DeciderRequest {
                 cluster: estate.clusters[s.cluster].id.clone(),
                 cpu: s.cpu,
                 memory_gib: s.memory_gib,
-                data_gb: s.data_gb,
-                mobility: if s.constraints.local_volumes {
+                data_gb: s.data_gb_in_copy(),
+                mobility: if s.local_volumes() {
                     "local_volumes"
                 } else if s.constraints.pinned {
                     "pinned"
@@ -195,6 +209,14 @@ pub fn build(estate: &Estate, policy: &Policy, now: i64) -> DeciderRequest {
                 .to_string(),
                 candidates,
                 cant_tell,
+                unknown: [
+                    ("data_gb", s.data_gb.why_unknown()),
+                    ("local_volumes", s.constraints.local_volumes.why_unknown()),
+                ]
+                .into_iter()
+                .filter(|(_, why)| why.is_some())
+                .map(|(f, _)| f.to_string())
+                .collect(),
             }
         })
         .collect();

@@ -267,7 +267,8 @@ pub enum Effect {
 
 /// Every unit a Why names a fact's value in (`FactId::unit`,
 /// `unit_of_key`); a flow weight has none.
-pub const UNITS: [&str; 5] = ["", "MB/s", "ms", "cores", "GiB"];
+/// `s` is a traffic observation window, `GB` a data size.
+pub const UNITS: [&str; 7] = ["", "MB/s", "ms", "cores", "GiB", "s", "GB"];
 
 fn unit_word<'de, D: serde::Deserializer<'de>>(d: D) -> Result<&'static str, D::Error> {
     crate::json_shape::known_word(d, &UNITS, "unit")
@@ -1046,10 +1047,7 @@ fn explain_move(
                 status: FlipStatus::Unknown,
                 above: None,
                 below: None,
-                sentences: vec![format!(
-                    "{} is unknown, so there is no value to move from: not analysed.",
-                    f.fact
-                )],
+                sentences: vec![unknown_sentence(f)],
                 id: None,
             },
             None => Flip {
@@ -1819,6 +1817,29 @@ fn not_a_fact(f: &FactRef, d: Derivation, policy: &Policy) -> Flip {
     }
 }
 
+/// The flip sentence of a deciding fact whose value is unknown. Data a
+/// reader could not see says why, and what the move's numbers leave out.
+fn unknown_sentence(f: &FactRef) -> String {
+    let data = crate::cost::unknown_data_words(std::slice::from_ref(f));
+    if data.is_empty() {
+        return format!(
+            "{} is unknown, so there is no value to move from: not analysed.",
+            f.fact
+        );
+    }
+    let data = data.trim_end_matches("; ");
+    let copy = if f.fact.starts_with(crate::cost::UNKNOWN_DATA) {
+        " The copy term counts no data for it: the copy cost is unknown, not 0."
+    } else {
+        " A move is allowed only because nothing says it is bound; it may not be."
+    };
+    let mut first = data.to_string();
+    if let Some(c) = first.get_mut(0..1) {
+        c.make_ascii_uppercase();
+    }
+    format!("{first}: the move rests on a guess, not analysed.{copy}")
+}
+
 fn unit_of_key(key: &str) -> &'static str {
     if key.ends_with("cpu_free") {
         "cores"
@@ -1831,6 +1852,8 @@ fn unit_of_key(key: &str) -> &'static str {
     } else if key.starts_with("traffic ") {
         // The window a service's traffic was observed over.
         "s"
+    } else if key.starts_with(crate::cost::UNKNOWN_DATA) {
+        "GB"
     } else {
         ""
     }

@@ -114,7 +114,7 @@ fn independently_legal(
     let k = &svc.constraints;
     let dest = &e.clusters[to];
     assert!(
-        !k.local_volumes && !k.pinned,
+        !svc.local_volumes() && !k.pinned,
         "{why}: immobile service moved"
     );
     assert!(
@@ -345,7 +345,8 @@ fn replay(e: &Estate, p: &Policy, now: i64) {
         let current = state.current_cost(&ctx, s);
         assert_eq!(m.current_cost, current, "{why}: current cost");
         assert!(
-            m.terms.copy <= 0.0 && m.terms.copy == -p.copy_weight_per_gb * e.services[s].data_gb
+            m.terms.copy <= 0.0
+                && m.terms.copy == -p.copy_weight_per_gb * e.services[s].data_gb_in_copy()
         );
         let facts = cost::deciding_facts(&ctx, state, s, to);
         assert_eq!(m.facts, facts, "{why}: facts");

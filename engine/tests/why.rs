@@ -803,7 +803,7 @@ fn a_move_without_data_has_a_copy_term_of_plus_zero() {
     let why = berth_engine::explain(&e, &policy, now, &advice);
     let mut seen = 0;
     for w in &why {
-        let data = e.services[e.service_index(&w.service).unwrap()].data_gb;
+        let data = e.services[e.service_index(&w.service).unwrap()].data_gb_in_copy();
         for t in w.terms.iter().filter(|t| t.term == "copy") {
             if data == 0.0 {
                 seen += 1;

@@ -91,7 +91,7 @@ pub fn placement_cost(ctx: &Ctx, placement: &[usize]) -> f64 {
     for (s, &c) in placement.iter().enumerate() {
         if c != estate.services[s].cluster {
             state.apply(ctx, s, c);
-            copy += ctx.policy.copy_weight_per_gb * estate.services[s].data_gb;
+            copy += ctx.policy.copy_weight_per_gb * estate.services[s].data_gb_in_copy();
         }
     }
     state.totals(ctx).cost + copy
@@ -450,7 +450,7 @@ pub fn solve(estate: &Estate, policy: &Policy, now: i64, budget: u64) -> Optimum
         .iter()
         .zip(&var)
         .map(|(d, &s)| {
-            let copy = policy.copy_weight_per_gb * estate.services[s].data_gb;
+            let copy = policy.copy_weight_per_gb * estate.services[s].data_gb_in_copy();
             (0..d.len())
                 .map(|k| if k == 0 { 0.0 } else { copy })
                 .collect()
