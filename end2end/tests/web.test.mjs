@@ -73,22 +73,21 @@ test('sign in; Placement shows the sample moves, a Why panel with flip condition
   assert.match(await weak.textContent(), /Not enough evidence to recommend — \d+ of \d+ inputs are guesses/);
   assert.equal(await page.locator('[data-testid=moves] li.move[data-service=nw-erp-bridge]').count(), 0);
   // The sample's carrier-gateway and shipping-quotes only pay off moved
-  // together: one compound step, its summary on the first member.
+  // together: one compound step, one card (issue 34), its summary folded
+  // inside; shipping-quotes is no card of its own.
   const group = page.locator('[data-testid=moves] li.move[data-service=carrier-gateway] [data-testid=group-step]');
-  await group.waitFor();
+  await group.waitFor({ state: 'attached' });
   assert.equal(await group.getAttribute('data-services'), 'carrier-gateway shipping-quotes');
-  assert.match(await group.textContent(), /Compound step \(2 services\): Moving carrier-gateway alone costs [\d.]+ points; .* gain [\d.]+ points; 2 services must gain at least 4 points \(2 each\)\./);
+  assert.match(await group.textContent(), /Moving carrier-gateway alone costs [\d.]+ points; .* gain [\d.]+ points; 2 services must gain at least 4 points \(2 each\)\./);
   // The headline counts the recommended moves only; what the move set
   // apart would add is its own line (issue 32: 1,050.8, not 997.6).
-  assert.match(await page.getByTestId('headline').textContent(), /^Estate cost 1687\.4 → 1050\.8 points with the recommended moves applied/);
-  assert.match(await page.getByTestId('bound').textContent(), /the recommended moves capture at least 61\.4 %/);
+  assert.match(await page.getByTestId('headline').textContent(), /^Estate cost 1687\.4 → 1050\.8 points: /);
+  assert.match(await page.getByTestId('bound').textContent(), /they capture at least 61\.4 %/);
   assert.match(await page.getByTestId('unbacked-gain').textContent(), /^If the evidence held, these would add 53\.2 points/);
-  assert.equal(
-    (await page.locator('[data-testid=moves] li.move[data-service=shipping-quotes] .group-step').textContent()).trim(),
-    'Moves together with carrier-gateway, as one step.');
-  // Every Why names its move (not eight buttons called "Why").
+  assert.equal(await page.locator('[data-testid=moves] li.move[data-service=shipping-quotes]').count(), 0);
+  // Every Why names its step (not eight buttons called "Why").
   const whyNames = await page.locator('details.why > summary').evaluateAll(ss => ss.map(s => s.getAttribute('aria-label')));
-  assert.ok(whyNames.every(n => /^Why move \S+ to \S+$/.test(n)), whyNames.join(', '));
+  assert.ok(whyNames.every(n => /^Why move (\S+ to \S+|.+ together)$/.test(n)), whyNames.join(', '));
   assert.equal(new Set(whyNames).size, whyNames.length, whyNames.join(', '));
   const first = moves.first();
   assert.match(await first.textContent(), /points/);
@@ -132,16 +131,17 @@ test('sign in; Placement shows the sample moves, a Why panel with flip condition
 
   // Narrowing the list: by cluster, by least confidence, by search.
   const total = await moves.count();
+  // A card is a step: its clusters and services are every member's.
   const shown = async () => moves.evaluateAll(ls => ls.filter(l => l.style.display !== 'none').map(l => ({
-    service: l.dataset.service, head: l.querySelector('.move-head').textContent,
+    service: l.dataset.service, services: l.dataset.services.split(' '), head: l.querySelector('.move-head').textContent,
     badge: l.querySelector('.move-head .badge').textContent,
-    clusters: [...l.querySelectorAll('.move-head code')].map(c => c.textContent),
+    clusters: l.dataset.clusters.split(' '),
   })));
   await page.getByLabel('Cluster', { exact: true }).selectOption('c-fra-3');
   let visible = await shown();
   assert.ok(visible.length >= 1 && visible.length < total, `${visible.length} of ${total}`);
-  for (const v of visible) assert.match(v.head, /c-fra-3/);
-  assert.equal(await page.getByTestId('moves-showing').textContent(), `Showing ${visible.length} of ${total}.`);
+  for (const v of visible) assert.ok(v.clusters.includes('c-fra-3'), v.head);
+  assert.equal(await page.getByTestId('moves-showing').textContent(), `Showing ${visible.length} of ${total} steps.`);
   await page.getByLabel('Cluster', { exact: true }).selectOption('');
   await page.getByLabel('Confidence at least').selectOption('measured');
   for (const v of await shown()) assert.equal(v.badge, 'measured');
@@ -150,7 +150,7 @@ test('sign in; Placement shows the sample moves, a Why panel with flip condition
   visible = await shown();
   assert.deepEqual(visible.map(v => v.service), ['carrier-gateway']);
   await page.getByLabel('Search', { exact: true }).fill('');
-  assert.equal(await page.getByTestId('moves-showing').textContent(), `All ${total} shown.`);
+  assert.equal(await page.getByTestId('moves-showing').textContent(), `All ${total} steps shown.`);
   // A service kept in place by how it is deployed says what would free it.
   const localData = page.getByTestId('immovable').locator('li', { hasText: 'keeps its data on local volumes' }).first();
   assert.match(await localData.textContent(), /Fix, if it should be free to move: keep its data on storage replicated between clusters/);
@@ -161,15 +161,12 @@ test('sign in; Placement shows the sample moves, a Why panel with flip condition
   await page.getByLabel('Site', { exact: true }).selectOption('par');
   visible = await shown();
   assert.ok(visible.length >= 1 && visible.length < total, `${visible.length} of ${total}`);
-  for (const v of visible) {
-    const [from, to] = v.clusters;
-    assert.ok(siteOf[from] === 'par' || siteOf[to] === 'par', v.head);
-  }
+  for (const v of visible) assert.ok(v.clusters.some(c => siteOf[c] === 'par'), v.head);
   await page.getByLabel('Site', { exact: true }).selectOption('');
   await page.getByLabel('Owner', { exact: true }).selectOption('logistics');
   visible = await shown();
   assert.ok(visible.length >= 1, 'logistics owns a moved service');
-  for (const v of visible) assert.equal(ownerOf[v.service], 'logistics');
+  for (const v of visible) assert.ok(v.services.some(s => ownerOf[s] === 'logistics'), v.head);
   await page.getByLabel('Owner', { exact: true }).selectOption('');
   // Each move's gain as a bar on one scale (the largest fills it) and its
   // terms as a waterfall whose label sums to the gain.
@@ -230,7 +227,7 @@ test('Placement exports the plan of its moves: the Markdown download names every
   await page.locator('[data-testid=moves] li.move').first().waitFor();
   // The links carry the page's evaluation time once the advice is in.
   await page.waitForFunction(() =>
-    /now=2026-11-30T04%3A05%3A00Z/.test(document.querySelector('[data-testid=plan-markdown]')?.getAttribute('href') ?? ''));
+    /now=2026-11-30T04%3A05%3A00Z/.test(document.querySelector('[data-testid=plan-markdown]')?.dataset.href ?? ''));
   const [download] = await Promise.all([page.waitForEvent('download'), page.getByTestId('plan-markdown').click()]);
   assert.equal(download.suggestedFilename(), 'sample-plan.md');
   // Kept with the test artefacts: the Markdown plan of the sample estate.
@@ -241,16 +238,21 @@ test('Placement exports the plan of its moves: the Markdown download names every
   assert.match(md, /- Estate version: `[0-9a-f]{16}`/);
   assert.match(md, /- Policy digest: `[0-9a-f]{16}`/);
   assert.match(md, /- Evaluated at: 2026-11-30T04:05:00Z/);
-  const services = await page.locator('[data-testid=moves] li.move').evaluateAll(ls => ls.map(l => l.dataset.service));
-  assert.ok(services.length >= 1);
-  for (const s of services) assert.match(md, new RegExp(`### \\d+\\. \`${s}\`: `), s);
+  // The plan numbers its steps as the page does (issue 34): a heading
+  // per card, a compound step's members under its heading.
+  const cards = await page.locator('[data-testid=moves] li.move').evaluateAll(ls => ls.map(l => ({ step: l.dataset.step, services: l.dataset.services.split(' ') })));
+  assert.ok(cards.length >= 1);
+  for (const c of cards) {
+    const heading = c.services.length === 1 ? `### ${c.step}. \`${c.services[0]}\`: ` : `### ${c.step}. Move \`${c.services[0]}\``;
+    assert.ok(md.includes(heading), heading);
+  }
   assert.match(md, /Deciding facts:/);
   assert.match(md, /Flip conditions \(one fact at a time\):/);
   // The JSON link is the same plan in the result envelope.
   const [json] = await Promise.all([page.waitForEvent('download'), page.getByTestId('plan-json').click()]);
   const envelope = JSON.parse(readFileSync(await json.path(), 'utf8'));
   assert.equal(envelope.result.selection.kind, 'advice');
-  assert.equal(envelope.result.moves.length, (md.match(/^### /gm) ?? []).length);
+  assert.equal(envelope.result.moves.length, (md.match(/^(### \d+\. `|#### `)/gm) ?? []).length);
   await shot('placement-plan-export');
 });
 
@@ -308,8 +310,9 @@ test('what-if: an edit re-projects with no network request; evacuating a cluster
   await signIn(page, server.base, operator);
   await page.goto(`${server.base}/?now=${NOW}`);
   await page.locator('[data-testid=moves] li.move').first().waitFor();
-  const recommended = await page.locator('[data-testid=moves] li.move').count();
-  await page.getByRole('button', { name: 'Take these moves into a what-if scenario' }).click();
+  // A card is a step; its moves all go along (issue 34).
+  const recommended = (await page.locator('[data-testid=moves] li.move').evaluateAll(ls => ls.map(l => Number(l.dataset.moves)))).reduce((a, b) => a + b, 0);
+  await page.getByRole('button', { name: /^Take these \d+ steps into a what-if$/ }).click();
   // The estate and the evaluation time go along (kept in the address).
   await page.waitForURL(u => u.toString().startsWith(`${server.base}/whatif?estate=sample&now=${encodeURIComponent(NOW)}`));
   const totals = page.getByTestId('totals');
@@ -747,7 +750,8 @@ test('one clock: the header says when every page is evaluated, a chosen time goe
   // A later time: the page reloads evaluated at it, the estate kept.
   await page.getByLabel('Evaluated at (UTC)').fill('2026-11-30T06:35');
   await page.waitForURL(u => u.searchParams.get('now') === '2026-11-30T06:35:00Z');
-  await page.getByTestId('provenance').getByText('evaluated at 2026-11-30T06:35:00Z').waitFor();
+  // Folded at the bottom of the answer (issue 34): present, not open.
+  await page.getByTestId('provenance').getByText('evaluated at 2026-11-30T06:35:00Z').waitFor({ state: 'attached' });
   await shot('clock');
   // Every page link carries it.
   await page.getByRole('link', { name: 'Estate', exact: true }).click();

@@ -333,7 +333,7 @@ fn recommendation(r: &Recommendation) -> impl IntoView {
     view! {
         <li data-identity=r.identity.clone()>
             <strong>{moves}</strong>
-            " "<span class="gain">{format!("{} points", signed(gain, 1))}</span>
+            " "<span class=if gain < 0.0 { "gain bad" } else { "gain good" }>{format!("{} points", signed(gain, 1))}</span>
             " "<span class=format!("badge conf-{confidence}") title="the weakest fact deciding it">{confidence}</span>
             {facts}
         </li>

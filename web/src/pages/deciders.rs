@@ -409,7 +409,25 @@ fn ComparisonView(c: Comparison) -> impl IntoView {
         .map(|d| view! { <th scope="col">{d.name.clone()}</th> })
         .collect_view();
     let row = |label: &'static str, f: &dyn Fn(&DeciderEntry) -> String| {
-        let cells = ds.iter().map(|d| view! { <td>{f(d)}</td> }).collect_view();
+        // A signed figure is a saving (issue 34): drawn good when
+        // positive, bad when negative.
+        let cells = ds
+            .iter()
+            .map(|d| {
+                let t = f(d);
+                let class =
+                    if t.starts_with('+') && t.trim_start_matches(['+', '0', '.']).is_empty() {
+                        ""
+                    } else if t.starts_with('+') {
+                        "delta good"
+                    } else if t.starts_with('−') {
+                        "delta bad"
+                    } else {
+                        ""
+                    };
+                view! { <td class=class>{t}</td> }
+            })
+            .collect_view();
         view! { <tr><th scope="row">{label}</th>{cells}</tr> }
     };
     let rows = view! {
@@ -417,7 +435,7 @@ fn ComparisonView(c: Comparison) -> impl IntoView {
         {row("accepted", &|d| count(d, |r| r.accepted_count))}
         {row("refused", &|d| count(d, |r| r.refused_count))}
         {row("gain (points)", &|d| figure(d, 1, |r| r.projected_gain))}
-        {row("cross-site change (MB/s)", &|d| figure(d, 2, |r| r.cross_site_mb_s_change))}
+        {row("cross-site traffic cut (MB/s)", &|d| figure(d, 2, |r| -r.cross_site_mb_s_change))}
         {row("confidence", &|d| d.result.as_ref().and_then(|r| r.weakest_confidence).map_or("—", |c| c.as_str()).to_string())}
         {row("time (ms)", &|d| fixed(d.run_time_ms, 1))}
         {row("error", &|d| d.error.as_ref().map(|e| e.message.clone()).unwrap_or_default())}

@@ -54,6 +54,38 @@ pub fn signed(x: f64, digits: usize) -> String {
     }
 }
 
+/// The one sign convention of every page (issue 34): a saving is
+/// positive and drawn good, a cost increase negative and drawn bad. The
+/// class of a figure of points saved (`before − after`).
+pub fn saving_class(saved: f64) -> &'static str {
+    // Below the last digit shown it is neither.
+    if saved.abs() < 0.05 {
+        "delta"
+    } else if saved > 0.0 {
+        "delta good"
+    } else {
+        "delta bad"
+    }
+}
+
+/// "+636.6 saved" or "−369.6, a cost increase", coloured by
+/// [`saving_class`].
+pub fn saving_span(before: f64, after: f64) -> impl IntoView {
+    let saved = before - after;
+    let words = if saved < -0.05 {
+        format!("{}, a cost increase", signed(saved, 1))
+    } else {
+        format!("{} saved", signed(saved, 1))
+    };
+    view! { <span class=saving_class(saved) data-testid="saving" data-saving=format!("{saved:.3}")>{words}</span> }
+}
+
+/// A table cell of points saved, signed and coloured as [`saving_span`].
+pub fn saving_cell(before: f64, after: f64) -> impl IntoView {
+    let saved = before - after;
+    view! { <td class=format!("n {}", saving_class(saved))>{signed(saved, 1)}</td> }
+}
+
 /// An age in seconds in the largest whole unit people read at a glance.
 pub fn age(seconds: i64) -> String {
     let s = seconds.max(0);

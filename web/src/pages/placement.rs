@@ -6,7 +6,7 @@
 use std::sync::Arc;
 
 use berth_api::ResultEnvelope;
-use berth_engine::advise::{CantTell as CantTellEntry, Immovable as ImmovableEntry, Move};
+use berth_engine::advise::{CantTell as CantTellEntry, Move};
 use berth_engine::cost::Term;
 use berth_engine::fact::Class;
 use berth_engine::why::Flip;
@@ -90,7 +90,6 @@ impl Shown {
 #[component]
 pub fn Placement() -> impl IntoView {
     let auth = expect_context::<Auth>();
-    let scenario = expect_context::<Scenario>();
     let advice = RwSignal::new(None::<Arc<Shown>>);
     let meta = RwSignal::new(None::<SnapshotMeta>);
     let error = RwSignal::new(None::<String>);
@@ -150,113 +149,170 @@ pub fn Placement() -> impl IntoView {
         });
     });
 
-    // The router is asked for a navigator when the button is pressed,
-    // under this component's owner (kept in the arena, so the handler
-    // below is `Copy`). Not a navigator stored up front: that needs a
-    // thread-bound arena slot (`new_local`), and the server renders on a
-    // multi-threaded runtime, where dropping it from another worker thread
-    // panicked ("Dropped SendWrapper<T> variable from a thread different
-    // to the one it has been created with") and the page answered nothing.
-    let owner = StoredValue::new(Owner::current());
-    let take = move |_| {
-        if let Some(shown) = advice.get_untracked() {
-            // The recommendations only: a move the evidence cannot back is
-            // shown apart and left out (it can be added by hand).
-            // Nor one a decision hides, unless the page is showing those.
-            let moves = &shown.advice.moves;
-            let showing = reviews.show_hidden.get_untracked();
-            let steps: Vec<Step> = moves
-                .iter()
-                .enumerate()
-                .filter(|(i, m)| {
-                    m.evidence.is_none()
-                        && (showing || !reviews.hidden_untracked(&identity(moves, *i)))
-                })
-                .map(|(_, m)| Step::Move {
-                    service: m.service.clone(),
-                    to: m.to.clone(),
-                })
-                .collect();
-            scenario.steps.set(steps);
-            scenario.name.set("recommendations".into());
-            let to = crate::common::keep_query(
-                "/whatif",
-                auth.estate.get_untracked().as_deref(),
-                client::query_param("now").as_deref(),
-            );
-            if let Some(owner) = owner.get_value() {
-                let navigate = owner.with(use_navigate);
-                navigate(&to, Default::default());
-            }
-        }
-    };
-
     view! {
         <h1>"Placement"</h1>
         <Gate>
             <ErrorLine message=error.into()/>
             <ErrorLine message=reviews.error.into()/>
-            <Provenance meta=meta.into() now=now_text.into() computed_ms=computed_ms.into() why_ms=why_ms.into() parity=parity.into()/>
             {move || match advice.get() {
                 None => view! { <p class="loading" role="status">"Computing the advice in your browser…"</p> }.into_any(),
                 Some(a) => view! {
-                    <Moves shown=a.clone()/>
-                    <p>
-                        <button type="button" on:click=take disabled=!a.advice.moves.iter().any(|m| m.evidence.is_none())>
-                            "Take these moves into a what-if scenario"
-                        </button>
-                    </p>
-                    <PlanExport now=now_text.into()/>
+                    // The answer first: what the steps change, how far
+                    // from the best, the steps as cards; where the numbers
+                    // come from is one folded line at the bottom.
+                    <section class="answer" aria-labelledby="moves-h" data-testid="answer">
+                        <Moves shown=a.clone() now=now_text.into()/>
+                        <Provenance meta=meta.into() now=now_text.into() computed_ms=computed_ms.into() why_ms=why_ms.into() parity=parity.into()/>
+                    </section>
                     <WeakMoves shown=a.clone()/>
                     <Immovable shown=a.clone()/>
                     <UnknownRequests shown=a.clone()/>
                     <CantTell shown=a/>
                 }.into_any(),
             }}
+            <crate::outcomes::AppliedMoves/>
             <crate::history::History/>
         </Gate>
     }
 }
 
-/// Links that download the change plan of the recommended moves from the
-/// server (`GET …/plan`, docs/plans.md), evaluated at the page's time:
-/// Markdown for a pull request or a ticket, JSON, and the manifests of
-/// Karmada and Open Cluster Management.
+/// The export links and the what-if button, for exactly the steps the
+/// list shows (`chosen`: the services of those steps' moves, in order;
+/// `filtered`: whether the list is narrowed). Markdown and JSON go
+/// through the server's plan (`GET …/plan`, docs/plans.md), all of it or
+/// the named services' steps; Karmada and OCM need each moved service's
+/// workload in the estate and are disabled with that reason otherwise.
+/// A failed export shows the server's reason on the page.
 #[component]
-fn PlanExport(now: Signal<String>) -> impl IntoView {
+fn Actions(
+    now: Signal<String>,
+    /// `(service, to)` of every move of the steps on screen, in order.
+    chosen: Signal<Vec<(String, String)>>,
+    /// Steps on screen.
+    count: Signal<usize>,
+    filtered: Signal<bool>,
+    /// Services of the moves on screen whose workload the estate does not name.
+    no_workload: Signal<Vec<String>>,
+) -> impl IntoView {
     let auth = expect_context::<Auth>();
+    let scenario = expect_context::<Scenario>();
+    let error = RwSignal::new(None::<String>);
+    let busy = RwSignal::new(false);
+    let steps_words = move || {
+        let n = count.get();
+        format!(
+            "{n} step{}{}",
+            if n == 1 { "" } else { "s" },
+            if filtered.get() { " (filtered)" } else { "" }
+        )
+    };
     let href = move |format: &'static str| {
         let id = auth.estate.get().unwrap_or_default();
-        format!(
+        let mut url = format!(
             "/api/estates/{}/plan?format={format}&now={}",
             crate::common::encode(&id),
             crate::common::encode(&now.get())
-        )
+        );
+        // Narrowed: the plan of the steps on screen only (the server
+        // plans a compound step whole when one member is named).
+        if filtered.get() {
+            let mut services: Vec<String> = Vec::new();
+            for (s, _) in chosen.get() {
+                if !services.contains(&s) {
+                    services.push(s);
+                }
+            }
+            url.push_str("&services=");
+            url.push_str(&crate::common::encode(&services.join(",")));
+        }
+        url
     };
-    let link = move |format: &'static str, label: &'static str| {
-        let file = move || {
-            berth_engine::plan::Format::parse(format)
-                .map(|f| f.file_name(&auth.estate.get().unwrap_or_default()))
-                .unwrap_or_default()
+    // Asked first, then downloaded: a refusal (a 422) is shown here with
+    // the server's reason instead of a download the browser drops.
+    let download = move |format: &'static str| {
+        let url = href(format);
+        error.set(None);
+        busy.set(true);
+        leptos::task::spawn_local(async move {
+            match client::request_text("GET", &url, None).await {
+                Ok(_) => client::go(&url),
+                Err(f) => error.set(Some(format!("The {format} export failed: {}", f.message))),
+            }
+            busy.set(false);
+        });
+    };
+    let link = move |format: &'static str, label: &'static str, manifests: bool| {
+        let reason = move || {
+            let missing = no_workload.get();
+            if !manifests || missing.is_empty() {
+                return None;
+            }
+            let n = missing.len();
+            let shown: Vec<&str> = missing.iter().take(3).map(String::as_str).collect();
+            Some(format!(
+                "{label} needs the Kubernetes workload of every moved service; the estate names none for {}{}. Set workload on them in the estate file, or import them from Kubernetes.",
+                berth_engine::text::and_list(&shown),
+                if n > 3 { format!(" and {} more", n - 3) } else { String::new() }
+            ))
         };
+        let disabled = move || reason().is_some() || count.get() == 0;
         view! {
-            <a href=move || href(format) download=file data-testid=format!("plan-{format}")>{label}</a>
+            <button type="button" class="small" data-testid=format!("plan-{format}") data-href=move || href(format)
+                disabled=disabled title=move || reason().unwrap_or_default()
+                on:click=move |_| download(format)>{label}</button>
+        }
+    };
+    let manifest_reason = move || {
+        let missing = no_workload.get();
+        (!missing.is_empty() && count.get() > 0).then(|| {
+            let n = missing.len();
+            format!(
+                "Karmada and Open Cluster Management are off: the estate names no Kubernetes workload for {n} of the moved services (set workload on them in the estate file, or import them from Kubernetes)."
+            )
+        })
+    };
+    let owner = StoredValue::new(Owner::current());
+    let take = move |_| {
+        let steps: Vec<Step> = chosen
+            .get_untracked()
+            .into_iter()
+            .map(|(service, to)| Step::Move { service, to })
+            .collect();
+        scenario.steps.set(steps);
+        scenario.name.set("recommendations".into());
+        let to = crate::common::keep_query(
+            "/whatif",
+            auth.estate.get_untracked().as_deref(),
+            client::query_param("now").as_deref(),
+        );
+        // See `Placement`: the navigator is asked for when pressed.
+        if let Some(owner) = owner.get_value() {
+            let navigate = owner.with(use_navigate);
+            navigate(&to, Default::default());
         }
     };
     view! {
-        <p class="plan-export" data-testid="plan-export">
-            "Export the plan of these moves: "
-            {link("markdown", "Markdown")}" · "
-            {link("json", "JSON")}" · "
-            {link("karmada", "Karmada")}" · "
-            {link("ocm", "Open Cluster Management")}
-            <span class="hint">" (manifests need each moved service's workload in the estate: "<code>"workload"</code>" or a Kubernetes import)"</span>
-        </p>
+        <div class="actions" data-testid="plan-export">
+            <button type="button" data-testid="take" on:click=take disabled=move || count.get() == 0>
+                {move || format!("Take these {} into a what-if", steps_words())}
+            </button>
+            <span class="export">
+                <span data-testid="export-what">{move || format!("Export these {}: ", steps_words())}</span>
+                {link("markdown", "Markdown", false)}
+                {link("json", "JSON", false)}
+                {link("karmada", "Karmada", true)}
+                {link("ocm", "OCM", true)}
+            </span>
+            {move || busy.get().then(|| view! { <span class="hint" role="status">"Writing the plan…"</span> })}
+            {move || manifest_reason().map(|r| view! { <p class="hint" data-testid="manifests-off">{r}</p> })}
+            {move || error.get().map(|e| view! { <p class="error" role="alert" data-testid="export-error">{e}</p> })}
+        </div>
     }
 }
 
-/// Which estate version and policy the result was computed from, and the
-/// parity check.
+/// Which estate version and policy the result was computed from, the
+/// timings and the parity check: one folded line at the bottom of the
+/// answer (open by itself when the check fails, which is news).
 #[component]
 pub fn Provenance(
     meta: Signal<Option<SnapshotMeta>>,
@@ -265,76 +321,165 @@ pub fn Provenance(
     why_ms: Signal<Option<f64>>,
     parity: Signal<Parity>,
 ) -> impl IntoView {
+    let bad = move || matches!(parity.get(), Parity::Mismatch(_) | Parity::Failed(_));
     view! {
-        <div class="provenance" data-testid="provenance" data-parity=move || parity.get().attr()>
+        <details class="provenance" data-testid="provenance" data-parity=move || parity.get().attr() prop:open=bad>
+            <summary>
+                {move || match parity.get() {
+                    Parity::Pending => view! { <span class="parity pending" role="status">"Checking against the server…"</span> }.into_any(),
+                    Parity::Match => view! { <span class="parity ok" role="status">"✓ matches server"</span> }.into_any(),
+                    Parity::Mismatch(_) => view! { <span class="parity bad error" role="alert">"✗ differs from the server"</span> }.into_any(),
+                    Parity::Failed(_) => view! { <span class="parity bad error" role="alert">"Parity not checked"</span> }.into_any(),
+                }}
+                {move || meta.get().map(|m| view! {
+                    <span class="muted">" · estate version "<strong data-testid="version">{m.version}</strong>
+                    " · policy "<code data-testid="policy-digest">{m.policy_digest.clone()}</code>
+                    {computed_ms.get().map(|t| format!(" · {t:.0} ms"))}</span>
+                })}
+            </summary>
             {move || meta.get().map(|m| view! {
-                <span>"Estate "<code>{m.estate.clone()}</code>" version "<strong data-testid="version">{m.version}</strong>
-                ", policy "<code data-testid="policy-digest">{m.policy_digest.clone()}</code>
+                <p>"Estate "<code>{m.estate.clone()}</code>" version "{m.version}", policy "<code>{m.policy_digest.clone()}</code>
                 ", evaluated at "<code>{now.get()}</code>
                 {computed_ms.get().map(|t| format!(", computed in your browser in {t:.0} ms"))}
-                {why_ms.get().map(|t| format!(" (every Why: {t:.0} ms more)"))}"."</span>
+                {why_ms.get().map(|t| format!(" (every Why: {t:.0} ms more)"))}
+                ". The server computed the same from the same estate, policy and time when the check says so."</p>
             })}
-            " "
             {move || match parity.get() {
-                Parity::Pending => view! { <span class="parity pending" role="status">"Checking against the server…"</span> }.into_any(),
-                Parity::Match => view! { <span class="parity ok" role="status">"✓ matches server"</span> }.into_any(),
-                Parity::Mismatch(m) => view! { <span class="parity bad error" role="alert">"✗ differs from the server: "{m}</span> }.into_any(),
-                Parity::Failed(m) => view! { <span class="parity bad error" role="alert">"Parity not checked: "{m}</span> }.into_any(),
+                Parity::Mismatch(m) => Some(view! { <p class="error" role="alert">{m}</p> }),
+                Parity::Failed(m) => Some(view! { <p class="error" role="alert">{m}</p> }),
+                _ => None,
             }}
-        </div>
+        </details>
     }
 }
 
-/// A compound step's summary, on its first member: the members move as
-/// one step ("Moving cart alone costs 12.4 points; …").
-fn group_line(m: &Move) -> Option<impl IntoView> {
-    let g = m.group.as_ref()?;
-    let names = g.services.clone();
-    if g.steps.first() != Some(&m.step) {
-        // Named by service: the page numbers its list without the moves
-        // resting on guesses, so the engine's step numbers would mislead.
-        let first = names.first().cloned().unwrap_or_default();
-        return Some(view! { <p class="group-step">{format!("Moves together with {first}, as one step.")}</p> }.into_any());
-    }
-    Some(
-        view! {
-            <p class="group-step" data-testid="group-step" data-services=names.join(" ")>
-                <strong>{format!("Compound step ({} services): ", names.len())}</strong>
-                {g.summary.clone()}
-            </p>
-        }
-        .into_any(),
-    )
-}
-
-/// One move with its gain, confidence badge, review and Why panel. A
-/// move a decision hides (dismissed or snoozed, still holding) is left
-/// out of the list until "show" is pressed.
-fn move_item(
-    m: &Move,
-    why: Option<MoveWhy>,
+/// One step of the advice as a card: a move, or every member of a
+/// compound step (`berth_engine::text::steps`, the numbering the text
+/// output, the plan exports and the notifications use).
+#[derive(Clone)]
+struct Card {
+    /// 1, 2, … among the recommendations; `None` for a step resting on
+    /// guesses (listed apart, never numbered).
+    number: Option<usize>,
+    title: String,
+    /// The members, in the order they are applied, each with its Why
+    /// (once computed) and what the filter reads of it.
+    members: Vec<(Move, Option<MoveWhy>, MoveContext)>,
+    gain: f64,
+    confidence: Class,
+    /// The review identity (a compound step's members joined).
     identity: String,
-    filter: Option<(MoveFilter, MoveContext)>,
-    scale: f64,
-) -> impl IntoView {
+}
+
+impl Card {
+    fn first(&self) -> &Move {
+        &self.members[0].0
+    }
+
+    /// A step passes the filter when any of its moves does, read at the
+    /// step's confidence.
+    fn passes(&self, f: &MoveFilter) -> bool {
+        self.members
+            .iter()
+            .any(|(m, _, cx)| f.passes(m, cx, self.confidence))
+    }
+
+    /// Every cluster the step leaves or joins, space-separated.
+    fn clusters(&self) -> String {
+        let mut c: Vec<&str> = self
+            .members
+            .iter()
+            .flat_map(|(m, _, _)| [m.from.as_str(), m.to.as_str()])
+            .collect();
+        c.sort_unstable();
+        c.dedup();
+        c.join(" ")
+    }
+}
+
+/// The advice's steps as cards: the recommendations, then the steps
+/// resting on guesses.
+fn cards(shown: &Shown) -> (Vec<Card>, Vec<Card>) {
+    let moves = &shown.advice.moves;
+    let (mut rec, mut weak) = (Vec::new(), Vec::new());
+    for s in berth_engine::text::steps(moves) {
+        let first = s.moves[0];
+        let card = Card {
+            number: s.number,
+            title: berth_engine::text::step_title(moves, &s),
+            members: s
+                .moves
+                .iter()
+                .map(|&i| (moves[i].clone(), shown.why(i), MoveContext::of(&moves[i])))
+                .collect(),
+            gain: s.gain,
+            confidence: s.confidence,
+            identity: identity(moves, first),
+        };
+        if card.number.is_some() {
+            rec.push(card);
+        } else {
+            weak.push(card);
+        }
+    }
+    (rec, weak)
+}
+
+/// The terms of a step (a compound step's members summed), as the
+/// waterfall draws them.
+fn card_terms(card: &Card) -> Vec<(String, f64)> {
+    let mut out: Vec<(String, f64)> = Vec::new();
+    for (m, _, _) in &card.members {
+        for (term, v) in m.terms.iter() {
+            let id = term.id().to_string();
+            match out.iter_mut().find(|(t, _)| *t == id) {
+                Some(slot) => slot.1 += v,
+                None => out.push((id, v)),
+            }
+        }
+    }
+    out
+}
+
+/// One card: its number, what it does, its gain (a saving is positive
+/// and drawn good, a cost negative and drawn bad), the gain bar on the
+/// list's scale and the terms as a waterfall; a compound step lists its
+/// members with where each goes and why each alone would not pay. Then
+/// the review, the Why and the links. A step a decision hides, or the
+/// filter leaves out, is not displayed.
+fn card_view(card: Card, filter: Option<MoveFilter>, scale: f64) -> impl IntoView {
     let reviews = expect_context::<Reviews>();
-    let class = m.confidence.as_str();
-    let service = m.service.clone();
-    let to = m.to.clone();
-    // Each Why names its move: a screen reader's list of controls is
-    // otherwise a column of identical "Why"s.
-    let why_label = format!("Why move {service} to {to}");
-    // A compound step is reviewed once, on its first member.
-    let first_of_step = m
-        .group
-        .as_ref()
-        .is_none_or(|g| g.steps.first() == Some(&m.step));
-    let review_label = format!("{service} to {to}");
-    let id_state = identity.clone();
-    let state = Signal::derive(move || reviews.state(&id_state));
-    let why_for_review = why.clone();
-    let why_open = RwSignal::new(false);
     let auth = expect_context::<Auth>();
+    let first = card.first().clone();
+    let service = first.service.clone();
+    let to = first.to.clone();
+    let class = card.confidence.as_str();
+    let id_state = card.identity.clone();
+    let state = Signal::derive(move || reviews.state(&id_state));
+    let grouped = card.members.len() > 1;
+    let names: Vec<String> = card
+        .members
+        .iter()
+        .map(|(m, _, _)| m.service.clone())
+        .collect();
+    // Each Why names its step: a screen reader's list of controls is
+    // otherwise a column of identical "Why"s.
+    let why_label = if grouped {
+        format!(
+            "Why move {} together",
+            berth_engine::text::and_list(&names.iter().map(String::as_str).collect::<Vec<_>>())
+        )
+    } else {
+        format!("Why move {service} to {to}")
+    };
+    let review_label = format!("{service} to {to}");
+    let why_for_review = card.members[0].1.clone();
+    let whys: Vec<(String, Option<MoveWhy>)> = card
+        .members
+        .iter()
+        .map(|(m, w, _)| (m.service.clone(), w.clone()))
+        .collect();
+    let why_open = RwSignal::new(false);
     let service_for_link = service.clone();
     let service_for_graph = service.clone();
     let graph_href = move || {
@@ -354,48 +499,92 @@ fn move_item(
             &service_for_link,
         )
     };
-    // Only the recommendations' list has a filter (passed in, not a
-    // context: a context would reach the sibling lists too).
-    let m_for_filter = m.clone();
+    let for_filter = card.clone();
     let shown = move || {
         let by_review = state.get() != Some(ReviewState::Hidden) || reviews.show_hidden.get();
-        by_review
-            && filter
-                .as_ref()
-                .is_none_or(|(f, cx)| f.passes(&m_for_filter, cx))
+        by_review && filter.as_ref().is_none_or(|f| for_filter.passes(f))
     };
-    let gain = m.gain;
-    let terms: Vec<(String, f64)> = why
-        .iter()
-        .flat_map(|w| &w.terms)
-        .map(|t| (t.term.to_string(), t.points))
-        .collect();
+    let gain = card.gain;
+    let terms = card_terms(&card);
+    let gain_class = if gain >= 0.0 { "gain good" } else { "gain bad" };
+    let head = if grouped {
+        view! { <span class="step-title">{format!("{}: ", card.title)}</span> }.into_any()
+    } else {
+        view! {
+            <span class="step-title"><strong>{service.clone()}</strong>" "<code>{first.from.clone()}</code>" → "<code>{to.clone()}</code></span>
+        }
+        .into_any()
+    };
+    let group = first.group.clone();
+    let members = grouped.then(|| {
+        let alone = group.as_ref().map(|g| g.alone.clone()).unwrap_or_default();
+        let items = card
+            .members
+            .iter()
+            .map(|(m, _, _)| {
+                let why_not = alone
+                    .iter()
+                    .find(|a| a.service == m.service)
+                    .and_then(berth_engine::text::alone_words)
+                    .map(|w| format!(" — {w}"))
+                    .unwrap_or_default();
+                view! {
+                    <li data-member=m.service.clone()><strong>{m.service.clone()}</strong>" "<code>{m.from.clone()}</code>" → "<code>{m.to.clone()}</code>{why_not}</li>
+                }
+            })
+            .collect_view();
+        let summary = group.as_ref().map(|g| g.summary.clone()).unwrap_or_default();
+        view! {
+            <ul class="members" data-testid="members">{items}</ul>
+            <details class="group-step" data-testid="group-step" data-services=names.join(" ")>
+                <summary>"Why together"</summary>
+                <p>{summary}</p>
+            </details>
+        }
+    });
     view! {
-        <li class="move" data-service=service.clone() data-identity=identity.clone() data-review=move || state.get().map_or("", ReviewState::as_str)
-            style:display=move || if shown() { "list-item" } else { "none" }>
+        <li class="move card" data-service=service.clone() data-identity=card.identity.clone()
+            data-step=card.number.map(|n| n.to_string()).unwrap_or_default()
+            data-clusters=card.clusters()
+            data-services=names.join(" ")
+            data-moves=card.members.len().to_string()
+            data-gain=format!("{gain:.3}")
+            data-review=move || state.get().map_or("", ReviewState::as_str)
+            style:display=move || if shown() { "" } else { "none" }>
             <div class="move-head">
-                <strong>{service.clone()}</strong>
-                " from "<code>{m.from.clone()}</code>" to "<code>{to.clone()}</code>
-                <span class="gain">{format!("{} points", signed(m.gain, 1))}</span>
-                <span class=format!("badge conf-{class}") title="the weakest fact deciding this move">{class}</span>
+                {card.number.map(|n| view! { <span class="step-no" aria-label=format!("step {n}")>{n}</span> })}
+                {head}
+                <span class=gain_class>{format!("{} points", signed(gain, 1))}</span>
+                <span class=format!("badge conf-{class}") title="the weakest fact deciding this step">{class}</span>
             </div>
             <div class="move-figures">
                 <GainBar gain=gain scale=scale/>
                 <Waterfall terms=terms gain=gain/>
             </div>
-            {m.evidence.clone().map(|e| view! { <p class="evidence">{e}</p> })}
-            {group_line(m)}
-            {first_of_step.then(|| view! { <ReviewLine identity=identity.clone() why=why_for_review label=review_label/> })}
+            {first.evidence.clone().map(|e| view! { <p class="evidence">{e}</p> })}
+            {members}
+            <ReviewLine identity=card.identity.clone() why=why_for_review label=review_label/>
             // The panel is built when first opened: forty closed panels of
             // facts, terms and flip conditions were most of a large
             // estate's page (26,000 of 27,000 elements at 1,000 services).
             <details class="why" on:toggle=move |_| why_open.set(true)>
                 <summary aria-label=why_label>"Why"</summary>
-                {move || why_open.get().then(|| why.clone().map(|why| view! { <WhyPanel why=why/> }))}
+                {move || why_open.get().then(|| {
+                    let many = whys.len() > 1;
+                    whys.iter().map(|(s, w)| {
+                        let w = w.clone();
+                        view! {
+                            {many.then(|| view! { <h3 class="member-why">{s.clone()}</h3> })}
+                            {w.map(|why| view! { <WhyPanel why=why/> })}
+                        }
+                    }).collect_view()
+                })}
             </details>
-            <a class="place-link" href=place_href>{format!("Where else could {service} go?")}</a>
-            " · "
-            <a class="place-link" href=graph_href>{format!("Show {service} on the graph")}</a>
+            <p class="card-links">
+                <a class="place-link" href=place_href>{format!("Where else could {service} go?")}</a>
+                " · "
+                <a class="place-link" href=graph_href>{format!("Show {service} on the graph")}</a>
+            </p>
         </li>
     }
 }
@@ -410,7 +599,7 @@ fn GainBar(gain: f64, scale: f64) -> impl IntoView {
         0.0
     };
     view! {
-        <span class="gain-bar" role="img" aria-label=format!("gain {} points, {:.0} % of the largest in the list", signed(gain, 1), share * 100.0)
+        <span class=if gain < 0.0 { "gain-bar bad" } else { "gain-bar good" } role="img" aria-label=format!("gain {} points, {:.0} % of the largest in the list", signed(gain, 1), share * 100.0)
             data-share=format!("{share:.3}")>
             <span style=format!("width:{:.1}%", share * 100.0)></span>
         </span>
@@ -496,9 +685,6 @@ fn hidden_line(identities: Vec<String>) -> impl IntoView {
     }
 }
 
-/// A move, its Why panel (once computed) and its review identity.
-type MoveAndWhy = (Move, Option<MoveWhy>, String);
-
 /// What the list of recommendations is narrowed to: a search over
 /// service, clusters and owner, a cluster (left or joined), and a least
 /// confidence. Moves left out stay in the advice (and in "take into a
@@ -562,8 +748,10 @@ impl MoveFilter {
         }
     }
 
-    /// Does the move (with its owner and sites) pass?
-    fn passes(&self, m: &Move, cx: &MoveContext) -> bool {
+    /// Does the move (with its owner and sites) pass, read at confidence
+    /// `confidence` (a compound step's is the group's, the weakest of its
+    /// members')?
+    fn passes(&self, m: &Move, cx: &MoveContext, confidence: Class) -> bool {
         let owner = cx.owner.as_str();
         let q = self.query.get().trim().to_lowercase();
         let text_ok = q.is_empty()
@@ -579,7 +767,7 @@ impl MoveFilter {
             || CLASSES
                 .iter()
                 .find(|k| k.as_str() == least)
-                .is_none_or(|least| m.confidence <= *least);
+                .is_none_or(|least| confidence <= *least);
         let site = self.site.get();
         let site_ok = site.is_empty() || cx.from_site == site || cx.to_site == site;
         let who = self.owner.get();
@@ -588,32 +776,101 @@ impl MoveFilter {
     }
 }
 
-/// The moves and their Why panels, split into the recommendations (the
-/// evidence backs them) and the rest; each with its Why.
-fn split_moves(shown: &Shown) -> (Vec<MoveAndWhy>, Vec<MoveAndWhy>) {
-    let moves = &shown.advice.moves;
-    moves
-        .iter()
-        .enumerate()
-        .map(|(i, m)| (m.clone(), shown.why(i), identity(moves, i)))
-        .partition(|(m, _, _)| m.evidence.is_none())
-}
-
 /// A recommendation's identity, as decisions about it are stored
 /// (`service|from|to`, a compound step's members joined).
 fn identity(moves: &[Move], i: usize) -> String {
     berth_engine::review::identity(moves, i)
 }
 
+/// "1 point = 1 ms of round trip on a connection in constant use", one
+/// click away from every sentence that counts points.
+fn point_definition() -> impl IntoView {
+    view! {
+        <details class="point-def" data-testid="point-def">
+            <summary>"What is a point?"</summary>
+            <span>"1 point = 1 ms of round trip on a connection in constant use. Round-trip points are milliseconds of waiting times how busy each connection is; cross-site traffic is counted in points too (8 per MB/s by default), and so is a cluster filled past 80 %. A saving is positive, a cost negative (docs/advice.md §1)."</span>
+        </details>
+    }
+}
+
+/// The one sentence that answers the page's question: how many steps,
+/// what they save in points (positive: a saving) and in MB/s of
+/// cross-site traffic.
+fn summary_sentence(advice: &Advice, steps: usize, moves: usize) -> String {
+    let before = &advice.totals_before;
+    let after = &advice.totals_after;
+    let saved = before.cost - after.cost;
+    let mb = before.cross_site_mb_s - after.cross_site_mb_s;
+    let traffic = if mb >= 0.0 {
+        format!("cut cross-site traffic by {:.1} MB/s", mb)
+    } else {
+        format!("add {:.1} MB/s of cross-site traffic", -mb)
+    };
+    format!(
+        "{steps} recommended step{} ({moves} move{}) {} {} point{} and {traffic}.",
+        if steps == 1 { "" } else { "s" },
+        if moves == 1 { "" } else { "s" },
+        if saved >= 0.0 { "save" } else { "cost" },
+        fixed(Some(saved.abs()), 1),
+        if (saved.abs() - 1.0).abs() < 0.05 {
+            ""
+        } else {
+            "s"
+        },
+    )
+}
+
+/// The estate's cost before and after, and the saving by term, signed as
+/// gains are (a saving positive).
+fn totals_sentence(advice: &Advice) -> String {
+    let b = &advice.totals_before;
+    let a = &advice.totals_after;
+    format!(
+        "Estate cost {} → {} points: round trip {}, cross-site {}, headroom {}. Cross-site traffic {} → {} MB/s.",
+        fixed(Some(b.cost), 1),
+        fixed(Some(a.cost), 1),
+        signed(b.round_trip - a.round_trip, 1),
+        signed(b.cross_site - a.cross_site, 1),
+        signed(b.headroom - a.headroom, 1),
+        fixed(Some(b.cross_site_mb_s), 1),
+        fixed(Some(a.cross_site_mb_s), 1),
+    )
+}
+
+/// How far the advice is from the best possible, in plain words: the
+/// proven bound (`bound.rs`), named as a bound — a floor no placement
+/// goes below, not a placement Berth found. Rounded so the words stay
+/// true: what could still be saved up, the share captured down.
+pub fn distance_sentence(advice: &Advice) -> String {
+    let b = &advice.bound;
+    let up = |x: f64| (x * 10.0).ceil() / 10.0;
+    let down = |x: f64| (x * 10.0).floor() / 10.0;
+    match b.captured_at_least {
+        Some(share) => {
+            let rest = (b.improvement_at_most * (1.0 - share)).max(0.0);
+            format!(
+                "Distance from the best possible: no placement could save more than {:.1} points beyond these steps, so they capture at least {:.1} % of the saving that can exist. This is a proven bound (no placement costs less than {:.1} points), not a better placement Berth has found.",
+                up(rest),
+                down(share * 100.0),
+                down(b.cost_at_least)
+            )
+        }
+        None => format!(
+            "Distance from the best possible: none. No placement can improve on this one (a proven bound: none costs less than {:.1} points).",
+            down(b.cost_at_least)
+        ),
+    }
+}
+
 #[component]
-fn Moves(shown: Arc<Shown>) -> impl IntoView {
-    let (recommended, weak) = split_moves(&shown);
+fn Moves(shown: Arc<Shown>, now: Signal<String>) -> impl IntoView {
+    let (recommended, weak) = cards(&shown);
     let advice = &shown.advice;
     if recommended.is_empty() {
         // Say what stopped it: guesses, unknowns, or nothing to gain.
         let why_none = if !weak.is_empty() {
             format!(
-                "No move is recommended: {} possible move{} rest{} on guesses (below). Measure the facts they name to decide.",
+                "No move is recommended: {} possible step{} rest{} on guesses (below). Measure the facts they name to decide.",
                 weak.len(),
                 if weak.len() == 1 { "" } else { "s" },
                 if weak.len() == 1 { "s" } else { "" }
@@ -626,37 +883,45 @@ fn Moves(shown: Arc<Shown>) -> impl IntoView {
         } else {
             "No move is worth making: every service is where it should be, or no move clears the bars.".to_string()
         };
-        let bound = bound_sentence(advice);
-        let bound = view! { <p data-testid="bound">{bound}</p> };
-        return view! { <p class="empty" data-testid="moves-empty">{why_none}</p> {bound} }
-            .into_any();
+        let bound = distance_sentence(advice);
+        return view! {
+            <h2 id="moves-h">"Recommended steps"</h2>
+            <p class="empty lead" data-testid="moves-empty">{why_none}</p>
+            <p class="distance" data-testid="bound">{bound}</p>
+        }
+        .into_any();
     }
-    let before = advice.totals_before.cost;
-    let after = advice.totals_after.cost;
-    let identities: Vec<String> = recommended.iter().map(|(_, _, i)| i.clone()).collect();
+    let n_steps = recommended.len();
+    let n_moves: usize = recommended.iter().map(|c| c.members.len()).sum();
+    let summary = summary_sentence(advice, n_steps, n_moves);
+    let totals = totals_sentence(advice);
+    let distance = distance_sentence(advice);
+    let identities: Vec<String> = recommended.iter().map(|c| c.identity.clone()).collect();
     let filter = MoveFilter::new();
     let mut clusters: Vec<String> = recommended
         .iter()
-        .flat_map(|(m, _, _)| [m.from.clone(), m.to.clone()])
+        .flat_map(|c| {
+            c.members
+                .iter()
+                .flat_map(|(m, _, _)| [m.from.clone(), m.to.clone()])
+        })
         .collect();
     clusters.sort();
     clusters.dedup();
-    let for_count: Vec<(Move, MoveContext, String)> = recommended
+    let mut sites: Vec<String> = recommended
         .iter()
-        .map(|(m, _, identity)| (m.clone(), MoveContext::of(m), identity.clone()))
-        .collect();
-    // Each row filters on the same context, computed once here.
-    let contexts: Vec<MoveContext> = for_count.iter().map(|(_, cx, _)| cx.clone()).collect();
-    let mut sites: Vec<String> = for_count
-        .iter()
-        .flat_map(|(_, cx, _)| [cx.from_site.clone(), cx.to_site.clone()])
+        .flat_map(|c| {
+            c.members
+                .iter()
+                .flat_map(|(_, _, cx)| [cx.from_site.clone(), cx.to_site.clone()])
+        })
         .filter(|x| !x.is_empty())
         .collect();
     sites.sort();
     sites.dedup();
-    let mut owners: Vec<String> = for_count
+    let mut owners: Vec<String> = recommended
         .iter()
-        .map(|(_, cx, _)| cx.owner.clone())
+        .flat_map(|c| c.members.iter().map(|(_, _, cx)| cx.owner.clone()))
         .filter(|x| !x.is_empty())
         .collect();
     owners.sort();
@@ -664,88 +929,150 @@ fn Moves(shown: Arc<Shown>) -> impl IntoView {
     // Gain bars share one scale: the largest gain in the list.
     let scale = recommended
         .iter()
-        .map(|(m, _, _)| m.gain)
+        .map(|c| c.gain)
         .fold(0.0f64, |a, g| a.max(g.abs()));
     let reviews = expect_context::<Reviews>();
+    // The workloads the estate names, for the manifests' reason.
+    let has_workload: Vec<(String, bool)> = client::loaded_now()
+        .map(|l| {
+            l.estate
+                .services
+                .iter()
+                .map(|s| (s.id.clone(), s.workload_ref().is_some()))
+                .collect()
+        })
+        .unwrap_or_default();
     // What the list shows: passing the filter and not hidden by a decision
-    // (unless the page is showing those); the total leaves the hidden out
-    // the same way.
-    let visible_by_review = move |identity: &str| {
-        reviews.state(identity) != Some(ReviewState::Hidden) || reviews.show_hidden.get()
+    // (unless the page is showing those). The actions take exactly these.
+    let all = Arc::new(recommended.clone());
+    let visible = {
+        let all = all.clone();
+        Memo::new(move |_| {
+            let showing_hidden = reviews.show_hidden.get();
+            all.iter()
+                .enumerate()
+                .filter(|(_, c)| {
+                    (showing_hidden || reviews.state(&c.identity) != Some(ReviewState::Hidden))
+                        && c.passes(&filter)
+                })
+                .map(|(i, _)| i)
+                .collect::<Vec<usize>>()
+        })
     };
-    let showing = move || {
-        for_count
-            .iter()
-            .filter(|(m, o, id)| visible_by_review(id) && filter.passes(m, o))
-            .count()
+    let total = {
+        let all = all.clone();
+        move || {
+            let showing_hidden = reviews.show_hidden.get();
+            all.iter()
+                .filter(|c| {
+                    showing_hidden || reviews.state(&c.identity) != Some(ReviewState::Hidden)
+                })
+                .count()
+        }
     };
-    let ids_for_total = identities.clone();
-    let total = move || {
-        ids_for_total
-            .iter()
-            .filter(|id| visible_by_review(id))
-            .count()
+    let count = Signal::derive(move || visible.get().len());
+    let filtered = {
+        let all = all.clone();
+        Signal::derive(move || visible.get().len() != all.len())
+    };
+    let chosen = {
+        let all = all.clone();
+        Signal::derive(move || {
+            visible
+                .get()
+                .iter()
+                .flat_map(|&i| {
+                    all[i]
+                        .members
+                        .iter()
+                        .map(|(m, _, _)| (m.service.clone(), m.to.clone()))
+                })
+                .collect::<Vec<_>>()
+        })
+    };
+    let no_workload = Signal::derive(move || {
+        chosen
+            .get()
+            .into_iter()
+            .map(|(s, _)| s)
+            .filter(|s| has_workload.iter().any(|(id, w)| id == s && !w))
+            .collect::<Vec<String>>()
+    });
+    let clear = move |_| {
+        filter.query.set(String::new());
+        filter.cluster.set(String::new());
+        filter.site.set(String::new());
+        filter.owner.set(String::new());
+        filter.confidence.set(String::new());
+    };
+    let any_filter = move || {
+        !(filter.query.get().is_empty()
+            && filter.cluster.get().is_empty()
+            && filter.site.get().is_empty()
+            && filter.owner.get().is_empty()
+            && filter.confidence.get().is_empty())
     };
     let rows = recommended
         .into_iter()
-        .zip(contexts)
-        .map(|((m, why, identity), cx)| move_item(&m, why, identity, Some((filter, cx)), scale))
+        .map(|c| card_view(c, Some(filter), scale))
         .collect_view();
     view! {
-        <section aria-labelledby="moves-h">
-            <h2 id="moves-h">"Recommended moves, in order"</h2>
-            <p data-testid="headline">{format!("Estate cost {} → {} points with the recommended moves applied (the moves set apart for weak evidence are not counted).", fixed(Some(before), 1), fixed(Some(after), 1))}</p>
-            <p data-testid="bound">{bound_sentence(advice)}</p>
-            {hidden_line(identities)}
-            <div class="move-filter" role="search" aria-label="Narrow the recommendations">
-                <label for="mf-q">"Search"</label>
-                <input id="mf-q" type="search" placeholder="service, cluster or owner" bind:value=filter.query/>
-                <label for="mf-cluster">"Cluster"</label>
-                <select id="mf-cluster" on:change=move |ev| filter.cluster.set(event_target_value(&ev)) prop:value=move || filter.cluster.get()>
-                    <option value="">"any"</option>
-                    {clusters.into_iter().map(|c| view! { <option value=c.clone()>{c.clone()}</option> }).collect_view()}
-                </select>
-                <label for="mf-site">"Site"</label>
-                <select id="mf-site" on:change=move |ev| filter.site.set(event_target_value(&ev)) prop:value=move || filter.site.get()>
-                    <option value="">"any"</option>
-                    {sites.into_iter().map(|c| view! { <option value=c.clone()>{c.clone()}</option> }).collect_view()}
-                </select>
-                <label for="mf-owner">"Owner"</label>
-                <select id="mf-owner" on:change=move |ev| filter.owner.set(event_target_value(&ev)) prop:value=move || filter.owner.get()>
-                    <option value="">"any"</option>
-                    {owners.into_iter().map(|c| view! { <option value=c.clone()>{c.clone()}</option> }).collect_view()}
-                </select>
-                <label for="mf-conf">"Confidence at least"</label>
-                <select id="mf-conf" on:change=move |ev| filter.confidence.set(event_target_value(&ev)) prop:value=move || filter.confidence.get()>
-                    <option value="">"any"</option>
-                    {CLASSES.into_iter().map(|c| view! { <option value=c.as_str()>{c.as_str()}</option> }).collect_view()}
-                </select>
-                <span role="status" data-testid="moves-showing">{move || {
-                    let (n, total) = (showing(), total());
-                    if n == total { format!("All {total} shown.") } else { format!("Showing {n} of {total}.") }
-                }}</span>
-            </div>
-            <ol class="moves" data-testid="moves">{rows}</ol>
-        </section>
+        <h2 id="moves-h">"Recommended steps"</h2>
+        <p class="lead" data-testid="summary">{summary}" "{point_definition()}</p>
+        <p class="lead-detail" data-testid="headline">{totals}</p>
+        <p class="distance" data-testid="bound">{distance}</p>
+        {hidden_line(identities)}
+        <div class="move-filter" role="search" aria-label="Narrow the recommendations">
+            <label for="mf-q">"Search"</label>
+            <input id="mf-q" type="search" placeholder="service, cluster or owner" bind:value=filter.query/>
+            <label for="mf-cluster">"Cluster"</label>
+            <select id="mf-cluster" on:change=move |ev| filter.cluster.set(event_target_value(&ev)) prop:value=move || filter.cluster.get()>
+                <option value="">"any"</option>
+                {clusters.into_iter().map(|c| view! { <option value=c.clone()>{c.clone()}</option> }).collect_view()}
+            </select>
+            <label for="mf-site">"Site"</label>
+            <select id="mf-site" on:change=move |ev| filter.site.set(event_target_value(&ev)) prop:value=move || filter.site.get()>
+                <option value="">"any"</option>
+                {sites.into_iter().map(|c| view! { <option value=c.clone()>{c.clone()}</option> }).collect_view()}
+            </select>
+            <label for="mf-owner">"Owner"</label>
+            <select id="mf-owner" on:change=move |ev| filter.owner.set(event_target_value(&ev)) prop:value=move || filter.owner.get()>
+                <option value="">"any"</option>
+                {owners.into_iter().map(|c| view! { <option value=c.clone()>{c.clone()}</option> }).collect_view()}
+            </select>
+            <label for="mf-conf">"Confidence at least"</label>
+            <select id="mf-conf" on:change=move |ev| filter.confidence.set(event_target_value(&ev)) prop:value=move || filter.confidence.get()>
+                <option value="">"any"</option>
+                {CLASSES.into_iter().map(|c| view! { <option value=c.as_str()>{c.as_str()}</option> }).collect_view()}
+            </select>
+            <span role="status" data-testid="moves-showing">{move || {
+                let (n, total) = (count.get(), total());
+                if n == total { format!("All {total} steps shown.") } else { format!("Showing {n} of {total} steps.") }
+            }}</span>
+            {move || any_filter().then(|| view! { <button type="button" class="small" data-testid="clear-filters" on:click=clear>"Clear filters"</button> })}
+        </div>
+        <Actions now=now chosen=chosen count=count filtered=filtered no_workload=no_workload/>
+        {move || (count.get() == 0).then(|| view! {
+            <p class="empty" data-testid="filter-empty">
+                "No step matches these filters. "
+                <button type="button" class="small" on:click=clear>"Clear filters"</button>
+            </p>
+        })}
+        <ol class="moves cards" data-testid="moves">{rows}</ol>
     }
     .into_any()
 }
 
-/// The advice's proven bound in the words of `berth advise --format text`.
-fn bound_sentence(advice: &Advice) -> String {
-    berth_engine::text::bound_line(&advice.bound)
-}
-
-/// Moves the engine found worth making but cannot back: the weakest
+/// Steps the engine found worth making but cannot back: the weakest
 /// deciding fact is a guess. Not numbered with the recommendations, not
-/// taken into a what-if.
+/// taken into a what-if nor exported.
 #[component]
 fn WeakMoves(shown: Arc<Shown>) -> impl IntoView {
-    let (_, weak) = split_moves(&shown);
+    let (_, weak) = cards(&shown);
     if weak.is_empty() {
         return ().into_any();
     }
-    let identities: Vec<String> = weak.iter().map(|(_, _, i)| i.clone()).collect();
+    let identities: Vec<String> = weak.iter().map(|c| c.identity.clone()).collect();
     let would_add = format!(
         "If the evidence held, these would add {} points; they are not in the estate cost above.",
         fixed(Some(shown.advice.unbacked_gain), 1)
@@ -753,19 +1080,19 @@ fn WeakMoves(shown: Arc<Shown>) -> impl IntoView {
     // The list's own scale: these are not ranked with the recommendations.
     let scale = weak
         .iter()
-        .map(|(m, _, _)| m.gain)
+        .map(|c| c.gain)
         .fold(0.0f64, |a, g| a.max(g.abs()));
     let rows = weak
         .into_iter()
-        .map(|(m, why, identity)| move_item(&m, why, identity, None, scale))
+        .map(|c| card_view(c, None, scale))
         .collect_view();
     view! {
         <section aria-labelledby="weak-h">
             <h2 id="weak-h">"Not enough evidence to recommend"</h2>
-            <p>"These would gain if the guesses they rest on are right; measure those facts (see each Why) and they become recommendations or drop out."</p>
+            <p>"These would gain if the guesses they rest on are right; measure those facts (see each Why) and they become recommendations or drop out. They are not exported nor taken into a what-if."</p>
             <p data-testid="unbacked-gain">{would_add}</p>
             {hidden_line(identities)}
-            <ul class="moves weak" data-testid="weak-moves">{rows}</ul>
+            <ul class="moves cards weak" data-testid="weak-moves">{rows}</ul>
         </section>
     }
     .into_any()
@@ -805,7 +1132,7 @@ fn UnknownRequests(shown: Arc<Shown>) -> impl IntoView {
             let k8s = fields.iter().map(|f| f.0).collect::<Vec<_>>().join(" and ");
             let file = fields
                 .iter()
-                .map(|f| format!("`{}`", f.1))
+                .map(|f| f.1.to_string())
                 .collect::<Vec<_>>()
                 .join(" and ");
             let service = u.service.clone();
@@ -963,34 +1290,70 @@ fn margin_words(margin: f64) -> String {
     }
 }
 
+/// The words of a reason a service cannot move, said of one service, as
+/// the heading of its group (codes are never shown as such).
+pub fn reason_words(code: &str) -> String {
+    match code {
+        "local_volumes" => "Keeps its data on local volumes".into(),
+        "pinned" => "Pinned to its cluster's nodes".into(),
+        "jurisdiction" => "Every other cluster is in a jurisdiction it may not use".into(),
+        "trust_zone" => "Every other cluster is in another trust zone".into(),
+        "tier" => "Every other cluster is of a tier it may not use".into(),
+        "cluster_draining" => "Every cluster it could go to is draining".into(),
+        "cluster_down" => "Every cluster it could go to is down".into(),
+        other => other.replace('_', " "),
+    }
+}
+
+/// Services that cannot move, grouped by reason (a service kept in place
+/// by two rules is in both groups), each group with its count, its fix
+/// where one exists, and its services; every service's own words on
+/// hover.
 #[component]
 fn Immovable(shown: Arc<Shown>) -> impl IntoView {
     let items = shown.advice.immovable.clone();
     if items.is_empty() {
         return ().into_any();
     }
-    let render = |i: ImmovableEntry| {
-        let words = i
-            .reasons
-            .iter()
-            .map(|r| r.message.as_str())
-            .collect::<Vec<_>>()
-            .join("; ");
-        let fixes = i
-            .reasons
-            .iter()
-            .filter_map(|r| immovable_fix(r.code.as_str()))
-            .collect::<Vec<_>>()
-            .join(" ");
-        view! {
-            <li><strong>{i.service.clone()}</strong>" on "<code>{i.cluster.clone()}</code>": "{words}
-                {(!fixes.is_empty()).then(|| view! { ". "<span class="fix">{fixes}</span> })}</li>
+    // By reason code, in the order the codes first appear.
+    let mut groups: Vec<(String, Vec<(String, String, String)>)> = Vec::new();
+    for i in &items {
+        for r in &i.reasons {
+            let code = r.code.as_str().to_string();
+            let entry = (i.service.clone(), i.cluster.clone(), r.message.clone());
+            match groups.iter_mut().find(|(c, _)| *c == code) {
+                Some((_, list)) => list.push(entry),
+                None => groups.push((code, vec![entry])),
+            }
         }
-    };
+    }
+    let n = items.len();
+    let rows = groups
+        .into_iter()
+        .map(|(code, list)| {
+            let count = list.len();
+            let fix = immovable_fix(&code).unwrap_or(
+                "This is the estate's own rule (where it may run is decided there): change the service's constraints in the estate if it should be free to move.",
+            );
+            let services = list
+                .into_iter()
+                .map(|(service, cluster, message)| {
+                    view! { <li title=message><strong>{service}</strong>" on "<code>{cluster}</code></li> }
+                })
+                .collect_view();
+            view! {
+                <li class="reason-group" data-code=code.clone() data-count=count>
+                    <p><strong>{format!("{} — {count} service{}", reason_words(&code), if count == 1 { "" } else { "s" })}</strong></p>
+                    <p class="fix">{fix}</p>
+                    <ul class="inline-list">{services}</ul>
+                </li>
+            }
+        })
+        .collect_view();
     view! {
         <section aria-labelledby="immovable-h">
-            <h2 id="immovable-h">"Services that cannot move"</h2>
-            {super::capped_list(items, render, "immovable", "services")}
+            <h2 id="immovable-h">{format!("Services that cannot move ({n})")}</h2>
+            <ul class="reason-groups" data-testid="immovable" data-total=n>{rows}</ul>
         </section>
     }
     .into_any()
@@ -1063,7 +1426,7 @@ mod tests {
     use berth_engine::why::{Effect, FlipStatus, Threshold};
 
     #[test]
-    fn the_bound_reads_as_one_sentence() {
+    fn the_distance_from_the_best_names_the_bound_as_a_bound() {
         let text = include_str!("../../../examples/estates/sample.json");
         let e = berth_engine::load(text, berth_engine::Format::Json).expect("the sample loads");
         let now = berth_engine::estate::parse_time("2026-11-30T04:05:00Z").unwrap();
@@ -1073,9 +1436,11 @@ mod tests {
             improvement_at_most: 40.0,
             captured_at_least: Some(0.7519),
         };
+        // 40 points could be saved at most; 75.19 % of it is captured, so
+        // at most 9.93 (rounded up: 10.0) more.
         assert_eq!(
-            bound_sentence(&advice),
-            "The best possible is at least 812.4 points; the recommended moves capture at least 75.1 % of the improvement that can exist."
+            distance_sentence(&advice),
+            "Distance from the best possible: no placement could save more than 10.0 points beyond these steps, so they capture at least 75.1 % of the saving that can exist. This is a proven bound (no placement costs less than 812.4 points), not a better placement Berth has found."
         );
     }
 

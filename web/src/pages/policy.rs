@@ -369,9 +369,9 @@ pub fn PolicyPage() -> impl IntoView {
                             });
                             view! {
                                 <p data-testid="preview-summary" data-after=p.moves_after data-before=p.moves_before data-at=format!("{:.3}", p.at)>{format!(
-                                    "With these values: {} recommended move{} (now {}); the estate's cost after them {:.1} points (now {:.1}). Projected in {:.0} ms.",
-                                    p.moves_after, if p.moves_after == 1 { "" } else { "s" }, p.moves_before, p.cost_after, p.cost_before, p.ms
-                                )}</p>
+                                    "With these values: {} recommended move{} (now {}); the estate's cost after them {:.1} points (now {:.1}: ",
+                                    p.moves_after, if p.moves_after == 1 { "" } else { "s" }, p.moves_before, p.cost_after, p.cost_before
+                                )}{super::saving_span(p.cost_before, p.cost_after)}{format!("). Projected in {:.0} ms.", p.ms)}</p>
                                 {list("Would be recommended, and is not now:", p.added, "preview-added")}
                                 {list("Would no longer be recommended:", p.removed, "preview-removed")}
                             }.into_any()

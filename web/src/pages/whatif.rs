@@ -6,7 +6,7 @@
 use berth_engine::whatif::{By, ClusterLoad, Evacuation, ProjectedMove, Projection, ResourceLoad};
 use leptos::prelude::*;
 
-use super::{fixed, signed};
+use super::fixed;
 use crate::client;
 use crate::common::{Auth, ErrorLine, Gate, Scenario};
 use crate::engine::{self, Step};
@@ -373,8 +373,9 @@ fn ProjectionView(p: Projection, ms: f64, target: f64) -> impl IntoView {
     let warning_items = warnings
         .iter()
         .map(|w| {
+            // The code stays an attribute; people read its words.
             let code = w.code.as_str();
-            view! { <li data-code=code><span class="badge warn">{code}</span>" "{w.message.clone()}</li> }
+            view! { <li data-code=code><span class="badge warn">{warning_words(code)}</span>" "{w.message.clone()}</li> }
         })
         .collect_view();
     let sensitivity = sensitivity
@@ -403,7 +404,7 @@ fn ProjectionView(p: Projection, ms: f64, target: f64) -> impl IntoView {
             view! {
                 <tr data-term=t.id()><th scope="row">{t.label()}</th>
                     <td class="n">{format!("{b:.1}")}</td><td class="n">{format!("{a:.1}")}</td>
-                    <td class="n">{signed(a - b, 1)}</td></tr>
+                    {super::saving_cell(b, a)}</tr>
             }
         })
         .collect_view();
@@ -442,12 +443,12 @@ fn ProjectionView(p: Projection, ms: f64, target: f64) -> impl IntoView {
             <BeforeAfter title="Network cost (points)" before=cb after=ca testid="chart-cost"/>
             <BeforeAfter title="Cross-site traffic (MB/s)" before=xb after=xa testid="chart-cross"/>
         </div>
-        <p data-testid="totals">{format!("Cost {cb:.1} → {ca:.1} points ({}), cross-site traffic {xb:.2} → {xa:.2} MB/s.", signed(ca - cb, 1))}</p>
+        <p data-testid="totals">{format!("Cost {cb:.1} → {ca:.1} points (")}{super::saving_span(cb, ca)}{format!("), cross-site traffic {xb:.2} → {xa:.2} MB/s.")}</p>
         <table class="terms" data-testid="term-breakdown">
             <caption>"Cost by term (points)"</caption>
-            <thead><tr><th scope="col">"term"</th><th scope="col">"before"</th><th scope="col">"after"</th><th scope="col">"change"</th></tr></thead>
+            <thead><tr><th scope="col">"term"</th><th scope="col">"before"</th><th scope="col">"after"</th><th scope="col" title="positive: the cost falls; negative: it rises">"saving"</th></tr></thead>
             <tbody>{terms}
-                <tr class="total"><th scope="row">"total"</th><td class="n">{format!("{cb:.1}")}</td><td class="n">{format!("{ca:.1}")}</td><td class="n">{signed(ca - cb, 1)}</td></tr>
+                <tr class="total"><th scope="row">"total"</th><td class="n">{format!("{cb:.1}")}</td><td class="n">{format!("{ca:.1}")}</td>{super::saving_cell(cb, ca)}</tr>
             </tbody>
         </table>
         <ClusterLoads clusters=clusters.clone() resource=Resource::Cpu target=target/>
@@ -569,6 +570,29 @@ impl Resource {
             Resource::Cpu => &c.cpu,
             Resource::Memory => &c.memory,
         }
+    }
+}
+
+/// A what-if warning's code in words (issue 34: codes in words
+/// everywhere), for its badge.
+pub fn warning_words(code: &str) -> String {
+    match code {
+        "pinned" => "pinned to its nodes".into(),
+        "local_volumes" => "data on local volumes".into(),
+        "cluster_draining" => "cluster draining".into(),
+        "cluster_down" => "cluster down".into(),
+        "jurisdiction" => "outside its jurisdictions".into(),
+        "trust_zone" => "another trust zone".into(),
+        "tier" => "tier not allowed".into(),
+        "over_capacity" => "over capacity".into(),
+        "cant_tell" => "fit unknown".into(),
+        "over_target" => "over the target".into(),
+        "cannot_leave" => "cannot leave".into(),
+        "into_evacuated" => "into an evacuated cluster".into(),
+        "moved_again" => "moved again".into(),
+        "no_op" => "already there".into(),
+        "duplicate_workload" => "same workload already there".into(),
+        other => other.replace('_', " "),
     }
 }
 

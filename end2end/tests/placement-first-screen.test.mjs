@@ -1,0 +1,231 @@
+// Placement a new user understands in 30 seconds (issue 34): the first
+// screen answers the question — how many steps, what they save in points
+// and MB/s, how far from the best possible — and shows the first steps as
+// cards, a compound step as one card; the actions (export, take into a
+// what-if) follow what the list shows. A real server, Debian's Chromium,
+// the sample estate; the figures are checked against the server's own
+// advice for the same instant, not written into the test.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { join } from 'node:path';
+import { mkdirSync, readFileSync } from 'node:fs';
+import { startServer, makeUser, launch, artifacts, signIn, admin, SAMPLE_NOW as NOW } from '../support.mjs';
+
+// Where the screenshots a person looks at go (named in the issue's note).
+const shots = process.env.BERTH_SHOTS || '/work/notes/shots';
+let server, browser, operator, advice;
+
+before(async () => {
+  server = await startServer();
+  operator = await makeUser(server.base, 'oona', 'operator');
+  browser = await launch();
+  advice = (await admin(server.base, 'GET', `/api/estates/sample/advice?now=${NOW}`)).result;
+  mkdirSync(shots, { recursive: true });
+});
+
+after(async () => {
+  await browser?.close();
+  await server?.stop();
+});
+
+/// The server's recommended steps: a compound step's members together,
+/// the moves resting on guesses left out.
+function serverSteps(moves) {
+  const steps = [];
+  for (const m of moves) {
+    if (m.evidence) continue;
+    if (m.group && m.group.steps[0] !== m.step) continue;
+    const members = m.group ? m.group.steps.map(s => moves.find(o => o.step === s)) : [m];
+    steps.push({ members, gain: m.group ? m.group.gain : m.gain });
+  }
+  return steps;
+}
+
+const one = x => Math.abs(x).toFixed(1);
+const signedOne = x => (x < 0 ? '−' : '+') + Math.abs(x).toFixed(1);
+
+async function openPlacement(width, height) {
+  const context = await browser.newContext({ viewport: { width, height } });
+  const page = await context.newPage();
+  const problems = [];
+  page.on('pageerror', e => problems.push(`page error: ${e.message}`));
+  page.on('console', m => {
+    if (m.type() !== 'error') return;
+    const url = m.location()?.url ?? '';
+    if (m.text().startsWith('Failed to load resource') && /\/api\/(deciders|driver)$/.test(url)) return;
+    problems.push(`console error: ${m.text()} (${url})`);
+  });
+  await signIn(page, server.base, operator);
+  await page.goto(`${server.base}/?now=${NOW}`);
+  await page.locator('[data-testid=moves] li.move').first().waitFor();
+  // The layout is final once every Why is in and the server agreed.
+  await page.waitForFunction(() => document.querySelector('[data-testid=provenance]')?.dataset.parity === 'match');
+  return { page, problems };
+}
+
+/// Where things are on the page, in CSS pixels from its top.
+async function layout(page) {
+  return page.evaluate(() => {
+    const box = el => { const r = el.getBoundingClientRect(); return { top: r.top + scrollY, bottom: r.bottom + scrollY, text: el.textContent }; };
+    const q = s => document.querySelector(s);
+    return {
+      header: box(q('header.top')),
+      headerChildren: [...q('header.top').children].filter(c => c.getBoundingClientRect().width > 0).map(c => box(c)),
+      summary: box(q('[data-testid=summary]')),
+      pointDef: box(q('[data-testid=point-def] > summary')),
+      headline: box(q('[data-testid=headline]')),
+      bound: box(q('[data-testid=bound]')),
+      cards: [...document.querySelectorAll('[data-testid=moves] > li.move')].map(li => ({
+        ...box(li), step: li.dataset.step, service: li.dataset.service,
+        gain: li.querySelector('.gain').textContent, no: li.querySelector('.step-no')?.textContent,
+      })),
+      provenance: box(q('[data-testid=provenance]')),
+      // The text of every element that ends above the cards' first row.
+      above: (() => {
+        const first = document.querySelector('[data-testid=moves] > li.move').getBoundingClientRect().top;
+        return [...document.querySelectorAll('main *')]
+          .filter(e => e.children.length === 0 && e.getBoundingClientRect().bottom <= first && e.getBoundingClientRect().height > 0)
+          .map(e => e.textContent).join(' ');
+      })(),
+    };
+  });
+}
+
+function assertFirstScreen(l, limit, what) {
+  const steps = serverSteps(advice.moves);
+  const b = advice.totals_before, a = advice.totals_after;
+  const moves = steps.reduce((n, s) => n + s.members.length, 0);
+  // The sentence: steps, moves, the saving in points and in MB/s.
+  assert.equal(l.summary.text.split('What is a point?')[0].trim(),
+    `${steps.length} recommended steps (${moves} moves) save ${one(b.cost - a.cost)} points and cut cross-site traffic by ${one(b.cross_site_mb_s - a.cross_site_mb_s)} MB/s.`);
+  assert.ok(l.summary.bottom <= limit, `${what}: the sentence ends at ${l.summary.bottom}`);
+  assert.ok(l.pointDef.bottom <= limit, `${what}: "What is a point?" at ${l.pointDef.bottom}`);
+  assert.ok(l.headline.bottom <= limit, `${what}: the totals end at ${l.headline.bottom}`);
+  assert.match(l.headline.text, new RegExp(`^Estate cost ${b.cost.toFixed(1)} → ${a.cost.toFixed(1)} points: round trip \\+${one(b.round_trip - a.round_trip)}, cross-site \\+${one(b.cross_site - a.cross_site)}`));
+  // The distance from the best, named as a bound, in plain words.
+  const share = Math.floor(advice.bound.captured_at_least * 1000) / 10;
+  assert.match(l.bound.text, new RegExp(`^Distance from the best possible: no placement could save more than [\\d.]+ points beyond these steps, so they capture at least ${share.toFixed(1)} % .*proven bound`));
+  assert.ok(l.bound.bottom <= limit, `${what}: the distance line ends at ${l.bound.bottom}`);
+  // One card per step, numbered 1, 2, 3, …, each with the server's gain.
+  assert.equal(l.cards.length, steps.length, 'one card per step');
+  for (const [i, c] of l.cards.entries()) {
+    assert.equal(c.step, String(i + 1));
+    assert.equal(c.no, String(i + 1));
+    assert.equal(c.service, steps[i].members[0].service);
+    assert.equal(c.gain, `${signedOne(steps[i].gain)} points`);
+  }
+  for (const c of l.cards.slice(0, 3)) {
+    assert.ok(c.bottom <= limit, `${what}: step ${c.step} (${c.service}) ends at ${c.bottom}, past ${limit}`);
+  }
+  // No version, digest or timing above the steps: they are one folded
+  // line at the bottom of the section.
+  assert.ok(l.provenance.top > l.cards.at(-1).bottom, 'the provenance line comes after every card');
+  assert.doesNotMatch(l.above, new RegExp(advice.policy_digest));
+  assert.doesNotMatch(l.above, new RegExp(advice.estate_version));
+  assert.doesNotMatch(l.above, /version \d|digest| ms\b/);
+}
+
+test('1280×800: the first screen holds the sentence, the distance from the best and the first steps as cards; the header is one row', async () => {
+  const { page, problems } = await openPlacement(1280, 800);
+  const l = await layout(page);
+  assertFirstScreen(l, 800, '1280×800');
+  // The header fits one row: every part of it starts on the first line.
+  const tops = l.headerChildren.map(c => c.top);
+  assert.ok(Math.max(...tops) - Math.min(...tops) < 20, `header rows start at ${tops}`);
+  assert.ok(l.header.bottom - l.header.top <= 60, `the header is ${l.header.bottom - l.header.top} px tall`);
+  // What a point is, one click away.
+  await page.getByText('What is a point?').click();
+  await page.getByText('1 point = 1 ms of round trip on a connection in constant use').waitFor();
+  await page.getByText('What is a point?').click();
+  // A compound step is one card: its members inside, with where each goes
+  // and why each alone would not pay; no member is a card of its own.
+  const groups = serverSteps(advice.moves).filter(s => s.members.length > 1);
+  assert.ok(groups.length >= 1, 'the sample has a compound step');
+  for (const g of groups) {
+    const first = g.members[0];
+    const card = page.locator(`[data-testid=moves] > li.move[data-service=${first.service}]`);
+    const names = g.members.map(m => m.service);
+    const to = [...new Set(g.members.map(m => m.to))];
+    const title = to.length === 1
+      ? `Move ${names.slice(0, -1).join(', ')} and ${names.at(-1)} to ${to[0]} together: `
+      : null;
+    if (title) assert.equal(await card.locator('.step-title').textContent(), title);
+    const members = await card.getByTestId('members').locator('li').evaluateAll(ls => ls.map(l => l.textContent));
+    assert.equal(members.length, g.members.length);
+    for (const [i, m] of g.members.entries()) {
+      assert.match(members[i], new RegExp(`^${m.service} ${m.from} → ${m.to} — alone it would (cost|gain|not certainly fit)`));
+      assert.equal(await page.locator(`[data-testid=moves] > li.move[data-service=${m.service}]`).count(), i === 0 ? 1 : 0,
+        `${m.service} is not a numbered recommendation of its own`);
+    }
+  }
+  await page.screenshot({ path: join(shots, 'placement-1280x800.png') });
+  await page.screenshot({ path: join(shots, 'placement-1280-full.png'), fullPage: true });
+  await page.context().close();
+  assert.deepEqual(problems, []);
+});
+
+test('390×844: the same within the first two screens', async () => {
+  const { page, problems } = await openPlacement(390, 844);
+  const l = await layout(page);
+  assertFirstScreen(l, 2 * 844, '390×844');
+  const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+  assert.ok(overflow <= 1, `no horizontal scrolling (${overflow} px too wide)`);
+  await page.screenshot({ path: join(shots, 'placement-390x844.png') });
+  await page.screenshot({ path: join(shots, 'placement-390-full.png'), fullPage: true });
+  await page.context().close();
+  assert.deepEqual(problems, []);
+});
+
+test('actions follow the view: a filtered export holds exactly the steps shown, says "(filtered)"; Karmada is off with its reason; take sends the shown steps', async () => {
+  const { page, problems } = await openPlacement(1280, 800);
+  const all = serverSteps(advice.moves);
+  const cards = page.locator('[data-testid=moves] > li.move');
+  assert.match(await page.getByTestId('export-what').textContent(), new RegExp(`^Export these ${all.length} steps: $`));
+  // The sample names no Kubernetes workload: the manifests are off, and
+  // the page says why (the server would refuse them with a 422).
+  const karmada = page.getByTestId('plan-karmada');
+  assert.equal(await karmada.isDisabled(), true);
+  assert.match(await karmada.getAttribute('title'), /Karmada needs the Kubernetes workload of every moved service; the estate names none for /);
+  assert.match(await page.getByTestId('manifests-off').textContent(), /^Karmada and Open Cluster Management are off: the estate names no Kubernetes workload for \d+ of the moved services/);
+  const refused = await fetch(`${server.base}${await karmada.getAttribute('data-href')}`, { headers: { authorization: `Bearer ${'e2e0'.repeat(16)}` } });
+  assert.equal(refused.status, 422, 'the server refuses the Karmada export of the sample');
+  assert.match(await refused.text(), /workload/);
+  // Narrow the list to the steps touching c-fra-3.
+  await page.getByLabel('Cluster', { exact: true }).selectOption('c-fra-3');
+  const shown = await cards.evaluateAll(ls => ls.filter(l => l.style.display !== 'none').map(l => ({ step: l.dataset.step, service: l.dataset.service })));
+  const expected = all.map((s, i) => ({ s, i })).filter(({ s }) => s.members.some(m => m.from === 'c-fra-3' || m.to === 'c-fra-3'));
+  assert.deepEqual(shown.map(s => Number(s.step)), expected.map(e => e.i + 1));
+  assert.ok(shown.length >= 1 && shown.length < all.length, `${shown.length} of ${all.length}`);
+  const n = shown.length;
+  const words = `${n} step${n === 1 ? '' : 's'} (filtered)`;
+  assert.equal(await page.getByTestId('export-what').textContent(), `Export these ${words}: `);
+  assert.equal(await page.getByTestId('take').textContent(), `Take these ${words} into a what-if`);
+  assert.equal(await page.getByTestId('moves-showing').textContent(), `Showing ${n} of ${all.length} steps.`);
+  // The Markdown export: exactly the steps on screen, under the page's numbers.
+  const [download] = await Promise.all([page.waitForEvent('download'), page.getByTestId('plan-markdown').click()]);
+  const md = readFileSync(await download.path(), 'utf8');
+  const headings = [...md.matchAll(/^### (\d+)\. /gm)].map(m => Number(m[1]));
+  assert.deepEqual(headings, expected.map(e => e.i + 1), md.slice(0, 2000));
+  const rows = [...md.matchAll(/^\| (\d+) \| /gm)].map(m => Number(m[1]));
+  assert.deepEqual(rows, expected.map(e => e.i + 1));
+  for (const { s } of expected) for (const m of s.members) assert.match(md, new RegExp(`\`${m.service}\``));
+  for (const s of all.filter(s => !expected.some(e => e.s === s))) {
+    for (const m of s.members) assert.doesNotMatch(md, new RegExp(`### \\d+\\. \`${m.service}\``), `${m.service} is not on screen`);
+  }
+  // A filter that matches nothing says so and offers the way back.
+  await page.getByLabel('Search', { exact: true }).fill('no-such-service-here');
+  await page.getByTestId('filter-empty').waitFor();
+  assert.equal(await page.getByTestId('take').isDisabled(), true);
+  await page.getByTestId('filter-empty').getByRole('button', { name: 'Clear filters' }).click();
+  await page.waitForFunction(k => document.querySelector('[data-testid=moves-showing]').textContent === `All ${k} steps shown.`, all.length);
+  // Narrowed again, "Take" carries exactly the shown steps' moves.
+  await page.getByLabel('Cluster', { exact: true }).selectOption('c-fra-3');
+  await page.getByTestId('take').click();
+  await page.waitForURL(u => u.pathname === '/whatif');
+  const steps = page.getByTestId('steps');
+  await steps.waitFor();
+  const moves = expected.reduce((k, e) => k + e.s.members.length, 0);
+  assert.equal(Number(await steps.getAttribute('data-count')), moves);
+  await page.context().close();
+  assert.deepEqual(problems, []);
+});
