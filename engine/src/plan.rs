@@ -162,6 +162,14 @@ pub struct Plan {
     /// How to read the numbers, where a selection changes their meaning.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
+    /// For each move, the number of its step as the pages, the text output
+    /// and the notifications number the advice's recommendations
+    /// (`text::steps`: a compound step's members share one number); `None`
+    /// for a scenario's moves, numbered by the scenario. Not published
+    /// (the JSON keeps `advice_step`, the engine's own sequence): the
+    /// Markdown reads it so its numbers are the page's.
+    #[serde(skip)]
+    pub step_numbers: Vec<Option<usize>>,
 }
 
 /// One move of a plan.
@@ -442,6 +450,16 @@ fn from_advice(
             }
         })
         .collect();
+    let numbered = crate::text::steps(&advice.moves);
+    let step_numbers: Vec<Option<usize>> = chosen
+        .iter()
+        .map(|k| {
+            numbered
+                .iter()
+                .find(|s| s.moves.contains(k))
+                .and_then(|s| s.number)
+        })
+        .collect();
     let totals_after = if all {
         advice.totals_after
     } else {
@@ -464,6 +482,7 @@ fn from_advice(
         workloads: plan_workloads(estate, &moves),
         moves,
         warnings: Vec::new(),
+        step_numbers,
         note: (!all).then(|| {
             "each move's gain, confidence and flip conditions are those of its step in the recommended sequence (advice_step), after the recommended moves before it; the totals after are those of the selected moves alone".to_string()
         }),
@@ -551,6 +570,7 @@ fn from_scenario(
         totals_after: projection.after,
         change: projection.change,
         workloads: plan_workloads(estate, &moves),
+        step_numbers: vec![None; moves.len()],
         moves,
         warnings: projection.warnings,
         note: Some(
@@ -627,16 +647,25 @@ fn totals_line(t: &Totals) -> String {
     )
 }
 
-fn change_line(t: &Totals) -> String {
+/// The change as a saving, in the one sign convention of every page and
+/// export (issue 34): points saved are positive, points added negative;
+/// traffic is said as less or more. (The JSON's `change` stays
+/// after − before, a difference, as documented in docs/plans.md.)
+fn saving_line(t: &Totals) -> String {
     let terms: Vec<String> = t
         .iter()
-        .map(|(term, v)| format!("{} {}", term.label(), signed(v)))
+        .map(|(term, v)| format!("{} {}", term.label(), signed(-v)))
         .collect();
+    let mb = t.cross_site_mb_s;
+    let traffic = if mb <= 0.0 {
+        format!("{:.1} MB/s less cross-site traffic", -mb)
+    } else {
+        format!("{mb:.1} MB/s more cross-site traffic")
+    };
     format!(
-        "cost {} ({}); cross-site traffic {} MB/s",
-        signed(t.cost),
-        terms.join(", "),
-        signed(t.cross_site_mb_s)
+        "{} points ({}); {traffic}",
+        signed(-t.cost),
+        terms.join(", ")
     )
 }
 
@@ -685,7 +714,7 @@ pub fn markdown(p: &Plan) -> String {
     let _ = writeln!(out, "- Selection: {selection}");
     let _ = writeln!(out, "- Before: {}", totals_line(&p.totals_before));
     let _ = writeln!(out, "- After: {}", totals_line(&p.totals_after));
-    let _ = writeln!(out, "- Change: {}", change_line(&p.change));
+    let _ = writeln!(out, "- Saving: {}", saving_line(&p.change));
     if let Some(n) = &p.note {
         let _ = writeln!(out, "\n> Note: {n}.");
     }
@@ -695,21 +724,58 @@ pub fn markdown(p: &Plan) -> String {
     } else {
         let _ = writeln!(out, "| # | Service | From → To | Gain | Confidence |");
         let _ = writeln!(out, "|---|---|---|---|---|");
-        for m in &p.moves {
+        for (n, members) in md_steps(p) {
+            let ms: Vec<&PlanMove> = members.iter().map(|&i| &p.moves[i]).collect();
+            let services: Vec<String> = ms.iter().map(|m| format!("`{}`", m.service)).collect();
+            let ways: Vec<String> = ms
+                .iter()
+                .map(|m| format!("`{}` → `{}`", m.from, m.to))
+                .collect();
+            // A compound step's gain and confidence are the group's.
+            let (gain, confidence) = match (&ms[0].group, ms.len()) {
+                (Some(g), 2..) => (
+                    g.gain,
+                    ms.iter()
+                        .map(|m| m.confidence)
+                        .max()
+                        .unwrap_or(ms[0].confidence),
+                ),
+                _ => (ms[0].gain, ms[0].confidence),
+            };
             let _ = writeln!(
                 out,
-                "| {} | `{}` | `{}` → `{}` | {} | {} |",
-                m.step,
-                m.service,
-                m.from,
-                m.to,
-                signed(m.gain),
-                m.confidence.as_str()
+                "| {n} | {} | {} | {} | {} |",
+                services.join(" + "),
+                ways.join("; "),
+                signed(gain),
+                confidence.as_str()
             );
         }
     }
-    for m in &p.moves {
-        move_section(&mut out, m);
+    for (n, members) in md_steps(p) {
+        if members.len() > 1 {
+            let ms: Vec<&PlanMove> = members.iter().map(|&i| &p.moves[i]).collect();
+            let names: Vec<String> = ms.iter().map(|m| format!("`{}`", m.service)).collect();
+            let names: Vec<&str> = names.iter().map(String::as_str).collect();
+            let g = ms[0].group.as_ref();
+            let _ = writeln!(
+                out,
+                "\n### {n}. Move {} together: {} points\n",
+                crate::text::and_list(&names),
+                signed(g.map_or(0.0, |g| g.gain))
+            );
+            if let Some(g) = g {
+                let _ = writeln!(out, "One step: {}", g.summary);
+                for f in &g.flips {
+                    let _ = writeln!(out, "- {}", f.sentence);
+                }
+            }
+            for m in ms {
+                move_section(&mut out, m, None);
+            }
+        } else {
+            move_section(&mut out, &p.moves[members[0]], Some(n));
+        }
     }
     workloads_section(&mut out, &p.workloads);
     if !p.warnings.is_empty() {
@@ -763,12 +829,40 @@ fn workloads_section(out: &mut String, workloads: &[PlanWorkload]) {
     }
 }
 
-fn move_section(out: &mut String, m: &PlanMove) {
-    let _ = writeln!(
-        out,
-        "\n### {}. `{}`: `{}` → `{}`\n",
-        m.step, m.service, m.from, m.to
-    );
+/// The plan's moves as numbered steps: `(number, indices into moves)`.
+/// An advice plan numbers them as the pages do (`Plan::step_numbers`, a
+/// compound step's members together under one number); a scenario's
+/// moves are numbered in its order.
+fn md_steps(p: &Plan) -> Vec<(usize, Vec<usize>)> {
+    let mut out: Vec<(usize, Vec<usize>)> = Vec::new();
+    for (i, m) in p.moves.iter().enumerate() {
+        match p.step_numbers.get(i).copied().flatten() {
+            Some(n) => match out.last_mut() {
+                Some((last, members)) if *last == n => members.push(i),
+                _ => out.push((n, vec![i])),
+            },
+            None => out.push((m.step, vec![i])),
+        }
+    }
+    out
+}
+
+/// One move's section: a heading of its own (`### N.`) for a single
+/// step; under its compound step's heading (`####`, no number) for a
+/// member.
+fn move_section(out: &mut String, m: &PlanMove, number: Option<usize>) {
+    match number {
+        Some(n) => {
+            let _ = writeln!(
+                out,
+                "\n### {n}. `{}`: `{}` → `{}`\n",
+                m.service, m.from, m.to
+            );
+        }
+        None => {
+            let _ = writeln!(out, "\n#### `{}`: `{}` → `{}`\n", m.service, m.from, m.to);
+        }
+    }
     let terms: Vec<String> = m
         .terms
         .iter()
@@ -789,8 +883,8 @@ fn move_section(out: &mut String, m: &PlanMove) {
     if let Some(e) = &m.evidence {
         let _ = writeln!(out, "- {e}");
     }
-    if let Some(s) = m.advice_step {
-        let _ = writeln!(out, "- Recommended: step {s} of the advice");
+    if m.advice_step.is_some() {
+        let _ = writeln!(out, "- Recommended by the advice");
     }
     let _ = writeln!(out, "- Workload: {}", workload_words(&m.workload));
     if let Some(n) = &m.note {
@@ -815,11 +909,11 @@ fn move_section(out: &mut String, m: &PlanMove) {
             age(f.age_s)
         );
     }
-    if let Some(g) = &m.group {
-        let _ = writeln!(out, "\nPart of a compound step: {}\n", g.summary);
-        for f in &g.flips {
-            let _ = writeln!(out, "- {}", f.sentence);
-        }
+    if number.is_none() && m.group.is_some() {
+        let _ = writeln!(
+            out,
+            "\nPart of the compound step above: alone it is not recommended."
+        );
     }
     let flips: Vec<&Flip> = m.flips.iter().chain(&m.other_flips).collect();
     if !flips.is_empty() {

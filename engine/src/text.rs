@@ -25,6 +25,111 @@ pub fn move_line(m: &Move) -> String {
     )
 }
 
+/// A step of the advice as people read it: one move, or every member of
+/// a compound step together. The pages, the text output, the plan
+/// exports and the notifications number recommendations by these steps
+/// (`number`), so "step 8" is the same thing everywhere; a member of a
+/// compound step is never a numbered recommendation of its own.
+#[derive(Clone, Debug, PartialEq)]
+pub struct StepOf {
+    /// 1, 2, … among the recommended steps, in order; `None` for a step
+    /// resting on guesses, which is listed apart and never recommended.
+    pub number: Option<usize>,
+    /// Indices into the advice's moves, in the order they are applied
+    /// (one for a single move).
+    pub moves: Vec<usize>,
+    /// Points: the move's gain, or the group's (the sum of its members').
+    pub gain: f64,
+    /// The weakest deciding fact of the step (the group's for a group).
+    pub confidence: crate::fact::Class,
+}
+
+/// The advice's moves as steps, in order (see [`StepOf`]).
+pub fn steps(moves: &[Move]) -> Vec<StepOf> {
+    let mut out = Vec::new();
+    let mut number = 0;
+    for (i, m) in moves.iter().enumerate() {
+        let (members, gain, confidence) = match &m.group {
+            None => (vec![i], m.gain, m.confidence),
+            // A later member was taken with its group's first.
+            Some(g) if g.steps.first() != Some(&m.step) => continue,
+            Some(g) => (
+                g.steps
+                    .iter()
+                    .filter_map(|s| moves.iter().position(|o| o.step == *s))
+                    .collect(),
+                g.gain,
+                g.confidence,
+            ),
+        };
+        let number = m.is_recommended().then(|| {
+            number += 1;
+            number
+        });
+        out.push(StepOf {
+            number,
+            moves: members,
+            gain,
+            confidence,
+        });
+    }
+    out
+}
+
+/// A step's title in words: `cart c-par-1→c-fra-2` for a single move;
+/// for a compound step "Move carrier-gateway and shipping-quotes to
+/// c-fra-3 together" (each destination named when they differ).
+pub fn step_title(moves: &[Move], step: &StepOf) -> String {
+    let members: Vec<&Move> = step.moves.iter().map(|&i| &moves[i]).collect();
+    match members.as_slice() {
+        [] => String::new(),
+        [m] => format!("{} {}→{}", m.service, m.from, m.to),
+        _ => {
+            let names: Vec<&str> = members.iter().map(|m| m.service.as_str()).collect();
+            if members.iter().all(|m| m.to == members[0].to) {
+                format!("Move {} to {} together", and_list(&names), members[0].to)
+            } else {
+                let each: Vec<String> = members
+                    .iter()
+                    .map(|m| format!("{} to {}", m.service, m.to))
+                    .collect();
+                let each: Vec<&str> = each.iter().map(String::as_str).collect();
+                format!("Move {} together", and_list(&each))
+            }
+        }
+    }
+}
+
+/// "a", "a and b", "a, b and c".
+pub fn and_list(items: &[&str]) -> String {
+    match items {
+        [] => String::new(),
+        [a] => (*a).to_string(),
+        [rest @ .., last] => format!("{} and {last}", rest.join(", ")),
+    }
+}
+
+/// Why a compound step's member would not pay alone, in words, from the
+/// group's `alone` entry: "alone it would cost 14.2 points", "alone it
+/// gains 4.9 points, under its bar of 6.0", "alone it would not certainly
+/// fit on c-fra-3". `None` when it would clear its bar alone (a member of
+/// a weighed group can).
+pub fn alone_words(a: &crate::group::Alone) -> Option<String> {
+    if !a.fits {
+        return Some(format!("alone it would not certainly fit on {}", a.to));
+    }
+    if a.gain < 0.0 {
+        Some(format!("alone it would cost {:.1} points", -a.gain))
+    } else if a.gain < a.bar {
+        Some(format!(
+            "alone it would gain {:.1} points, under its bar of {:.1}",
+            a.gain, a.bar
+        ))
+    } else {
+        None
+    }
+}
+
 fn group_kind_words(k: crate::group::GroupKind) -> &'static str {
     match k {
         crate::group::GroupKind::Together => "moved together",
@@ -87,31 +192,42 @@ pub fn advice_with_why(a: &Advice, why: &[MoveWhy]) -> String {
     } else {
         let _ = writeln!(
             out,
-            "Moves that clear the bars, in order (confidence = the weakest deciding fact;\n\
-             a move resting on guesses says so and is not a recommendation):"
+            "Moves that clear the bars, in order, numbered by step (a compound step is one step;\n\
+             confidence = the weakest deciding fact; a step resting on guesses says so,\n\
+             is marked \"-\" and is not a recommendation):"
         );
-        for m in &a.moves {
-            if let Some(g) = m
-                .group
-                .as_ref()
-                .filter(|g| g.steps.first() == Some(&m.step))
-            {
+        for s in steps(&a.moves) {
+            let mark = match s.number {
+                Some(n) => format!("{n:>3}."),
+                None => "   -".to_string(),
+            };
+            let first = &a.moves[s.moves[0]];
+            if let Some(g) = first.group.as_ref().filter(|_| s.moves.len() > 1) {
                 let _ = writeln!(
                     out,
-                    "     Steps {}–{} move as one group ({}): {}",
-                    g.steps[0],
-                    g.steps[g.steps.len() - 1],
-                    group_kind_words(g.kind),
-                    g.summary
+                    "{mark} {}: {} {} ({})",
+                    step_title(&a.moves, &s),
+                    signed(s.gain),
+                    s.confidence.as_str(),
+                    group_kind_words(g.kind)
                 );
+                let _ = writeln!(out, "     {}", g.summary);
             }
-            let _ = writeln!(out, "{:>3}. {}", m.step, move_line(m));
-            if let Some(e) = &m.evidence {
-                let _ = writeln!(out, "     {e}");
-            }
-            if let Some(w) = why.get(m.step - 1) {
-                for line in w.lines() {
-                    let _ = writeln!(out, "     {line}");
+            for &i in &s.moves {
+                let m = &a.moves[i];
+                let indent = if s.moves.len() > 1 {
+                    "     ".to_string()
+                } else {
+                    format!("{mark} ")
+                };
+                let _ = writeln!(out, "{indent}{}", move_line(m));
+                if let Some(e) = m.evidence.as_ref().filter(|_| i == s.moves[0]) {
+                    let _ = writeln!(out, "     {e}");
+                }
+                if let Some(w) = why.get(i) {
+                    for line in w.lines() {
+                        let _ = writeln!(out, "     {line}");
+                    }
                 }
             }
         }
