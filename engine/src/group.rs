@@ -201,25 +201,27 @@ pub fn replay(ctx: &Ctx, state: &mut State, members: &[(usize, usize)]) -> Optio
 }
 
 /// The work a plan may spend weighing the best group against the best
-/// single move at each step (`docs/advice.md` §6, "The weighing budget"),
-/// in units of [`search_work`]: a base, then a share per service and flow.
-/// The base covers a weighing at every one of the default 40 steps up to
-/// about 100 coupled services (a generated estate of 100 services and 480
-/// flows costs 1,060 units a step, 42,400 for 40 steps), which is where a
-/// greedy start most often scatters an application inside its site when
-/// the whole of it would gain more elsewhere (`docs/quality.md`). A step's
-/// search costs 3–7 µs a unit on this project's machines (30 ms a step at
-/// 1,000 services, 470 ms at 5,000), so the base bounds the weighing to a
-/// few hundred milliseconds at any size.
-pub const WEIGH_BASE: u64 = 48_000;
+/// single move at each step (`docs/advice.md` §6, "Budgets"), in units of
+/// [`search_work`]: a base, then a share per service and flow. The base
+/// buys a weighing at every one of the default 40 steps up to about 40
+/// coupled services and the first 24 at 100 (a generated estate of 100
+/// services and 480 flows: 975 units a step), where a greedy start most
+/// often scatters an application inside its site when the whole of it
+/// would gain more elsewhere (`docs/quality.md`). Twice this base (every
+/// step at 100 services) captured no more on the medium estates of 40, 80
+/// and 150 services (the same median, p5 and mean to 0.1 %), and a step's
+/// search costs 3–7 µs a unit on this project's machines (about 40 ms a
+/// step at 1,000 services), so the base keeps the weighing near 100 ms per
+/// plan at any size.
+pub const WEIGH_BASE: u64 = 24_000;
 
 /// Units of weighing budget added per service and per flow of the estate
 /// ([`WEIGH_BASE`]): the budget grows with the estate, so adding a service
 /// never shortens the weighing of the others (a service with no free peer
 /// adds budget and no work), while a step of a large estate's search,
 /// which costs about twice its size, is never bought by the share alone —
-/// 0.25 keeps the 5,000 × 50 benchmark estate (71,000 units a step,
-/// 48,000 + 9,500 of budget) inside its time target.
+/// 0.25 keeps the 5,000 × 50 benchmark estate (64,000 units a step,
+/// 24,000 + 9,500 of budget) inside its time target.
 pub const WEIGH_PER_ITEM: f64 = 0.25;
 
 /// The weighing budget of `ctx`'s estate: [`WEIGH_BASE`] plus
