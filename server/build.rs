@@ -8,7 +8,7 @@
 //    `BERTH_EMBED_SITE` names another) are embedded in the binary, so
 //    `berth serve` serves its whole UI from any directory. This script
 //    lists them into `$OUT_DIR/site_files.rs` (src/site.rs includes it),
-//    each with its `.gz` twin and an ETag of its bytes. Without the
+//    each with its `.br` and `.gz` twins and an ETag of its bytes. Without the
 //    feature nothing is read, and the list is empty.
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -47,7 +47,7 @@ fn embed_site() -> String {
     files.sort();
     let mut code = String::from("pub(crate) static FILES: &[SiteFile] = &[\n");
     for file in &files {
-        if file.extension().is_some_and(|e| e == "gz") {
+        if file.extension().is_some_and(|e| e == "gz" || e == "br") {
             continue;
         }
         println!("cargo:rerun-if-changed={}", file.display());
@@ -60,16 +60,19 @@ fn embed_site() -> String {
                 .join("/")
         );
         let bytes = std::fs::read(file).unwrap_or_else(|e| panic!("{}: {e}", file.display()));
-        let gz = PathBuf::from(format!("{}.gz", file.display()));
-        let gzip = if gz.is_file() {
-            println!("cargo:rerun-if-changed={}", gz.display());
-            format!("Some(include_bytes!({:?}))", gz.display().to_string())
-        } else {
-            "None".to_string()
+        let twin = |ext: &str| {
+            let copy = PathBuf::from(format!("{}.{ext}", file.display()));
+            if copy.is_file() {
+                println!("cargo:rerun-if-changed={}", copy.display());
+                format!("Some(include_bytes!({:?}))", copy.display().to_string())
+            } else {
+                "None".to_string()
+            }
         };
+        let (brotli, gzip) = (twin("br"), twin("gz"));
         writeln!(
             code,
-            "    SiteFile {{ path: {url:?}, etag: \"\\\"{:016x}\\\"\", bytes: include_bytes!({:?}), gzip: {gzip} }},",
+            "    SiteFile {{ path: {url:?}, etag: \"\\\"{:016x}\\\"\", bytes: include_bytes!({:?}), brotli: {brotli}, gzip: {gzip} }},",
             fnv1a(&bytes),
             file.display().to_string(),
         )

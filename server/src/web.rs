@@ -13,11 +13,11 @@ use tower_http::services::ServeDir;
 use crate::site::Site;
 
 /// Pages first; what no page matches is a file of the site (`/pkg/…`,
-/// `/style/…`, `/world.svg`), sent gzip-compressed to browsers that take
-/// it when the build left a `.gz` beside it.
+/// `/style/…`, `/world.svg`), sent Brotli- or gzip-compressed to browsers
+/// that take it when the build left a `.br` or `.gz` beside it.
 pub fn pages(site: &Site) -> Router {
     let dir = match site {
-        Site::Dir(d) => Some(ServeDir::new(d).precompressed_gzip()),
+        Site::Dir(d) => Some(ServeDir::new(d).precompressed_br().precompressed_gzip()),
         Site::Embedded | Site::Missing => None,
     };
     let root = match site {
@@ -33,7 +33,17 @@ pub fn pages(site: &Site) -> Router {
             }
             match dir {
                 Some(files) => match files.oneshot(req).await {
-                    Ok(r) => r.map(axum::body::Body::new).into_response(),
+                    Ok(mut r) => {
+                        // ServeDir picks the copy by Accept-Encoding but
+                        // does not say so: a cache between server and
+                        // browser must not hand one browser's copy to
+                        // another that cannot read it.
+                        r.headers_mut().insert(
+                            axum::http::header::VARY,
+                            axum::http::HeaderValue::from_static("accept-encoding"),
+                        );
+                        r.map(axum::body::Body::new).into_response()
+                    }
                     Err(never) => match never {},
                 },
                 None => match crate::site::embedded(req.method(), p, req.headers()) {

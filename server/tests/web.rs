@@ -23,6 +23,16 @@ async fn app() -> App {
     let site = tempfile::tempdir().unwrap();
     std::fs::create_dir_all(site.path().join("pkg")).unwrap();
     std::fs::write(site.path().join("pkg/berth.js"), "// glue").unwrap();
+    // A file with the Brotli and gzip copies scripts/build-web.sh writes;
+    // each copy's bytes say which one was sent.
+    std::fs::create_dir_all(site.path().join("style")).unwrap();
+    for (name, body) in [
+        ("berth.css", "plain"),
+        ("berth.css.br", "brotli copy"),
+        ("berth.css.gz", "gzip copy"),
+    ] {
+        std::fs::write(site.path().join("style").join(name), body).unwrap();
+    }
     let opts = berth::serve::ServeOptions {
         listen: "127.0.0.1:0".parse().unwrap(),
         database_url: Some(db.url.clone()),
@@ -111,6 +121,55 @@ async fn pages_are_rendered_files_served_and_the_api_404_stays_json() {
         .starts_with("no route GET /api/nowhere"));
     let (status, _, _) = get(&app, "/no-such-page", false).await;
     assert_eq!(status, 404);
+}
+
+/// What a browser is sent for a file with pre-compressed copies, by what
+/// its `Accept-Encoding` says: Brotli when it takes it (Chromium and
+/// Firefox do), gzip when it takes only that or weighs it higher, the file
+/// itself otherwise; always with `Vary: Accept-Encoding`
+/// so a cache between them does not hand one browser's copy to another.
+#[tokio::test]
+async fn the_site_sends_the_compressed_copy_the_browser_takes() {
+    let app = app().await;
+    for (accept, coding, body) in [
+        (Some("gzip, deflate, br, zstd"), Some("br"), "brotli copy"),
+        (Some("br;q=0.5, gzip"), Some("gzip"), "gzip copy"),
+        (Some("gzip, deflate"), Some("gzip"), "gzip copy"),
+        (Some("identity"), None, "plain"),
+        (None, None, "plain"),
+    ] {
+        let mut req = Request::builder().uri("/style/berth.css");
+        if let Some(a) = accept {
+            req = req.header("accept-encoding", a);
+        }
+        let resp = app
+            .router
+            .clone()
+            .oneshot(req.body(Body::empty()).unwrap())
+            .await
+            .unwrap();
+        assert_eq!(resp.status(), 200, "{accept:?}");
+        let h = resp.headers().clone();
+        assert_eq!(
+            h.get("content-encoding").map(|v| v.to_str().unwrap()),
+            coding,
+            "{accept:?}"
+        );
+        assert!(
+            h["content-type"].to_str().unwrap().starts_with("text/css"),
+            "{accept:?}: {h:?}"
+        );
+        assert_eq!(
+            h.get("vary")
+                .map(|v| v.to_str().unwrap().to_ascii_lowercase()),
+            Some("accept-encoding".to_string()),
+            "{accept:?}"
+        );
+        let bytes = axum::body::to_bytes(resp.into_body(), 1 << 20)
+            .await
+            .unwrap();
+        assert_eq!(String::from_utf8_lossy(&bytes), body, "{accept:?}");
+    }
 }
 
 /// The bytes of `result` in an envelope: it is the last field, written as
