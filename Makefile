@@ -13,7 +13,8 @@
 # `make bench-server` — the server's speed targets against a real server
 #               (scripts/bench-server.sh; figures in docs/performance.md).
 # `make web`  — the web application's browser bundle into target/site
-#               (scripts/build-web.sh; `run` and `test` build it first).
+#               (scripts/build-web.sh; `run` and `test` build it first;
+#               `test` then checks its size, scripts/check-web-size.sh).
 # `make bench-web` — the web pages' speed in headless Chromium on the
 #               1,000-service estate (scripts/bench-web.sh).
 
@@ -34,8 +35,12 @@ run-tools:
 run: run-tools web
 	cargo run --quiet --release -p berth --features bundle -- serve $(SERVE_ARGS)
 
+# Stripped once installed: the symbols are half the binary and nothing
+# reads them (docs/deploy.md has the sizes). Stripping the installed copy,
+# not a strip profile, reuses the release build `make run` already made.
 install: run-tools web
 	cargo install --locked --path server --features bundle
+	strip "$${CARGO_HOME:-$$HOME/.cargo}/bin/berth"
 
 web:
 	bash scripts/build-web.sh
@@ -59,6 +64,7 @@ clippy:
 test: tools postgres fmt-check clippy
 	BERTH_REQUIRE_PROMETHEUS=1 cargo test --workspace --release
 	bash scripts/build-web.sh
+	bash scripts/check-web-size.sh
 	cargo build --release -p berth --features bundle
 	cd end2end && npm test
 
