@@ -102,7 +102,8 @@ pub struct ImportServiceSummary {
     #[cfg_attr(feature = "schema", schemars(with = "Nullable<f64>"))]
     pub cpu: Option<f64>,
     /// GB of persistent data whose size is known (data of unknown size is
-    /// in the notes).
+    /// in the notes; a size nobody could tell is 0 here and named in
+    /// `unknown`).
     pub data_gb: f64,
     /// Its id in the estate.
     pub id: String,
@@ -113,6 +114,11 @@ pub struct ImportServiceSummary {
     pub memory_gib: Option<f64>,
     /// True when it is pinned to specific nodes, so it cannot move.
     pub pinned: bool,
+    /// The estate fields written as unknown because the kinds they are
+    /// read from could not be listed (`data_gb`,
+    /// `constraints.local_volumes`); the notes say why. Absent when none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub unknown: Vec<String>,
 }
 
 /// A service whose imported fields changed.
@@ -380,6 +386,7 @@ mod tests {
                 local_volumes: false,
                 memory_gib: None,
                 pinned: true,
+                unknown: vec!["data_gb".into()],
             }],
             skipped: vec![ImportError {
                 document: Some(2),

@@ -235,7 +235,7 @@ impl Snapshot {
 fn left_alone(kind: &str) -> &'static str {
     match kind {
         "PersistentVolumeClaim" | "PersistentVolume" | "StorageClass" => {
-            "the data size and local volumes of services that use claims keep their earlier values (a new such service is not added)"
+            "the data size and local volumes of services that use claims keep their earlier values (a new such service gets them unknown, with this reason)"
         }
         "ConfigMap" => "flows from addresses in ConfigMap values keep what an earlier import wrote",
         "Service" => "flows to Services keep what an earlier import wrote",

@@ -1386,9 +1386,10 @@ fn agent_string(role: &str, estate: &str) -> String {
 /// re-importing the hotel reservation into an estate that has it keeps
 /// each database's data size and local volumes as the earlier import
 /// wrote them (same bytes), and says so per kind; a fresh import with
-/// those credentials adds the services it can state, and not the
-/// databases, whose data it cannot tell. Every request says it is Berth
-/// importing into that estate.
+/// those credentials adds the databases with their data size and local
+/// volumes unknown, with why, and the advice never recommends moving one
+/// on them (`berth advise`). Every request says it is Berth importing
+/// into that estate.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_import_that_cannot_read_storage_keeps_what_it_cannot_see() {
     let kube = FakeKube::start(Script {
@@ -1479,22 +1480,158 @@ async fn an_import_that_cannot_read_storage_keeps_what_it_cannot_see() {
         2 * HOTEL_DBS.len()
     );
 
-    // A fresh import with those credentials: no database is added with
-    // data it cannot tell; the rest is.
-    let fresh = dir.path().join("fresh.json");
-    let (code, _, err) = import(&estate, &fresh).await;
+    // A fresh import with those credentials: every database is added,
+    // its data size and local volumes written unknown with why — never
+    // 0 GB and not bound — and the report says so per service.
+    let fresh_path = dir.path().join("fresh.json");
+    let (code, _, err) = import(&estate, &fresh_path).await;
     assert_eq!(code, 0, "{err}");
-    let fresh: Value = serde_json::from_str(&std::fs::read_to_string(&fresh).unwrap()).unwrap();
-    assert!(fresh["services"]
+    let fresh: Value =
+        serde_json::from_str(&std::fs::read_to_string(&fresh_path).unwrap()).unwrap();
+    let both = "PersistentVolumeClaims, PersistentVolumes and StorageClasses could not be listed (403 Forbidden)";
+    let claims = "PersistentVolumeClaims could not be listed (403 Forbidden)";
+    for db in HOTEL_DBS {
+        let id = format!("mongodb-{db}");
+        let s = service(&fresh, &id);
+        assert_eq!(s["data_gb"], json!({ "unknown": claims }), "{s}");
+        assert_eq!(
+            s["constraints"],
+            json!({ "local_volumes": { "unknown": both } }),
+            "{s}"
+        );
+        assert!(
+            err.contains(&format!(
+                "[incomplete_input] {id}: added with constraints.local_volumes and data_gb unknown ({both}; {claims}): its moves are listed under \"Not enough evidence\" until an import that can read them states them"
+            )),
+            "{id}: {err}"
+        );
+        // The report's table: no 0 GB, and the status said unknown.
+        let row = err
+            .lines()
+            .find(|l| l.trim_start().starts_with(&format!("{id} ")))
+            .unwrap_or_else(|| panic!("{id} row: {err}"));
+        assert!(
+            row.contains(" ? ") && row.ends_with("local volumes unknown"),
+            "{row}"
+        );
+    }
+    assert_eq!(service(&fresh, "hotel/frontend")["data_gb"], json!(0.0));
+    assert!(!err.contains("not added"), "{err}");
+
+    // The advice on it. A heavy measured caller one site away (Frankfurt)
+    // makes moving mongodb-geo worth far more than the bars, and a mesh
+    // has observed its traffic: all that is left unknown is its data. The
+    // move is listed apart, naming both unknowns and why, and is not made.
+    // With the first import's facts (bound to hostPath volumes) the same
+    // estate refuses the move outright.
+    let advise = |estate: &Value, name: &str| {
+        let mut e = estate.clone();
+        e["sites"]
+            .as_array_mut()
+            .unwrap()
+            .push(json!({"id": "fra", "lat": 50.11, "lon": 8.68, "jurisdiction": "eu"}));
+        e["clusters"].as_array_mut().unwrap().push(json!({
+            "id": "c-fra", "site": "fra", "tier": "prod", "trust_zone": "general", "health": "healthy",
+            "cpu_total": 64, "memory_total_gib": 256, "cpu_free": 60, "memory_free_gib": 250
+        }));
+        e["services"].as_array_mut().unwrap().push(json!({
+            "id": "caller", "owner": "hotel", "cluster": "c-fra", "cpu": 1, "memory_gib": 1,
+            "constraints": {"pinned": true}, "traffic": "declared"
+        }));
+        // What the mesh saw: mongodb-geo's one caller is `caller` (the
+        // import's address-derived edges to it, weight unknown, replaced).
+        e["flows"]
+            .as_array_mut()
+            .unwrap()
+            .retain(|f| f["from"] != "mongodb-geo" && f["to"] != "mongodb-geo");
+        e["flows"].as_array_mut().unwrap().push(json!({
+            "from": "caller", "to": "mongodb-geo",
+            "weight": {"value": 10, "class": "measured"}, "mb_s": {"value": 0.5, "class": "measured"}
+        }));
+        let geo = e["services"]
+            .as_array_mut()
+            .unwrap()
+            .iter_mut()
+            .find(|s| s["id"] == "mongodb-geo")
+            .unwrap();
+        geo["traffic"] = json!({"value": 300, "class": "measured", "source": "mesh:istio/test"});
+        let path = dir.path().join(name);
+        std::fs::write(&path, e.to_string()).unwrap();
+        let mut c = berth_clean();
+        c.args(["advise"])
+            .arg(&path)
+            .args(["--now", "2026-11-30T04:05:00Z", "--format", "json"]);
+        run(c)
+    };
+    let (code, out, err) = advise(&fresh, "fresh-advise.json").await;
+    assert_eq!(code, 0, "{err}");
+    let advice: Value = serde_json::from_str(&out).unwrap();
+    let geo: Vec<&Value> = advice["moves"]
         .as_array()
         .unwrap()
         .iter()
-        .all(|s| !s["id"].as_str().unwrap().starts_with("mongodb-")));
-    service(&fresh, "hotel/frontend");
+        .filter(|m| m["service"] == "mongodb-geo")
+        .collect();
+    assert_eq!(geo.len(), 1, "{out}");
+    let m = geo[0];
+    assert_eq!(m["to"], "c-fra", "{m}");
+    assert_eq!(m["confidence"], "guessed", "{m}");
     assert!(
-        err.contains("[incomplete_input] mongodb-geo: not added: its constraints.local_volumes and data_gb cannot be told"),
-        "{err}"
+        m["gain"].as_f64().unwrap() > m["bar"].as_f64().unwrap(),
+        "{m}"
     );
+    assert_eq!(
+        m["evidence"],
+        json!(format!(
+            "Not enough evidence to recommend — the data size of mongodb-geo is unknown ({claims}); whether mongodb-geo keeps its data on local volumes is unknown ({both}); 2 of 12 inputs are guesses."
+        )),
+        "{m}"
+    );
+    assert_eq!(m["terms"]["copy"], json!(0.0), "{m}");
+    let facts: BTreeMap<&str, &Value> = m["facts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| (f["fact"].as_str().unwrap(), f))
+        .collect();
+    for (key, why) in [
+        ("data size mongodb-geo", claims),
+        ("local volumes mongodb-geo", both),
+    ] {
+        let f = facts.get(key).unwrap_or_else(|| panic!("{key}: {facts:?}"));
+        assert_eq!(f["value"], Value::Null, "{f}");
+        assert_eq!(f["class"], "guessed", "{f}");
+        assert_eq!(f["source"], why, "{f}");
+    }
+    // Not made: the estate after the advice is the one before it, as
+    // far as mongodb-geo goes (the gain is set apart).
+    assert!(
+        advice["unbacked_gain"].as_f64().unwrap() >= m["gain"].as_f64().unwrap(),
+        "{advice}"
+    );
+    eprintln!(
+        "fresh import, storage forbidden: mongodb-geo → c-fra gain {} (bar {}), set apart: {}",
+        m["gain"], m["bar"], m["evidence"]
+    );
+
+    let (code, out, err) = advise(&before, "known-advise.json").await;
+    assert_eq!(code, 0, "{err}");
+    let advice: Value = serde_json::from_str(&out).unwrap();
+    assert!(
+        advice["moves"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|m| m["service"] != "mongodb-geo"),
+        "{out}"
+    );
+    let refused = advice["immovable"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|i| i["service"] == "mongodb-geo")
+        .unwrap_or_else(|| panic!("{out}"));
+    assert_eq!(refused["reasons"][0]["code"], "local_volumes", "{refused}");
 }
 
 /// Pods read from the API: the one the scheduler bound (recorded) is
@@ -1806,4 +1943,216 @@ async fn the_agent_keeps_what_a_tick_cannot_read() {
         "agent: {} requests, every one with User-Agent {ua}",
         every.len()
     );
+}
+
+/// `berth agent --kubernetes` against a real `berth serve`, with
+/// credentials that may not list claims, volumes or classes from the
+/// first tick: the hotel reservation's databases, new to the estate, are
+/// written with their data size and local volumes unknown and why (never
+/// 0 GB and movable); once a tick can read storage, they get the values
+/// it reads, and later ticks change nothing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_agent_writes_what_it_cannot_read_as_unknown() {
+    let kube = FakeKube::start(Script {
+        hotel: true,
+        forbidden: &[
+            "persistentvolumeclaims",
+            "persistentvolumes",
+            "storageclasses",
+        ],
+        ..Script::default()
+    })
+    .await;
+    let server = fakes::RealBerth::start().await;
+    let dir = tempfile::tempdir().unwrap();
+    let kc = kubeconfig(dir.path(), &kube.url);
+    let token = server
+        .token(json!({"name": "agent-c-fra-1", "role": "agent", "estate": "sample", "may_sync_services": true}))
+        .await;
+    let mut c = berth_clean();
+    c.args(["agent", "--server", &server.url, "--estate", "sample"])
+        .args(["--cluster", "c-fra-1", "--kubeconfig", s(&kc)])
+        .args(["--context", "shop", "--interval", "1s", "--page-size", "50"])
+        .env("BERTH_TOKEN", &token)
+        .stderr(std::process::Stdio::piped());
+    let child = c.spawn().unwrap();
+    let ticks = |n: usize| {
+        let kube = &kube;
+        async move {
+            let start = Instant::now();
+            let seen = kube.requests("deployments").len();
+            while kube.requests("deployments").len() < seen + n {
+                assert!(
+                    start.elapsed() < Duration::from_secs(60),
+                    "{n} ticks within a minute"
+                );
+                tokio::time::sleep(Duration::from_millis(100)).await;
+            }
+        }
+    };
+    ticks(2).await;
+    let claims = "PersistentVolumeClaims could not be listed (403 Forbidden)";
+    let both = "PersistentVolumeClaims, PersistentVolumes and StorageClasses could not be listed (403 Forbidden)";
+    let unknown = server.estate_file().await;
+    for db in HOTEL_DBS {
+        let s = service(&unknown, &format!("mongodb-{db}"));
+        assert_eq!(s["data_gb"], json!({ "unknown": claims }), "{s}");
+        assert_eq!(
+            s["constraints"],
+            json!({ "local_volumes": { "unknown": both } }),
+            "{s}"
+        );
+    }
+    let version = server.get("/api/estates/sample").await["version"].clone();
+    ticks(2).await;
+    assert_eq!(
+        server.get("/api/estates/sample").await["version"],
+        version,
+        "unknown stays unknown: nothing to write"
+    );
+
+    // Storage readable again: the values read replace the unknowns.
+    kube.forbid(&[]);
+    ticks(3).await;
+    let known = server.estate_file().await;
+    for db in HOTEL_DBS {
+        let s = service(&known, &format!("mongodb-{db}"));
+        assert_eq!(s["data_gb"], json!(1.073741824), "{s}");
+        assert_eq!(s["constraints"], json!({ "local_volumes": true }), "{s}");
+    }
+    let (code, log) = stop(child).await;
+    assert_eq!(code, 0, "{log}");
+    // Each tick says, per kind not read, what it left alone or unknown.
+    for kind in ["PersistentVolumeClaim", "PersistentVolume", "StorageClass"] {
+        assert!(
+            log.contains(&format!("{kind} ("))
+                && log.contains("a new such service gets them unknown, with this reason"),
+            "{kind}: {log}"
+        );
+    }
+    eprintln!(
+        "agent: {} databases written unknown, then {} GB and local volumes once storage was readable",
+        HOTEL_DBS.len(),
+        1.073741824
+    );
+}
+
+/// `server/tests/fixtures/<name>`.
+fn local_fixture(name: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures")
+        .join(name)
+}
+
+/// An API server whose certificate no CA the context trusts signed (a
+/// self-signed one, `fixtures/tls/`, and a kubeconfig that names no CA):
+/// the import fails at once, writes nothing, and says which setting of
+/// which kubeconfig to check.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_unknown_ca_says_which_setting_to_check() {
+    use rustls::pki_types::{CertificateDer, PrivateKeyDer, PrivatePkcs8KeyDer};
+    let cert =
+        CertificateDer::from(std::fs::read(local_fixture("tls/self-signed.crt.der")).unwrap());
+    let key = PrivateKeyDer::Pkcs8(PrivatePkcs8KeyDer::from(
+        std::fs::read(local_fixture("tls/self-signed.key.der")).unwrap(),
+    ));
+    let config = rustls::ServerConfig::builder_with_provider(Arc::new(
+        rustls::crypto::ring::default_provider(),
+    ))
+    .with_safe_default_protocol_versions()
+    .unwrap()
+    .with_no_client_auth()
+    .with_single_cert(vec![cert], key)
+    .unwrap();
+    let acceptor = tokio_rustls::TlsAcceptor::from(Arc::new(config));
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let handshakes = Arc::new(Mutex::new(0usize));
+    let seen = handshakes.clone();
+    tokio::spawn(async move {
+        while let Ok((tcp, _)) = listener.accept().await {
+            let acceptor = acceptor.clone();
+            let seen = seen.clone();
+            tokio::spawn(async move {
+                *seen.lock().unwrap() += 1;
+                // The client refuses the certificate mid-handshake.
+                let _ = acceptor.accept(tcp).await;
+            });
+        }
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let estate = estate_file(dir.path());
+    let before = std::fs::read_to_string(&estate).unwrap();
+    let kc = kubeconfig(dir.path(), &format!("https://{addr}"));
+    let output = dir.path().join("out.json");
+    let mut c = berth_clean();
+    c.args(["import", "kubernetes", "--cluster", "c-par", "--into"])
+        .arg(&estate)
+        .arg("--output")
+        .arg(&output)
+        .args(["--kubeconfig", s(&kc), "--context", "shop"]);
+    let start = Instant::now();
+    let (code, _, err) = run(c).await;
+    assert_eq!(code, 2, "{err}");
+    assert!(start.elapsed() < Duration::from_secs(20), "at once: {err}");
+    assert!(*handshakes.lock().unwrap() >= 1, "it reached the server");
+    assert!(
+        err.contains(&format!(
+            "context shop (https://{addr}/): listing deployments (/apis/apps/v1/deployments): the API server's TLS certificate is not signed by a CA that context shop trusts ("
+        )) && err.contains("UnknownIssuer")
+            && err.contains(&format!(
+                "): check certificate-authority or certificate-authority-data of its cluster in {}",
+                kc.display()
+            )),
+        "{err}"
+    );
+    assert!(!output.exists(), "nothing written");
+    assert_eq!(std::fs::read_to_string(&estate).unwrap(), before);
+    eprintln!("unknown CA: {err}");
+}
+
+/// An API server that accepts the connection and never answers (a
+/// listener on loopback that reads nothing back): the import gives up
+/// after the read timeout, says how long it waited and at which step, and
+/// writes nothing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_silent_api_server_times_out_and_says_where() {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let held = Arc::new(Mutex::new(Vec::new()));
+    let keep = held.clone();
+    tokio::spawn(async move {
+        // Accept and hold every connection open, answering nothing.
+        while let Ok((tcp, _)) = listener.accept().await {
+            keep.lock().unwrap().push(tcp);
+        }
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let estate = estate_file(dir.path());
+    let kc = kubeconfig(dir.path(), &format!("http://{addr}"));
+    let output = dir.path().join("out.json");
+    let mut c = berth_clean();
+    c.args(["import", "kubernetes", "--cluster", "c-par", "--into"])
+        .arg(&estate)
+        .arg("--output")
+        .arg(&output)
+        .args(["--kubeconfig", s(&kc), "--context", "shop"])
+        .args(["--page-size", "7"]);
+    let start = Instant::now();
+    let (code, _, err) = run(c).await;
+    let waited = start.elapsed();
+    assert_eq!(code, 2, "{err}");
+    assert!(!held.lock().unwrap().is_empty(), "it connected");
+    assert!(
+        waited >= Duration::from_secs(59) && waited < Duration::from_secs(120),
+        "{waited:?}: {err}"
+    );
+    assert!(
+        err.contains(&format!(
+            "context shop (http://{addr}/): listing deployments (/apis/apps/v1/deployments): connected, but no answer within 60 s (waiting for a page of 7 objects): the API server is overloaded or the connection is stuck; try again, or a smaller --page-size ("
+        )),
+        "{err}"
+    );
+    assert!(!output.exists(), "nothing written");
+    eprintln!("silent server, after {waited:?}: {err}");
 }

@@ -66,8 +66,8 @@ pub struct ImportedService {
     /// not read (a Kubernetes API that refused to list it): estate field
     /// (`data_gb`, `constraints.local_volumes`) → why, e.g.
     /// "PersistentVolumeClaim not read (403: …)". Their values above are
-    /// not facts: [`merge`] keeps what an earlier import wrote, and adds
-    /// no new entry that would have to state them.
+    /// not facts: [`merge`] keeps what an earlier import wrote, and
+    /// writes them unknown, with the reason, on a new entry.
     pub unread: BTreeMap<String, String>,
 }
 
@@ -177,12 +177,21 @@ impl ReportText for Report {
                 if s.local_volumes {
                     flags.push("local volumes");
                 }
+                let unknown = |f: &str| s.unknown.iter().any(|u| u == f);
+                if unknown(LOCAL_VOLUMES) {
+                    flags.push("local volumes unknown");
+                }
+                let data = if unknown(DATA_GB) {
+                    None
+                } else {
+                    Some(s.data_gb)
+                };
                 let line = format!(
                     "  {:<width$}  {:>8}  {:>10}  {:>8}  {}",
                     s.id,
                     num(s.cpu),
                     num(s.memory_gib),
-                    num(Some(s.data_gb)),
+                    num(data),
                     flags.join(", ")
                 );
                 let _ = writeln!(out, "{}", line.trim_end());
@@ -580,7 +589,6 @@ pub fn merge(
     let mut notes = Vec::new();
     // Reason a kind was not read → (field, id) of the facts left alone.
     let mut unread_kept: BTreeMap<String, Vec<(String, String)>> = BTreeMap::new();
-    let mut not_added: BTreeSet<&str> = BTreeSet::new();
     for s in &imported.services {
         if let Some(&i) = owned.get(&s.key) {
             let entry = new_services[i]
@@ -603,18 +611,6 @@ pub fn merge(
             }
             final_id.insert(&s.key, id.clone());
             renamed.insert(&s.id, id);
-            continue;
-        }
-        if !s.unread.is_empty() {
-            // A new entry would have to state what could not be read:
-            // not added until an import can read it.
-            let (fields, why) = unread_words(s);
-            notes.push(Note {
-                code: NoteCode::IncompleteInput,
-                service: Some(s.id.clone()),
-                message: format!("not added: its {fields} cannot be told ({why}); an import that can read them adds it"),
-            });
-            not_added.insert(s.key.as_str());
             continue;
         }
         let (ns, kind, name) = split_key(&s.key);
@@ -653,9 +649,17 @@ pub fn merge(
         entry.insert("cluster".into(), json!(cluster));
         entry.insert("cpu".into(), number(s.cpu));
         entry.insert("memory_gib".into(), number(s.memory_gib));
-        entry.insert("data_gb".into(), json!(s.data_gb));
+        // What could not be read is written unknown, with why — never
+        // the default a reader that saw nothing would give
+        // (docs/estate-format.md "Unknown data").
+        entry.insert(
+            "data_gb".into(),
+            told(s.unread.get(DATA_GB), json!(s.data_gb)),
+        );
         let mut c = Map::new();
-        if s.local_volumes {
+        if let Some(why) = s.unread.get(LOCAL_VOLUMES) {
+            c.insert("local_volumes".into(), told(Some(why), json!(false)));
+        } else if s.local_volumes {
             c.insert("local_volumes".into(), json!(true));
         }
         if s.pinned {
@@ -671,6 +675,16 @@ pub fn merge(
         // `source` already says so (docs/advice.md §2, Traffic coverage).
         if model.traffic == Some(TrafficDefault::Declared) {
             entry.insert("traffic".into(), Value::Null);
+        }
+        if !s.unread.is_empty() {
+            let (fields, why) = unread_words(s);
+            notes.push(Note {
+                code: NoteCode::IncompleteInput,
+                service: Some(id.clone()),
+                message: format!(
+                    "added with {fields} unknown ({why}): its moves are listed under \"Not enough evidence\" until an import that can read them states them"
+                ),
+            });
         }
         appended.push(Value::Object(entry));
         report.added.push(id.clone());
@@ -813,7 +827,6 @@ pub fn merge(
     report.services = imported
         .services
         .iter()
-        .filter(|s| !not_added.contains(s.key.as_str()))
         .map(|s| {
             let id = final_id[s.key.as_str()].clone();
             let entry = kept_values.get(id.as_str());
@@ -824,16 +837,28 @@ pub fn merge(
                 data_gb: s.data_gb,
                 pinned: s.pinned,
                 local_volumes: s.local_volumes,
+                unknown: Vec::new(),
             };
+            // The facts not read are what the estate holds now: kept from
+            // an earlier import, or unknown.
             if let Some(e) = entry {
                 if s.unread.contains_key(DATA_GB) {
-                    summary.data_gb = e.get("data_gb").and_then(Value::as_f64).unwrap_or(0.0);
+                    match e.get("data_gb") {
+                        Some(Value::Object(_)) | Some(Value::Null) => {
+                            summary.data_gb = 0.0;
+                            summary.unknown.push(DATA_GB.to_string());
+                        }
+                        v => summary.data_gb = v.and_then(Value::as_f64).unwrap_or(0.0),
+                    }
                 }
                 if s.unread.contains_key(LOCAL_VOLUMES) {
-                    summary.local_volumes = e
-                        .pointer("/constraints/local_volumes")
-                        .and_then(Value::as_bool)
-                        .unwrap_or(false);
+                    match e.pointer("/constraints/local_volumes") {
+                        Some(Value::Object(_)) | Some(Value::Null) => {
+                            summary.local_volumes = false;
+                            summary.unknown.push(LOCAL_VOLUMES.to_string());
+                        }
+                        v => summary.local_volumes = v.and_then(Value::as_bool).unwrap_or(false),
+                    }
                 }
             }
             summary
@@ -962,6 +987,15 @@ fn valid_id(s: &str) -> bool {
 pub const DATA_GB: &str = "data_gb";
 pub const LOCAL_VOLUMES: &str = "constraints.local_volumes";
 
+/// A fact that may be unknown as the estate file writes it: `{"unknown":
+/// why}` when `why` is given, else the value read.
+fn told(why: Option<&String>, value: Value) -> Value {
+    match why {
+        Some(why) => json!({ "unknown": why }),
+        None => value,
+    }
+}
+
 /// `data_gb and constraints.local_volumes` and why, for a note.
 fn unread_words(s: &ImportedService) -> (String, String) {
     let fields: Vec<&str> = s.unread.keys().map(String::as_str).collect();
@@ -992,6 +1026,10 @@ fn left_alone(
                 .cloned()
                 .unwrap_or(json!(false)),
             _ => continue,
+        };
+        let value = match value {
+            Value::Object(_) | Value::Null => "unknown".to_string(),
+            v => v.to_string(),
         };
         said.push(format!("{field} {value}"));
         kept.entry(why.clone())
@@ -1035,8 +1073,13 @@ fn update_entry(entry: &mut Map<String, Value>, s: &ImportedService, cluster: &s
             fields.push(key.to_string());
         }
     }
-    let data = entry.get("data_gb").and_then(Value::as_f64).unwrap_or(0.0);
-    if data != s.data_gb && !s.unread.contains_key(DATA_GB) {
+    // An unknown (`{"unknown": …}` or `null`) an earlier import wrote is
+    // replaced once the import can read the fact.
+    let data = match entry.get("data_gb") {
+        None => Some(0.0),
+        Some(v) => v.as_f64(),
+    };
+    if data != Some(s.data_gb) && !s.unread.contains_key(DATA_GB) {
         entry.insert("data_gb".into(), json!(s.data_gb));
         fields.push("data_gb".to_string());
     }
@@ -1044,12 +1087,11 @@ fn update_entry(entry: &mut Map<String, Value>, s: &ImportedService, cluster: &s
         if s.unread.contains_key(&format!("constraints.{key}")) {
             continue;
         }
-        let has = entry
-            .get("constraints")
-            .and_then(|c| c.get(key))
-            .and_then(Value::as_bool)
-            .unwrap_or(false);
-        if has == want {
+        let has = match entry.get("constraints").and_then(|c| c.get(key)) {
+            None => Some(false),
+            Some(v) => v.as_bool(),
+        };
+        if has == Some(want) {
             continue;
         }
         fields.push(format!("constraints.{key}"));

@@ -441,15 +441,28 @@ fn DryRunReport(answer: ImportAnswer) -> impl IntoView {
                 <table class="import-services" data-testid="k8s-services">
                     <thead><tr><th scope="col">"service"</th><th scope="col" class="n">"cores"</th><th scope="col" class="n">"GiB"</th><th scope="col" class="n">"data GB"</th><th scope="col">"pinned"</th><th scope="col">"local volumes"</th></tr></thead>
                     <tbody>
-                        {services.into_iter().map(|sv| view! {
-                            <tr>
-                                <th scope="row">{sv.id}</th>
-                                <td class="n">{amount(sv.cpu)}</td>
-                                <td class="n">{amount(sv.memory_gib)}</td>
-                                <td class="n">{amount(Some(sv.data_gb))}</td>
-                                <td>{if sv.pinned { "yes" } else { "" }}</td>
-                                <td>{if sv.local_volumes { "yes" } else { "" }}</td>
-                            </tr>
+                        {services.into_iter().map(|sv| {
+                            // A fact the import could not read is unknown,
+                            // never 0 GB or "no" (the notes say why).
+                            let unknown = |f: &str| sv.unknown.iter().any(|u| u == f);
+                            let data = (!unknown("data_gb")).then_some(sv.data_gb);
+                            let local = if unknown("constraints.local_volumes") {
+                                "unknown"
+                            } else if sv.local_volumes {
+                                "yes"
+                            } else {
+                                ""
+                            };
+                            view! {
+                                <tr>
+                                    <th scope="row">{sv.id}</th>
+                                    <td class="n">{amount(sv.cpu)}</td>
+                                    <td class="n">{amount(sv.memory_gib)}</td>
+                                    <td class="n">{amount(data)}</td>
+                                    <td>{if sv.pinned { "yes" } else { "" }}</td>
+                                    <td>{local}</td>
+                                </tr>
+                            }
                         }).collect_view()}
                     </tbody>
                 </table>
