@@ -202,6 +202,51 @@ pub struct NotificationChannelSettings {
     pub enabled: bool,
 }
 
+/// The kinds of notification channel, as stored and as the API names them
+/// (the `kind` of the channel bodies, which carry it as text so that an
+/// unknown kind is refused with the server's own message).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ChannelKind {
+    /// A JSON event signed with `Berth-Signature` and the Standard
+    /// Webhooks headers.
+    Webhook,
+    /// A Slack incoming webhook.
+    Slack,
+    /// A Microsoft Teams incoming webhook.
+    Teams,
+}
+
+impl ChannelKind {
+    pub const ALL: [ChannelKind; 3] =
+        [ChannelKind::Webhook, ChannelKind::Slack, ChannelKind::Teams];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ChannelKind::Webhook => "webhook",
+            ChannelKind::Slack => "slack",
+            ChannelKind::Teams => "teams",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<ChannelKind> {
+        ChannelKind::ALL.into_iter().find(|k| k.as_str() == s)
+    }
+
+    /// Every kind's name, comma-separated, for messages.
+    pub fn names() -> String {
+        ChannelKind::ALL.map(ChannelKind::as_str).join(", ")
+    }
+
+    /// What a person picking a kind is shown.
+    pub fn label(self) -> &'static str {
+        match self {
+            ChannelKind::Webhook => "signed webhook (Standard Webhooks)",
+            ChannelKind::Slack => "Slack incoming webhook",
+            ChannelKind::Teams => "Microsoft Teams incoming webhook",
+        }
+    }
+}
+
 /// A new channel: its settings plus `name` and `kind`. `webhook`: the
 /// JSON event of docs/notifications.md, signed with `Berth-Signature`
 /// and the Standard Webhooks headers. `slack`: a Slack incoming

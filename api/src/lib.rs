@@ -25,10 +25,10 @@ mod reviews;
 mod session;
 
 pub use admin::{
-    CreatedToken, CreatedUser, NewNotificationChannel, NewToken, NewUser, NotificationChannel,
-    NotificationChannelAnswer, NotificationChannelList, NotificationChannelSettings,
-    NotificationChannelWithSecret, NotificationDelivery, NotificationDeliveryList, TokenInfo,
-    TokenList, User, UserList, TOKEN_NOTE,
+    ChannelKind, CreatedToken, CreatedUser, NewNotificationChannel, NewToken, NewUser,
+    NotificationChannel, NotificationChannelAnswer, NotificationChannelList,
+    NotificationChannelSettings, NotificationChannelWithSecret, NotificationDelivery,
+    NotificationDeliveryList, TokenInfo, TokenList, User, UserList, TOKEN_NOTE,
 };
 pub use deciders::{
     CompareRequest, Decider, DeciderAnswer, DeciderList, DeciderSettings, DeciderWithSecret,

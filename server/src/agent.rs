@@ -379,8 +379,7 @@ async fn read_capacity(source: &CapacitySource, tick: i64) -> Result<Capacity, S
 pub async fn run(opts: AgentOptions, mut stop: watch::Receiver<bool>) {
     let cluster_part = opts.cluster.clone().unwrap_or_else(|| "-".into());
     let policy = RetryPolicy {
-        base: submit::BACKOFF_BASE,
-        ceiling: submit::BACKOFF_CEILING,
+        backoff: submit::BACKOFF,
         give_up_after: opts.interval.max(MIN_RETRY_WINDOW),
         retry_unreachable: true,
     };

@@ -17,11 +17,12 @@ use axum::response::{IntoResponse, Response};
 use subtle::ConstantTimeEq;
 
 pub use crate::clock::now_s;
+use crate::config::Config;
+use crate::db::Db;
 pub use crate::digest::sha256_hex;
 use crate::error::ApiError;
 pub use crate::random::{new_token, random_id, random_secret};
 pub use crate::role::Role;
-use crate::AppState;
 
 /// What a route asks of its caller.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -163,13 +164,23 @@ fn is_safe(method: &Method) -> bool {
     matches!(*method, Method::GET | Method::HEAD | Method::OPTIONS)
 }
 
+/// What [`authenticate`] works with: the database (tokens, sessions), the
+/// per-address limiter wrong tokens spend, and the cookie and origin
+/// settings. Cheap to clone: all shared inside.
+#[derive(Clone)]
+pub struct Gate {
+    pub db: Db,
+    pub limiter: RateLimiter,
+    pub config: Arc<Config>,
+}
+
 /// Learn the caller (bearer token first, then session cookie), and refuse
 /// a state-changing cookie request without the session's CSRF token.
 ///
 /// A bearer token is never sent by a browser on its own, so it needs no
 /// CSRF token; a cookie is, so it does.
-pub async fn authenticate(State(state): State<AppState>, mut req: Request, next: Next) -> Response {
-    let principal = match principal_of(&state, req.headers()).await {
+pub async fn authenticate(State(state): State<Gate>, mut req: Request, next: Next) -> Response {
+    let principal = match principal_of(&state.db, req.headers()).await {
         Ok(p) => p,
         Err(ApiError::InvalidToken) => {
             // Wrong tokens spend the same per-address budget as failed
@@ -253,7 +264,7 @@ pub async fn authenticate(State(state): State<AppState>, mut req: Request, next:
 /// configured public URL. `None` when nothing says so: requests without
 /// these headers (not from a browser, or a very old one) rely on the CSRF
 /// token alone.
-pub fn cross_site(headers: &HeaderMap, config: &crate::Config) -> Option<String> {
+pub fn cross_site(headers: &HeaderMap, config: &Config) -> Option<String> {
     let text = |name: &str| headers.get(name).and_then(|v| v.to_str().ok());
     let origin = text("origin");
     let origin_ours = origin.map(|o| origin_is_ours(o, headers, config));
@@ -326,7 +337,7 @@ pub fn public_origin(url: &str) -> Result<String, String> {
     }
 }
 
-fn origin_is_ours(origin: &str, headers: &HeaderMap, config: &crate::Config) -> bool {
+fn origin_is_ours(origin: &str, headers: &HeaderMap, config: &Config) -> bool {
     let Some((scheme, authority)) = split_origin(origin) else {
         return false;
     };
@@ -358,7 +369,7 @@ fn origin_is_ours(origin: &str, headers: &HeaderMap, config: &crate::Config) -> 
 /// (`--trust-forwarded-for`) says the request came over https
 /// (`X-Forwarded-Proto`, its last hop). Berth itself speaks plain HTTP:
 /// TLS, when there is any, ends in front of it.
-pub fn cookie_secure(headers: &HeaderMap, config: &crate::Config) -> bool {
+pub fn cookie_secure(headers: &HeaderMap, config: &Config) -> bool {
     if config.secure_cookies {
         return true;
     }
@@ -404,10 +415,7 @@ impl Caller {
     }
 }
 
-async fn principal_of(
-    state: &AppState,
-    headers: &HeaderMap,
-) -> Result<Option<Principal>, ApiError> {
+async fn principal_of(db: &Db, headers: &HeaderMap) -> Result<Option<Principal>, ApiError> {
     if let Some(auth) = headers.get(header::AUTHORIZATION) {
         let token = auth
             .to_str()
@@ -417,7 +425,7 @@ async fn principal_of(
             .ok_or_else(|| {
                 ApiError::bad_request("Authorization header: expected `Bearer <token>`")
             })?;
-        let found = crate::store::token_by_hash(&state.db, &sha256_hex(token)).await?;
+        let found = crate::store::token_by_hash(db, &sha256_hex(token)).await?;
         return match found {
             Some(t) => Ok(Some(Principal {
                 subject: format!("token:{}", t.id),
@@ -435,7 +443,7 @@ async fn principal_of(
     }
     if let Some(id) = session_cookie_of(headers) {
         let id_hash = sha256_hex(&id);
-        if let Some(s) = crate::store::session_by_hash(&state.db, &id_hash, now_s()).await? {
+        if let Some(s) = crate::store::session_by_hash(db, &id_hash, now_s()).await? {
             return Ok(Some(Principal {
                 label: s.subject.clone(),
                 subject: s.subject,
@@ -679,7 +687,7 @@ mod tests {
 
     #[test]
     fn origins_are_ours_by_host_forwarded_host_or_public_url() {
-        let mut config = crate::Config::default();
+        let mut config = Config::default();
         let mut h = HeaderMap::new();
         h.insert(header::HOST, "berth.local:3000".parse().unwrap());
         let with = |h: &HeaderMap, k: &'static str, v: &str| {
@@ -717,7 +725,7 @@ mod tests {
 
     #[test]
     fn the_cookie_is_secure_over_https_only() {
-        let mut config = crate::Config::default();
+        let mut config = Config::default();
         let mut h = HeaderMap::new();
         assert!(!cookie_secure(&h, &config));
         h.insert("x-forwarded-proto", "https".parse().unwrap());

@@ -70,6 +70,25 @@ impl ApiError {
         }
     }
 
+    /// 422 `invalid`: `message`, and every input error (`{path, line,
+    /// message, …}`) under `details.errors`. The one place that body is
+    /// built.
+    pub fn invalid(message: impl Into<String>, errors: impl serde::Serialize) -> ApiError {
+        ApiError::Invalid {
+            message: message.into(),
+            details: serde_json::json!({ "errors": errors }),
+        }
+    }
+
+    /// 422 `invalid` with one input error at `path` (a JSON pointer into
+    /// the request), no line.
+    pub fn invalid_at(message: impl Into<String>, path: &str, what: impl Into<String>) -> ApiError {
+        ApiError::invalid(
+            message,
+            [serde_json::json!({"path": path, "line": null, "message": what.into()})],
+        )
+    }
+
     pub fn status(&self) -> StatusCode {
         match self {
             ApiError::BadRequest { .. } => StatusCode::BAD_REQUEST,
@@ -116,6 +135,12 @@ impl ApiError {
     pub fn code(&self) -> &'static str {
         self.error_code().as_str()
     }
+}
+
+/// `n` and the noun, plural unless `n` is 1 (`1 error`, `3 errors`): how
+/// error messages count what they refuse.
+pub fn counted(n: usize, noun: &str) -> String {
+    format!("{n} {noun}{}", if n == 1 { "" } else { "s" })
 }
 
 impl From<sqlx::Error> for ApiError {

@@ -10,45 +10,40 @@
 use std::sync::Arc;
 
 use berth_engine::{estate, export, whatif, Estate, Format, Policy};
-use serde_json::{json, Value};
+use serde_json::Value;
 
 use crate::auth::Caller;
+use crate::cache::Cache;
 use crate::clock::now_s;
+use crate::db::Db;
 use crate::digest::sha256_hex;
-use crate::error::{ApiError, ApiResult};
+use crate::error::{counted, ApiError, ApiResult};
 use crate::store;
-use crate::AppState;
 
 /// An estate's meta, if the caller may see it. (A token scoped to another
 /// estate never gets here: `auth::require` refuses it with 403 first; the
 /// check below is the second line of defence.)
-pub async fn visible_estate(
-    state: &AppState,
-    caller: &Caller,
-    id: &str,
-) -> ApiResult<store::EstateMeta> {
+pub async fn visible_estate(db: &Db, caller: &Caller, id: &str) -> ApiResult<store::EstateMeta> {
     let p = caller.principal()?;
     let missing = || ApiError::NotFound(format!("no estate {id:?}"));
     if !p.may_see_estate(id) {
         return Err(missing());
     }
-    store::estate_meta(&state.db, id).await?.ok_or_else(missing)
+    store::estate_meta(db, id).await?.ok_or_else(missing)
 }
 
 /// The parsed estate at a version, from the cache or the database.
 pub async fn loaded_estate(
-    state: &AppState,
+    db: &Db,
+    cache: &Cache,
     id: &str,
 ) -> ApiResult<(store::EstateMeta, Arc<Estate>, Policy)> {
-    let row = store::estate_row(&state.db, id)
+    let row = store::estate_row(db, id)
         .await?
         .ok_or_else(|| ApiError::NotFound(format!("no estate {id:?}")))?;
     let policy = Policy::from_json(&row.policy)
         .map_err(|e| ApiError::Internal(format!("stored policy of {id} invalid: {e:?}")))?;
-    if let Some(e) = state
-        .cache
-        .estate(id, row.meta.version, &row.meta.content_digest)
-    {
+    if let Some(e) = cache.estate(id, row.meta.version, &row.meta.content_digest) {
         return Ok((row.meta, e, policy));
     }
     let doc = row.document;
@@ -57,7 +52,7 @@ pub async fn loaded_estate(
         .map_err(|e| ApiError::Internal(format!("estate parse task: {e}")))?
         .map_err(|e| ApiError::Internal(format!("stored estate {id} does not load: {e:?}")))?;
     let parsed = Arc::new(parsed);
-    state.cache.put_estate(
+    cache.put_estate(
         id,
         row.meta.version,
         &row.meta.content_digest,
@@ -102,7 +97,7 @@ pub async fn canonicalise(text: String, format: Format) -> ApiResult<Canonical> 
 /// observation batch, if any, in the same transaction), and cache the
 /// parsed estate. Facts, observations and Kubernetes imports all end here.
 pub async fn write_locked(
-    state: &AppState,
+    cache: &Cache,
     lock: store::EstateLock<'_>,
     doc: &Value,
     batch: Option<store::NewBatch<'_>>,
@@ -121,7 +116,7 @@ pub async fn write_locked(
             batch,
         )
         .await?;
-    state.cache.put_estate(
+    cache.put_estate(
         &meta.id,
         meta.version,
         &meta.content_digest,
@@ -133,25 +128,20 @@ pub async fn write_locked(
 /// Estate validation errors as the API reports them: every error with its
 /// JSON pointer, line and message.
 pub fn invalid_estate(errors: &[berth_engine::EstateError]) -> ApiError {
-    ApiError::Invalid {
-        message: format!(
-            "invalid estate file: {} error{}; nothing was written",
-            errors.len(),
-            if errors.len() == 1 { "" } else { "s" }
+    ApiError::invalid(
+        format!(
+            "invalid estate file: {}; nothing was written",
+            counted(errors.len(), "error")
         ),
-        details: json!({ "errors": error_items(errors) }),
-    }
+        error_items(errors),
+    )
 }
 
 pub fn invalid_scenario(errors: &[whatif::ScenarioError]) -> ApiError {
-    ApiError::Invalid {
-        message: format!(
-            "invalid scenario: {} error{}",
-            errors.len(),
-            if errors.len() == 1 { "" } else { "s" }
-        ),
-        details: json!({ "errors": error_items(errors) }),
-    }
+    ApiError::invalid(
+        format!("invalid scenario: {}", counted(errors.len(), "error")),
+        error_items(errors),
+    )
 }
 
 /// Estate (and scenario: the same type) errors as 422 items

@@ -8,8 +8,8 @@ use std::collections::BTreeSet;
 use berth_engine::review::{self, Kind};
 use berth_engine::Advice;
 
+use crate::db::Db;
 use crate::store::{self, ReviewRow, StoreResult};
-use crate::AppState;
 
 /// A stored decision as the engine reads it; `None` when the row cannot be
 /// read back (then it hides nothing: hiding advice on a broken row would
@@ -29,12 +29,12 @@ pub fn decision_of(r: &ReviewRow) -> Option<review::Decision> {
 /// The identities of `advice` that are hidden at `now`: dismissed or
 /// snoozed, and still holding (`berth_engine::review::standing`).
 pub async fn hidden_identities(
-    state: &AppState,
+    db: &Db,
     estate: &str,
     advice: &Advice,
     now: i64,
 ) -> StoreResult<BTreeSet<String>> {
-    let rows = store::reviews(&state.db, estate).await?;
+    let rows = store::reviews(db, estate).await?;
     let mut out = BTreeSet::new();
     for i in 0..advice.moves.len() {
         let identity = review::identity(&advice.moves, i);

@@ -7,13 +7,15 @@ use std::path::PathBuf;
 
 use berth_engine::{estate, export, Format, Policy};
 
+use crate::config::Config;
 use crate::db::{self, Db};
 use crate::external::driver::{self, DriverConfig};
 use crate::external::forward::{AllowList, ForwardPolicy, Forwarder, SystemResolver};
 use crate::external::vault::Vault;
 use crate::external::Outbound;
 use crate::listen::{self, NetLimits};
-use crate::{auth, http, store, AppState, Config};
+use crate::state::AppState;
+use crate::{auth, http, store};
 
 /// The sample estate shipped with Berth, seeded at first start so the
 /// first page shows real advice.
@@ -216,7 +218,7 @@ pub async fn run(opts: ServeOptions) -> Result<(), String> {
     let (stop_driver, stopped) = tokio::sync::watch::channel(false);
     let driver = state.driver.clone().map(|cfg| {
         tracing::info!(every_s = cfg.every.as_secs(), replica = %cfg.replica, "advice driver on");
-        tokio::spawn(driver::run(state.clone(), cfg, stopped))
+        tokio::spawn(driver::run(state.external(), cfg, stopped))
     });
     let descriptors = listen::descriptor_limit();
     let limits = opts

@@ -15,7 +15,7 @@
 //! (a full disk) leaves no transaction open behind it (issue 37).
 
 use serde::Serialize;
-use sqlx::Row;
+use sqlx::{FromRow, Row};
 
 use crate::clock::now_s;
 use crate::db::{Backend, Db, Tx, WriteGuard};
@@ -42,7 +42,7 @@ pub type StoreResult<T> = Result<T, StoreError>;
 
 /// An estate without its document (cheap to read on every request). It
 /// leaves the API as `berth_api::EstateMeta` (times as RFC 3339).
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, sqlx::FromRow)]
 pub struct EstateMeta {
     pub id: String,
     pub name: String,
@@ -69,15 +69,7 @@ const META_COLUMNS: &str =
     "id, name, version, content_digest, policy_digest, created_at, updated_at";
 
 fn meta_of(row: &sqlx::any::AnyRow) -> Result<EstateMeta, sqlx::Error> {
-    Ok(EstateMeta {
-        id: row.try_get("id")?,
-        name: row.try_get("name")?,
-        version: row.try_get("version")?,
-        content_digest: row.try_get("content_digest")?,
-        policy_digest: row.try_get("policy_digest")?,
-        created_at: row.try_get("created_at")?,
-        updated_at: row.try_get("updated_at")?,
-    })
+    EstateMeta::from_row(row)
 }
 
 pub async fn list_estates(db: &Db) -> StoreResult<Vec<EstateMeta>> {
@@ -1317,21 +1309,13 @@ pub async fn list_runs(
 /// backlog. Only successes count: a deferred or failed run leaves the
 /// subject due, so it stays in the backlog and its backoff holds.
 pub async fn last_runs(db: &Db) -> StoreResult<Vec<(String, String, i64)>> {
-    let rows = sqlx::query(
+    // Columns in the order of the tuple.
+    Ok(sqlx::query_as(
         "SELECT estate_id, decider, MAX(started_at) AS last FROM decider_runs WHERE outcome = 'ok' \
          GROUP BY estate_id, decider",
     )
     .fetch_all(&db.pool)
-    .await?;
-    let mut out = Vec::with_capacity(rows.len());
-    for r in &rows {
-        out.push((
-            r.try_get("estate_id")?,
-            r.try_get("decider")?,
-            r.try_get("last")?,
-        ));
-    }
-    Ok(out)
+    .await?)
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -1460,26 +1444,17 @@ pub async fn prune_snapshots(db: &Db, before: i64) -> StoreResult<u64> {
 
 /// The (version, policy digest) of each estate's newest snapshot.
 pub async fn last_snapshots(db: &Db) -> StoreResult<Vec<(String, i64, String)>> {
-    let rows = sqlx::query(
+    Ok(sqlx::query_as(
         "SELECT s.estate_id, s.estate_version, s.policy_digest FROM advice_snapshots s \
          WHERE s.id = (SELECT MAX(t.id) FROM advice_snapshots t WHERE t.estate_id = s.estate_id)",
     )
     .fetch_all(&db.pool)
-    .await?;
-    let mut out = Vec::with_capacity(rows.len());
-    for r in &rows {
-        out.push((
-            r.try_get("estate_id")?,
-            r.try_get("estate_version")?,
-            r.try_get("policy_digest")?,
-        ));
-    }
-    Ok(out)
+    .await?)
 }
 
 // ---- the advice driver ---------------------------------------------------
 
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, sqlx::FromRow)]
 pub struct Backoff {
     pub subject: String,
     /// `deferred` or `failed`.
@@ -1490,22 +1465,12 @@ pub struct Backoff {
 }
 
 pub async fn backoffs(db: &Db) -> StoreResult<Vec<Backoff>> {
-    let rows = sqlx::query(
+    // Columns in the order of the tuple.
+    Ok(sqlx::query_as(
         "SELECT subject, kind, attempts, until_at, last_error FROM driver_backoff ORDER BY subject",
     )
     .fetch_all(&db.pool)
-    .await?;
-    let mut out = Vec::with_capacity(rows.len());
-    for r in &rows {
-        out.push(Backoff {
-            subject: r.try_get("subject")?,
-            kind: r.try_get("kind")?,
-            attempts: r.try_get("attempts")?,
-            until_at: r.try_get("until_at")?,
-            last_error: r.try_get("last_error")?,
-        });
-    }
-    Ok(out)
+    .await?)
 }
 
 pub async fn put_backoff(db: &Db, b: &Backoff) -> StoreResult<()> {
@@ -1534,7 +1499,7 @@ pub async fn clear_backoff(db: &Db, subject: &str) -> StoreResult<()> {
     Ok(())
 }
 
-#[derive(Clone, Debug, Serialize, PartialEq, Eq)]
+#[derive(Clone, Debug, Serialize, PartialEq, Eq, sqlx::FromRow)]
 pub struct Pass {
     pub replica: String,
     pub started_ms: i64,
@@ -1567,27 +1532,13 @@ pub async fn insert_pass(db: &Db, p: &Pass) -> StoreResult<()> {
 
 /// Newest first.
 pub async fn passes(db: &Db, limit: i64) -> StoreResult<Vec<Pass>> {
-    let rows = sqlx::query(
+    Ok(sqlx::query_as(
         "SELECT replica, started_ms, finished_ms, backlog, evaluated, deferred, failed, held_back \
          FROM driver_passes ORDER BY started_ms DESC, id DESC LIMIT $1",
     )
     .bind(limit)
     .fetch_all(&db.pool)
-    .await?;
-    let mut out = Vec::with_capacity(rows.len());
-    for r in &rows {
-        out.push(Pass {
-            replica: r.try_get("replica")?,
-            started_ms: r.try_get("started_ms")?,
-            finished_ms: r.try_get("finished_ms")?,
-            backlog: r.try_get("backlog")?,
-            evaluated: r.try_get("evaluated")?,
-            deferred: r.try_get("deferred")?,
-            failed: r.try_get("failed")?,
-            held_back: r.try_get("held_back")?,
-        });
-    }
-    Ok(out)
+    .await?)
 }
 
 // ---- notification channels and deliveries ----------------------------------
@@ -1758,42 +1709,24 @@ pub async fn delete_channel(db: &Db, name: &str) -> StoreResult<bool> {
 
 /// Every (channel, estate) → (estate version, policy digest) last looked at.
 pub async fn notify_cursors(db: &Db) -> StoreResult<Vec<(String, String, i64, String)>> {
-    let rows = sqlx::query(
+    // Columns in the order of the tuple.
+    Ok(sqlx::query_as(
         "SELECT channel, estate_id, estate_version, policy_digest FROM notification_cursors",
     )
     .fetch_all(&db.pool)
-    .await?;
-    let mut out = Vec::with_capacity(rows.len());
-    for r in &rows {
-        out.push((
-            r.try_get("channel")?,
-            r.try_get("estate_id")?,
-            r.try_get("estate_version")?,
-            r.try_get("policy_digest")?,
-        ));
-    }
-    Ok(out)
+    .await?)
 }
 
 /// The (version, policy digest, evaluation time) of each estate's newest
 /// advice snapshot.
 pub async fn snapshot_heads(db: &Db) -> StoreResult<Vec<(String, i64, String, i64)>> {
-    let rows = sqlx::query(
+    // Columns in the order of the tuple.
+    Ok(sqlx::query_as(
         "SELECT s.estate_id, s.estate_version, s.policy_digest, s.evaluated_at FROM advice_snapshots s \
          WHERE s.id = (SELECT MAX(t.id) FROM advice_snapshots t WHERE t.estate_id = s.estate_id)",
     )
     .fetch_all(&db.pool)
-    .await?;
-    let mut out = Vec::with_capacity(rows.len());
-    for r in &rows {
-        out.push((
-            r.try_get("estate_id")?,
-            r.try_get("estate_version")?,
-            r.try_get("policy_digest")?,
-            r.try_get("evaluated_at")?,
-        ));
-    }
-    Ok(out)
+    .await?)
 }
 
 /// One recommendation to queue for one channel.

@@ -21,6 +21,7 @@ use sha2::{Digest, Sha256};
 use tokio::sync::watch;
 
 use crate::prom_client::{check_url, error_chain};
+use crate::retry::{parse_retry_after, Backoff};
 
 /// A bearer token that does not show itself.
 #[derive(Clone)]
@@ -370,15 +371,10 @@ fn error_of(status: StatusCode, body: &[u8], retry_after: Option<Duration>) -> S
     }
 }
 
-/// `Retry-After`: seconds, or an HTTP date.
+/// `Retry-After`: seconds, or an HTTP date (`retry::parse_retry_after`).
 fn retry_after(headers: &reqwest::header::HeaderMap) -> Option<Duration> {
-    let v = headers.get(RETRY_AFTER)?.to_str().ok()?.trim();
-    if let Ok(s) = v.parse::<u64>() {
-        return Some(Duration::from_secs(s));
-    }
-    let at = chrono::DateTime::parse_from_rfc2822(v).ok()?;
-    let delta = at.timestamp() - chrono::Utc::now().timestamp();
-    Some(Duration::from_secs(delta.max(0) as u64))
+    let v = headers.get(RETRY_AFTER)?.to_str().ok()?;
+    parse_retry_after(v, std::time::SystemTime::now())
 }
 
 /// The retry schedule. Delays double from `base` up to `ceiling`, each
@@ -387,8 +383,8 @@ fn retry_after(headers: &reqwest::header::HeaderMap) -> Option<Duration> {
 /// server's `Retry-After`.
 #[derive(Clone, Copy, Debug)]
 pub struct RetryPolicy {
-    pub base: Duration,
-    pub ceiling: Duration,
+    /// The delays between attempts ([`BACKOFF`]).
+    pub backoff: Backoff,
     /// Stop retrying once this much time has passed since the first
     /// attempt (a retry already waiting past it is not started).
     pub give_up_after: Duration,
@@ -404,18 +400,15 @@ pub const BACKOFF_BASE: Duration = Duration::from_secs(1);
 /// longer only delays recovery once the server is back.
 pub const BACKOFF_CEILING: Duration = Duration::from_secs(60);
 
-impl RetryPolicy {
-    /// The delay before retry number `attempt` (0 = the first retry),
-    /// given a uniform random number `u` in [0, 1).
-    pub fn delay(&self, attempt: u32, retry_after: Option<Duration>, u: f64) -> Duration {
-        let exp = self
-            .base
-            .saturating_mul(2u32.saturating_pow(attempt.min(31)))
-            .min(self.ceiling);
-        let jittered = exp.mul_f64(0.5 + 0.5 * u.clamp(0.0, 1.0));
-        jittered.max(retry_after.unwrap_or(Duration::ZERO))
-    }
-}
+/// The clients' schedule: doubling from [`BACKOFF_BASE`] to
+/// [`BACKOFF_CEILING`], jittered, and the server's `Retry-After` honoured
+/// whole (the retry window, `give_up_after`, bounds the wait instead).
+pub const BACKOFF: Backoff = Backoff {
+    base: BACKOFF_BASE,
+    ceiling: BACKOFF_CEILING,
+    jitter: true,
+    asked_at_most: None,
+};
 
 /// A uniform random number in [0, 1) from the operating system.
 pub fn unit_random() -> f64 {
@@ -596,7 +589,7 @@ pub async fn deliver(
                 retry_after,
                 ..
             } if status.is_some() || policy.retry_unreachable => {
-                let delay = policy.delay(retry, *retry_after, unit_random());
+                let delay = policy.backoff.delay(retry, *retry_after, unit_random());
                 retry += 1;
                 if started.elapsed() + delay > policy.give_up_after {
                     return Err((err, pruned));
@@ -630,8 +623,7 @@ mod tests {
 
     fn policy() -> RetryPolicy {
         RetryPolicy {
-            base: BACKOFF_BASE,
-            ceiling: BACKOFF_CEILING,
+            backoff: BACKOFF,
             give_up_after: Duration::from_secs(600),
             retry_unreachable: true,
         }
@@ -640,7 +632,7 @@ mod tests {
     #[test]
     fn backoff_doubles_to_the_ceiling_with_jitter_in_the_upper_half() {
         let p = policy();
-        let secs = |a, u| p.delay(a, None, u).as_secs_f64();
+        let secs = |a, u| p.backoff.delay(a, None, u).as_secs_f64();
         assert_eq!(secs(0, 0.0), 0.5);
         assert_eq!(secs(0, 0.999_999), 0.9999995);
         assert_eq!(secs(1, 0.0), 1.0);
@@ -649,8 +641,18 @@ mod tests {
         assert_eq!(secs(7, 0.0), 30.0);
         assert_eq!(secs(40, 1.0), 60.0);
         // Retry-After wins when it is longer, never when shorter.
-        assert_eq!(p.delay(0, Some(Duration::from_secs(7)), 0.0).as_secs(), 7);
-        assert_eq!(p.delay(6, Some(Duration::from_secs(7)), 1.0).as_secs(), 60);
+        assert_eq!(
+            p.backoff
+                .delay(0, Some(Duration::from_secs(7)), 0.0)
+                .as_secs(),
+            7
+        );
+        assert_eq!(
+            p.backoff
+                .delay(6, Some(Duration::from_secs(7)), 1.0)
+                .as_secs(),
+            60
+        );
     }
 
     #[test]

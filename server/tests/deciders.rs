@@ -745,7 +745,7 @@ async fn driver_passes_follow_the_backlog_back_off_and_report_health(b: Backend)
     let cfg = test_driver();
 
     // First pass: the sample's advice snapshot.
-    let p = driver::pass(&t.state, &cfg)
+    let p = driver::pass(&t.state.external(), &cfg)
         .await
         .unwrap()
         .expect("no other pass runs");
@@ -762,7 +762,10 @@ async fn driver_passes_follow_the_backlog_back_off_and_report_health(b: Backend)
     assert_eq!(v["snapshots"][0]["estate_version"], 1);
     assert!(v["snapshots"][0]["result"]["moves"].is_array());
     // Ran and found nothing: distinguishable from never ran.
-    let p = driver::pass(&t.state, &cfg).await.unwrap().unwrap();
+    let p = driver::pass(&t.state.external(), &cfg)
+        .await
+        .unwrap()
+        .unwrap();
     assert_eq!((p.backlog, p.evaluated), (0, 0));
     let (_, h) = t.call(&viewer, Method::GET, "/api/driver", None).await;
     assert!(h["last_pass_at"].is_string(), "{h}");
@@ -810,7 +813,10 @@ async fn driver_passes_follow_the_backlog_back_off_and_report_health(b: Backend)
     }
     // All three pending since this second: ties go by subject key, so
     // the batch of 2 takes the two deciders.
-    let p = driver::pass(&t.state, &cfg).await.unwrap().unwrap();
+    let p = driver::pass(&t.state.external(), &cfg)
+        .await
+        .unwrap()
+        .unwrap();
     assert_eq!(
         (p.backlog, p.evaluated, p.deferred, p.failed, p.held_back),
         (3, 0, 1, 1, 0),
@@ -845,14 +851,20 @@ async fn driver_passes_follow_the_backlog_back_off_and_report_health(b: Backend)
         (Some(1), Some(1))
     );
     // Both held back; the over-fetch of 1 reaches the estate behind them.
-    let p = driver::pass(&t.state, &cfg).await.unwrap().unwrap();
+    let p = driver::pass(&t.state.external(), &cfg)
+        .await
+        .unwrap()
+        .unwrap();
     assert_eq!(
         (p.backlog, p.evaluated, p.deferred, p.failed, p.held_back),
         (3, 1, 0, 0, 2),
         "{p:?}"
     );
     // Backed off: a third pass calls nobody.
-    let p = driver::pass(&t.state, &cfg).await.unwrap().unwrap();
+    let p = driver::pass(&t.state.external(), &cfg)
+        .await
+        .unwrap()
+        .unwrap();
     assert_eq!(
         (p.evaluated, p.deferred, p.failed, p.held_back),
         (0, 0, 0, 2),
@@ -868,7 +880,10 @@ async fn driver_passes_follow_the_backlog_back_off_and_report_health(b: Backend)
         Some(json!({"url": broken_url, "timeout_ms": 2000, "enabled": false, "interval_s": 3600})),
     )
     .await;
-    driver::pass(&t.state, &cfg).await.unwrap().unwrap();
+    driver::pass(&t.state.external(), &cfg)
+        .await
+        .unwrap()
+        .unwrap();
     let (_, h) = t.call(&viewer, Method::GET, "/api/driver", None).await;
     let subjects: Vec<&str> = h["backoffs"]
         .as_array()
@@ -886,7 +901,10 @@ async fn driver_passes_follow_the_backlog_back_off_and_report_health(b: Backend)
         .execute(&t.state.db.pool)
         .await
         .unwrap();
-    let p = driver::pass(&t.state, &cfg).await.unwrap().unwrap();
+    let p = driver::pass(&t.state.external(), &cfg)
+        .await
+        .unwrap()
+        .unwrap();
     assert_eq!((p.evaluated, p.deferred, p.failed), (1, 0, 0), "{p:?}");
     let (_, h) = t.call(&viewer, Method::GET, "/api/driver", None).await;
     assert_eq!(
@@ -1080,7 +1098,7 @@ async fn wedged_deciders_do_not_hold_up_a_pass(b: Backend) {
         assert_eq!(s, StatusCode::CREATED, "{v}");
     }
     let started = std::time::Instant::now();
-    let p = driver::pass(&t.state, &DriverConfig::default())
+    let p = driver::pass(&t.state.external(), &DriverConfig::default())
         .await
         .unwrap()
         .unwrap();
@@ -1270,7 +1288,10 @@ async fn the_history_follows_the_snapshots_and_retention_prunes_all_but_the_newe
     assert_eq!(h, json!({"points": [], "unreadable": [], "changes": null}));
 
     // 1: the sample as seeded.
-    driver::pass(&t.state, &cfg).await.unwrap().unwrap();
+    driver::pass(&t.state.external(), &cfg)
+        .await
+        .unwrap()
+        .unwrap();
     let h = history_of(&t, &viewer).await;
     assert_eq!(h["points"].as_array().unwrap().len(), 1, "{h}");
     assert_eq!(
@@ -1303,7 +1324,10 @@ async fn the_history_follows_the_snapshots_and_retention_prunes_all_but_the_newe
         )
         .await;
     assert_eq!(s, StatusCode::OK, "{v}");
-    driver::pass(&t.state, &cfg).await.unwrap().unwrap();
+    driver::pass(&t.state.external(), &cfg)
+        .await
+        .unwrap()
+        .unwrap();
     let (_, snaps) = t
         .call(
             &viewer,
@@ -1352,7 +1376,10 @@ async fn the_history_follows_the_snapshots_and_retention_prunes_all_but_the_newe
         )
         .await;
     assert_eq!(s, StatusCode::OK, "{v}");
-    driver::pass(&t.state, &cfg).await.unwrap().unwrap();
+    driver::pass(&t.state.external(), &cfg)
+        .await
+        .unwrap()
+        .unwrap();
     let h = history_of(&t, &viewer).await;
     let points = h["points"].as_array().unwrap();
     assert_eq!(points.len(), 3, "{h}");
@@ -1446,7 +1473,10 @@ async fn the_history_follows_the_snapshots_and_retention_prunes_all_but_the_newe
         history_retention_s: 30 * day,
         ..test_driver()
     };
-    driver::pass(&t.state, &keep_month).await.unwrap().unwrap();
+    driver::pass(&t.state.external(), &keep_month)
+        .await
+        .unwrap()
+        .unwrap();
     assert_eq!(
         history_of(&t, &viewer).await["points"]
             .as_array()
@@ -1459,7 +1489,7 @@ async fn the_history_follows_the_snapshots_and_retention_prunes_all_but_the_newe
         history_retention_s: 14 * day,
         ..test_driver()
     };
-    let p = driver::pass(&t.state, &keep_fortnight)
+    let p = driver::pass(&t.state.external(), &keep_fortnight)
         .await
         .unwrap()
         .unwrap();

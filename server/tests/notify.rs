@@ -139,7 +139,7 @@ impl TestApp {
     }
 
     async fn pass(&self) {
-        driver::pass(&self.state, &DriverConfig::default())
+        driver::pass(&self.state.external(), &DriverConfig::default())
             .await
             .unwrap()
             .expect("no other pass runs");
@@ -881,7 +881,7 @@ async fn a_failing_receiver_is_retried_with_backoff_and_shown_in_deliveries(b: B
 
     // Due: retried, and the delay doubles.
     let at = first_at + notify::BASE_RETRY_S;
-    let sum = notify::deliver_due(&t.state, at).await.unwrap();
+    let sum = notify::deliver_due(&t.state.external(), at).await.unwrap();
     assert_eq!((sum.delivered, sum.retrying, sum.failed), (0, n, 0));
     assert_eq!(rx.seen().len(), 2 * n);
     for d in t.deliveries("").await {
@@ -891,7 +891,7 @@ async fn a_failing_receiver_is_retried_with_backoff_and_shown_in_deliveries(b: B
     // Busy with a Retry-After longer than the schedule: honoured.
     rx.answer(429, Some("900"));
     let at = at + 2 * notify::BASE_RETRY_S;
-    notify::deliver_due(&t.state, at).await.unwrap();
+    notify::deliver_due(&t.state.external(), at).await.unwrap();
     for d in t.deliveries("").await {
         assert_eq!(
             (&d["attempts"], &d["last_status"]),
@@ -900,12 +900,16 @@ async fn a_failing_receiver_is_retried_with_backoff_and_shown_in_deliveries(b: B
         assert_eq!(unix(&d["next_attempt_at"]) - at, 900, "{d}");
     }
     // Not yet due: nothing sent.
-    let sum = notify::deliver_due(&t.state, at + 899).await.unwrap();
+    let sum = notify::deliver_due(&t.state.external(), at + 899)
+        .await
+        .unwrap();
     assert_eq!(sum, notify::Summary::default());
     assert_eq!(rx.seen().len(), 3 * n);
     // Back up: delivered, with the same message id on every attempt.
     rx.answer(204, None);
-    let sum = notify::deliver_due(&t.state, at + 900).await.unwrap();
+    let sum = notify::deliver_due(&t.state.external(), at + 900)
+        .await
+        .unwrap();
     assert_eq!(sum.delivered, n);
     let seen = rx.seen();
     for d in t.deliveries("?status=delivered").await {
@@ -931,7 +935,7 @@ async fn a_failing_receiver_is_retried_with_backoff_and_shown_in_deliveries(b: B
     let mut at = at + 900;
     for _ in 1..notify::MAX_ATTEMPTS {
         at += notify::MAX_RETRY_S;
-        notify::deliver_due(&t.state, at).await.unwrap();
+        notify::deliver_due(&t.state.external(), at).await.unwrap();
     }
     assert_eq!(dead.seen().len(), n * notify::MAX_ATTEMPTS as usize);
     let failed = t.deliveries("?status=failed&channel=dead").await;
@@ -941,7 +945,9 @@ async fn a_failing_receiver_is_retried_with_backoff_and_shown_in_deliveries(b: B
         assert_eq!(d["next_attempt_at"], Value::Null);
         assert!(d["last_error"].as_str().unwrap().contains("HTTP 502"));
     }
-    notify::deliver_due(&t.state, at + 100_000).await.unwrap();
+    notify::deliver_due(&t.state.external(), at + 100_000)
+        .await
+        .unwrap();
     assert_eq!(
         dead.seen().len(),
         n * notify::MAX_ATTEMPTS as usize,

@@ -1488,7 +1488,7 @@ async fn driver_surfaces_answer_as_documented_before_and_after_passes() {
     let pass = |state: &berth::AppState| {
         let (state, cfg) = (state.clone(), cfg.clone());
         async move {
-            berth::external::driver::pass(&state, &cfg)
+            berth::external::driver::pass(&state.external(), &cfg)
                 .await
                 .expect("a pass")
                 .expect("no other pass runs")

@@ -337,8 +337,7 @@ pub fn import_prometheus(args: ImportPrometheus) -> Result<String, Failure> {
         return Ok("nothing to send\n".into());
     }
     let policy = submit::RetryPolicy {
-        base: submit::BACKOFF_BASE,
-        ceiling: submit::BACKOFF_CEILING,
+        backoff: submit::BACKOFF,
         give_up_after: IMPORT_RETRY_WINDOW,
         retry_unreachable: false,
     };

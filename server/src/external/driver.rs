@@ -34,12 +34,11 @@ use std::time::{Duration, Instant};
 
 use berth_engine::decider;
 
-use crate::db::Backend;
+use super::{notify, Handles, Outcome};
+use crate::db::{Backend, Db};
 use crate::error::ApiError;
+use crate::retry;
 use crate::store::{self, Backoff, Pass};
-use crate::AppState;
-
-use super::{notify, Outcome};
 
 /// Advisory lock key for "a driver pass is running": an arbitrary constant
 /// ("berth" in ASCII) that no other part of Berth uses.
@@ -133,19 +132,19 @@ pub struct Pending {
 /// Every stale subject, in pass order: estates by their oldest pending
 /// subject, then within an estate oldest first; ties by key, so the order
 /// is the same on every replica.
-pub async fn backlog(state: &AppState, now: i64) -> Result<Vec<Pending>, ApiError> {
-    let estates = store::list_estates(&state.db).await?;
-    let snapshots: BTreeMap<String, (i64, String)> = store::last_snapshots(&state.db)
+pub async fn backlog(db: &Db, now: i64) -> Result<Vec<Pending>, ApiError> {
+    let estates = store::list_estates(db).await?;
+    let snapshots: BTreeMap<String, (i64, String)> = store::last_snapshots(db)
         .await?
         .into_iter()
         .map(|(id, v, p)| (id, (v, p)))
         .collect();
-    let runs: BTreeMap<(String, String), i64> = store::last_runs(&state.db)
+    let runs: BTreeMap<(String, String), i64> = store::last_runs(db)
         .await?
         .into_iter()
         .map(|(e, d, t)| ((e, d), t))
         .collect();
-    let deciders: Vec<_> = store::list_deciders(&state.db)
+    let deciders: Vec<_> = store::list_deciders(db)
         .await?
         .into_iter()
         .filter(|d| d.enabled && d.interval_s.is_some())
@@ -207,10 +206,9 @@ pub async fn backlog(state: &AppState, now: i64) -> Result<Vec<Pending>, ApiErro
 /// The health surface (`GET /api/driver`).
 pub use berth_api::{DriverBackoff, DriverHealth as Health, DriverPass as LastPass};
 
-pub async fn health(state: &AppState, now: i64) -> Result<Health, ApiError> {
-    let backlog = backlog(state, now).await?;
-    let last = store::passes(&state.db, 1).await?.into_iter().next();
-    let cfg = state.driver.as_ref();
+pub async fn health(db: &Db, cfg: Option<&DriverConfig>, now: i64) -> Result<Health, ApiError> {
+    let backlog = backlog(db, now).await?;
+    let last = store::passes(db, 1).await?.into_iter().next();
     Ok(Health {
         enabled: cfg.is_some(),
         every_s: cfg.map_or(0, |c| c.every.as_secs()),
@@ -228,7 +226,7 @@ pub async fn health(state: &AppState, now: i64) -> Result<Health, ApiError> {
         }),
         oldest_pending_age_s: backlog.iter().map(|p| (now - p.since).max(0)).max(),
         backlog: backlog.len() as u64,
-        backoffs: store::backoffs(&state.db)
+        backoffs: store::backoffs(db)
             .await?
             .into_iter()
             .map(|b| DriverBackoff {
@@ -245,18 +243,19 @@ pub async fn health(state: &AppState, now: i64) -> Result<Health, ApiError> {
 /// The doubling delay after `attempts` consecutive misses (1-based),
 /// capped, and never shorter than what the decider asked for.
 pub fn backoff_delay(cfg: &DriverConfig, attempts: i64, retry_after: Option<Duration>) -> i64 {
-    let shift = (attempts - 1).clamp(0, 30) as u32;
-    let doubled = cfg.base_backoff_s.saturating_mul(1i64 << shift);
-    let delay = doubled.min(cfg.max_backoff_s);
-    let asked = retry_after
-        .map_or(0, |d| d.as_secs() as i64)
-        .min(cfg.max_backoff_s);
-    delay.max(asked)
+    let ceiling = Duration::from_secs(cfg.max_backoff_s.max(0) as u64);
+    retry::Backoff {
+        base: Duration::from_secs(cfg.base_backoff_s.max(0) as u64),
+        ceiling,
+        jitter: false,
+        asked_at_most: Some(ceiling),
+    }
+    .delay_s(attempts, retry_after)
 }
 
 /// Run passes every `cfg.every` until `stop` fires.
 pub async fn run(
-    state: AppState,
+    state: Handles,
     cfg: Arc<DriverConfig>,
     mut stop: tokio::sync::watch::Receiver<bool>,
 ) {
@@ -284,7 +283,7 @@ pub async fn run(
 }
 
 /// One pass, if no other replica is running one; `None` if one is.
-pub async fn pass(state: &AppState, cfg: &DriverConfig) -> Result<Option<Pass>, ApiError> {
+pub async fn pass(state: &Handles, cfg: &DriverConfig) -> Result<Option<Pass>, ApiError> {
     match state.db.backend {
         Backend::Postgres => {
             let mut tx = state.db.pool.begin().await?;
@@ -313,10 +312,10 @@ fn now_ms() -> i64 {
     chrono::Utc::now().timestamp_millis()
 }
 
-async fn pass_locked(state: &AppState, cfg: &DriverConfig) -> Result<Pass, ApiError> {
+async fn pass_locked(state: &Handles, cfg: &DriverConfig) -> Result<Pass, ApiError> {
     let started_ms = now_ms();
     let now = started_ms.div_euclid(1000);
-    let backlog = backlog(state, now).await?;
+    let backlog = backlog(&state.db, now).await?;
     let held: BTreeMap<String, Backoff> = store::backoffs(&state.db)
         .await?
         .into_iter()
@@ -360,7 +359,7 @@ async fn pass_locked(state: &AppState, cfg: &DriverConfig) -> Result<Pass, ApiEr
             .copied()
             .collect();
         i += group.len();
-        let loaded = crate::estates::loaded_estate(state, &estate_id).await;
+        let loaded = crate::estates::loaded_estate(&state.db, &state.cache, &estate_id).await;
         let (meta, estate, policy) = match loaded {
             Ok(l) => l,
             // Deleted since the backlog was read: nothing to do.
@@ -379,37 +378,10 @@ async fn pass_locked(state: &AppState, cfg: &DriverConfig) -> Result<Pass, ApiEr
         for p in group {
             match &p.subject {
                 Subject::Estate(_) => {
-                    let (e, pol) = (estate.clone(), policy.clone());
-                    let advice = tokio::task::spawn_blocking(move || {
-                        let a = berth_engine::advise(&e, &pol, now);
-                        let json = serde_json::to_string(&a).expect("serialises");
-                        (a.moves.len(), json, Arc::new(a))
-                    })
-                    .await
-                    .map_err(|e| ApiError::Internal(format!("advice task: {e}")))?;
-                    store::insert_snapshot(
-                        &state.db,
-                        store::NewSnapshot {
-                            estate: &meta.id,
-                            estate_version: meta.version,
-                            content_digest: &meta.content_digest,
-                            policy_digest: &meta.policy_digest,
-                            evaluated_at: now,
-                            moves: advice.0 as i64,
-                            result: &advice.1,
-                        },
-                    )
-                    .await?;
+                    let f = snapshot(state, &meta, &estate, &policy, now).await?;
                     store::clear_backoff(&state.db, &p.subject.key()).await?;
                     pass.evaluated += 1;
-                    fresh.insert(
-                        meta.id.clone(),
-                        notify::Fresh {
-                            version: meta.version,
-                            policy_digest: meta.policy_digest.clone(),
-                            advice: advice.2,
-                        },
-                    );
+                    fresh.insert(meta.id.clone(), f);
                 }
                 Subject::Decider { name, .. } => {
                     // Deleted since the backlog was read: nothing to do.
@@ -422,47 +394,8 @@ async fn pass_locked(state: &AppState, cfg: &DriverConfig) -> Result<Pass, ApiEr
         if due.is_empty() {
             continue;
         }
-        let body = super::request_body(&estate, &policy, now).await?;
-        let rows: Vec<store::DeciderRow> = due.iter().map(|(_, d)| d.clone()).collect();
-        let done = super::call_all(&state.outbound, &rows, body, now).await;
-        // Recorded in backlog order, whatever order the answers came in.
-        for ((p, d), call) in due.iter().zip(done) {
-            let entry = entry_json(&estate, &policy, now, &call.external).await?;
-            store::insert_run(
-                &state.db,
-                store::NewRun {
-                    estate: &meta.id,
-                    decider: &d.name,
-                    estate_version: meta.version,
-                    content_digest: &meta.content_digest,
-                    policy_digest: &meta.policy_digest,
-                    outcome: call.outcome.as_str(),
-                    started_by: "driver",
-                    started_at: now,
-                    run_time_ms: call.run_time_ms.round() as i64,
-                    entry: &entry,
-                },
-            )
-            .await?;
-            let message = match &call.external.response {
-                Err(e) => e.message.clone(),
-                Ok(_) => String::new(),
-            };
-            match call.outcome {
-                Outcome::Ok => {
-                    store::clear_backoff(&state.db, &p.subject.key()).await?;
-                    pass.evaluated += 1;
-                }
-                Outcome::Deferred { retry_after } => {
-                    pass.deferred += 1;
-                    miss(state, cfg, p, "deferred", &message, retry_after, now, &held).await?;
-                }
-                Outcome::Failed => {
-                    pass.failed += 1;
-                    miss(state, cfg, p, "failed", &message, None, now, &held).await?;
-                }
-            }
-        }
+        let at = Evaluation { meta: &meta, estate: &estate, policy: &policy, now };
+        call_due(state, cfg, &at, &due, &held, &mut pass).await?;
     }
     // After this pass's snapshots are in, so an estate's newest — always
     // kept — is the one just written.
@@ -493,9 +426,109 @@ async fn pass_locked(state: &AppState, cfg: &DriverConfig) -> Result<Pass, ApiEr
     Ok(pass)
 }
 
+/// The estate a group of the backlog is evaluated on, at the pass's time.
+struct Evaluation<'a> {
+    meta: &'a store::EstateMeta,
+    estate: &'a Arc<berth_engine::Estate>,
+    policy: &'a berth_engine::Policy,
+    now: i64,
+}
+
+/// An estate's advice at `now`, stored as a snapshot; what the
+/// notifications after the pass read of it.
+async fn snapshot(
+    state: &Handles,
+    meta: &store::EstateMeta,
+    estate: &Arc<berth_engine::Estate>,
+    policy: &berth_engine::Policy,
+    now: i64,
+) -> Result<notify::Fresh, ApiError> {
+    let (e, pol) = (estate.clone(), policy.clone());
+    let advice = tokio::task::spawn_blocking(move || {
+        let a = berth_engine::advise(&e, &pol, now);
+        let json = serde_json::to_string(&a).expect("serialises");
+        (a.moves.len(), json, Arc::new(a))
+    })
+    .await
+    .map_err(|e| ApiError::Internal(format!("advice task: {e}")))?;
+    store::insert_snapshot(
+        &state.db,
+        store::NewSnapshot {
+            estate: &meta.id,
+            estate_version: meta.version,
+            content_digest: &meta.content_digest,
+            policy_digest: &meta.policy_digest,
+            evaluated_at: now,
+            moves: advice.0 as i64,
+            result: &advice.1,
+        },
+    )
+    .await?;
+    Ok(notify::Fresh {
+        version: meta.version,
+        policy_digest: meta.policy_digest.clone(),
+        advice: advice.2,
+    })
+}
+
+/// Call the deciders due on one estate together (so one that hangs until
+/// its timeout does not hold up the others), and record each run and its
+/// outcome, in backlog order, whatever order the answers came in.
+async fn call_due(
+    state: &Handles,
+    cfg: &DriverConfig,
+    at: &Evaluation<'_>,
+    due: &[(&Pending, store::DeciderRow)],
+    held: &BTreeMap<String, Backoff>,
+    pass: &mut Pass,
+) -> Result<(), ApiError> {
+    let body = super::request_body(at.estate, at.policy, at.now).await?;
+    let rows: Vec<store::DeciderRow> = due.iter().map(|(_, d)| d.clone()).collect();
+    let done = super::call_all(&state.outbound, &rows, body, at.now).await;
+    // Recorded in backlog order, whatever order the answers came in.
+    for ((p, d), call) in due.iter().zip(done) {
+        let entry = entry_json(at.estate, at.policy, at.now, &call.external).await?;
+        store::insert_run(
+            &state.db,
+            store::NewRun {
+                estate: &at.meta.id,
+                decider: &d.name,
+                estate_version: at.meta.version,
+                content_digest: &at.meta.content_digest,
+                policy_digest: &at.meta.policy_digest,
+                outcome: call.outcome.as_str(),
+                started_by: "driver",
+                started_at: at.now,
+                run_time_ms: call.run_time_ms.round() as i64,
+                entry: &entry,
+            },
+        )
+        .await?;
+        let message = match &call.external.response {
+            Err(e) => e.message.clone(),
+            Ok(_) => String::new(),
+        };
+        match call.outcome {
+            Outcome::Ok => {
+                store::clear_backoff(&state.db, &p.subject.key()).await?;
+                pass.evaluated += 1;
+            }
+            Outcome::Deferred { retry_after } => {
+                pass.deferred += 1;
+                miss(state, cfg, p, "deferred", &message, retry_after, at.now, held).await?;
+            }
+            Outcome::Failed => {
+                pass.failed += 1;
+                miss(state, cfg, p, "failed", &message, None, at.now, held).await?;
+            }
+        }
+    }
+    Ok(())
+}
+
 #[allow(clippy::too_many_arguments)]
 async fn miss(
-    state: &AppState,
+    state: &Handles,
     cfg: &DriverConfig,
     p: &Pending,
     kind: &str,

@@ -331,21 +331,6 @@ pub fn validate_url(url: &str) -> Result<Url, ForwardError> {
     Ok(parsed)
 }
 
-/// Parses a `Retry-After` value: whole seconds, or an HTTP date (then the
-/// time left until it, zero if past). `None` for anything else.
-pub fn parse_retry_after(value: &str, now: SystemTime) -> Option<Duration> {
-    let value = value.trim();
-    if !value.is_empty() && value.bytes().all(|b| b.is_ascii_digit()) {
-        // Digits only (RFC 9110 §10.2.3: delay-seconds = 1*DIGIT); an
-        // absurdly long number saturates rather than failing.
-        return Some(Duration::from_secs(
-            value.parse::<u64>().unwrap_or(u64::MAX),
-        ));
-    }
-    let at = httpdate::parse_http_date(value).ok()?;
-    Some(at.duration_since(now).unwrap_or(Duration::ZERO))
-}
-
 /// A call that had to wait for a slot and got it with less time than this
 /// left does not start (it fails with `Busy`). 20 ms is below any real decider's
 /// answer time but a connection begun then would only be torn down at
@@ -534,7 +519,7 @@ impl Forwarder {
         let retry_after = headers
             .get(header::RETRY_AFTER)
             .and_then(|v| v.to_str().ok())
-            .and_then(|v| parse_retry_after(v, SystemTime::now()));
+            .and_then(|v| crate::retry::parse_retry_after(v, SystemTime::now()));
         let content_type = headers
             .get(header::CONTENT_TYPE)
             .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned());
@@ -700,37 +685,6 @@ mod tests {
         assert_eq!(outcome(500, ra), Outcome::Failed { status: 500 });
         assert_eq!(outcome(404, None), Outcome::Failed { status: 404 });
         assert_eq!(outcome(102, None), Outcome::Failed { status: 102 });
-    }
-
-    #[test]
-    fn retry_after_seconds_and_dates() {
-        let now = httpdate::parse_http_date("Sun, 06 Nov 1994 08:49:37 GMT").unwrap();
-        assert_eq!(
-            parse_retry_after("120", now),
-            Some(Duration::from_secs(120))
-        );
-        assert_eq!(parse_retry_after(" 0 ", now), Some(Duration::ZERO));
-        assert_eq!(
-            parse_retry_after("Sun, 06 Nov 1994 08:50:07 GMT", now),
-            Some(Duration::from_secs(30))
-        );
-        // RFC 850 and asctime forms are HTTP dates too.
-        assert_eq!(
-            parse_retry_after("Sunday, 06-Nov-94 08:50:07 GMT", now),
-            Some(Duration::from_secs(30))
-        );
-        assert_eq!(
-            parse_retry_after("Sun Nov  6 08:50:07 1994", now),
-            Some(Duration::from_secs(30))
-        );
-        // A date in the past means "now".
-        assert_eq!(
-            parse_retry_after("Sun, 06 Nov 1994 08:00:00 GMT", now),
-            Some(Duration::ZERO)
-        );
-        for junk in ["", "-5", "1.5", "soon", "12 s"] {
-            assert_eq!(parse_retry_after(junk, now), None, "{junk:?}");
-        }
     }
 
     #[test]

@@ -62,6 +62,19 @@ pub struct Outbound {
     pub vault: Option<vault::Vault>,
 }
 
+/// What a driver pass and its notifications work with, handed over by
+/// whoever runs them (`serve`, tests): the database, the parsed-estate
+/// cache, the outbound machinery, and this process's pass lock (one pass
+/// at a time on SQLite; PostgreSQL uses an advisory lock across
+/// replicas). Cheap to clone: all shared inside.
+#[derive(Clone)]
+pub struct Handles {
+    pub db: crate::db::Db,
+    pub cache: crate::cache::Cache,
+    pub outbound: Arc<Outbound>,
+    pub pass_lock: Arc<tokio::sync::Mutex<()>>,
+}
+
 /// A decider name: lower-case letters, digits, `-`, `_`, `.`, starting
 /// with a letter or digit; not the name
 /// of a built-in (their entries would be indistinguishable).

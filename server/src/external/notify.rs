@@ -22,6 +22,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 use std::time::Duration;
 
+use berth_api::ChannelKind;
 use berth_engine::advise::Move;
 use berth_engine::fact::Class;
 use berth_engine::Advice;
@@ -29,15 +30,11 @@ use bytes::Bytes;
 use serde::Serialize;
 use serde_json::{json, Value};
 
-use crate::error::ApiError;
-use crate::store::{self, ChannelRow, DueDelivery, EstateMeta};
-use crate::AppState;
-
 use super::forward::{self, ForwardError};
-use super::{signing, Outbound};
-
-/// The kinds of channel, as stored and as the API names them.
-pub const KINDS: [&str; 3] = ["webhook", "slack", "teams"];
+use super::{signing, Handles, Outbound};
+use crate::error::ApiError;
+use crate::retry::Backoff;
+use crate::store::{self, ChannelRow, DueDelivery, EstateMeta};
 
 /// The event type of the signed webhook's body.
 pub const EVENT_TYPE: &str = "berth.recommendation";
@@ -100,13 +97,13 @@ pub fn check_name(name: &str) -> Result<(), String> {
 }
 
 pub fn check_kind(kind: &str) -> Result<(), String> {
-    if KINDS.contains(&kind) {
+    if ChannelKind::parse(kind).is_some() {
         Ok(())
     } else {
         Err(format!(
             "{:?}: the kind must be one of {}",
             super::excerpt(kind),
-            KINDS.join(", ")
+            ChannelKind::names()
         ))
     }
 }
@@ -338,10 +335,10 @@ pub fn teams_message(ev: &Value) -> Value {
 
 /// The bytes a channel of `kind` is sent for event `ev`.
 pub fn body_for(kind: &str, ev: &Value) -> String {
-    match kind {
-        "slack" => slack_message(ev).to_string(),
-        "teams" => teams_message(ev).to_string(),
-        _ => ev.to_string(),
+    match ChannelKind::parse(kind) {
+        Some(ChannelKind::Slack) => slack_message(ev).to_string(),
+        Some(ChannelKind::Teams) => teams_message(ev).to_string(),
+        Some(ChannelKind::Webhook) | None => ev.to_string(),
     }
 }
 
@@ -350,11 +347,18 @@ pub fn body_for(kind: &str, ev: &Value) -> String {
 /// the receiver sent (itself capped, so a receiver cannot park a delivery
 /// for a year).
 pub fn retry_delay(attempts: i64, retry_after: Option<Duration>) -> i64 {
-    let shift = (attempts - 1).clamp(0, 30) as u32;
-    let doubled = BASE_RETRY_S.saturating_mul(1i64 << shift).min(MAX_RETRY_S);
-    let asked = retry_after.map_or(0, |d| d.as_secs().min(MAX_RETRY_S as u64) as i64);
-    doubled.max(asked)
+    REDELIVERY.delay_s(attempts, retry_after)
 }
+
+/// The redelivery schedule: [`BASE_RETRY_S`] doubling to
+/// [`MAX_RETRY_S`], no jitter (one server sends), a receiver's
+/// `Retry-After` held to the same ceiling.
+const REDELIVERY: Backoff = Backoff {
+    base: Duration::from_secs(BASE_RETRY_S as u64),
+    ceiling: Duration::from_secs(MAX_RETRY_S as u64),
+    jitter: false,
+    asked_at_most: Some(Duration::from_secs(MAX_RETRY_S as u64)),
+};
 
 /// The vault's associated data for a channel's secret: distinct from
 /// every decider's name (those cannot hold `:`).
@@ -365,7 +369,7 @@ pub fn vault_name(channel: &str) -> String {
 /// The notification step of a pass at `now`: queue what is new, then send
 /// what is due.
 pub async fn after_pass(
-    state: &AppState,
+    state: &Handles,
     now: i64,
     fresh: &BTreeMap<String, Fresh>,
 ) -> Result<Summary, ApiError> {
@@ -380,7 +384,7 @@ pub async fn after_pass(
 /// the estate's current version and policy is looked at: an older one is
 /// about to be replaced by the driver.
 async fn enqueue(
-    state: &AppState,
+    state: &Handles,
     now: i64,
     fresh: &BTreeMap<String, Fresh>,
 ) -> Result<usize, ApiError> {
@@ -428,7 +432,7 @@ async fn enqueue(
         };
         // What people dismissed or snoozed, and that still holds at this
         // pass (docs/reviews.md): the same recommendations the pages hide.
-        let hidden = crate::reviews::hidden_identities(state, &estate, &advice, now).await?;
+        let hidden = crate::reviews::hidden_identities(&state.db, &estate, &advice, now).await?;
         for ch in behind {
             let picked = eligible(&advice, ch, &hidden);
             let made: Vec<(String, String, String)> = picked
@@ -470,16 +474,17 @@ async fn enqueue(
 /// for a channel that joined after the driver made it. `None` if the
 /// estate changed or went meanwhile.
 async fn advice_at(
-    state: &AppState,
+    state: &Handles,
     id: &str,
     meta: &EstateMeta,
     evaluated_at: i64,
 ) -> Result<Option<Arc<Advice>>, ApiError> {
-    let (now_meta, estate, policy) = match crate::estates::loaded_estate(state, id).await {
-        Ok(l) => l,
-        Err(ApiError::NotFound(_)) => return Ok(None),
-        Err(e) => return Err(e),
-    };
+    let (now_meta, estate, policy) =
+        match crate::estates::loaded_estate(&state.db, &state.cache, id).await {
+            Ok(l) => l,
+            Err(ApiError::NotFound(_)) => return Ok(None),
+            Err(e) => return Err(e),
+        };
     if now_meta.version != meta.version || now_meta.policy_digest != meta.policy_digest {
         return Ok(None);
     }
@@ -550,7 +555,7 @@ async fn attempt(
     sign_at: i64,
 ) -> Result<u16, Miss> {
     let mut headers: Vec<(&'static str, String)> = Vec::new();
-    if ch.kind == "webhook" {
+    if ch.kind == ChannelKind::Webhook.as_str() {
         let Some(sealed) = &ch.secret_sealed else {
             return Err(miss(format!(
                 "channel {:?} has no secret; rotate one with POST /api/notification-channels/{}/secret",
@@ -616,7 +621,7 @@ async fn attempt(
 /// [`retry_delay`], or failed after [`MAX_ATTEMPTS`] (or at once when
 /// retrying cannot help). The driver calls it from each pass; tests call
 /// it with a later `now` to step through the schedule.
-pub async fn deliver_due(state: &AppState, now: i64) -> Result<Summary, ApiError> {
+pub async fn deliver_due(state: &Handles, now: i64) -> Result<Summary, ApiError> {
     let due = store::due_deliveries(&state.db, now, SENDS_PER_PASS).await?;
     let mut summary = Summary::default();
     if due.is_empty() {

@@ -20,8 +20,8 @@ use crate::clock::now_s;
 use crate::error::{ApiError, ApiResult};
 use crate::estates::{loaded_estate, visible_estate};
 use crate::external::{self, driver, signing};
+use crate::state::AppState;
 use crate::store::{self, DeciderRow};
-use crate::AppState;
 
 /// Deciders, runs, snapshots and the driver.
 pub const ROUTES: &[Route] = &[
@@ -286,7 +286,7 @@ pub(crate) async fn run_named(
         })?;
         rows.push(d);
     }
-    let (meta, estate, policy) = loaded_estate(state, id).await?;
+    let (meta, estate, policy) = loaded_estate(&state.db, &state.cache, id).await?;
     let body = external::request_body(&estate, &policy, now).await?;
     // Signed with the wall clock whatever the evaluation time: a decider
     // checks the timestamp against its own clock.
@@ -362,7 +362,7 @@ async fn run_one(
     body: Body,
 ) -> ApiResult<Json<Value>> {
     check_run_body(&read_body(body, SMALL_BODY_LIMIT).await?)?;
-    visible_estate(&state, &caller, &id).await?;
+    visible_estate(&state.db, &caller, &id).await?;
     if store::decider(&state.db, &name).await?.is_none() {
         return Err(not_found(&name));
     }
@@ -409,7 +409,7 @@ async fn runs(
     Path((id, name)): Path<(String, String)>,
     Query(q): Query<HistoryQuery>,
 ) -> ApiResult<Json<Value>> {
-    visible_estate(&state, &caller, &id).await?;
+    visible_estate(&state.db, &caller, &id).await?;
     let limit = limit_of(q.limit)?;
     let runs = store::list_runs(&state.db, &id, Some(&name), limit).await?;
     Ok(Json(json!({ "runs": runs })))
@@ -421,7 +421,7 @@ async fn snapshots(
     Path(id): Path<String>,
     Query(q): Query<HistoryQuery>,
 ) -> ApiResult<Json<Value>> {
-    visible_estate(&state, &caller, &id).await?;
+    visible_estate(&state.db, &caller, &id).await?;
     let limit = limit_of(q.limit)?;
     // Only the newest carries its (large) result; older ones are history.
     let mut list = store::list_snapshots(&state.db, &id, limit, false).await?;
@@ -456,7 +456,7 @@ async fn history(
     Path(id): Path<String>,
     Query(q): Query<HistoryQuery>,
 ) -> ApiResult<Response> {
-    visible_estate(&state, &caller, &id).await?;
+    visible_estate(&state.db, &caller, &id).await?;
     let limit = history_limit_of(q.limit)?;
     let snapshots = store::history_snapshots(&state.db, &id, limit).await?;
     let bytes = tokio::task::spawn_blocking(move || berth_engine::front::history(&snapshots))
@@ -466,5 +466,7 @@ async fn history(
 }
 
 async fn driver_health(State(state): State<AppState>) -> ApiResult<Json<driver::Health>> {
-    Ok(Json(driver::health(&state, now_s()).await?))
+    Ok(Json(
+        driver::health(&state.db, state.driver.as_deref(), now_s()).await?,
+    ))
 }

@@ -19,8 +19,8 @@ use crate::auth::Caller;
 use crate::clock::now_s;
 use crate::error::{ApiError, ApiResult};
 use crate::estates::{canonicalise, loaded_estate, visible_estate};
+use crate::state::AppState;
 use crate::store;
-use crate::AppState;
 
 /// Estates and their files.
 pub const ROUTES: &[Route] = &[
@@ -145,8 +145,8 @@ async fn get_estate(
     caller: Caller,
     Path(id): Path<String>,
 ) -> ApiResult<Json<Value>> {
-    visible_estate(&state, &caller, &id).await?;
-    let (meta, e, policy) = loaded_estate(&state, &id).await?;
+    visible_estate(&state.db, &caller, &id).await?;
+    let (meta, e, policy) = loaded_estate(&state.db, &state.cache, &id).await?;
     let mut s = summary(&meta, &e);
     // From this time on even the newest fact has outlived the measured and
     // reported windows: every fact of the estate is inferred or guessed,
@@ -162,7 +162,7 @@ async fn delete_estate(
     caller: Caller,
     Path(id): Path<String>,
 ) -> ApiResult<StatusCode> {
-    visible_estate(&state, &caller, &id).await?;
+    visible_estate(&state.db, &caller, &id).await?;
     if store::delete_estate(&state.db, &id).await? {
         tracing::info!(estate = %id, by = %caller.principal()?.subject, "estate deleted");
         Ok(StatusCode::NO_CONTENT)
@@ -183,7 +183,7 @@ async fn export_file(
     Path(id): Path<String>,
     Query(q): Query<ExportQuery>,
 ) -> ApiResult<Response> {
-    visible_estate(&state, &caller, &id).await?;
+    visible_estate(&state.db, &caller, &id).await?;
     let row = store::estate_row(&state.db, &id)
         .await?
         .ok_or_else(|| ApiError::NotFound(format!("no estate {id:?}")))?;
@@ -220,7 +220,7 @@ async fn import_file(
     headers: HeaderMap,
     body: Body,
 ) -> ApiResult<Json<berth_api::EstateSummary>> {
-    let meta = visible_estate(&state, &caller, &id).await?;
+    let meta = visible_estate(&state.db, &caller, &id).await?;
     let bytes = read_body(body, ESTATE_BODY_LIMIT).await?;
     let text = utf8(&bytes)?.to_string();
     let format = format_of(&headers, &text);

@@ -13,8 +13,8 @@ use berth_engine::estate;
 
 use crate::auth::Caller;
 use crate::clock::now_s;
-use crate::error::{ApiError, ApiResult};
-use crate::AppState;
+use crate::error::{counted, ApiError, ApiResult};
+use crate::state::AppState;
 
 /// Body limits. Estate files get room for a 5,000-service estate (~12 MB
 /// as JSON) with margin; compare bodies carry replies of up to the decider
@@ -113,17 +113,16 @@ pub fn result_fits(state: &AppState, op: &'static str, result: &str) -> ApiResul
 /// error: `{path, line: null, message}` per field; `what` names the thing
 /// refused ("decider", "notification channel", "decision").
 pub fn invalid_fields(what: &str, errors: Vec<(&str, String)>) -> ApiError {
-    ApiError::Invalid {
-        message: format!(
-            "invalid {what}: {} error{}; nothing was written",
-            errors.len(),
-            if errors.len() == 1 { "" } else { "s" }
+    ApiError::invalid(
+        format!(
+            "invalid {what}: {}; nothing was written",
+            counted(errors.len(), "error")
         ),
-        details: json!({"errors": errors
+        errors
             .into_iter()
             .map(|(path, message)| json!({"path": path, "line": null, "message": message}))
-            .collect::<Vec<_>>()}),
-    }
+            .collect::<Vec<_>>(),
+    )
 }
 
 pub fn utf8(bytes: &Bytes) -> ApiResult<&str> {

@@ -16,10 +16,10 @@ use super::route::{route, Route, OPERATOR};
 use crate::auth::{Access, Caller};
 use crate::clock::now_s;
 use crate::digest::sha256_hex_bytes;
-use crate::error::{ApiError, ApiResult};
+use crate::error::{counted, ApiError, ApiResult};
 use crate::estates::{visible_estate, write_locked};
+use crate::state::AppState;
 use crate::store;
-use crate::AppState;
 
 /// Fact updates, observations and imports.
 pub const ROUTES: &[Route] = &[
@@ -34,7 +34,7 @@ async fn update_facts(
     Path(id): Path<String>,
     body: Body,
 ) -> ApiResult<Json<Value>> {
-    visible_estate(&state, &caller, &id).await?;
+    visible_estate(&state.db, &caller, &id).await?;
     let bytes = read_body(body, ESTATE_BODY_LIMIT).await?;
     let batch: crate::facts::FactBatch = json_body(&bytes, "fact updates")?;
     let received_at = now_s();
@@ -46,16 +46,16 @@ async fn update_facts(
         .ok_or_else(|| ApiError::NotFound(format!("no estate {id:?}")))?;
     let doc: Value = serde_json::from_str(&lock.row.document)
         .map_err(|e| ApiError::Internal(format!("stored document of {id}: {e}")))?;
-    let new_doc =
-        crate::facts::apply(&doc, &batch, received_at).map_err(|errors| ApiError::Invalid {
-            message: format!(
-                "{} fact update{} refused; nothing was applied",
-                errors.len(),
-                if errors.len() == 1 { "" } else { "s" }
+    let new_doc = crate::facts::apply(&doc, &batch, received_at).map_err(|errors| {
+        ApiError::invalid(
+            format!(
+                "{} refused; nothing was applied",
+                counted(errors.len(), "fact update")
             ),
-            details: json!({ "errors": errors }),
-        })?;
-    let meta = write_locked(&state, lock, &new_doc, None).await?;
+            errors,
+        )
+    })?;
+    let meta = write_locked(&state.cache, lock, &new_doc, None).await?;
     Ok(Json(json!({
         "estate": id,
         "version": meta.version,
@@ -83,9 +83,8 @@ async fn register_probe(
     let Some(probe) = probe else {
         return Ok(vec![]);
     };
-    let refuse = |path: &str, message: String| ApiError::Invalid {
-        message: "invalid probe; nothing was applied".into(),
-        details: json!({"errors": [{"path": path, "line": null, "message": message}]}),
+    let refuse = |path: &str, message: String| {
+        ApiError::invalid_at("invalid probe; nothing was applied", path, message)
     };
     if !known(&probe.cluster) {
         return Err(refuse(
@@ -189,18 +188,18 @@ async fn observe(
     let p = caller.principal()?.clone();
     // Per token (or user): one misbehaving agent cannot crowd out others.
     state.observe_limiter.check_key(&p.subject)?;
-    visible_estate(&state, &caller, &id).await?;
+    visible_estate(&state.db, &caller, &id).await?;
     let bytes = read_body(body, ESTATE_BODY_LIMIT).await?;
     let batch: ObservationBatch = json_body(&bytes, "observations")?;
     if batch.batch_id.is_empty()
         || batch.batch_id.chars().count() > MAX_BATCH_ID_CHARS
         || batch.batch_id.chars().any(char::is_control)
     {
-        return Err(ApiError::Invalid {
-            message: "invalid batch_id; nothing was applied".into(),
-            details: json!({"errors": [{"path": "/batch_id", "line": null,
-                "message": format!("1 to {MAX_BATCH_ID_CHARS} characters, no control characters")}]}),
-        });
+        return Err(ApiError::invalid_at(
+            "invalid batch_id; nothing was applied",
+            "/batch_id",
+            format!("1 to {MAX_BATCH_ID_CHARS} characters, no control characters"),
+        ));
     }
     let digest = sha256_hex_bytes(&bytes);
     let mut lock = store::lock_estate(&state.db, &id)
@@ -262,14 +261,15 @@ async fn observe(
     }
     let mut cluster_created = None;
     if let Some(record) = &batch.cluster {
-        let created =
-            with_new_cluster(&doc, record, received_at).map_err(|errors| ApiError::Invalid {
-                message: format!(
+        let created = with_new_cluster(&doc, record, received_at).map_err(|errors| {
+            ApiError::invalid(
+                format!(
                     "cluster {:?} cannot be created as described; nothing was applied",
                     record.id
                 ),
-                details: json!({ "errors": errors }),
-            })?;
+                errors,
+            )
+        })?;
         if let Some(new_doc) = created {
             let allowed = p.may_create_clusters || p.role >= crate::auth::Role::Operator;
             if !allowed {
@@ -290,14 +290,13 @@ async fn observe(
         received_at,
     };
     let new_doc = crate::facts::apply_with(&doc, &batch.observations, &mode).map_err(|errors| {
-        ApiError::Invalid {
-            message: format!(
-                "{} observation{} refused; nothing was applied",
-                errors.len(),
-                if errors.len() == 1 { "" } else { "s" }
+        ApiError::invalid(
+            format!(
+                "{} refused; nothing was applied",
+                counted(errors.len(), "observation")
             ),
-            details: json!({ "errors": errors }),
-        }
+            errors,
+        )
     })?;
     let applied = batch.observations.len() as i64;
     let record = store::NewBatch {
@@ -306,7 +305,7 @@ async fn observe(
         body_digest: &digest,
         applied,
     };
-    let meta = write_locked(&state, lock, &new_doc, Some(record)).await?;
+    let meta = write_locked(&state.cache, lock, &new_doc, Some(record)).await?;
     if let Some(c) = &cluster_created {
         tracing::info!(estate = %id, cluster = %c, by = %p.subject, "cluster created by its agent");
     }
@@ -343,7 +342,7 @@ async fn import_kubernetes(
             "this agent token may not import services: an administrator can create one with \"may_sync_services\": true (for `berth agent --kubernetes`), or import with an operator's token".into(),
         ));
     }
-    visible_estate(&state, &caller, &id).await?;
+    visible_estate(&state.db, &caller, &id).await?;
     let bytes = read_body(body, ESTATE_BODY_LIMIT).await?;
     let b: KubernetesImportRequest = json_body(&bytes, "kubernetes import")?;
     if b.files.is_empty() {
@@ -366,20 +365,26 @@ async fn import_kubernetes(
             ..kubernetes::Options::default()
         },
     )
-    .map_err(|errors| ApiError::Invalid {
-        message: format!(
-            "nothing imported: {} error{} in the manifests (skip_invalid leaves such objects out)",
-            errors.len(),
-            if errors.len() == 1 { "" } else { "s" }
-        ),
-        details: json!({"errors": errors.iter().map(|e| json!({
-                "path": if e.path.is_empty() { "/" } else { &e.path },
-                "line": e.line,
-                "message": e.message,
-                "file": e.file,
-                "document": e.document,
-                "object": e.object,
-            })).collect::<Vec<_>>()}),
+    .map_err(|errors| {
+        ApiError::invalid(
+            format!(
+                "nothing imported: {} in the manifests (skip_invalid leaves such objects out)",
+                counted(errors.len(), "error")
+            ),
+            errors
+                .iter()
+                .map(|e| {
+                    json!({
+                        "path": if e.path.is_empty() { "/" } else { &e.path },
+                        "line": e.line,
+                        "message": e.message,
+                        "file": e.file,
+                        "document": e.document,
+                        "object": e.object,
+                    })
+                })
+                .collect::<Vec<_>>(),
+        )
     })?;
     let mut imported = imported;
     imported.complete &= !b.incomplete;
@@ -389,21 +394,17 @@ async fn import_kubernetes(
     let doc: Value = serde_json::from_str(&lock.row.document)
         .map_err(|e| ApiError::Internal(format!("stored document of {id}: {e}")))?;
     let (merged, report) = import::merge(&doc, &b.cluster, &imported).map_err(|e| match e {
-        import::MergeError::UnknownCluster { .. } => ApiError::Invalid {
-            message: e.to_string(),
-            details: json!({"errors": [{"path": "/cluster", "line": null, "message": e.to_string()}]}),
-        },
-        other => ApiError::Invalid {
-            message: other.to_string(),
-            details: json!({"errors": []}),
-        },
+        import::MergeError::UnknownCluster { .. } => {
+            ApiError::invalid_at(e.to_string(), "/cluster", e.to_string())
+        }
+        other => ApiError::invalid(other.to_string(), Vec::<Value>::new()),
     })?;
     let noop = report.is_noop();
     let version = if b.dry_run || noop {
         // Dropping the lock rolls back: nothing was written.
         lock.row.meta.version
     } else {
-        let meta = write_locked(&state, lock, &merged, None).await?;
+        let meta = write_locked(&state.cache, lock, &merged, None).await?;
         tracing::info!(estate = %id, cluster = %b.cluster, version = meta.version, added = report.added.len(), changed = report.changed.len(), removed = report.removed.len(), "kubernetes import");
         meta.version
     };

@@ -27,7 +27,7 @@ use serde_json::Value;
 
 use crate::auth;
 use crate::error::ApiError;
-use crate::AppState;
+use crate::state::AppState;
 
 mod deciders;
 mod estates;
@@ -91,7 +91,7 @@ pub fn app(state: AppState) -> Router {
         .fallback_service(crate::web::pages(&state.config.site))
         .method_not_allowed_fallback(method_not_allowed)
         .layer(middleware::from_fn_with_state(
-            state.clone(),
+            state.gate(),
             auth::authenticate,
         ))
         // One INFO line per request (method, URI, status, latency). Headers

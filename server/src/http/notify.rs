@@ -6,6 +6,7 @@ use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::Json;
+use berth_api::ChannelKind;
 use berth_engine::estate::format_time;
 use serde::Deserialize;
 
@@ -15,8 +16,8 @@ use crate::auth::Caller;
 use crate::clock::now_s;
 use crate::error::{ApiError, ApiResult};
 use crate::external::{self, notify, signing};
+use crate::state::AppState;
 use crate::store::{self, ChannelRow};
-use crate::AppState;
 
 /// Channels and deliveries.
 pub const ROUTES: &[Route] = &[
@@ -70,7 +71,7 @@ fn new_secret(state: &AppState, name: &str) -> ApiResult<(String, String, String
 fn public(c: &ChannelRow) -> berth_api::NotificationChannel {
     // The whole URL for a signed webhook; for Slack and Teams, whose URL
     // is the credential, only its scheme and host followed by `/…`.
-    let url = if c.kind == "webhook" {
+    let url = if c.kind == ChannelKind::Webhook.as_str() {
         c.url.clone()
     } else {
         match url::Url::parse(&c.url) {
@@ -131,10 +132,7 @@ async fn create(State(state): State<AppState>, body: Body) -> ApiResult<Response
     match &b.kind {
         None => errors.push((
             "/kind",
-            format!(
-                "a channel needs a kind: one of {}",
-                notify::KINDS.join(", ")
-            ),
+            format!("a channel needs a kind: one of {}", ChannelKind::names()),
         )),
         Some(k) => {
             if let Err(e) = notify::check_kind(k) {
@@ -148,7 +146,7 @@ async fn create(State(state): State<AppState>, body: Body) -> ApiResult<Response
     }
     // A signed channel always has a secret: an unsigned webhook would be
     // one anybody could forge.
-    let secret = if kind == "webhook" {
+    let secret = if kind == ChannelKind::Webhook.as_str() {
         Some(new_secret(&state, &name)?)
     } else {
         None
@@ -244,7 +242,7 @@ async fn rotate(
     let c = store::channel(&state.db, &name)
         .await?
         .ok_or_else(|| not_found(&name))?;
-    if c.kind != "webhook" {
+    if c.kind != ChannelKind::Webhook.as_str() {
         return Err(invalid(vec![(
             "/kind",
             format!(

@@ -8,7 +8,7 @@ use axum::Json;
 use serde_json::{json, Value};
 
 use super::route::{route, Route, PUBLIC};
-use crate::AppState;
+use crate::state::AppState;
 
 /// Health and metrics.
 pub const ROUTES: &[Route] = &[

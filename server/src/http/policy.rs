@@ -13,10 +13,10 @@ use super::extract::{json_body, raw_json, read_body, to_json, utf8, Query, SMALL
 use super::route::{route, Route, OPERATOR, VIEWER};
 use crate::auth::Caller;
 use crate::clock::now_s;
-use crate::error::{ApiError, ApiResult};
+use crate::error::{counted, ApiError, ApiResult};
 use crate::estates::visible_estate;
+use crate::state::AppState;
 use crate::store;
-use crate::AppState;
 
 /// The policy.
 pub const ROUTES: &[Route] = &[
@@ -29,7 +29,7 @@ async fn get_policy(
     caller: Caller,
     Path(id): Path<String>,
 ) -> ApiResult<Response> {
-    let meta = visible_estate(&state, &caller, &id).await?;
+    let meta = visible_estate(&state.db, &caller, &id).await?;
     let policy = store::policy_of(&state.db, &id)
         .await?
         .ok_or_else(|| ApiError::NotFound(format!("no estate {id:?}")))?;
@@ -108,7 +108,7 @@ async fn put_policy(
     Query(q): Query<PutQuery>,
     body: Body,
 ) -> ApiResult<Json<Value>> {
-    let before = visible_estate(&state, &caller, &id).await?;
+    let before = visible_estate(&state.db, &caller, &id).await?;
     let reason = q.reason.unwrap_or_default().trim().to_string();
     if reason.chars().count() > MAX_REASON_CHARS {
         return Err(ApiError::bad_request(format!(
@@ -123,13 +123,14 @@ async fn put_policy(
     // Not JSON at all is a malformed request (400), like on every route;
     // JSON that is no valid policy is invalid content (422).
     let _: Value = json_body(&bytes, "policy")?;
-    let policy = Policy::from_json(text).map_err(|errors| ApiError::Invalid {
-        message: format!(
-            "invalid policy: {} error{}; the policy was not changed",
-            errors.len(),
-            if errors.len() == 1 { "" } else { "s" }
-        ),
-        details: json!({ "errors": errors.iter().map(policy_error_item).collect::<Vec<_>>() }),
+    let policy = Policy::from_json(text).map_err(|errors| {
+        ApiError::invalid(
+            format!(
+                "invalid policy: {}; the policy was not changed",
+                counted(errors.len(), "error")
+            ),
+            errors.iter().map(policy_error_item).collect::<Vec<_>>(),
+        )
     })?;
     let digest = policy.digest();
     let old: Value = store::policy_of(&state.db, &id)

@@ -13,7 +13,6 @@ use axum::extract::{Path, State};
 use axum::http::{header, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use serde::Deserialize;
-use serde_json::json;
 
 use berth_api::EstateSnapshot;
 use berth_engine::{decider, estate, front, plan, Estate, Policy};
@@ -26,10 +25,10 @@ use super::route::{route, Route, OPERATOR, VIEWER};
 use crate::auth::Caller;
 use crate::clock::now_s;
 use crate::digest::body_digest;
-use crate::error::{ApiError, ApiResult};
+use crate::error::{counted, ApiError, ApiResult};
 use crate::estates::{envelope, invalid_scenario, loaded_estate, result_key, visible_estate};
+use crate::state::AppState;
 use crate::store;
-use crate::AppState;
 
 /// Engine results.
 pub const ROUTES: &[Route] = &[
@@ -89,7 +88,7 @@ async fn engine_bytes<F>(
 where
     F: FnOnce(&Estate, &Policy, i64) -> ApiResult<String> + Send + 'static,
 {
-    let meta = visible_estate(state, caller, id).await?;
+    let meta = visible_estate(&state.db, caller, id).await?;
     let key = result_key(op, &meta, now, extra);
     if let Some(body) = state.cache.result(&key) {
         state.metrics.cache(op, true);
@@ -97,7 +96,7 @@ where
     }
     state.metrics.cache(op, false);
     engine_allowed(state, caller)?;
-    let (meta, estate, policy) = loaded_estate(state, id).await?;
+    let (meta, estate, policy) = loaded_estate(&state.db, &state.cache, id).await?;
     let start = Instant::now();
     let policy_digest = meta.policy_digest.clone();
     let result = tokio::task::spawn_blocking(move || run(&estate, &policy, now))
@@ -121,7 +120,7 @@ async fn snapshot(
     caller: Caller,
     Path(id): Path<String>,
 ) -> ApiResult<Response> {
-    visible_estate(&state, &caller, &id).await?;
+    visible_estate(&state.db, &caller, &id).await?;
     let row = store::estate_row(&state.db, &id)
         .await?
         .ok_or_else(|| ApiError::NotFound(format!("no estate {id:?}")))?;
@@ -182,21 +181,21 @@ struct PlanQuery {
 /// Plan errors as a 422, each message starting with the input it is
 /// about (`services: …`, `scenario: …`, `estate: …`).
 fn invalid_plan(errors: &[plan::PlanError]) -> ApiError {
-    ApiError::Invalid {
-        message: format!(
-            "cannot write the plan: {} error{}",
-            errors.len(),
-            if errors.len() == 1 { "" } else { "s" }
-        ),
-        details: json!({ "errors": errors
+    ApiError::invalid(
+        format!("cannot write the plan: {}", counted(errors.len(), "error")),
+        errors
             .iter()
             .map(|e| front::ErrorItem {
-                path: if e.path.is_empty() { "/".into() } else { e.path.clone() },
+                path: if e.path.is_empty() {
+                    "/".into()
+                } else {
+                    e.path.clone()
+                },
                 line: e.line,
                 message: format!("{}: {}", e.input, e.message),
             })
-            .collect::<Vec<_>>() }),
-    }
+            .collect::<Vec<_>>(),
+    )
 }
 
 async fn plan(
@@ -222,7 +221,7 @@ async fn plan(
     // change while the estate does not.
     let scenario = match &q.scenario {
         Some(name) => {
-            visible_estate(&state, &caller, &id).await?;
+            visible_estate(&state.db, &caller, &id).await?;
             Some(
                 store::scenario(&state.db, &id, name)
                     .await?
@@ -408,7 +407,7 @@ async fn compare_live(
     names: Vec<String>,
     uploaded: Vec<decider::External>,
 ) -> ApiResult<Response> {
-    visible_estate(state, caller, id).await?;
+    visible_estate(&state.db, caller, id).await?;
     engine_allowed(state, caller)?;
     let mut seen = std::collections::BTreeSet::new();
     for n in &names {
@@ -431,7 +430,7 @@ async fn compare_live(
     let (mut externals, _, meta) =
         super::deciders::run_named(state, caller, id, &names, now).await?;
     externals.extend(uploaded);
-    let (meta2, estate, policy) = loaded_estate(state, id).await?;
+    let (meta2, estate, policy) = loaded_estate(&state.db, &state.cache, id).await?;
     if meta2.version != meta.version || meta2.policy_digest != meta.policy_digest {
         return Err(ApiError::Conflict(format!(
             "estate {id:?} changed while the deciders ran; compare again"

@@ -29,8 +29,8 @@ use crate::clock::now_s;
 use crate::error::{ApiError, ApiResult};
 use crate::estates::{loaded_estate, visible_estate};
 use crate::reviews::decision_of;
+use crate::state::AppState;
 use crate::store::{self, NewAudit, ReviewRow};
-use crate::AppState;
 
 /// Reviews and the audit trail.
 pub const ROUTES: &[Route] = &[
@@ -61,7 +61,7 @@ async fn advice_at(
     BTreeMap<String, usize>,
     Vec<berth_engine::MoveWhy>,
 )> {
-    let (meta, e, p) = loaded_estate(state, id).await?;
+    let (meta, e, p) = loaded_estate(&state.db, &state.cache, id).await?;
     let (advice, whys) = tokio::task::spawn_blocking(move || {
         let a = berth_engine::advise(&e, &p, now);
         let w = if with_why {
@@ -156,7 +156,7 @@ async fn list(
     Query(q): Query<EvalQuery>,
 ) -> ApiResult<Json<api::ReviewList>> {
     let now = eval_now(&q.now)?;
-    visible_estate(&state, &caller, &id).await?;
+    visible_estate(&state.db, &caller, &id).await?;
     let rows = store::reviews(&state.db, &id).await?;
     let (meta, advice, index, _) = advice_at(&state, &id, now, false).await?;
     Ok(Json(api::ReviewList {
@@ -183,7 +183,7 @@ async fn decide(
     body: Body,
 ) -> ApiResult<(StatusCode, Json<api::ReviewAnswer>)> {
     let now = eval_now(&q.now)?;
-    visible_estate(&state, &caller, &id).await?;
+    visible_estate(&state.db, &caller, &id).await?;
     let bytes = read_body(body, SMALL_BODY_LIMIT).await?;
     let b: api::NewReview = json_body(&bytes, "decision")?;
     let mut errors: Vec<(&str, String)> = Vec::new();
@@ -361,7 +361,7 @@ async fn clear(
     Path(id): Path<String>,
     body: Body,
 ) -> ApiResult<StatusCode> {
-    visible_estate(&state, &caller, &id).await?;
+    visible_estate(&state.db, &caller, &id).await?;
     let bytes = read_body(body, SMALL_BODY_LIMIT).await?;
     let q: api::ClearReview = json_body(&bytes, "clear")?;
     let actor = caller.principal()?.subject.clone();
@@ -409,7 +409,7 @@ async fn audit(
     Path(id): Path<String>,
     Query(q): Query<AuditQuery>,
 ) -> ApiResult<Json<api::AuditList>> {
-    visible_estate(&state, &caller, &id).await?;
+    visible_estate(&state.db, &caller, &id).await?;
     let limit = q.limit.unwrap_or(AUDIT_DEFAULT);
     if !(1..=AUDIT_MAX).contains(&limit) {
         return Err(ApiError::bad_request(format!(

@@ -8,7 +8,7 @@ use axum::http::Method;
 use axum::routing::MethodRouter;
 
 use crate::auth::{Access, Role};
-use crate::AppState;
+use crate::state::AppState;
 
 /// One row of the route table.
 #[derive(Clone)]

@@ -15,8 +15,8 @@ use crate::auth::Caller;
 use crate::clock::now_s;
 use crate::error::{ApiError, ApiResult};
 use crate::estates::{invalid_scenario, loaded_estate, visible_estate};
+use crate::state::AppState;
 use crate::store;
-use crate::AppState;
 
 /// Saved scenarios.
 pub const ROUTES: &[Route] = &[
@@ -31,7 +31,7 @@ async fn list_scenarios(
     caller: Caller,
     Path(id): Path<String>,
 ) -> ApiResult<Json<berth_api::ScenarioList>> {
-    visible_estate(&state, &caller, &id).await?;
+    visible_estate(&state.db, &caller, &id).await?;
     let scenarios = store::list_scenarios(&state.db, &id)
         .await?
         .into_iter()
@@ -49,7 +49,7 @@ async fn get_scenario(
     caller: Caller,
     Path((id, name)): Path<(String, String)>,
 ) -> ApiResult<Response> {
-    visible_estate(&state, &caller, &id).await?;
+    visible_estate(&state.db, &caller, &id).await?;
     let body = store::scenario(&state.db, &id, &name)
         .await?
         .ok_or_else(|| ApiError::NotFound(format!("no scenario {name:?} in estate {id:?}")))?;
@@ -62,14 +62,14 @@ async fn put_scenario(
     Path((id, name)): Path<(String, String)>,
     body: Body,
 ) -> ApiResult<StatusCode> {
-    visible_estate(&state, &caller, &id).await?;
+    visible_estate(&state.db, &caller, &id).await?;
     check_id("scenario name", &name)?;
     let bytes = read_body(body, SMALL_BODY_LIMIT).await?;
     let text = utf8(&bytes)?;
     // Checked against the estate as it is now: a saved scenario names
     // services and clusters that exist. (It may go stale later; running it
     // then reports exactly what vanished.)
-    let (_, e, _) = loaded_estate(&state, &id).await?;
+    let (_, e, _) = loaded_estate(&state.db, &state.cache, &id).await?;
     let sc = whatif::Scenario::from_json_checked(text, &e).map_err(|mut errors| {
         whatif::locate_errors(&mut errors, text);
         invalid_scenario(&errors)
@@ -91,7 +91,7 @@ async fn delete_scenario(
     caller: Caller,
     Path((id, name)): Path<(String, String)>,
 ) -> ApiResult<StatusCode> {
-    visible_estate(&state, &caller, &id).await?;
+    visible_estate(&state.db, &caller, &id).await?;
     if store::delete_scenario(&state.db, &id, &name).await? {
         Ok(StatusCode::NO_CONTENT)
     } else {

@@ -16,8 +16,8 @@ use crate::auth::{self, Caller, Role, Via};
 use crate::clock::now_s;
 use crate::digest::sha256_hex;
 use crate::error::{ApiError, ApiResult};
+use crate::state::AppState;
 use crate::store;
-use crate::AppState;
 
 /// Sessions; listed early in the table.
 pub const SESSION_ROUTES: &[Route] = &[

@@ -5,9 +5,9 @@
 //! webhook's secret shown once), delete (docs/notifications.md).
 
 use berth_api::{
-    CreatedToken, CreatedUser, NewNotificationChannel, NewToken, NewUser, NotificationChannel,
-    NotificationChannelList, NotificationChannelWithSecret, Role, TokenInfo, TokenList, User,
-    UserList,
+    ChannelKind, CreatedToken, CreatedUser, NewNotificationChannel, NewToken, NewUser,
+    NotificationChannel, NotificationChannelList, NotificationChannelWithSecret, Role, TokenInfo,
+    TokenList, User, UserList,
 };
 use leptos::prelude::*;
 
@@ -367,7 +367,7 @@ fn Channels() -> impl IntoView {
     let error = RwSignal::new(None::<String>);
     let done = RwSignal::new(None::<String>);
     let name = RwSignal::new(String::new());
-    let kind = RwSignal::new("webhook".to_string());
+    let kind = RwSignal::new(ChannelKind::Webhook.as_str().to_string());
     let url = RwSignal::new(String::new());
     let min_gain = RwSignal::new("0".to_string());
     let min_confidence = RwSignal::new("guessed".to_string());
@@ -494,9 +494,9 @@ fn Channels() -> impl IntoView {
                     <div class="field">
                         <label for="channel-kind">"Channel kind"</label>
                         <select id="channel-kind" on:change=move |ev| kind.set(event_target_value(&ev)) prop:value=move || kind.get()>
-                            <option value="webhook">"signed webhook (Standard Webhooks)"</option>
-                            <option value="slack">"Slack incoming webhook"</option>
-                            <option value="teams">"Microsoft Teams incoming webhook"</option>
+                            {ChannelKind::ALL
+                                .map(|k| view! { <option value=k.as_str()>{k.label()}</option> })
+                                .to_vec()}
                         </select>
                     </div>
                     <div class="field">
