@@ -84,7 +84,8 @@ async function layout(page) {
       above: (() => {
         const first = document.querySelector('[data-testid=moves] > li.move').getBoundingClientRect().top;
         return [...document.querySelectorAll('main *')]
-          .filter(e => e.children.length === 0 && e.getBoundingClientRect().bottom <= first && e.getBoundingClientRect().height > 0)
+          // What is drawn: a folded <details>' content is not.
+          .filter(e => e.children.length === 0 && e.checkVisibility() && e.getBoundingClientRect().bottom <= first)
           .map(e => e.textContent).join(' ');
       })(),
     };
@@ -133,6 +134,12 @@ test('1280×800: the first screen holds the sentence, the distance from the best
   const tops = l.headerChildren.map(c => c.top);
   assert.ok(Math.max(...tops) - Math.min(...tops) < 20, `header rows start at ${tops}`);
   assert.ok(l.header.bottom - l.header.top <= 60, `the header is ${l.header.bottom - l.header.top} px tall`);
+  // …and nothing in it is cut off at the right edge (who is signed in last).
+  const cut = await page.evaluate(() => {
+    const h = document.querySelector('header.top');
+    return { over: h.scrollWidth - h.clientWidth, who: document.querySelector('[data-testid=who]').getBoundingClientRect().right };
+  });
+  assert.ok(cut.over <= 1 && cut.who <= 1280, `the header overflows: ${JSON.stringify(cut)}`);
   // What a point is, one click away.
   await page.getByText('What is a point?').click();
   await page.getByText('1 point = 1 ms of round trip on a connection in constant use').waitFor();
@@ -186,7 +193,7 @@ test('actions follow the view: a filtered export holds exactly the steps shown, 
   const karmada = page.getByTestId('plan-karmada');
   assert.equal(await karmada.isDisabled(), true);
   assert.match(await karmada.getAttribute('title'), /Karmada needs the Kubernetes workload of every moved service; the estate names none for /);
-  assert.match(await page.getByTestId('manifests-off').textContent(), /^Karmada and Open Cluster Management are off: the estate names no Kubernetes workload for \d+ of the moved services/);
+  assert.match(await page.getByTestId('manifests-off').textContent(), /^Karmada and OCM are off: the estate names no Kubernetes workload for \d+ of the moved services\.$/);
   const refused = await fetch(`${server.base}${await karmada.getAttribute('data-href')}`, { headers: { authorization: `Bearer ${'e2e0'.repeat(16)}` } });
   assert.equal(refused.status, 422, 'the server refuses the Karmada export of the sample');
   assert.match(await refused.text(), /workload/);

@@ -267,7 +267,7 @@ fn Actions(
         (!missing.is_empty() && count.get() > 0).then(|| {
             let n = missing.len();
             format!(
-                "Karmada and Open Cluster Management are off: the estate names no Kubernetes workload for {n} of the moved services (set workload on them in the estate file, or import them from Kubernetes)."
+                "Karmada and OCM are off: the estate names no Kubernetes workload for {n} of the moved services."
             )
         })
     };
@@ -849,7 +849,7 @@ pub fn distance_sentence(advice: &Advice) -> String {
         Some(share) => {
             let rest = (b.improvement_at_most * (1.0 - share)).max(0.0);
             format!(
-                "Distance from the best possible: no placement could save more than {:.1} points beyond these steps, so they capture at least {:.1} % of the saving that can exist. This is a proven bound (no placement costs less than {:.1} points), not a better placement Berth has found.",
+                "Distance from the best possible: no placement could save more than {:.1} points beyond these steps, so they capture at least {:.1} % of the saving that can exist — a proven bound (no placement costs under {:.1}), not a placement Berth found.",
                 up(rest),
                 down(share * 100.0),
                 down(b.cost_at_least)
@@ -1440,7 +1440,7 @@ mod tests {
         // at most 9.93 (rounded up: 10.0) more.
         assert_eq!(
             distance_sentence(&advice),
-            "Distance from the best possible: no placement could save more than 10.0 points beyond these steps, so they capture at least 75.1 % of the saving that can exist. This is a proven bound (no placement costs less than 812.4 points), not a better placement Berth has found."
+            "Distance from the best possible: no placement could save more than 10.0 points beyond these steps, so they capture at least 75.1 % of the saving that can exist — a proven bound (no placement costs under 812.4), not a placement Berth found."
         );
     }
 
