@@ -29,6 +29,7 @@ pub mod engine;
 pub mod graph;
 pub mod history;
 pub mod map;
+pub mod outcomes;
 pub mod pages;
 pub mod policy_fields;
 #[cfg(feature = "ssr")]

@@ -1,0 +1,182 @@
+//! "Applied moves" on the Placement page (issue 36, `docs/outcomes.md`):
+//! every move carried out in the estate, what Berth had said of it, and
+//! what was measured after it — predicted against observed, the ratio,
+//! what the observation rests on, or what it is still waiting for — and
+//! the estate's calibration. Read from `GET /api/estates/{id}/outcomes`;
+//! the wording helpers are pure and tested here.
+
+use berth_engine::outcome::{Applied, Report, Status};
+use leptos::prelude::*;
+
+use crate::client;
+use crate::common::{encode, Auth, ErrorLine};
+use crate::pages::signed;
+
+/// The state of one applied step in words.
+pub fn status_word(a: &Applied) -> &'static str {
+    match a.outcome.as_ref().map(|o| o.status) {
+        Some(Status::Observed) => "observed",
+        Some(Status::Waiting) => "waiting",
+        Some(Status::Superseded) => "superseded",
+        None => "not judged",
+    }
+}
+
+/// What Berth had said of a step, in words.
+pub fn basis_words(a: &Applied) -> String {
+    match a.basis.as_str() {
+        "advised" => match &a.advised_at {
+            Some(at) => format!("advised in the advice of {at}"),
+            None => "advised".into(),
+        },
+        "planned" => "planned in a review".into(),
+        _ => "not advised: judged by the model at the move".into(),
+    }
+}
+
+/// The ratio of observed to predicted, as a percentage; `None` without
+/// an observation or with a prediction of exactly zero.
+pub fn ratio_text(a: &Applied) -> Option<String> {
+    let r = a.outcome.as_ref()?.observed.as_ref()?.ratio?;
+    Some(format!("{:.0} % of the prediction", r * 100.0))
+}
+
+/// One applied step.
+fn applied_item(a: &Applied) -> impl IntoView {
+    let status = status_word(a);
+    let members = a
+        .identity
+        .split('+')
+        .map(|t| t.replacen('|', ": ", 1).replacen('|', " → ", 1))
+        .collect::<Vec<_>>()
+        .join(", together with ");
+    let basis = basis_words(a);
+    let body = match &a.outcome {
+        None => view! { <p class="warn">{a.error.clone().unwrap_or_default()}</p> }.into_any(),
+        Some(o) => {
+            let predicted = format!("{} points", signed(o.predicted_gain, 1));
+            let observed = o.observed.as_ref().map(|ob| {
+                let ratio = ratio_text(a).map(|r| format!(" ({r})")).unwrap_or_default();
+                view! {
+                    <tr><th scope="row">"observed, at the demand before the move"</th>
+                        <td class="n" data-testid="observed-before">{format!("{} points{ratio}", signed(ob.gain_at_demand_before, 1))}</td></tr>
+                    <tr><th scope="row">"observed, at the demand since"</th>
+                        <td class="n">{format!("{} points", signed(ob.gain_at_demand_after, 1))}</td></tr>
+                    <tr><th scope="row">"cross-site traffic"</th>
+                        <td class="n">{format!("{:.2} → {:.2} MB/s", ob.cross_site_mb_s_before, ob.cross_site_mb_s_after)}</td></tr>
+                    <tr><th scope="row">"headroom at both clusters"</th>
+                        <td class="n">{format!("{:.1} → {:.1} points", ob.headroom_before, ob.headroom_after)}</td></tr>
+                    <tr><th scope="row">"rests on"</th>
+                        <td><span class=format!("badge conf-{}", ob.confidence.as_str())>{ob.confidence.as_str()}</span>" facts"</td></tr>
+                }
+            });
+            let waiting = o
+                .waiting_for
+                .iter()
+                .map(|w| view! { <li>{w.clone()}</li> })
+                .collect::<Vec<_>>();
+            let notes = o
+                .notes
+                .iter()
+                .map(|n| view! { <li class="hint">{n.clone()}</li> })
+                .collect::<Vec<_>>();
+            view! {
+                <table class="outcome">
+                    <tr><th scope="row">"predicted"</th><td class="n" data-testid="predicted">{predicted}</td></tr>
+                    {observed}
+                </table>
+                {(!waiting.is_empty()).then(|| view! { <p>"Waiting for:"</p><ul class="waiting">{waiting}</ul> })}
+                {(!notes.is_empty()).then(|| view! { <ul class="notes">{notes}</ul> })}
+            }
+            .into_any()
+        }
+    };
+    view! {
+        <li data-identity=a.identity.clone() data-status=status data-testid="applied-move">
+            <strong>{members}</strong>" "<span class=format!("badge status-{status}")>{status}</span>
+            <p class="hint">{format!("{basis}; noticed by {} ({})", a.noticed_by.replace('_', " "), a.kind)}</p>
+            {body}
+        </li>
+    }
+}
+
+/// The Applied moves section of the Placement page.
+#[component]
+pub fn AppliedMoves() -> impl IntoView {
+    let auth = expect_context::<Auth>();
+    let report = RwSignal::new(None::<Report>);
+    let error = RwSignal::new(None::<String>);
+    Effect::new(move |_| {
+        let Some(id) = auth.estate.get() else { return };
+        leptos::task::spawn_local(async move {
+            match client::get_typed::<Report>(&format!("/api/estates/{}/outcomes", encode(&id)))
+                .await
+            {
+                Ok(r) => report.set(Some(r)),
+                Err(f) => error.set(Some(format!(
+                    "Could not read the applied moves: {}",
+                    f.message
+                ))),
+            }
+        });
+    });
+    view! {
+        <section class="applied-moves" data-testid="applied-moves">
+            <h2>"Applied moves"</h2>
+            <ErrorLine message=error.into()/>
+            {move || report.get().map(|r| {
+                let calibration = match &r.calibration_line {
+                    Some(line) => view! { <p data-testid="calibration">{format!("Calibration: {line}.")}</p> }.into_any(),
+                    None => view! { <p class="hint" data-testid="calibration">"Calibration: fewer than three advised moves judged yet."</p> }.into_any(),
+                };
+                if r.applied.is_empty() {
+                    return view! {
+                        <p class="empty">"No move has been noticed in this estate yet: a Kubernetes import, an agent's re-sync or an estate upload that puts a service on another cluster is recorded here and checked against what is measured after it."</p>
+                    }.into_any();
+                }
+                let items = r.applied.iter().rev().map(applied_item).collect::<Vec<_>>();
+                view! {
+                    {calibration}
+                    <ul class="applied">{items}</ul>
+                }.into_any()
+            })}
+        </section>
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use berth_engine::fact::Class;
+
+    fn applied(basis: &str) -> Applied {
+        Applied {
+            identity: "a|c1|c2".into(),
+            basis: basis.into(),
+            kind: "single".into(),
+            noticed_by: "kubernetes_import".into(),
+            events: vec![1],
+            snapshot: None,
+            advised_at: Some("2026-11-30T04:00:00Z".into()),
+            predicted_confidence: Class::Measured,
+            predicted_facts: Vec::new(),
+            outcome: None,
+            error: Some("x".into()),
+        }
+    }
+
+    #[test]
+    fn words_for_each_basis_and_status() {
+        assert_eq!(
+            basis_words(&applied("advised")),
+            "advised in the advice of 2026-11-30T04:00:00Z"
+        );
+        assert_eq!(basis_words(&applied("planned")), "planned in a review");
+        assert_eq!(
+            basis_words(&applied("unadvised")),
+            "not advised: judged by the model at the move"
+        );
+        assert_eq!(status_word(&applied("advised")), "not judged");
+        assert_eq!(ratio_text(&applied("advised")), None);
+    }
+}
