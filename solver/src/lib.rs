@@ -142,7 +142,9 @@ pub struct Outcome {
     /// The moves in a certified order (`Ok`), or the longest certified
     /// prefix found (`Err`) when the placement cannot be ordered.
     pub order: Result<Order, Order>,
-    /// Branch-and-bound nodes HiGHS explored.
+    /// Branch-and-bound nodes HiGHS explored; −1 when the bindings cannot
+    /// read it (HiGHS 1.16 keeps it as a 64-bit counter, which the
+    /// `highs` crate's integer reader does not return).
     pub nodes: i64,
     /// Seconds to build the model and to solve it.
     pub build_s: f64,
@@ -737,9 +739,8 @@ impl berth_engine::proposal::Decider for ProvenOptimum<'_> {
         };
         let mut note = match &out.status {
             Status::Optimal => format!(
-                "proven optimal{within} by HiGHS in {:.2} s ({} nodes): {} → {} points",
+                "proven optimal{within} by HiGHS in {:.2} s: {} → {} points",
                 out.solve_s,
-                out.nodes,
                 pts(out.cost_before),
                 pts(out.cost)
             ),
