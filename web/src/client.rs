@@ -470,6 +470,28 @@ pub fn set_unsaved(unsaved: bool) {
 
 /// Go to another page with a full load (after sign-in and sign-out, so
 /// every page starts from the new session).
+/// Download `path` as the file `name` (an anchor with `download`,
+/// clicked): an attachment or not, the page stays where it is (a JSON
+/// answer opened by [`go`] would replace the page).
+pub fn download(path: &str, name: &str) {
+    #[cfg(feature = "hydrate")]
+    {
+        use wasm_bindgen::JsCast;
+        let Some(doc) = web_sys::window().and_then(|w| w.document()) else {
+            return;
+        };
+        if let Ok(a) = doc.create_element("a") {
+            let _ = a.set_attribute("href", path);
+            let _ = a.set_attribute("download", name);
+            if let Ok(a) = a.dyn_into::<web_sys::HtmlElement>() {
+                a.click();
+            }
+        }
+    }
+    #[cfg(not(feature = "hydrate"))]
+    let _ = (path, name);
+}
+
 pub fn go(path: &str) {
     #[cfg(feature = "hydrate")]
     if let Some(w) = web_sys::window() {

@@ -231,11 +231,14 @@ fn Actions(
     // the server's reason instead of a download the browser drops.
     let download = move |format: &'static str| {
         let url = href(format);
+        let name = berth_engine::plan::Format::parse(format)
+            .map(|f| f.file_name(&auth.estate.get_untracked().unwrap_or_default()))
+            .unwrap_or_default();
         error.set(None);
         busy.set(true);
         leptos::task::spawn_local(async move {
             match client::request_text("GET", &url, None).await {
-                Ok(_) => client::go(&url),
+                Ok(_) => client::download(&url, &name),
                 Err(f) => error.set(Some(format!("The {format} export failed: {}", f.message))),
             }
             busy.set(false);
