@@ -58,8 +58,10 @@ postgres:
 fmt-check:
 	cargo fmt --all -- --check
 
+# `--release`: the same profile as the tests below, so build scripts
+# (HiGHS's C++ for the solver crate above all) run once, not twice.
 clippy:
-	cargo clippy --all-targets -- -D warnings
+	cargo clippy --release --all-targets -- -D warnings
 
 test: tools postgres fmt-check clippy
 	BERTH_REQUIRE_PROMETHEUS=1 cargo test --workspace --release
