@@ -39,15 +39,16 @@ pub mod import;
 pub mod kube_source;
 pub mod listen;
 pub mod metrics;
+pub mod moves;
 pub mod prom_client;
 pub mod random;
-pub mod reviews;
 pub mod retry;
+pub mod reviews;
 pub mod role;
 pub mod serve;
 pub mod site;
-pub mod store;
 pub mod state;
+pub mod store;
 pub mod submit;
 pub mod web;
 

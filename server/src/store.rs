@@ -20,6 +20,7 @@ use sqlx::{FromRow, Row};
 use crate::clock::now_s;
 use crate::db::{Backend, Db, Tx, WriteGuard};
 use crate::digest::sha256_hex;
+use crate::moves;
 use crate::random::new_token;
 use crate::role::Role;
 
@@ -160,6 +161,18 @@ pub async fn replace_document(
     now: i64,
 ) -> StoreResult<Result<EstateMeta, Stale>> {
     let _w = db.write_guard().await;
+    let mut tx = db.begin().await?;
+    // The document it replaces, for the moves it makes (read in the
+    // transaction that writes, so it is the one replaced).
+    let before: Option<String> =
+        sqlx::query_scalar("SELECT document FROM estates WHERE id = $1 AND version = $2")
+            .bind(id)
+            .bind(expected_version)
+            .fetch_optional(&mut *tx)
+            .await?;
+    let Some(before) = before else {
+        return Ok(Err(Stale));
+    };
     let done = sqlx::query(
         "UPDATE estates SET name = $1, document = $2, content_digest = $3, version = version + 1, updated_at = $4 \
          WHERE id = $5 AND version = $6",
@@ -170,12 +183,27 @@ pub async fn replace_document(
     .bind(now)
     .bind(id)
     .bind(expected_version)
-    .execute(&db.pool)
+    .execute(&mut *tx)
     .await?;
     if done.rows_affected() == 0 {
         return Ok(Err(Stale));
     }
-    Ok(Ok(estate_meta(db, id).await?.expect("just updated")))
+    let row = sqlx::query(&format!("SELECT {META_COLUMNS} FROM estates WHERE id = $1"))
+        .bind(id)
+        .fetch_one(&mut *tx)
+        .await?;
+    let meta = meta_of(&row)?;
+    record_moves(
+        &mut tx,
+        &meta,
+        &before,
+        document,
+        now,
+        moves::BY_ESTATE_UPLOAD,
+    )
+    .await?;
+    tx.commit().await?;
+    Ok(Ok(meta))
 }
 
 /// An estate row read for a change that depends on it. Until
@@ -364,6 +392,15 @@ impl EstateLock<'_> {
             .execute(&mut *self.tx)
             .await?;
         }
+        record_moves(
+            &mut self.tx,
+            &meta,
+            &self.row.document,
+            document,
+            now,
+            moves::BY_KUBERNETES_IMPORT,
+        )
+        .await?;
         self.tx.commit().await?;
         Ok(meta)
     }
@@ -421,6 +458,12 @@ pub async fn delete_estate(db: &Db, id: &str) -> StoreResult<bool> {
         .bind(id)
         .execute(&mut *tx)
         .await?;
+    for table in ["move_events", "estate_moves"] {
+        sqlx::query(&format!("DELETE FROM {table} WHERE estate_id = $1"))
+            .bind(id)
+            .execute(&mut *tx)
+            .await?;
+    }
     sqlx::query("UPDATE tokens SET revoked_at = $1 WHERE estate_id = $2 AND revoked_at IS NULL")
         .bind(now_s())
         .bind(id)
@@ -1444,6 +1487,7 @@ pub async fn prune_snapshots(db: &Db, before: i64) -> StoreResult<u64> {
 
 /// The (version, policy digest) of each estate's newest snapshot.
 pub async fn last_snapshots(db: &Db) -> StoreResult<Vec<(String, i64, String)>> {
+    // Columns in the order of the tuple.
     Ok(sqlx::query_as(
         "SELECT s.estate_id, s.estate_version, s.policy_digest FROM advice_snapshots s \
          WHERE s.id = (SELECT MAX(t.id) FROM advice_snapshots t WHERE t.estate_id = s.estate_id)",
@@ -1465,7 +1509,6 @@ pub struct Backoff {
 }
 
 pub async fn backoffs(db: &Db) -> StoreResult<Vec<Backoff>> {
-    // Columns in the order of the tuple.
     Ok(sqlx::query_as(
         "SELECT subject, kind, attempts, until_at, last_error FROM driver_backoff ORDER BY subject",
     )
@@ -1907,4 +1950,163 @@ pub async fn record_attempt(db: &Db, id: i64, a: &Attempt<'_>) -> StoreResult<()
     .execute(&db.pool)
     .await?;
     Ok(())
+}
+
+// ---- applied moves (docs/outcomes.md) ---------------------------------
+
+/// Record the moves a write makes (services `after` puts on another
+/// cluster than `before`), in the write's transaction, each attributed to
+/// what Berth had said of it when it happened (`moves.rs`): the newest
+/// advice snapshot within the lookback that recommended it, else a
+/// planned review of it, else nothing. Nothing is written when nothing
+/// moved.
+async fn record_moves(
+    tx: &mut Tx,
+    meta: &EstateMeta,
+    before: &str,
+    after: &str,
+    now: i64,
+    noticed_by: &str,
+) -> StoreResult<()> {
+    let moved = moves::moved_services(before, after);
+    if moved.is_empty() {
+        return Ok(());
+    }
+    let move_id: i64 = sqlx::query_scalar(
+        "INSERT INTO estate_moves (estate_id, estate_version, moved_at, noticed_by, before_document) \
+         VALUES ($1, $2, $3, $4, $5) RETURNING id",
+    )
+    .bind(&meta.id)
+    .bind(meta.version)
+    .bind(now)
+    .bind(noticed_by)
+    .bind(before)
+    .fetch_one(&mut **tx)
+    .await?;
+    let snapshots = sqlx::query(
+        "SELECT id, evaluated_at, result FROM advice_snapshots \
+         WHERE estate_id = $1 AND evaluated_at >= $2 AND evaluated_at <= $3 \
+         ORDER BY evaluated_at DESC, id DESC",
+    )
+    .bind(&meta.id)
+    .bind(now - moves::OUTCOME_LOOKBACK_S)
+    .bind(now)
+    .fetch_all(&mut **tx)
+    .await?;
+    let reviews: Vec<(String, String)> =
+        sqlx::query("SELECT identity, kind FROM reviews WHERE estate_id = $1 ORDER BY identity")
+            .bind(&meta.id)
+            .fetch_all(&mut **tx)
+            .await?
+            .iter()
+            .map(|r| Ok((r.try_get("identity")?, r.try_get("kind")?)))
+            .collect::<Result<_, sqlx::Error>>()?;
+    for m in &moved {
+        let mut advised = None;
+        for r in &snapshots {
+            let result: String = r.try_get("result")?;
+            if let Some(a) = moves::advised_in(&result, m) {
+                advised = Some((
+                    r.try_get::<i64, _>("id")?,
+                    r.try_get::<i64, _>("evaluated_at")?,
+                    a,
+                ));
+                break;
+            }
+        }
+        let (basis, identity, snapshot, advised_at, prediction) = match advised {
+            Some((id, at, a)) => (
+                "advised",
+                a.identity,
+                Some(id),
+                Some(at),
+                Some(a.prediction.to_string()),
+            ),
+            None => match moves::planned_in(&reviews, m) {
+                Some(identity) => ("planned", identity.to_string(), None, None, None),
+                None => ("unadvised", moves::own_identity(m), None, None, None),
+            },
+        };
+        sqlx::query(
+            "INSERT INTO move_events (move_id, estate_id, service, from_cluster, to_cluster, \
+             basis, identity, snapshot_id, advised_at, prediction) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)",
+        )
+        .bind(move_id)
+        .bind(&meta.id)
+        .bind(&m.service)
+        .bind(&m.from)
+        .bind(&m.to)
+        .bind(basis)
+        .bind(&identity)
+        .bind(snapshot)
+        .bind(advised_at)
+        .bind(prediction)
+        .execute(&mut **tx)
+        .await?;
+    }
+    Ok(())
+}
+
+/// One recorded move of one service, with its write and what Berth had
+/// said of it.
+#[derive(Clone, Debug)]
+pub struct MoveEvent {
+    pub id: i64,
+    pub move_id: i64,
+    pub service: String,
+    pub from: String,
+    pub to: String,
+    pub moved_at: i64,
+    pub estate_version: i64,
+    pub noticed_by: String,
+    /// `advised`, `planned` or `unadvised`.
+    pub basis: String,
+    pub identity: String,
+    pub snapshot_id: Option<i64>,
+    pub advised_at: Option<i64>,
+    /// JSON text of the advised step's prediction.
+    pub prediction: Option<String>,
+}
+
+/// An estate's move events, oldest first.
+pub async fn move_events(db: &Db, estate: &str) -> StoreResult<Vec<MoveEvent>> {
+    let rows = sqlx::query(
+        "SELECT e.id, e.move_id, e.service, e.from_cluster, e.to_cluster, m.moved_at, m.estate_version, \
+         m.noticed_by, e.basis, e.identity, e.snapshot_id, e.advised_at, e.prediction \
+         FROM move_events e JOIN estate_moves m ON m.id = e.move_id \
+         WHERE e.estate_id = $1 ORDER BY e.id",
+    )
+    .bind(estate)
+    .fetch_all(&db.pool)
+    .await?;
+    rows.iter()
+        .map(|r| {
+            Ok(MoveEvent {
+                id: r.try_get("id")?,
+                move_id: r.try_get("move_id")?,
+                service: r.try_get("service")?,
+                from: r.try_get("from_cluster")?,
+                to: r.try_get("to_cluster")?,
+                moved_at: r.try_get("moved_at")?,
+                estate_version: r.try_get("estate_version")?,
+                noticed_by: r.try_get("noticed_by")?,
+                basis: r.try_get("basis")?,
+                identity: r.try_get("identity")?,
+                snapshot_id: r.try_get("snapshot_id")?,
+                advised_at: r.try_get("advised_at")?,
+                prediction: r.try_get("prediction")?,
+            })
+        })
+        .collect()
+}
+
+/// The estate document just before the write `move_id` made.
+pub async fn move_before_document(db: &Db, move_id: i64) -> StoreResult<Option<String>> {
+    Ok(
+        sqlx::query_scalar("SELECT before_document FROM estate_moves WHERE id = $1")
+            .bind(move_id)
+            .fetch_optional(&db.pool)
+            .await?,
+    )
 }

@@ -244,6 +244,25 @@ pub enum Command {
         #[command(subcommand)]
         action: PlanAction,
     },
+    /// An estate's applied moves on a running server, each checked
+    /// against what was measured after it, and how well the advice's
+    /// predictions held (docs/outcomes.md).
+    Outcomes {
+        /// The estate id on the server.
+        estate: String,
+        /// The Berth server, e.g. http://127.0.0.1:3000.
+        #[arg(long, env = "BERTH_SERVER")]
+        server: Option<String>,
+        /// An API token (viewer or above). Prefer the environment variable:
+        /// a command-line argument is visible to other users of the machine.
+        #[arg(long, env = "BERTH_TOKEN", hide_env_values = true)]
+        token: Option<String>,
+        /// Evaluation time (RFC 3339); default: now.
+        #[arg(long)]
+        now: Option<String>,
+        #[arg(long, value_enum, default_value_t = OutputFormat::Text)]
+        format: OutputFormat,
+    },
     /// Import services into an estate file from another description of
     /// them. The merged estate goes to --output (default: stdout), the
     /// report to stderr.

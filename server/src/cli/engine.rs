@@ -15,7 +15,7 @@ use super::common::{line, read_text, Failure, INCOMPLETE};
 pub fn run(command: Command) -> Result<String, Failure> {
     match command {
         Command::Serve { .. } | Command::Agent { .. } => unreachable!("handled in main"),
-        Command::Import { .. } | Command::BenchDeciders { .. } => {
+        Command::Import { .. } | Command::BenchDeciders { .. } | Command::Outcomes { .. } => {
             unreachable!("handled in cli::run")
         }
         Command::Validate { estate } => {

@@ -100,6 +100,13 @@ pub fn run(command: Command) -> Result<String, Failure> {
                 _ => bench::Output::Text,
             },
         }),
+        Command::Outcomes {
+            estate,
+            server,
+            token,
+            now,
+            format,
+        } => remote::outcomes(server, token, &estate, now.as_deref(), format),
         other => engine::run(other),
     }
 }

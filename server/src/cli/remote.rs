@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use berth::import::ReportText;
 use berth_engine::Format;
 
-use super::args::{KubeApi, Remote};
+use super::args::{KubeApi, OutputFormat, Remote};
 use super::common::{read_text, Failure};
 use super::import::kubernetes_inputs;
 
@@ -169,4 +169,44 @@ pub fn import_estate_remote(remote: &Remote, create: bool, file: &Path) -> Resul
         v.counts.services,
         v.meta.content_digest
     ))
+}
+
+/// `berth outcomes ESTATE`: the server's applied moves of an estate, as
+/// JSON (the server's bytes) or text.
+pub fn outcomes(
+    server: Option<String>,
+    token: Option<String>,
+    estate: &str,
+    now: Option<&str>,
+    format: OutputFormat,
+) -> Result<String, Failure> {
+    let server = server
+        .ok_or_else(|| Failure::usage("--server URL is required (or BERTH_SERVER)".into()))?;
+    let token = token.ok_or_else(|| {
+        Failure::usage("a token is required: set BERTH_TOKEN (or --token) to a viewer token".into())
+    })?;
+    let mut url = format!(
+        "{}/api/estates/{estate}/outcomes",
+        server.trim_end_matches('/')
+    );
+    if let Some(now) = now {
+        url.push_str(&format!("?now={now}"));
+    }
+    let raw: Box<serde_json::value::RawValue> = server_request(
+        reqwest::Method::GET,
+        &url,
+        &token,
+        "application/json",
+        Vec::new(),
+    )?;
+    Ok(match format {
+        // The server's bytes as they came (the engine's, like every JSON
+        // result of the CLI).
+        OutputFormat::Json => format!("{}\n", raw.get()),
+        OutputFormat::Text => {
+            let report: berth_engine::outcome::Report = serde_json::from_str(raw.get())
+                .map_err(|e| Failure::usage(format!("{url}: not an outcomes report: {e}")))?;
+            berth_engine::outcome::text(&report)
+        }
+    })
 }

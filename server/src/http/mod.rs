@@ -36,6 +36,7 @@ mod facts;
 mod notify;
 mod openapi;
 mod ops;
+mod outcomes;
 mod policy;
 mod results;
 mod reviews;
@@ -58,6 +59,7 @@ pub fn routes() -> &'static [Route] {
             policy::ROUTES,
             results::ROUTES,
             reviews::ROUTES,
+            outcomes::ROUTES,
             scenarios::ROUTES,
             deciders::ROUTES,
             notify::ROUTES,

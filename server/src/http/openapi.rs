@@ -42,6 +42,7 @@ const WORDS: &[(&str, &str)] = &[
     ("policy", include_str!("policy.openapi.yaml")),
     ("results", include_str!("results.openapi.yaml")),
     ("reviews", include_str!("reviews.openapi.yaml")),
+    ("outcomes", include_str!("outcomes.openapi.yaml")),
     ("scenarios", include_str!("scenarios.openapi.yaml")),
     ("deciders", include_str!("deciders.openapi.yaml")),
     ("notify", include_str!("notify.openapi.yaml")),

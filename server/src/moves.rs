@@ -1,0 +1,230 @@
+//! Applied moves (`docs/outcomes.md`): noticing that an estate write
+//! changed where services run, and recording what Berth had said of each
+//! such move.
+//!
+//! Every estate write ends in one of the store's two document writes
+//! (`EstateLock::replace_recording`, `replace_document`); both ask
+//! [`moved_services`] which services the new document puts on another
+//! cluster than the old one, and record them with the write, in its
+//! transaction, with the old document (what the outcome is measured
+//! against). In the same transaction each move is matched to the advice
+//! ([`advised_in`], [`planned_in`]): a recommendation of that move in an
+//! advice snapshot of the last [`OUTCOME_LOOKBACK_S`], else a `planned`
+//! review, else nothing — and the advice's prediction is kept as it was,
+//! since snapshots are pruned.
+//!
+//! A leaf: pure functions of documents and stored advice text, below the
+//! store that calls them.
+
+use berth_engine::fact::Class;
+use serde_json::{json, Value};
+
+/// 14 days: how far back a move is matched to the advice that
+/// recommended it. Teams plan a move in one sprint and carry it out in the
+/// next; a recommendation older than two weeks was made on facts that have
+/// since aged out of every class but guessed, so crediting it would hold
+/// the advice to a prediction it no longer stood behind.
+pub const OUTCOME_LOOKBACK_S: i64 = 14 * 24 * 3600;
+
+/// 1 hour: how long after a move the outcome waits before it is judged.
+/// Rollouts, connection pools and caches take minutes to settle, and the
+/// mesh's rates are windows of minutes (the agent's default is 5): a
+/// figure from the first minutes measures the migration, not the
+/// placement.
+pub const OUTCOME_SETTLE_S: i64 = 3600;
+
+/// How a move was noticed: a write under the estate lock that moves a
+/// service is a Kubernetes import (an operator's, or an agent's re-sync
+/// through the same route; fact updates and observation batches change
+/// facts, never where a service runs) ...
+pub const BY_KUBERNETES_IMPORT: &str = "kubernetes_import";
+/// ... and a whole document replaced is an estate upload.
+pub const BY_ESTATE_UPLOAD: &str = "estate_upload";
+
+/// A service whose cluster an estate write changed.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct MovedService {
+    pub service: String,
+    pub from: String,
+    pub to: String,
+}
+
+/// `(id, cluster)` of every service of an estate document, sorted.
+fn placements(document: &str) -> Vec<(String, String)> {
+    let Ok(doc) = serde_json::from_str::<Value>(document) else {
+        return Vec::new();
+    };
+    let mut out: Vec<(String, String)> = doc["services"]
+        .as_array()
+        .map(|a| {
+            a.iter()
+                .filter_map(|s| Some((s["id"].as_str()?.into(), s["cluster"].as_str()?.into())))
+                .collect()
+        })
+        .unwrap_or_default();
+    out.sort();
+    out
+}
+
+/// The services `after` runs on another cluster than `before` did, by
+/// service id (a service added, removed, or re-created under another id
+/// is not a move: `docs/outcomes.md`, "What counts as applied"). In id
+/// order.
+pub fn moved_services(before: &str, after: &str) -> Vec<MovedService> {
+    let before = placements(before);
+    let mut out = Vec::new();
+    for (id, to) in placements(after) {
+        let Ok(i) = before.binary_search_by(|(b, _)| b.as_str().cmp(&id)) else {
+            continue;
+        };
+        if before[i].1 != to {
+            out.push(MovedService {
+                service: id,
+                from: before[i].1.clone(),
+                to,
+            });
+        }
+    }
+    out
+}
+
+/// A recommendation of a move read back from stored advice: its identity
+/// and the step's prediction (members' gains and terms summed).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Advised {
+    pub identity: String,
+    /// JSON: `{gain, terms, confidence, facts}` of the whole step.
+    pub prediction: Value,
+}
+
+/// The recommendation (evidence backs it) of `m` in one stored advice,
+/// if it makes one.
+pub fn advised_in(result: &str, m: &MovedService) -> Option<Advised> {
+    let advice: Value = serde_json::from_str(result).ok()?;
+    let moves = advice["moves"].as_array()?;
+    let recommended = |x: &Value| x.get("evidence").is_none_or(Value::is_null);
+    let hit = moves.iter().find(|x| {
+        x["service"] == m.service.as_str()
+            && x["from"] == m.from.as_str()
+            && x["to"] == m.to.as_str()
+            && recommended(x)
+    })?;
+    let members: Vec<&Value> = match hit["group"]["steps"].as_array() {
+        Some(steps) => moves
+            .iter()
+            .filter(|x| steps.iter().any(|s| *s == x["step"]))
+            .collect(),
+        None => vec![hit],
+    };
+    fn triple(x: &Value) -> (&str, &str, &str) {
+        (
+            x["service"].as_str().unwrap_or(""),
+            x["from"].as_str().unwrap_or(""),
+            x["to"].as_str().unwrap_or(""),
+        )
+    }
+    let identity = berth_engine::review::identity_of(members.iter().map(|x| triple(x)));
+    // The step's terms, summed member by member in step order, as the
+    // advice sums a compound step's gain.
+    let keys = ["round_trip", "cross_site", "headroom", "copy"];
+    let mut terms = serde_json::Map::new();
+    for k in keys {
+        let sum = members
+            .iter()
+            .fold(0.0, |acc, x| acc + x["terms"][k].as_f64().unwrap_or(0.0));
+        terms.insert(k.into(), json!(sum));
+    }
+    let gain = members
+        .iter()
+        .fold(0.0, |acc, x| acc + x["gain"].as_f64().unwrap_or(0.0));
+    let confidence = members
+        .iter()
+        .filter_map(|x| serde_json::from_value::<Class>(x["confidence"].clone()).ok())
+        .max()
+        .unwrap_or(Class::Guessed);
+    let mut facts: Vec<Value> = members
+        .iter()
+        .flat_map(|x| x["facts"].as_array().cloned().unwrap_or_default())
+        .collect();
+    facts.sort_by(|a, b| a["fact"].as_str().cmp(&b["fact"].as_str()));
+    facts.dedup_by(|a, b| a["fact"] == b["fact"]);
+    Some(Advised {
+        identity,
+        prediction: json!({
+            "gain": gain,
+            "terms": terms,
+            "confidence": confidence,
+            "facts": facts,
+        }),
+    })
+}
+
+/// The planned review whose recommendation holds `m` (a compound step's
+/// identity names every member), among `(identity, kind)` rows.
+pub fn planned_in<'a>(reviews: &'a [(String, String)], m: &MovedService) -> Option<&'a str> {
+    let own = own_identity(m);
+    reviews
+        .iter()
+        .find(|(identity, kind)| kind == "planned" && identity.split('+').any(|t| t == own))
+        .map(|(identity, _)| identity.as_str())
+}
+
+/// The identity of the move alone (`service|from|to`).
+pub fn own_identity(m: &MovedService) -> String {
+    berth_engine::review::identity_of([(m.service.as_str(), m.from.as_str(), m.to.as_str())])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_move_is_a_service_on_another_cluster_by_id() {
+        let before = r#"{"services":[{"id":"a","cluster":"c1"},{"id":"b","cluster":"c2"},{"id":"gone","cluster":"c1"}]}"#;
+        let after = r#"{"services":[{"id":"b","cluster":"c3"},{"id":"a","cluster":"c1"},{"id":"new","cluster":"c2"}]}"#;
+        assert_eq!(
+            moved_services(before, after),
+            vec![MovedService {
+                service: "b".into(),
+                from: "c2".into(),
+                to: "c3".into()
+            }]
+        );
+    }
+
+    #[test]
+    fn a_recommendation_is_found_with_its_whole_step() {
+        let advice = json!({"moves": [
+            {"step": 1, "service": "a", "from": "c1", "to": "c2", "gain": 10.0, "confidence": "measured",
+             "terms": {"round_trip": 8.0, "cross_site": 3.0, "headroom": -1.0, "copy": 0.0},
+             "facts": [{"fact": "x"}], "group": {"steps": [1, 2]}},
+            {"step": 2, "service": "b", "from": "c1", "to": "c3", "gain": 5.0, "confidence": "reported",
+             "terms": {"round_trip": 4.0, "cross_site": 1.0, "headroom": 0.0, "copy": 0.0},
+             "facts": [{"fact": "x"}, {"fact": "y"}], "group": {"steps": [1, 2]}},
+            {"step": 3, "service": "d", "from": "c1", "to": "c3", "gain": 1.0, "confidence": "guessed",
+             "terms": {"round_trip": 1.0, "cross_site": 0.0, "headroom": 0.0, "copy": 0.0},
+             "facts": [], "evidence": "too weak"}
+        ]})
+        .to_string();
+        let m = |s: &str, f: &str, t: &str| MovedService {
+            service: s.into(),
+            from: f.into(),
+            to: t.into(),
+        };
+        let a = advised_in(&advice, &m("b", "c1", "c3")).unwrap();
+        assert_eq!(a.identity, "a|c1|c2+b|c1|c3");
+        assert_eq!(a.prediction["gain"], 15.0);
+        assert_eq!(a.prediction["terms"]["round_trip"], 12.0);
+        assert_eq!(a.prediction["confidence"], "reported");
+        assert_eq!(a.prediction["facts"].as_array().unwrap().len(), 2);
+        // Shown apart for weak evidence: not a recommendation.
+        assert_eq!(advised_in(&advice, &m("d", "c1", "c3")), None);
+        assert_eq!(advised_in(&advice, &m("a", "c1", "c3")), None);
+        let reviews = vec![("a|c1|c2+b|c1|c3".to_string(), "planned".to_string())];
+        assert_eq!(
+            planned_in(&reviews, &m("a", "c1", "c2")),
+            Some("a|c1|c2+b|c1|c3")
+        );
+        assert_eq!(planned_in(&reviews, &m("a", "c1", "c3")), None);
+    }
+}

@@ -1,0 +1,451 @@
+//! Applied moves and their outcomes through the API (issue 36,
+//! docs/outcomes.md), on SQLite and PostgreSQL: an estate, an advice
+//! snapshot recommending `a → c2`, a Kubernetes import in which `a` now
+//! runs in `c2`, measured round trips, flows and capacity posted by an
+//! agent after the move, and the outcome held to figures computed here
+//! from the policy's weights and the posted values; before the settling
+//! window ends it waits and says why; an estate upload that moves `d`,
+//! which Berth did not advise, is judged by the model at the move.
+
+mod support;
+
+use axum::body::Body;
+use axum::http::{header, Method, Request, StatusCode};
+use axum::Router;
+use serde_json::{json, Value};
+use tower::ServiceExt;
+
+use berth_engine::estate::format_time;
+use support::{Backend, TestDb};
+
+const ADMIN: &str = "admin-token-for-tests-0123456789abcdef";
+
+struct TestApp {
+    app: Router,
+    state: berth::AppState,
+    _db: TestDb,
+}
+
+impl TestApp {
+    async fn new(backend: Backend) -> TestApp {
+        let db = TestDb::new(backend).await;
+        let opts = berth::serve::ServeOptions {
+            listen: "127.0.0.1:0".parse().unwrap(),
+            database_url: Some(db.url.clone()),
+            data_dir: std::env::temp_dir(),
+            admin_token: Some(ADMIN.into()),
+            seed: false,
+            sample_at: None,
+            max_connections: 4,
+            secret_key: None,
+            secret_key_file: None,
+            decider_allow: Vec::new(),
+            driver_every_s: None,
+            history_retention_days: berth::external::driver::DEFAULT_HISTORY_RETENTION_DAYS,
+            net: Default::default(),
+            config: berth::Config::default(),
+        };
+        let (state, _) = berth::serve::prepare(&opts).await.expect("server prepares");
+        TestApp {
+            app: berth::http::app(state.clone()),
+            state,
+            _db: db,
+        }
+    }
+
+    /// One request; the answer's status and body.
+    async fn call(
+        &self,
+        token: &str,
+        method: Method,
+        path: &str,
+        body: Option<String>,
+    ) -> (StatusCode, String) {
+        let mut req = Request::builder()
+            .method(method)
+            .uri(path)
+            .header(header::AUTHORIZATION, format!("Bearer {token}"));
+        if body.is_some() {
+            req = req.header(header::CONTENT_TYPE, "application/json");
+        }
+        let resp = self
+            .app
+            .clone()
+            .oneshot(
+                req.body(body.map(Body::from).unwrap_or_else(Body::empty))
+                    .unwrap(),
+            )
+            .await
+            .unwrap();
+        let status = resp.status();
+        let bytes = axum::body::to_bytes(resp.into_body(), usize::MAX)
+            .await
+            .unwrap();
+        (status, String::from_utf8(bytes.to_vec()).unwrap())
+    }
+
+    #[track_caller]
+    fn ok(r: (StatusCode, String)) -> Value {
+        assert!(r.0.is_success(), "{}: {}", r.0, r.1);
+        serde_json::from_str(&r.1).unwrap()
+    }
+
+    async fn get(&self, path: &str) -> Value {
+        Self::ok(self.call(ADMIN, Method::GET, path, None).await)
+    }
+
+    async fn send(&self, token: &str, method: Method, path: &str, body: &Value) -> Value {
+        Self::ok(self.call(token, method, path, Some(body.to_string())).await)
+    }
+
+    async fn outcomes(&self, now: i64) -> Value {
+        self.get(&format!(
+            "/api/estates/est/outcomes?now={}",
+            format_time(now)
+        ))
+        .await
+    }
+}
+
+macro_rules! both {
+    ($name:ident) => {
+        mod $name {
+            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn sqlite() {
+                super::$name(super::Backend::Sqlite).await
+            }
+            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn postgres() {
+                super::$name(super::Backend::Postgres).await
+            }
+        }
+    };
+}
+
+/// The estate: `a` in c1 (site s1) calls `b` in c2 and `d` in c3 (both
+/// site s2) over measured paths; `a`'s entry is the one the Kubernetes
+/// import of c2 wrote (its provenance), put in c1 by hand since.
+fn estate(at: i64) -> Value {
+    let fact = |v: f64| json!({"value": v, "class": "measured", "source": "probe", "observed_at": format_time(at)});
+    let cluster = |id: &str, site: &str| {
+        json!({"id": id, "site": site, "tier": "prod", "trust_zone": "general", "health": "healthy",
+               "cpu_total": 64, "memory_total_gib": 256, "cpu_free": fact(40.0), "memory_free_gib": fact(200.0)})
+    };
+    json!({
+        "schema": 1,
+        "name": "outcomes",
+        "traffic": "declared",
+        "sites": [
+            {"id": "s1", "name": "S1", "lat": 50.11, "lon": 8.68, "jurisdiction": "eu"},
+            {"id": "s2", "name": "S2", "lat": 48.86, "lon": 2.35, "jurisdiction": "eu"}
+        ],
+        "clusters": [cluster("c1", "s1"), cluster("c2", "s2"), cluster("c3", "s2")],
+        "paths": [
+            {"a": "c1", "b": "c2", "rtt_ms": fact(20.0)},
+            {"a": "c1", "b": "c3", "rtt_ms": fact(25.0)},
+            {"a": "c2", "b": "c3", "rtt_ms": fact(3.0)}
+        ],
+        "services": [
+            {"id": "a", "owner": "team-a", "cluster": "c1", "cpu": 2, "memory_gib": 4,
+             "source": "kubernetes:c2/default/Deployment/a"},
+            {"id": "b", "owner": "team-b", "cluster": "c2", "cpu": 1, "memory_gib": 2},
+            {"id": "d", "owner": "team-d", "cluster": "c3", "cpu": 1, "memory_gib": 2}
+        ],
+        "flows": [
+            {"from": "a", "to": "b", "weight": fact(4.0), "mb_s": fact(2.0)},
+            {"from": "a", "to": "d", "weight": fact(1.0), "mb_s": fact(5.0)}
+        ]
+    })
+}
+
+/// `a` as a Deployment of c2.
+const MANIFEST: &str = "apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: a
+  namespace: default
+  labels: {app: a}
+spec:
+  selector:
+    matchLabels: {app: a}
+  template:
+    metadata:
+      labels: {app: a}
+    spec:
+      containers:
+        - name: a
+          image: registry.example/a:1
+          resources:
+            requests: {cpu: '2', memory: 4Gi}
+";
+
+fn close(got: &Value, want: f64, what: &str) {
+    let got = got
+        .as_f64()
+        .unwrap_or_else(|| panic!("{what}: not a number: {got}"));
+    let scale = want.abs().max(1e-12);
+    assert!(
+        ((got - want) / scale).abs() <= 1e-9,
+        "{what}: got {got}, want {want}"
+    );
+}
+
+both!(an_advised_move_is_measured_against_its_prediction);
+async fn an_advised_move_is_measured_against_its_prediction(b: Backend) {
+    let t = TestApp::new(b).await;
+    let t0 = berth::clock::now_s();
+    t.send(ADMIN, Method::POST, "/api/estates?id=est", &estate(t0 - 60))
+        .await;
+    // The weights the figures are computed with: the estate's policy.
+    let policy = t.get("/api/estates/est/policy").await;
+    let policy = berth_engine::Policy::from_json(&policy["policy"].to_string()).unwrap();
+    let (rtw, xsw) = (policy.round_trip_weight, policy.cross_site_weight);
+    let same = policy.rtt.same_cluster_ms;
+
+    // The advice, stored as the driver stores a snapshot: it recommends
+    // a → c2 first.
+    let advice = t
+        .get(&format!("/api/estates/est/advice?now={}", format_time(t0)))
+        .await;
+    let result = advice["result"].clone();
+    let first = &result["moves"][0];
+    assert_eq!(
+        (&first["service"], &first["from"], &first["to"]),
+        (&json!("a"), &json!("c1"), &json!("c2")),
+        "{result}"
+    );
+    assert!(first.get("evidence").is_none(), "recommended: {first}");
+    let predicted = first["gain"].as_f64().unwrap();
+    berth::store::insert_snapshot(
+        &t.state.db,
+        berth::store::NewSnapshot {
+            estate: "est",
+            estate_version: 1,
+            content_digest: advice["content_digest"].as_str().unwrap_or(""),
+            policy_digest: advice["policy_digest"].as_str().unwrap_or(""),
+            evaluated_at: t0,
+            moves: result["moves"].as_array().unwrap().len() as i64,
+            result: &result.to_string(),
+        },
+    )
+    .await
+    .unwrap();
+
+    // The Kubernetes import of c2 finds a's workload there: a now runs in c2.
+    let r = t
+        .send(
+            ADMIN,
+            Method::POST,
+            "/api/estates/est/import/kubernetes",
+            &json!({"cluster": "c2", "files": [{"name": "a.yaml", "text": MANIFEST}]}),
+        )
+        .await;
+    assert_eq!(r["written"], true, "{r}");
+    let moved_at = berth::clock::now_s();
+    let out = t.outcomes(moved_at + 7200).await;
+    let applied = out["applied"].as_array().unwrap();
+    assert_eq!(applied.len(), 1, "{out}");
+    let a = &applied[0];
+    assert_eq!(a["identity"], "a|c1|c2");
+    assert_eq!(a["basis"], "advised");
+    assert_eq!(a["kind"], "single");
+    assert_eq!(a["noticed_by"], "kubernetes_import");
+    assert_eq!(a["predicted_confidence"], "measured");
+    let o = &a["outcome"];
+    close(&o["predicted_gain"], predicted, "predicted gain");
+    // Settled, but nothing measured since the move: it waits, naming each.
+    assert_eq!(o["status"], "waiting", "{o}");
+    let waiting: Vec<&str> = o["waiting_for"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|w| w.as_str().unwrap())
+        .collect();
+    assert_eq!(
+        waiting,
+        [
+            "flow a→b weight: an observation since the move",
+            "flow a→b MB/s: an observation since the move",
+            "flow a→d weight: an observation since the move",
+            "flow a→d MB/s: an observation since the move",
+            "rtt c2↔c3: a measured round trip since the move",
+            "c1 cpu_free: an observation since the move",
+            "c1 memory_free_gib: an observation since the move",
+            "c2 cpu_free: an observation since the move",
+            "c2 memory_free_gib: an observation since the move",
+        ]
+    );
+
+    // An agent measures the new placement: demand grew, c2↔c3 is 3.4 ms.
+    let agent = t
+        .send(
+            ADMIN,
+            Method::POST,
+            "/api/tokens",
+            &json!({"name": "agent", "role": "agent", "estate": "est"}),
+        )
+        .await["token"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let at = format_time(berth::clock::now_s() + 30);
+    let o = |fact: &str, v: f64, more: Value| {
+        let mut x = json!({"fact": fact, "value": v, "observed_at": at});
+        x.as_object_mut()
+            .unwrap()
+            .extend(more.as_object().unwrap().clone());
+        x
+    };
+    let r = t
+        .send(
+            &agent,
+            Method::POST,
+            "/api/estates/est/observations",
+            &json!({"batch_id": "after-the-move", "observations": [
+                o("flow_weight", 5.0, json!({"from": "a", "to": "b"})),
+                o("flow_mb_s", 3.0, json!({"from": "a", "to": "b"})),
+                o("flow_weight", 1.5, json!({"from": "a", "to": "d"})),
+                o("flow_mb_s", 6.0, json!({"from": "a", "to": "d"})),
+                o("rtt_ms", 3.4, json!({"a": "c2", "b": "c3"})),
+                o("cpu_free", 38.0, json!({"cluster": "c2"})),
+                o("memory_free_gib", 196.0, json!({"cluster": "c2"})),
+                o("cpu_free", 42.0, json!({"cluster": "c1"})),
+                o("memory_free_gib", 204.0, json!({"cluster": "c1"})),
+            ]}),
+        )
+        .await;
+    assert_eq!(r["applied"], 9, "{r}");
+
+    // Before the settling window ends: waiting for it alone.
+    let early = t.outcomes(moved_at + 600).await;
+    let o = &early["applied"][0]["outcome"];
+    assert_eq!(o["status"], "waiting");
+    let w = o["waiting_for"].as_array().unwrap();
+    assert_eq!(w.len(), 1, "{o}");
+    assert!(
+        w[0].as_str()
+            .unwrap()
+            .starts_with("the settling window: it ends at "),
+        "{o}"
+    );
+    assert_eq!(o["observed"], Value::Null);
+
+    // Settled: the figures, computed here from the policy and the values.
+    let late = t.outcomes(moved_at + 7200).await;
+    let o = &late["applied"][0]["outcome"];
+    assert_eq!(o["status"], "observed", "{o}");
+    let ob = &o["observed"];
+    let d_before = [20.0 - same, 25.0 - 3.4];
+    let rt_b = rtw * (4.0 * d_before[0] + 1.0 * d_before[1]);
+    let rt_a = rtw * (5.0 * d_before[0] + 1.5 * d_before[1]);
+    close(
+        &ob["round_trip_at_demand_before"],
+        rt_b,
+        "round trip, demand before",
+    );
+    close(
+        &ob["round_trip_at_demand_after"],
+        rt_a,
+        "round trip, demand after",
+    );
+    close(&ob["cross_site_mb_s_before"], 7.0, "cross-site MB/s before");
+    close(&ob["cross_site_mb_s_after"], 0.0, "cross-site MB/s after");
+    close(
+        &ob["cross_site_at_demand_before"],
+        xsw * 7.0,
+        "cross-site, demand before",
+    );
+    close(
+        &ob["cross_site_at_demand_after"],
+        xsw * 9.0,
+        "cross-site, demand after",
+    );
+    // Both clusters stay below the headroom threshold before and after.
+    close(&ob["headroom_before"], 0.0, "headroom before");
+    close(&ob["headroom_after"], 0.0, "headroom after");
+    let gain_b = rt_b + xsw * 7.0;
+    close(&ob["gain_at_demand_before"], gain_b, "gain, demand before");
+    close(
+        &ob["gain_at_demand_after"],
+        rt_a + xsw * 9.0,
+        "gain, demand after",
+    );
+    close(&ob["ratio"], gain_b / predicted, "ratio");
+    // The weakest fact at the evaluation time: the agent's measurements,
+    // two hours old then, have aged from measured to reported (15 min).
+    assert_eq!(ob["confidence"], "reported");
+    let flows = o["flows"].as_array().unwrap();
+    assert_eq!(flows.len(), 2);
+    close(
+        &flows[1]["rtt_ms_predicted"],
+        3.0,
+        "a→d predicted round trip",
+    );
+    close(&flows[1]["rtt_ms_after"], 3.4, "a→d observed round trip");
+    assert_eq!(
+        late["calibration"],
+        Value::Null,
+        "one outcome is not a calibration"
+    );
+
+    // The same report through `berth outcomes`' text form names it.
+    let report: berth_engine::outcome::Report = serde_json::from_value(late.clone()).unwrap();
+    let text = berth_engine::outcome::text(&report);
+    assert!(
+        text.contains("a|c1|c2 (advised, single, noticed by kubernetes_import): observed"),
+        "{text}"
+    );
+
+    // An upload that moves d, which no advice recommended: judged by the
+    // model at the move (a→d then runs c2↔c1, measured 20 ms before,
+    // and starts crossing sites).
+    let mut file = t.get("/api/estates/est/file").await;
+    for s in file["services"].as_array_mut().unwrap() {
+        if s["id"] == "d" {
+            s["cluster"] = json!("c1");
+        }
+    }
+    put_file(&t, &file).await;
+    let report = t.outcomes(berth::clock::now_s() + 7200).await;
+    let applied = report["applied"].as_array().unwrap();
+    assert_eq!(applied.len(), 2, "{report}");
+    let d = &applied[1];
+    assert_eq!(d["identity"], "d|c3|c1");
+    assert_eq!(d["basis"], "unadvised");
+    assert_eq!(d["noticed_by"], "estate_upload");
+    close(
+        &d["outcome"]["predicted_gain"],
+        -(rtw * 1.5 * (20.0 - 3.4)) - xsw * 6.0,
+        "the unadvised move's predicted gain",
+    );
+    assert_eq!(d["outcome"]["status"], "waiting");
+    // a's flow to d now runs over c1↔c2, measured before a's move: a's
+    // outcome waits for a newer round trip, and says d moved too.
+    let a = &applied[0]["outcome"];
+    assert_eq!(a["status"], "waiting", "{a}");
+    assert!(
+        a["waiting_for"]
+            .as_array()
+            .unwrap()
+            .contains(&json!("rtt c1↔c2: a measured round trip since the move")),
+        "{a}"
+    );
+    assert!(
+        a["notes"].as_array().unwrap().contains(&json!(
+            "d also moved (c3 → c1) since the step: its effect on flow a→d is included, not separated"
+        )),
+        "{a}"
+    );
+}
+
+async fn put_file(t: &TestApp, file: &Value) {
+    TestApp::ok(
+        t.call(
+            ADMIN,
+            Method::PUT,
+            "/api/estates/est/file",
+            Some(file.to_string()),
+        )
+        .await,
+    );
+}
