@@ -2143,8 +2143,14 @@ async fn a_silent_api_server_times_out_and_says_where() {
         .args(["--kubeconfig", s(&kc), "--context", "shop"])
         .args(["--page-size", "7"]);
     let start = Instant::now();
-    let (code, _, err) = run(c).await;
+    // Longer than `run`'s minute: the read timeout is a minute.
+    let out = tokio::time::timeout(Duration::from_secs(150), c.output())
+        .await
+        .expect("berth gives up within 150 s")
+        .expect("berth runs");
     let waited = start.elapsed();
+    let code = out.status.code().unwrap_or(-1);
+    let err = String::from_utf8(out.stderr).unwrap();
     assert_eq!(code, 2, "{err}");
     assert!(!held.lock().unwrap().is_empty(), "it connected");
     assert!(
