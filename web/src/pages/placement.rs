@@ -1308,6 +1308,9 @@ pub fn reason_words(code: &str) -> String {
     }
 }
 
+/// One service a rule keeps in place: `(service, cluster, the rule's words)`.
+type Kept = (String, String, String);
+
 /// Services that cannot move, grouped by reason (a service kept in place
 /// by two rules is in both groups), each group with its count, its fix
 /// where one exists, and its services; every service's own words on
@@ -1319,7 +1322,7 @@ fn Immovable(shown: Arc<Shown>) -> impl IntoView {
         return ().into_any();
     }
     // By reason code, in the order the codes first appear.
-    let mut groups: Vec<(String, Vec<(String, String, String)>)> = Vec::new();
+    let mut groups: Vec<(String, Vec<Kept>)> = Vec::new();
     for i in &items {
         for r in &i.reasons {
             let code = r.code.as_str().to_string();
