@@ -394,7 +394,12 @@ async fn pass_locked(state: &Handles, cfg: &DriverConfig) -> Result<Pass, ApiErr
         if due.is_empty() {
             continue;
         }
-        let at = Evaluation { meta: &meta, estate: &estate, policy: &policy, now };
+        let at = Evaluation {
+            meta: &meta,
+            estate: &estate,
+            policy: &policy,
+            now,
+        };
         call_due(state, cfg, &at, &due, &held, &mut pass).await?;
     }
     // After this pass's snapshots are in, so an estate's newest — always
@@ -515,7 +520,17 @@ async fn call_due(
             }
             Outcome::Deferred { retry_after } => {
                 pass.deferred += 1;
-                miss(state, cfg, p, "deferred", &message, retry_after, at.now, held).await?;
+                miss(
+                    state,
+                    cfg,
+                    p,
+                    "deferred",
+                    &message,
+                    retry_after,
+                    at.now,
+                    held,
+                )
+                .await?;
             }
             Outcome::Failed => {
                 pass.failed += 1;
