@@ -590,7 +590,11 @@ impl KubeSource {
                         "{at}: the API server's TLS certificate is not signed by a CA that context {ctx} trusts ({chain}): check certificate-authority or certificate-authority-data of its cluster in {origin}"
                     )
                 } else if lower.contains("timed out") || lower.contains("elapsed") {
-                    if lower.contains("connect") {
+                    // hyper's client names the step: `client error
+                    // (Connect)` while connecting, `(SendRequest)` once
+                    // connected — whose "connection error: timed out" is
+                    // the read timeout, not a failure to connect.
+                    if lower.contains("client error (connect)") {
                         format!(
                             "{at}: no connection within {} s (connecting to {}): is the server URL of context {ctx} in {origin} reachable from here? ({chain})",
                             CONNECT_TIMEOUT.as_secs(),
