@@ -23,17 +23,22 @@ mkdir -p "$site/pkg"
 # The CLI must match the wasm-bindgen crate of Cargo.lock (make tools
 # installs that version); --target web: an ES module Leptos's hydration
 # script imports.
-wasm-bindgen --target web --no-typescript --out-dir "$site/pkg" --out-name berth \
+# --remove-name-section: 7.5 of the module's 11.9 MB are function names,
+# which only a stack trace of a panic would show (its message and source
+# line are kept).
+wasm-bindgen --target web --no-typescript --remove-name-section --out-dir "$site/pkg" --out-name berth \
   "$target_dir/wasm32-unknown-unknown/$profile/berth_web.wasm"
 # wasm-opt (Debian's binaryen 108, installed by scripts/install-tools.sh)
-# at -O1: measured on this module (docs/performance.md), -Oz and -Os make
-# the raw module smaller but its gzip and Brotli copies — what a browser
-# downloads — larger, and take minutes; -O1 takes seconds and is smallest
-# compressed. BERTH_WASM_OPT=-Oz (or another level, or none) to change.
+# is NOT run by default: its output of this module fails in Chromium
+# (`WebAssembly.Table.set(): … function-typed object`: the externref table
+# wasm-bindgen fills), seen at -O1 on 2026-12-07. Measured before that
+# (docs/performance.md): -Oz and -Os make the raw module smaller but its
+# gzip and Brotli copies larger; -O1 was 0.5 % smaller than no wasm-opt.
+# BERTH_WASM_OPT=-O1 (or another level) runs it, for a newer binaryen.
 # The features are those rustc enables for wasm32-unknown-unknown, so
 # wasm-opt may keep and use them; nothing newer is enabled, so the module
 # runs where it ran before.
-wasm_opt="${BERTH_WASM_OPT:--O1}"
+wasm_opt="${BERTH_WASM_OPT:-none}"
 if [ "$wasm_opt" != none ] && command -v wasm-opt >/dev/null; then
   start=$(date +%s)
   wasm-opt "$wasm_opt" --enable-bulk-memory --enable-nontrapping-float-to-int \
@@ -49,7 +54,7 @@ rm -rf "$site/style"
 cp -r style "$site/style"
 cp -r public/. "$site/"
 # Pre-compressed copies: the server sends the Brotli one to browsers that
-# take it (Chromium over https, Firefox), else the gzip one. Old copies go
+# take it (Chromium and Firefox do), else the gzip one. Old copies go
 # first, so a copy never outlives the file it was made from.
 for f in "$site/pkg/berth_bg.wasm" "$site/pkg/berth.js" "$site/style/berth.css" "$site/world.svg"; do
   rm -f "$f.gz" "$f.br"
