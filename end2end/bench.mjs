@@ -10,7 +10,16 @@
 //  (4) a policy edit previewed (the advice under the edited policy beside
 //      the saved one, both in the page), median of N;
 //  (5) the number of DOM elements of every page once it has settled;
-//  (6) the bundle's sizes, raw and gzipped (WebAssembly and JS glue).
+//  (6) the bundle's sizes, raw and gzipped (WebAssembly and JS glue);
+//  (7) every page's cold time to interactive and bytes fetched, on the
+//      first estate: navigation start until the header has learnt who is
+//      signed in (or, on Login, that nobody is), which the page can only
+//      do once the module is loaded and the page hydrated; the bytes are
+//      what went over the wire (transferSize of the page and everything it
+//      fetched until the network was idle). With BENCH_COMPARE_SITE=DIR
+//      the same is measured, in the same run, on a second server serving
+//      the bundle in DIR (an older build), side by side.
+// BENCH_PAGES_ONLY=1 measures (7) only.
 // Usage: node bench.mjs NOW ESTATE_FILE...   (scripts/bench-web.sh runs it)
 import { readFileSync, statSync, readdirSync } from 'node:fs';
 import { gzipSync } from 'node:zlib';
@@ -24,6 +33,62 @@ if (!NOW || estateFiles.length === 0) { console.error('usage: node bench.mjs NOW
 const COLD_LOADS = 5, EDITS = 15;
 const median = xs => { const s = [...xs].sort((a, b) => a - b); return s[Math.floor(s.length / 2)]; };
 const fmt = xs => `median ${median(xs).toFixed(0)} ms, max ${Math.max(...xs).toFixed(0)} ms`;
+
+// (7): cold loads per page (a new browser context each: empty cache).
+const PAGE_LOADS = 3;
+// The pages, each at its address; the admin sees every one of them.
+const PAGES = [
+  ['Placement', '/'], ['Estate', '/estate'], ['What-if', '/whatif'], ['Policy', '/policy'],
+  ['Deciders', '/deciders'], ['Health', '/health'], ['New estate', '/estates/new'],
+  ['Import', '/import'], ['Admin', '/admin'], ['Login', '/login'],
+];
+
+// (7) on one server: { page: { ms, bytes, wasmBytes, coding } }, medians.
+async function pagesCold(browser, base, q) {
+  const who = await makeUser(base, 'pages', 'admin');
+  const r = await fetch(`${base}/api/session`, {
+    method: 'POST', headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ username: who.name, password: who.password }),
+  });
+  const [name, value] = r.headers.get('set-cookie').split(';')[0].split('=');
+  const out = {};
+  for (const [label, path] of PAGES) {
+    const ms = [], bytes = [], wasm = [];
+    let coding = '';
+    for (let i = 0; i < PAGE_LOADS; i++) {
+      const ctx = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+      if (path !== '/login') {
+        await ctx.addCookies([{ name, value, url: base }, { name: 'berth_signed_in', value: '1', url: base }]);
+      }
+      const page = await ctx.newPage();
+      page.on('response', resp => {
+        if (resp.url().endsWith('/pkg/berth_bg.wasm')) coding = resp.headers()['content-encoding'] ?? 'none';
+      });
+      await page.goto(`${base}${path}?${q}`);
+      // The header says "…" until the page, hydrated, knows the session.
+      await page.waitForFunction(() => {
+        const w = document.querySelector('[data-testid=who]');
+        return w && !w.textContent.includes('…');
+      }, null, { timeout: 120_000, polling: 'raf' });
+      ms.push(await page.evaluate(() => new Promise(done => requestAnimationFrame(() => done(performance.now())))));
+      await page.waitForLoadState('networkidle');
+      const sizes = await page.evaluate(() => {
+        const all = [...performance.getEntriesByType('navigation'), ...performance.getEntriesByType('resource')];
+        return {
+          total: all.reduce((n, e) => n + e.transferSize, 0),
+          wasm: all.filter(e => e.name.endsWith('/pkg/berth_bg.wasm')).reduce((n, e) => n + e.transferSize, 0),
+        };
+      });
+      bytes.push(sizes.total);
+      wasm.push(sizes.wasm);
+      await ctx.close();
+    }
+    out[label] = { ms: median(ms), bytes: median(bytes), wasmBytes: median(wasm), coding };
+  }
+  return out;
+}
+
+const kb = n => `${(n / 1024).toFixed(0)} KiB`;
 
 const server = await startServer();
 let browser;
@@ -53,7 +118,40 @@ try {
   };
   const domSize = page => page.evaluate(() => document.getElementsByTagName('*').length);
 
-  for (const file of estateFiles) {
+  {
+    // (7), on the first estate, this bundle and (if asked) the other.
+    const file = estateFiles[0];
+    // Its own id: the timings below load the same file under the plain one.
+    const id = `${basename(file).replace(/\.json$/, '').replace(/[^a-z0-9-]/g, '-')}-pages`;
+    const body = readFileSync(file, 'utf8');
+    const q = `estate=${id}&now=${NOW}`;
+    const runs = [['this build', siteRoot, server]];
+    const other = process.env.BENCH_COMPARE_SITE;
+    let second;
+    if (other) {
+      second = await startServer({ site: other });
+      runs.unshift([`BENCH_COMPARE_SITE`, other, second]);
+    }
+    try {
+      const results = [];
+      for (const [label, site, srv] of runs) {
+        await admin(srv.base, 'POST', `/api/estates?id=${id}`, body);
+        results.push([label, site, await pagesCold(browser, srv.base, q)]);
+      }
+      console.log(`\nevery page, cold (median of ${PAGE_LOADS}; estate ${id}): time to interactive, bytes fetched (of which the module)`);
+      for (const [label, site, r] of results) {
+        const coding = [...new Set(Object.values(r).map(x => x.coding))].join('/');
+        console.log(`  ${label} (${site}; module sent as ${coding}):`);
+        for (const [page, x] of Object.entries(r)) {
+          console.log(`    ${page.padEnd(11)} ${String(Math.round(x.ms)).padStart(5)} ms  ${kb(x.bytes).padStart(9)} (${kb(x.wasmBytes)})`);
+        }
+      }
+    } finally {
+      await second?.stop();
+    }
+  }
+
+  for (const file of process.env.BENCH_PAGES_ONLY ? [] : estateFiles) {
     const doc = JSON.parse(readFileSync(file, 'utf8'));
     const id = basename(file).replace(/\.json$/, '').replace(/[^a-z0-9-]/g, '-');
     await admin(server.base, 'POST', `/api/estates?id=${id}`, JSON.stringify(doc));

@@ -14,7 +14,9 @@ import { chromium } from 'playwright-core';
 const here = dirname(fileURLToPath(import.meta.url));
 export const repo = resolve(here, '..');
 const targetDir = process.env.CARGO_TARGET_DIR ? resolve(process.env.CARGO_TARGET_DIR) : join(repo, 'target');
-export const berthBin = join(targetDir, 'release', 'berth');
+// BERTH_E2E_BIN: another build of berth (e.g. a debug one while the
+// release build is busy); the release build by default.
+export const berthBin = process.env.BERTH_E2E_BIN || join(targetDir, 'release', 'berth');
 // Where scripts/build-web.sh writes the bundle (its default, or BERTH_SITE_ROOT).
 export const siteRoot = resolve(repo, process.env.BERTH_SITE_ROOT || 'target/site');
 export const artifacts = join(here, 'artifacts');
@@ -39,9 +41,10 @@ export const SAMPLE_NOW = '2026-11-30T04:05:00Z';
 /// `{ embedded: true }` starts it in an empty directory with no
 /// --site-root (the binary's own copy of the web application), and
 /// `{ sampleAt: null }` seeds the sample for the real clock; `extraArgs`
-/// are added to `berth serve`'s (e.g. a faster driver).
-export async function startServer({ embedded = false, sampleAt = SAMPLE_NOW, extraArgs = [] } = {}) {
-  const needed = embedded ? [berthBin] : [berthBin, join(siteRoot, 'pkg', 'berth.js')];
+/// are added to `berth serve`'s (e.g. a faster driver); `site` serves
+/// another bundle directory than siteRoot (bench.mjs compares two).
+export async function startServer({ embedded = false, sampleAt = SAMPLE_NOW, extraArgs = [], site = siteRoot } = {}) {
+  const needed = embedded ? [berthBin] : [berthBin, join(site, 'pkg', 'berth.js')];
   for (const f of needed) {
     if (!existsSync(f)) throw new Error(`${f} is missing: run scripts/build-web.sh and cargo build --release -p berth --features bundle first (make test does both)`);
   }
@@ -52,7 +55,7 @@ export async function startServer({ embedded = false, sampleAt = SAMPLE_NOW, ext
   const args = ['serve', '--listen', `127.0.0.1:${port}`, '--data-dir', dataDir,
     // The external-decider test runs its decider on this machine.
     '--decider-allow', '127.0.0.1/32'];
-  if (!embedded) args.push('--site-root', siteRoot);
+  if (!embedded) args.push('--site-root', site);
   if (sampleAt) args.push('--sample-at', sampleAt);
   args.push(...extraArgs);
   const env = { ...process.env, BERTH_ADMIN_TOKEN: ADMIN_TOKEN, RUST_LOG: embedded ? 'info' : 'warn' };

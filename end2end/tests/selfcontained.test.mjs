@@ -51,6 +51,15 @@ test('the binary serves its own bundle from an empty directory, compressed and r
   const gz = await fetch(`${server.base}/pkg/berth_bg.wasm`, { headers: { 'accept-encoding': 'gzip' } });
   assert.equal(gz.headers.get('content-encoding'), 'gzip');
   assert.ok(Number(gz.headers.get('content-length')) < onDisk.length / 2, 'the gzip copy is sent');
+  assert.equal(gz.headers.get('vary'), 'accept-encoding');
+  assert.ok(Buffer.from(await gz.arrayBuffer()).equals(onDisk), 'the gzip copy unpacks to the module');
+  // What Chromium sends (to loopback too): the Brotli copy, smaller
+  // than the gzip one, unpacking to the same module.
+  const br = await fetch(`${server.base}/pkg/berth_bg.wasm`, { headers: { 'accept-encoding': 'gzip, deflate, br, zstd' } });
+  assert.equal(br.headers.get('content-encoding'), 'br');
+  assert.equal(br.headers.get('vary'), 'accept-encoding');
+  assert.ok(Number(br.headers.get('content-length')) < Number(gz.headers.get('content-length')), 'the Brotli copy is the smaller');
+  assert.ok(Buffer.from(await br.arrayBuffer()).equals(onDisk), 'the Brotli copy unpacks to the module');
   const etag = plain.headers.get('etag');
   assert.ok(etag, 'an ETag');
   const again = await fetch(`${server.base}/pkg/berth_bg.wasm`, { headers: { 'if-none-match': etag } });
