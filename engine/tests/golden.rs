@@ -581,11 +581,13 @@ fn weighed_group_says_what_it_beat() {
     check(
         moves_text(&a),
         expect![[r#"
-            Moves that clear the bars, in order (confidence = the weakest deciding fact;
-            a move resting on guesses says so and is not a recommendation):
-                 Steps 1–2 move as one group (moved together): Moving api alone costs 48.5 points; moving app alone costs 19.4 points; moved together, api and app gain 29.1 points; the step must gain at least 4.72 points (15 % of its cost, 31.5). Taken over the best single move (db to c-fra, +9.1): moved one at a time, each where it is best alone, the group's services would gain 0.
-              1. api c-fra→c-par -48.5 [rtt -48.5] reported
-              2. app c-fra→c-par +77.6 [rtt +77.6] reported
+            Moves that clear the bars, in order, numbered by step (a compound step is one step;
+            confidence = the weakest deciding fact; a step resting on guesses says so,
+            is marked "-" and is not a recommendation):
+              1. Move api and app to c-par together: +29.1 reported (moved together)
+                 Moving api alone costs 48.5 points; moving app alone costs 19.4 points; moved together, api and app gain 29.1 points; the step must gain at least 4.72 points (15 % of its cost, 31.5). Taken over the best single move (db to c-fra, +9.1): moved one at a time, each where it is best alone, the group's services would gain 0.
+                 api c-fra→c-par -48.5 [rtt -48.5] reported
+                 app c-fra→c-par +77.6 [rtt +77.6] reported
         "#]],
     );
 }
@@ -628,14 +630,16 @@ fn planned_group_clears_a_full_cluster() {
     check(
         moves_text(&a),
         expect![[r#"
-            Moves that clear the bars, in order (confidence = the weakest deciding fact;
-            a move resting on guesses says so and is not a recommendation):
-                 Steps 1–5 move as one group (moved together to a searched placement): Moving l1 alone gains nothing; moving l2 alone gains nothing; moving l3 alone gains nothing; moving l4 alone gains nothing; moving x alone does not certainly fit on c-par; moved together, l1, l2, l3, l4 and x gain 26.42 points; 5 services must gain at least 10 points (2 each). Taken over the best plan of single moves and smaller groups (0 moves, +0): this step and the moves after it improve the estate by +26.42.
-              1. l1 c-par→c-fra +0.0 [] reported
-              2. l2 c-par→c-ams +0.0 [] reported
-              3. l3 c-par→c-ams +0.0 [] reported
-              4. l4 c-par→c-ams +0.0 [] reported
-              5. x c-fra→c-par +26.4 [rtt +38.8, headroom -12.4] reported
+            Moves that clear the bars, in order, numbered by step (a compound step is one step;
+            confidence = the weakest deciding fact; a step resting on guesses says so,
+            is marked "-" and is not a recommendation):
+              1. Move l1 to c-fra, l2 to c-ams, l3 to c-ams, l4 to c-ams and x to c-par together: +26.4 reported (moved together to a searched placement)
+                 Moving l1 alone gains nothing; moving l2 alone gains nothing; moving l3 alone gains nothing; moving l4 alone gains nothing; moving x alone does not certainly fit on c-par; moved together, l1, l2, l3, l4 and x gain 26.42 points; 5 services must gain at least 10 points (2 each). Taken over the best plan of single moves and smaller groups (0 moves, +0): this step and the moves after it improve the estate by +26.42.
+                 l1 c-par→c-fra +0.0 [] reported
+                 l2 c-par→c-ams +0.0 [] reported
+                 l3 c-par→c-ams +0.0 [] reported
+                 l4 c-par→c-ams +0.0 [] reported
+                 x c-fra→c-par +26.4 [rtt +38.8, headroom -12.4] reported
         "#]],
     );
 }
@@ -1489,23 +1493,26 @@ fn sample_estate_advice_text() {
             The best possible is at least 651.1 points; the recommended moves capture at least 61.4 % of the improvement that can exist.
             Not counted above: 1 move resting on guesses (below) would add 53.2 points if the evidence held.
 
-            Moves that clear the bars, in order (confidence = the weakest deciding fact;
-            a move resting on guesses says so and is not a recommendation):
+            Moves that clear the bars, in order, numbered by step (a compound step is one step;
+            confidence = the weakest deciding fact; a step resting on guesses says so,
+            is marked "-" and is not a recommendation):
               1. analytics-rollup c-iad-1→c-dub-1 +406.4 [rtt +140.5, xsite +268.0, headroom -2.1] reported
               2. cart c-par-1→c-fra-2 +165.5 [rtt +136.7, xsite +28.8] inferred
-              3. nw-erp-bridge c-nw-1→c-fra-2 +53.2 [rtt +51.6, xsite +1.6] guessed
+               - nw-erp-bridge c-nw-1→c-fra-2 +53.2 [rtt +51.6, xsite +1.6] guessed
                  Not enough evidence to recommend — 8 of 12 inputs are guesses.
-              4. notifications c-par-2→c-fra-2 +21.6 [rtt +20.0, xsite +1.6] measured
-              5. invoice-pdf c-par-2→c-fra-2 +13.2 [rtt +6.0, xsite +7.2] measured
-              6. feature-flags c-lon-1→c-fra-2 +6.6 [rtt +6.0, xsite +0.6] inferred
-              7. email-sender c-par-2→c-fra-2 +6.0 [rtt +3.6, xsite +2.4] measured
-              8. session-store c-fra-1→c-fra-2 +3.4 [rtt -0.5, headroom +3.9] measured
-                 Steps 9–10 move as one group (moved together): Moving carrier-gateway alone costs 14.15 points; moving shipping-quotes alone costs 4.98 points; moved together, carrier-gateway and shipping-quotes gain 9.17 points; 2 services must gain at least 4 points (2 each).
-              9. carrier-gateway c-par-1→c-fra-3 -14.2 [rtt -13.4, xsite -0.8] reported
-             10. shipping-quotes c-par-1→c-fra-3 +23.3 [rtt +21.7, xsite +1.6] reported
-                 Steps 11–12 move as one group (moved together): Moving shop-frontend alone costs 4.02 points; moving shop-gateway alone costs 9.66 points; moved together, shop-frontend and shop-gateway gain 4.71 points; the step must gain at least 4.29 points (15 % of its cost, 28.61).
-             11. shop-frontend c-fra-1→c-fra-3 -4.0 [rtt -18.1, headroom +14.1] reported
-             12. shop-gateway c-fra-1→c-fra-3 +8.7 [rtt +5.3, headroom +3.5] reported
+              3. notifications c-par-2→c-fra-2 +21.6 [rtt +20.0, xsite +1.6] measured
+              4. invoice-pdf c-par-2→c-fra-2 +13.2 [rtt +6.0, xsite +7.2] measured
+              5. feature-flags c-lon-1→c-fra-2 +6.6 [rtt +6.0, xsite +0.6] inferred
+              6. email-sender c-par-2→c-fra-2 +6.0 [rtt +3.6, xsite +2.4] measured
+              7. session-store c-fra-1→c-fra-2 +3.4 [rtt -0.5, headroom +3.9] measured
+              8. Move carrier-gateway and shipping-quotes to c-fra-3 together: +9.2 reported (moved together)
+                 Moving carrier-gateway alone costs 14.15 points; moving shipping-quotes alone costs 4.98 points; moved together, carrier-gateway and shipping-quotes gain 9.17 points; 2 services must gain at least 4 points (2 each).
+                 carrier-gateway c-par-1→c-fra-3 -14.2 [rtt -13.4, xsite -0.8] reported
+                 shipping-quotes c-par-1→c-fra-3 +23.3 [rtt +21.7, xsite +1.6] reported
+              9. Move shop-frontend and shop-gateway to c-fra-3 together: +4.7 reported (moved together)
+                 Moving shop-frontend alone costs 4.02 points; moving shop-gateway alone costs 9.66 points; moved together, shop-frontend and shop-gateway gain 4.71 points; the step must gain at least 4.29 points (15 % of its cost, 28.61).
+                 shop-frontend c-fra-1→c-fra-3 -4.0 [rtt -18.1, headroom +14.1] reported
+                 shop-gateway c-fra-1→c-fra-3 +8.7 [rtt +5.3, headroom +3.5] reported
 
             Cannot move:
               card-vault on c-fra-pci: card-vault keeps its data on local volumes in c-fra-pci

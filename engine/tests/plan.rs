@@ -130,11 +130,15 @@ fn the_markdown_plan_of_the_sample_estate() {
     assert!(md.starts_with("# Change plan: Acme Retail (sample estate)\n"));
     assert!(md.contains(&format!("- Estate version: `{}`", p.estate_version)));
     assert!(md.contains(&format!("- Policy digest: `{}`", p.policy_digest)));
-    for m in &p.moves {
-        assert!(md.contains(&format!(
-            "### {}. `{}`: `{}` → `{}`",
-            m.step, m.service, m.from, m.to
-        )));
+    for (i, m) in p.moves.iter().enumerate() {
+        // A single step has its own numbered heading (the page's step
+        // number); a compound step's member sits under the step's heading.
+        let head = format!("`{}`: `{}` → `{}`", m.service, m.from, m.to);
+        let own = p.step_numbers[i].map(|n| format!("### {n}. {head}"));
+        assert!(
+            own.is_some_and(|h| md.contains(&h)) || md.contains(&format!("#### {head}")),
+            "no section for {head}"
+        );
         for f in &m.flips {
             for s in &f.sentences {
                 assert!(md.contains(s.as_str()), "{s}");
