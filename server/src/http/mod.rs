@@ -159,6 +159,6 @@ mod tests {
                 spec.path
             );
         }
-        assert_eq!(routes().len(), 58);
+        assert_eq!(routes().len(), 59);
     }
 }
