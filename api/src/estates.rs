@@ -190,6 +190,13 @@ pub struct ResultEnvelope {
     /// The engine's result; its schema depends on the operation.
     #[cfg_attr(feature = "schema", schemars(with = "serde_json::Map<String, Value>"))]
     pub result: Box<RawValue>,
+    /// Only beside advice with its Why (`GET …/advice?why=true`), and only
+    /// once at least three advised moves of the estate have been judged:
+    /// how well its past predictions held, the sentence every Why quotes
+    /// (docs/outcomes.md, "Calibration"). Outside `result`, which stays
+    /// the engine's exact bytes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub calibration: Option<String>,
 }
 
 impl ResultEnvelope {
@@ -215,6 +222,15 @@ impl ResultEnvelope {
             s(now),
             s(result_digest),
         )
+    }
+
+    /// [`Self::write`]'s bytes with `calibration` added as the last
+    /// member (nothing added for `None`).
+    pub fn with_calibration(envelope: &str, calibration: Option<&str>) -> String {
+        match (calibration, envelope.strip_suffix('}')) {
+            (Some(c), Some(head)) => format!("{head},\"calibration\":{}}}", Value::from(c)),
+            _ => envelope.to_string(),
+        }
     }
 }
 

@@ -9,9 +9,12 @@
 //! module per resource group with its routes declared next to its
 //! handlers, `http::app` the router built from them; [`web`] mounts the
 //! pages as the router's fallback; [`external`] calls external deciders
-//! and runs the advice driver; [`estates`] is the estate service under
-//! both (visibility, the parsed estate from cache or database,
-//! canonicalising, writes under the estate lock, result envelopes);
+//! and runs the advice driver; [`outcomes`] gathers an estate's applied
+//! moves for the engine to judge (the outcomes answer, the calibration
+//! the Why quotes, notifications of moves that fell short); [`estates`]
+//! is the estate service under both (visibility, the parsed estate from
+//! cache or database, canonicalising, writes under the estate lock,
+//! result envelopes);
 //! [`auth`] decides who may do what; [`error`] turns errors (the
 //! store's too) into responses; [`store`] holds every SQL statement;
 //! [`db`] connects and migrates; [`facts`] applies fact updates to an
@@ -40,6 +43,7 @@ pub mod kube_source;
 pub mod listen;
 pub mod metrics;
 pub mod moves;
+pub mod outcomes;
 pub mod prom_client;
 pub mod random;
 pub mod retry;

@@ -1828,6 +1828,36 @@ pub async fn enqueue_deliveries(
     Ok(queued)
 }
 
+/// Queue one outcome notification (`crate::outcomes`) for `channel`,
+/// unless the same (channel, estate, identity, version) was queued
+/// before; 1 if queued. The channel's cursor is left alone: it says
+/// which advice the channel has looked at.
+pub async fn enqueue_outcome_delivery(
+    db: &Db,
+    channel: &str,
+    estate: &str,
+    estate_version: i64,
+    d: NewDelivery<'_>,
+    now: i64,
+) -> StoreResult<usize> {
+    let _w = db.write_guard().await;
+    let done = sqlx::query(
+        "INSERT INTO notification_deliveries (channel, estate_id, identity, estate_version, message_id, body, \
+         status, attempts, created_at, next_attempt_at, last_attempt_at, last_status, last_error, delivered_at) \
+         VALUES ($1, $2, $3, $4, $5, $6, 'pending', 0, $7, $7, NULL, NULL, '', NULL) ON CONFLICT DO NOTHING",
+    )
+    .bind(channel)
+    .bind(estate)
+    .bind(d.identity)
+    .bind(estate_version)
+    .bind(d.message_id)
+    .bind(d.body)
+    .bind(now)
+    .execute(&db.pool)
+    .await?;
+    Ok(done.rows_affected() as usize)
+}
+
 /// A delivery as stored (its body only in [`DueDelivery`]).
 #[derive(Clone, Debug, Serialize, PartialEq)]
 pub struct Delivery {

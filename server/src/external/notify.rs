@@ -373,7 +373,9 @@ pub async fn after_pass(
     now: i64,
     fresh: &BTreeMap<String, Fresh>,
 ) -> Result<Summary, ApiError> {
-    let queued = enqueue(state, now, fresh).await?;
+    let mut queued = enqueue(state, now, fresh).await?;
+    // Applied moves that fell short of their prediction (docs/outcomes.md).
+    queued += crate::outcomes::enqueue_notifications(&state.db, &state.cache, now).await?;
     let mut summary = deliver_due(state, now).await?;
     summary.queued = queued;
     Ok(summary)

@@ -148,13 +148,14 @@ async fn advice(
 ) -> ApiResult<Response> {
     let now = eval_now(&q.now)?;
     let why = q.why;
-    engine_result(
+    let body = engine_bytes(
         &state,
         &caller,
         &id,
         "advice",
         now,
         if why { "why" } else { "" },
+        true,
         move |e, p, now| {
             Ok(if why {
                 front::advice_why(e, p, now)
@@ -163,7 +164,24 @@ async fn advice(
             })
         },
     )
-    .await
+    .await?;
+    if !why {
+        return Ok(raw_json(StatusCode::OK, body));
+    }
+    // The Why quotes how this estate's past advice held (issue 36,
+    // docs/outcomes.md): judged now, never cached with the result — a
+    // measurement or the settling window can change it while the estate's
+    // version and the evaluation time stay.
+    let line = crate::outcomes::calibration_line(&state.db, &state.cache, &id, now).await?;
+    let Some(line) = line else {
+        return Ok(raw_json(StatusCode::OK, body));
+    };
+    let text = std::str::from_utf8(&body)
+        .map_err(|e| ApiError::Internal(format!("advice envelope: {e}")))?;
+    Ok(raw_json(
+        StatusCode::OK,
+        berth_api::ResultEnvelope::with_calibration(text, Some(&line)),
+    ))
 }
 
 #[derive(Deserialize)]
