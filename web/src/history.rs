@@ -2,9 +2,12 @@
 //! chart (cost and cross-site traffic as lines, open recommendations as a
 //! step line, on one time axis), the same as a table, and what changed
 //! since the last snapshot. Read from `GET /api/estates/{id}/history`
-//! (`docs/history.md`); the geometry helpers are pure and tested here.
+//! (`docs/history.md`); applied moves are marked on it from the outcomes
+//! report the Placement page reads (`GET …/outcomes`, which has each
+//! move's time). The geometry helpers are pure and tested here.
 
 use berth_engine::history::{Changes, FactValue, History, Recommendation};
+use berth_engine::outcome::Report;
 use leptos::prelude::*;
 
 use crate::client;
@@ -78,6 +81,107 @@ pub fn y_range(values: &[f64], from_zero: bool) -> (f64, f64) {
     }
     let pad = (hi - lo) * 0.1;
     (lo - pad, hi + pad)
+}
+
+/// x of time `t` on a plot from `t0` to `t1`: proportional to time; at
+/// the centre when the plot is one instant.
+pub fn x_at(t: i64, t0: i64, t1: i64) -> f64 {
+    let width = W - LEFT - RIGHT;
+    if t1 == t0 {
+        LEFT + width / 2.0
+    } else {
+        LEFT + (t - t0) as f64 / (t1 - t0) as f64 * width
+    }
+}
+
+/// An applied move on the chart (`docs/outcomes.md`): when it was
+/// noticed, what moved, and how it turned out.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Mark {
+    pub at: i64,
+    pub at_text: String,
+    pub identity: String,
+    /// The moved services, e.g. `a` or `a+b` for a compound step.
+    pub label: String,
+    /// The step in words: its moves, its state, its ratio if observed.
+    pub words: String,
+}
+
+/// The marks of an outcomes report, by time: every applied step that was
+/// judged (a step that could not be, for want of its document, has no
+/// time to mark).
+pub fn marks(r: &Report) -> Vec<Mark> {
+    let mut out: Vec<Mark> = r
+        .applied
+        .iter()
+        .filter_map(|a| {
+            let o = a.outcome.as_ref()?;
+            let at = berth_engine::estate::parse_time(&o.moved_at)?;
+            let label = o
+                .members
+                .iter()
+                .map(|m| m.service.as_str())
+                .collect::<Vec<_>>()
+                .join("+");
+            let moves = o
+                .members
+                .iter()
+                .map(|m| format!("{}: {} → {}", m.service, m.from, m.to))
+                .collect::<Vec<_>>()
+                .join(", together with ");
+            let state = match crate::outcomes::ratio_text(a) {
+                Some(r) => format!("observed, {r}"),
+                None => crate::outcomes::status_word(a).to_string(),
+            };
+            Some(Mark {
+                at,
+                at_text: o.moved_at.clone(),
+                identity: a.identity.clone(),
+                label,
+                words: format!("{moves} at {} ({state})", o.moved_at),
+            })
+        })
+        .collect();
+    out.sort_by_key(|m| m.at);
+    out
+}
+
+/// Roughly how wide a mark's label is drawn, in viewBox units: 11-unit
+/// text averages a little over half its size per character.
+fn label_width(text: &str) -> f64 {
+    text.chars().count() as f64 * 6.5
+}
+
+/// Where a mark's label goes and what it says: the moved services right
+/// of the line, or left of it when they would run past the plot's right
+/// edge; several steps of one write, or a name that fits neither side,
+/// as a count ("3 moves": the list under the chart names them).
+pub fn mark_label(mx: f64, group: &[&Mark]) -> (f64, &'static str, String) {
+    let names = group
+        .iter()
+        .map(|m| m.label.as_str())
+        .collect::<Vec<_>>()
+        .join(", ");
+    let count = if group.len() == 1 {
+        "1 move".to_string()
+    } else {
+        format!("{} moves", group.len())
+    };
+    let text = if group.len() == 1 {
+        names
+    } else {
+        count.clone()
+    };
+    let w = label_width(&text);
+    if mx + 3.0 + w <= W - RIGHT {
+        (mx + 3.0, "start", text)
+    } else if mx - 3.0 - w >= LEFT {
+        (mx - 3.0, "end", text)
+    } else if mx + 3.0 + label_width(&count) <= W - RIGHT {
+        (mx + 3.0, "start", count)
+    } else {
+        (mx - 3.0, "end", count)
+    }
 }
 
 /// x of each time on the plot: proportional to time between the first and
@@ -185,12 +289,20 @@ fn panel(
     }
 }
 
-/// The chart of the series (three panels on one time axis).
+/// The chart of the series (three panels on one time axis), with a
+/// dashed line across the panels where each applied move was noticed.
 #[component]
-fn Chart(points: Vec<Point>) -> impl IntoView {
-    let times: Vec<i64> = points.iter().map(|p| p.at).collect();
-    let x = xs(&times);
-    let span = times.last().copied().unwrap_or(0) - times.first().copied().unwrap_or(0);
+fn Chart(points: Vec<Point>, marks: Vec<Mark>) -> impl IntoView {
+    // The axis spans the snapshots and the marks: a move after the last
+    // snapshot (the driver has not taken the next yet) is still shown.
+    let all = points
+        .iter()
+        .map(|p| p.at)
+        .chain(marks.iter().map(|m| m.at));
+    let t0 = all.clone().min().unwrap_or(0);
+    let t1 = all.max().unwrap_or(0);
+    let x: Vec<f64> = points.iter().map(|p| x_at(p.at, t0, t1)).collect();
+    let span = t1 - t0;
     let cost: Vec<f64> = points.iter().map(|p| p.cost).collect();
     let cross: Vec<f64> = points.iter().map(|p| p.cross).collect();
     let open: Vec<f64> = points.iter().map(|p| p.open).collect();
@@ -229,6 +341,37 @@ fn Chart(points: Vec<Point>) -> impl IntoView {
             }
         })
         .collect::<Vec<_>>();
+    // Steps applied by one write share a time: one line for them, its
+    // label naming all, written towards the middle of the chart so it
+    // never runs past an edge.
+    let mut lines: Vec<(i64, Vec<&Mark>)> = Vec::new();
+    for m in &marks {
+        match lines.last_mut() {
+            Some((at, group)) if *at == m.at => group.push(m),
+            _ => lines.push((m.at, vec![m])),
+        }
+    }
+    let mark_lines = lines
+        .iter()
+        .map(|(at, group)| {
+            let mx = x_at(*at, t0, t1);
+            let (lx, anchor, label) = mark_label(mx, group);
+            let title = group.iter().map(|m| m.words.as_str()).collect::<Vec<_>>().join("; ");
+            let ids = group.iter().map(|m| m.identity.as_str()).collect::<Vec<_>>().join(" ");
+            view! {
+                <g class="mark" data-identities=ids>
+                    <title>{format!("Applied: {title}")}</title>
+                    <line x1=format!("{mx:.1}") y1=TITLE_H - 4.0 x2=format!("{mx:.1}") y2=axis_y class="mark-line"/>
+                    <text x=format!("{lx:.1}") y=TITLE_H + 10.0 text-anchor=anchor class="mark-label">{label}</text>
+                </g>
+            }
+        })
+        .collect::<Vec<_>>();
+    let mark_items = marks
+        .iter()
+        .map(|m| view! { <li data-identity=m.identity.clone()>{m.words.clone()}</li> })
+        .collect::<Vec<_>>();
+    let has_marks = !marks.is_empty();
     let first = points.first().cloned();
     let last = points.last().cloned();
     let summary = match (first, last) {
@@ -239,12 +382,13 @@ fn Chart(points: Vec<Point>) -> impl IntoView {
         _ => String::new(),
     };
     view! {
-        <figure class="history-chart" data-testid="history-chart" data-points=points.len()>
+        <figure class="history-chart" data-testid="history-chart" data-points=points.len() data-marks=marks.len() data-mark-lines=lines.len()>
             <svg viewBox=format!("0 0 {W} {h}") role="img" aria-label=summary.clone()>
                 {panel(0, "Cost (points)".into(), "cost", &x, &cost, false)}
                 {panel(1, "Cross-site traffic (MB/s)".into(), "cross", &x, &cross, false)}
                 {panel(2, "Open recommendations".into(), "open", &x, &open, true)}
                 {labels}
+                {mark_lines}
                 <text x="0" y=axis_y + 16.0 class="xtick">"UTC"</text>
             </svg>
             <figcaption>
@@ -252,8 +396,12 @@ fn Chart(points: Vec<Point>) -> impl IntoView {
                     <li><span class="key cost"></span>"cost of the estate as it stood (points)"</li>
                     <li><span class="key cross"></span>"traffic between sites (MB/s)"</li>
                     <li><span class="key open"></span>"recommendations open (count)"</li>
+                    {has_marks.then(|| view! { <li><span class="key mark"></span>"an applied move (see Applied moves)"</li> })}
                 </ul>
                 <p class="hint">{summary}</p>
+                {has_marks.then(|| view! {
+                    <ul class="marks" data-testid="history-marks" aria-label="Applied moves marked on the chart">{mark_items}</ul>
+                })}
             </figcaption>
         </figure>
     }
@@ -378,6 +526,7 @@ fn ChangesView(changes: Changes) -> impl IntoView {
 #[component]
 pub fn History() -> impl IntoView {
     let auth = expect_context::<Auth>();
+    let outcomes = use_context::<crate::outcomes::Outcomes>();
     let history = RwSignal::new(None::<History>);
     let error = RwSignal::new(None::<String>);
     Effect::new(move |_| {
@@ -414,9 +563,12 @@ pub fn History() -> impl IntoView {
                         )}</p>
                     }.into_any();
                 }
+                let marked = outcomes
+                    .and_then(|o| o.report.get().as_ref().map(marks))
+                    .unwrap_or_default();
                 view! {
                     {note}
-                    <Chart points=pts.clone()/>
+                    <Chart points=pts.clone() marks=marked/>
                     <Table points=pts/>
                     <h3>"What changed since the last snapshot"</h3>
                     {match h.changes {
@@ -456,6 +608,44 @@ mod tests {
         assert_eq!(time_label("2026-11-30T04:05:09Z", 300), "04:05:09");
         assert_eq!(time_label("2026-11-30T04:05:09Z", 7200), "04:05");
         assert_eq!(time_label("2026-11-30T04:05:09Z", 200_000), "11-30 04:05");
+    }
+
+    #[test]
+    fn marks_sit_on_the_time_axis() {
+        assert_eq!(x_at(100, 100, 300), LEFT);
+        assert_eq!(x_at(300, 100, 300), W - RIGHT);
+        assert!((x_at(150, 100, 300) - xs(&[100, 150, 300])[1]).abs() < 1e-9);
+        let r = Report {
+            now: "2026-11-30T06:00:00Z".into(),
+            settle_s: 3600,
+            applied: Vec::new(),
+            calibration: None,
+            calibration_line: None,
+        };
+        assert!(marks(&r).is_empty());
+        let m = |label: &str| Mark {
+            at: 0,
+            at_text: String::new(),
+            identity: String::new(),
+            label: label.into(),
+            words: String::new(),
+        };
+        let (a, b) = (m("analytics-rollup"), m("b"));
+        // Room to the right: the name, right of the line.
+        assert_eq!(
+            mark_label(100.0, &[&a]),
+            (103.0, "start", "analytics-rollup".into())
+        );
+        // Near the right edge: left of it.
+        assert_eq!(
+            mark_label(400.0, &[&a]),
+            (397.0, "end", "analytics-rollup".into())
+        );
+        // Two steps of one write: counted.
+        assert_eq!(
+            mark_label(100.0, &[&a, &b]),
+            (103.0, "start", "2 moves".into())
+        );
     }
 
     #[test]

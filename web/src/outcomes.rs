@@ -67,7 +67,7 @@ fn applied_item(a: &Applied) -> impl IntoView {
                     <tr><th scope="row">"headroom at both clusters"</th>
                         <td class="n">{format!("{:.1} → {:.1} points", ob.headroom_before, ob.headroom_after)}</td></tr>
                     <tr><th scope="row">"rests on"</th>
-                        <td><span class=format!("badge conf-{}", ob.confidence.as_str())>{ob.confidence.as_str()}</span>" facts"</td></tr>
+                        <td class="n"><span class=format!("badge conf-{}", ob.confidence.as_str())>{ob.confidence.as_str()}</span>" facts"</td></tr>
                 }
             });
             let waiting = o
@@ -100,18 +100,65 @@ fn applied_item(a: &Applied) -> impl IntoView {
     }
 }
 
+/// The estate's outcomes report, read once per estate by the Placement
+/// page and shared with everything on it that quotes it: the Applied
+/// moves section, the Why panels (the calibration) and the history chart
+/// (its marks). `None` until read.
+#[derive(Clone, Copy)]
+pub struct Outcomes {
+    pub report: RwSignal<Option<Report>>,
+}
+
+impl Outcomes {
+    pub fn new() -> Outcomes {
+        Outcomes {
+            report: RwSignal::new(None),
+        }
+    }
+}
+
+impl Default for Outcomes {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+/// The sentence a Why quotes from the estate's calibration, or `None`
+/// with fewer than three judged advised moves (`docs/outcomes.md`).
+pub fn why_quote(r: &Report) -> Option<String> {
+    r.calibration_line
+        .as_ref()
+        .map(|line| format!("How past advice held: {line}."))
+}
+
+/// The calibration line in a Why panel, once the report is read and has
+/// one; nothing otherwise (a Why never claims a track record it lacks).
+#[component]
+pub fn WhyCalibration() -> impl IntoView {
+    let outcomes = use_context::<Outcomes>();
+    move || {
+        let quote = outcomes.and_then(|o| o.report.get().as_ref().and_then(why_quote));
+        quote.map(|q| view! { <p class="why-calibration" data-testid="why-calibration">{q}</p> })
+    }
+}
+
 /// The Applied moves section of the Placement page.
 #[component]
 pub fn AppliedMoves() -> impl IntoView {
     let auth = expect_context::<Auth>();
-    let report = RwSignal::new(None::<Report>);
+    let report = use_context::<Outcomes>().unwrap_or_default().report;
     let error = RwSignal::new(None::<String>);
     Effect::new(move |_| {
         let Some(id) = auth.estate.get() else { return };
         leptos::task::spawn_local(async move {
-            match client::get_typed::<Report>(&format!("/api/estates/{}/outcomes", encode(&id)))
-                .await
-            {
+            // Judged at the page's evaluation time, like its advice: with
+            // `?now=` the page shows the estate as of then.
+            let url = format!(
+                "/api/estates/{}/outcomes?now={}",
+                encode(&id),
+                crate::engine::format_time(client::eval_now())
+            );
+            match client::get_typed::<Report>(&url).await {
                 Ok(r) => report.set(Some(r)),
                 Err(f) => error.set(Some(format!(
                     "Could not read the applied moves: {}",
@@ -178,5 +225,24 @@ mod tests {
         );
         assert_eq!(status_word(&applied("advised")), "not judged");
         assert_eq!(ratio_text(&applied("advised")), None);
+    }
+
+    #[test]
+    fn the_why_quotes_the_calibration_only_when_there_is_one() {
+        let mut r = Report {
+            now: "2026-11-30T06:00:00Z".into(),
+            settle_s: 3600,
+            applied: vec![applied("advised")],
+            calibration: None,
+            calibration_line: None,
+        };
+        assert_eq!(why_quote(&r), None);
+        r.calibration_line = Some(
+            "in this estate, 3 applied moves delivered a median 88 % of their predicted gain (middle half 70–100 %)".into(),
+        );
+        assert_eq!(
+            why_quote(&r).unwrap(),
+            "How past advice held: in this estate, 3 applied moves delivered a median 88 % of their predicted gain (middle half 70–100 %)."
+        );
     }
 }

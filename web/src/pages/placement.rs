@@ -99,6 +99,9 @@ pub fn Placement() -> impl IntoView {
     let now_text = RwSignal::new(String::new());
     let reviews = Reviews::new();
     provide_context(reviews);
+    // Applied moves, the Why's calibration and the history's marks read
+    // one outcomes report.
+    provide_context(crate::outcomes::Outcomes::new());
 
     Effect::new(move |_| {
         let Some(id) = auth.estate.get() else { return };
@@ -1236,6 +1239,7 @@ pub fn WhyPanel(why: MoveWhy) -> impl IntoView {
     view! {
         <div class="why-body">
             {why.note.clone().map(|n| view! { <p>{n}</p> })}
+            <crate::outcomes::WhyCalibration/>
             <h3>"Flip conditions, nearest first"</h3>
             <ul class="flips" data-testid="flips">{flip_items}</ul>
             {quiet_line}
