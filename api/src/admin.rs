@@ -49,6 +49,11 @@ pub struct TokenInfo {
     /// /api/estates/{id}/import/kubernetes`, the agent's `--kubernetes`
     /// re-sync).
     pub may_sync_services: bool,
+    /// An agent token's clusters: every observation, capacity figure,
+    /// probe, cluster record and service re-sync it sends must concern one
+    /// of them (`403` otherwise). Absent for other roles.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub clusters: Option<Vec<String>>,
 }
 
 /// `GET /api/tokens`: every token ever made, oldest first.
@@ -82,6 +87,12 @@ pub struct NewToken {
     /// --kubernetes`) through the Kubernetes import. Default false.
     #[serde(default, skip_serializing_if = "is_false")]
     pub may_sync_services: bool,
+    /// Agent tokens: required, 1–64 cluster ids of the estate (or ones
+    /// the token may create): the clusters its agent reports for. Every
+    /// write the token makes must concern one of them (`403` otherwise).
+    /// Other roles: `400`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub clusters: Option<Vec<String>>,
 }
 
 /// The note every [`CreatedToken`] carries.
@@ -101,6 +112,11 @@ pub struct CreatedToken {
     pub estate: Option<String>,
     pub may_create_clusters: bool,
     pub may_sync_services: bool,
+    /// An agent token's clusters: every observation, capacity figure,
+    /// probe, cluster record and service re-sync it sends must concern one
+    /// of them (`403` otherwise). Absent for other roles.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub clusters: Option<Vec<String>>,
     /// Always the same sentence: the token is shown only now.
     #[cfg_attr(
         feature = "schema",

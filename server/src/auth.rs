@@ -88,6 +88,9 @@ pub struct Principal {
     /// An agent token an administrator allowed to import its cluster's
     /// services (`may_sync_services`).
     pub may_sync_services: bool,
+    /// An agent token's clusters: every write it makes must concern one
+    /// of them (`crate::scope`). `None` for every other caller.
+    pub clusters: Option<Vec<String>>,
     pub via: Via,
 }
 
@@ -183,18 +186,22 @@ pub async fn authenticate(State(state): State<Gate>, mut req: Request, next: Nex
     let principal = match principal_of(&state.db, req.headers()).await {
         Ok(p) => p,
         Err(ApiError::InvalidToken) => {
-            // Wrong tokens spend the same per-address budget as failed
-            // sign-ins, so guessing tokens is throttled too.
+            // A wrong or revoked bearer token is always 401, as the API
+            // says: a client holding a stale token must hear that it is
+            // stale, not "retry later". Guessing is not throttled here
+            // because there is nothing to guess (256 random bits, only
+            // the hash stored); the throttled path is sign-in
+            // (`POST /api/session`, `RateLimiter::for_credentials`), where
+            // passwords are. Each refusal is logged (by address) so a
+            // flood is visible.
             let peer = Peer(
                 req.extensions()
                     .get::<ConnectInfo<SocketAddr>>()
                     .map(|c| c.0),
             );
             let addr = client_addr(req.headers(), &peer, state.config.trust_forwarded_for);
-            return match state.limiter.check(addr) {
-                Ok(()) => ApiError::InvalidToken.into_response(),
-                Err(limited) => limited.into_response(),
-            };
+            tracing::debug!(client = %addr, "unknown or revoked bearer token");
+            return ApiError::InvalidToken.into_response();
         }
         Err(e) => return e.into_response(),
     };
@@ -434,6 +441,13 @@ async fn principal_of(db: &Db, headers: &HeaderMap) -> Result<Option<Principal>,
                 estate: t.estate_id,
                 may_create_clusters: t.may_create_clusters,
                 may_sync_services: t.may_sync_services,
+                // An agent token always has a scope: a row without one
+                // (never written since migration 12) may write nothing.
+                clusters: if t.role == Role::Agent {
+                    Some(t.clusters.unwrap_or_default())
+                } else {
+                    None
+                },
                 via: Via::Bearer { token_id: t.id },
             })),
             // A wrong or revoked token is an error, not anonymity: the
@@ -451,6 +465,7 @@ async fn principal_of(db: &Db, headers: &HeaderMap) -> Result<Option<Principal>,
                 estate: s.estate_id,
                 may_create_clusters: false,
                 may_sync_services: false,
+                clusters: None,
                 via: Via::Session {
                     id_hash,
                     csrf: s.csrf,

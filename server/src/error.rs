@@ -38,6 +38,10 @@ pub enum ApiError {
     TooLarge { limit: usize },
     #[error("too many attempts from this address; retry in {retry_after_s} s")]
     RateLimited { retry_after_s: u64 },
+    /// Too many large requests in service for one caller, or in all
+    /// (`http::extract::heavy_permit`): 429 with `Retry-After: 1`.
+    #[error("{0}")]
+    HeavyBusy(String),
     /// The request body did not arrive whole in time (a client sending
     /// it slowly); the connection is closed after the answer.
     #[error("the request body did not arrive within {limit_s} s; the connection is closed")]
@@ -98,9 +102,9 @@ impl ApiError {
             ApiError::NotFound(_) => StatusCode::NOT_FOUND,
             ApiError::Conflict(_) => StatusCode::CONFLICT,
             ApiError::TooLarge { .. } => StatusCode::PAYLOAD_TOO_LARGE,
-            ApiError::RateLimited { .. } | ApiError::EngineRateLimited { .. } => {
-                StatusCode::TOO_MANY_REQUESTS
-            }
+            ApiError::RateLimited { .. }
+            | ApiError::EngineRateLimited { .. }
+            | ApiError::HeavyBusy(_) => StatusCode::TOO_MANY_REQUESTS,
             ApiError::BodyTimeout { .. } => StatusCode::REQUEST_TIMEOUT,
             // 507 Insufficient Storage: the request is fine, but the server
             // will not hold its answer; neither 413 (that is the request's
@@ -122,9 +126,9 @@ impl ApiError {
             ApiError::NotFound(_) => ErrorCode::NotFound,
             ApiError::Conflict(_) => ErrorCode::Conflict,
             ApiError::TooLarge { .. } => ErrorCode::TooLarge,
-            ApiError::RateLimited { .. } | ApiError::EngineRateLimited { .. } => {
-                ErrorCode::RateLimited
-            }
+            ApiError::RateLimited { .. }
+            | ApiError::EngineRateLimited { .. }
+            | ApiError::HeavyBusy(_) => ErrorCode::RateLimited,
             ApiError::BodyTimeout { .. } => ErrorCode::Timeout,
             ApiError::ResultTooLarge { .. } => ErrorCode::ResultTooLarge,
             ApiError::Unavailable => ErrorCode::Unavailable,
@@ -215,6 +219,11 @@ impl IntoResponse for ApiError {
                 if let Ok(v) = HeaderValue::from_str(&retry_after_s.to_string()) {
                     resp.headers_mut().insert(header::RETRY_AFTER, v);
                 }
+            }
+            // One of the caller's large requests ends soon.
+            ApiError::HeavyBusy(_) => {
+                resp.headers_mut()
+                    .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
             }
             // The rest of the body may still be on its way: the connection
             // cannot carry another request.

@@ -342,6 +342,20 @@ impl KubeSource {
         config.read_timeout = Some(READ_TIMEOUT);
         config.connect_timeout = Some(CONNECT_TIMEOUT);
         let server = config.cluster_url.to_string();
+        // The same address policy as for Prometheus: an API server is on
+        // loopback or a private network, never at a link-local (cloud
+        // metadata) or unspecified address. An IP literal is checked here;
+        // kube resolves names itself.
+        let literal = config.cluster_url.host().and_then(|h| {
+            h.trim_matches(|c| c == '[' || c == ']')
+                .parse::<std::net::IpAddr>()
+                .ok()
+        });
+        if let Some(ip) = literal {
+            crate::external::address::check_configured_target(ip).map_err(|why| {
+                format!("{server}: {ip} is {why}: Berth does not connect there; check the server URL of the context")
+            })?;
+        }
         let client = kube::Client::try_from(config).map_err(|e| {
             format!(
                 "{server}: cannot set up the Kubernetes client: {}",
@@ -554,8 +568,14 @@ impl KubeSource {
         }
     }
 
-    /// A request for `r` that failed, in words that say what to check.
+    /// A request for `r` that failed, in words that say what to check;
+    /// whatever the API server said is quoted terminal-safe (control and
+    /// bidirectional characters escaped), as every answer from outside.
     fn failure(&self, r: Resource, e: &kube::Error) -> String {
+        crate::external::terminal_safe(&self.failure_text(r, e))
+    }
+
+    fn failure_text(&self, r: Resource, e: &kube::Error) -> String {
         let at = format!("{}: listing {} ({})", self.where_(), r.plural, r.path());
         let (ctx, origin) = (&self.context, &self.origin);
         match e {

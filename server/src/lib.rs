@@ -49,6 +49,7 @@ pub mod random;
 pub mod retry;
 pub mod reviews;
 pub mod role;
+pub mod scope;
 pub mod serve;
 pub mod site;
 pub mod state;

@@ -15,9 +15,43 @@ use crate::import::prometheus::{self, QueryError, QueryResult, Reading, Results}
 pub const QUERY_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// The largest response body read. A mesh of 10,000 workload edges
-/// answers in about 3 MB; 64 MiB is also the most one observations batch
-/// may carry, so anything bigger could not be sent anyway.
-pub const MAX_RESPONSE_BYTES: usize = 64 * 1024 * 1024;
+/// answers in about 3 MB; 16 MiB is five times that, and also what one
+/// observations batch may carry (`http::extract::FACTS_BODY_LIMIT`), so
+/// anything bigger could not be sent anyway. (It was 64 MiB: a
+/// 300,000-series answer then took 1.6 GiB to parse.)
+pub const MAX_RESPONSE_BYTES: usize = 16 * 1024 * 1024;
+
+/// How long connecting may take: a Prometheus that does not accept within
+/// 10 s is down, and the agent's tick should say so rather than wait the
+/// whole query timeout.
+pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Resolves a Prometheus host and refuses the whole lookup when any
+/// answer is an address no configured server lives at
+/// ([`crate::external::address::check_configured_target`]): reqwest's
+/// own resolver would connect to whatever DNS says.
+struct CheckedResolver;
+
+impl reqwest::dns::Resolve for CheckedResolver {
+    fn resolve(&self, name: reqwest::dns::Name) -> reqwest::dns::Resolving {
+        Box::pin(async move {
+            let host = name.as_str().to_string();
+            let addrs: Vec<std::net::SocketAddr> =
+                tokio::net::lookup_host((host.as_str(), 0)).await?.collect();
+            for a in &addrs {
+                if let Err(why) = crate::external::address::check_configured_target(a.ip()) {
+                    return Err(format!(
+                        "{} resolves to {} ({why}): Berth does not connect there",
+                        crate::external::terminal_safe(&host),
+                        a.ip()
+                    )
+                    .into());
+                }
+            }
+            Ok(Box::new(addrs.into_iter()) as reqwest::dns::Addrs)
+        })
+    }
+}
 
 /// Why a query gave nothing usable.
 #[derive(Debug)]
@@ -42,8 +76,15 @@ impl FetchError {
 impl std::fmt::Display for FetchError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            FetchError::Unreachable { query, message } => write!(f, "{query} query: {message}"),
-            FetchError::Query(q) => write!(f, "{q}"),
+            // Whatever the server said is quoted terminal-safe: an answer
+            // with ESC or U+202E must not act on the reader's terminal.
+            FetchError::Unreachable { query, message } => write!(
+                f,
+                "{} query: {}",
+                crate::external::terminal_safe(query),
+                crate::external::terminal_safe(message)
+            ),
+            FetchError::Query(q) => write!(f, "{}", crate::external::terminal_safe(&q.to_string())),
         }
     }
 }
@@ -73,10 +114,34 @@ pub fn check_url(what: &str, url: &str) -> Result<String, String> {
 }
 
 impl PromClient {
+    /// A client for the Prometheus at `url`: no redirects followed (a 3xx
+    /// is an error naming where it pointed), no proxy from the
+    /// environment, every address checked before connecting
+    /// ([`CheckedResolver`]; an IP literal here), answers of at most
+    /// [`MAX_RESPONSE_BYTES`] within [`QUERY_TIMEOUT`].
     pub fn new(url: &str) -> Result<PromClient, String> {
         let base = check_url("Prometheus URL", url)?;
+        if let Ok(parsed) = url::Url::parse(&base) {
+            let literal = match parsed.host() {
+                Some(url::Host::Ipv4(ip)) => Some(std::net::IpAddr::V4(ip)),
+                Some(url::Host::Ipv6(ip)) => Some(std::net::IpAddr::V6(ip)),
+                _ => None,
+            };
+            if let Some(ip) = literal {
+                crate::external::address::check_configured_target(ip).map_err(|why| {
+                    format!(
+                        "Prometheus URL {:?}: {ip} is {why}: Berth does not connect there",
+                        crate::external::terminal_safe(url)
+                    )
+                })?;
+            }
+        }
         let http = reqwest::Client::builder()
             .timeout(QUERY_TIMEOUT)
+            .connect_timeout(CONNECT_TIMEOUT)
+            .redirect(reqwest::redirect::Policy::none())
+            .no_proxy()
+            .dns_resolver(std::sync::Arc::new(CheckedResolver))
             .build()
             .map_err(|e| format!("cannot build an HTTP client: {e}"))?;
         Ok(PromClient { http, base })
@@ -118,6 +183,27 @@ impl PromClient {
                 ))
             })?;
         let status = resp.status();
+        if status.is_redirection() {
+            let to = resp
+                .headers()
+                .get(reqwest::header::LOCATION)
+                .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned())
+                .unwrap_or_else(|| "nowhere (no Location)".into());
+            return Err(unreachable(format!(
+                "{} answered HTTP {status}, a redirect to {}: Berth follows no redirects (they could lead anywhere, a cloud metadata address included); give the final Prometheus URL",
+                self.base,
+                crate::external::excerpt(&to)
+            )));
+        }
+        if resp
+            .content_length()
+            .is_some_and(|n| n > MAX_RESPONSE_BYTES as u64)
+        {
+            return Err(unreachable(format!(
+                "the answer is larger than {} MiB: narrow the query",
+                MAX_RESPONSE_BYTES / (1024 * 1024)
+            )));
+        }
         let mut body = Vec::new();
         while let Some(chunk) = resp
             .chunk()
@@ -135,10 +221,10 @@ impl PromClient {
         // Prometheus answers its own errors (bad query: 400, timeout: 503,
         // …) with a JSON body saying what; anything else is not from it.
         serde_json::from_slice(&body).map_err(|_| {
-            let text = String::from_utf8_lossy(&body);
-            let snippet: String = text.chars().take(200).collect();
+            let head = &body[..body.len().min(200)];
             unreachable(format!(
-                "HTTP {status} from {url} is not a Prometheus query response: {snippet:?}"
+                "HTTP {status} from {url} is not a Prometheus query response: {:?}",
+                crate::external::excerpt_bytes(head)
             ))
         })
     }

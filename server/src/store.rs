@@ -748,6 +748,21 @@ pub struct TokenRow {
     /// An agent token that may import its cluster's services (the
     /// agent's `--kubernetes` re-sync).
     pub may_sync_services: bool,
+    /// An agent token's clusters: every write it makes must concern one
+    /// of them (issue 37). `None` for other roles.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub clusters: Option<Vec<String>>,
+}
+
+/// A token's stored cluster list (a JSON array of ids): unreadable text
+/// scopes it to nothing rather than to everything.
+fn clusters_of(text: Option<String>) -> Option<Vec<String>> {
+    text.map(|t| {
+        let mut c = serde_json::from_str::<Vec<String>>(&t).unwrap_or_default();
+        c.sort();
+        c.dedup();
+        c
+    })
 }
 
 fn token_of(r: &sqlx::any::AnyRow) -> Result<TokenRow, sqlx::Error> {
@@ -762,11 +777,12 @@ fn token_of(r: &sqlx::any::AnyRow) -> Result<TokenRow, sqlx::Error> {
         revoked_at: r.try_get("revoked_at")?,
         may_create_clusters: r.try_get::<i64, _>("may_create_clusters")? != 0,
         may_sync_services: r.try_get::<i64, _>("may_sync_services")? != 0,
+        clusters: clusters_of(r.try_get("clusters")?),
     })
 }
 
 const TOKEN_COLUMNS: &str =
-    "id, name, role, estate_id, created_at, created_by, revoked_at, may_create_clusters, may_sync_services";
+    "id, name, role, estate_id, created_at, created_by, revoked_at, may_create_clusters, may_sync_services, clusters";
 
 /// A live (not revoked) token by the hash of its secret.
 pub async fn token_by_hash(db: &Db, hash: &str) -> StoreResult<Option<TokenRow>> {
@@ -797,12 +813,14 @@ pub struct NewToken<'a> {
     pub created_by: &'a str,
     pub may_create_clusters: bool,
     pub may_sync_services: bool,
+    /// An agent token's clusters (stored as a JSON array).
+    pub clusters: Option<&'a [String]>,
 }
 
 pub async fn insert_token(db: &Db, t: NewToken<'_>, now: i64) -> StoreResult<()> {
     let _w = db.write_guard().await;
     sqlx::query(
-        "INSERT INTO tokens (id, hash, name, role, estate_id, created_at, created_by, may_create_clusters, may_sync_services) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
+        "INSERT INTO tokens (id, hash, name, role, estate_id, created_at, created_by, may_create_clusters, may_sync_services, clusters) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)",
     )
     .bind(t.id)
     .bind(t.hash)
@@ -813,6 +831,7 @@ pub async fn insert_token(db: &Db, t: NewToken<'_>, now: i64) -> StoreResult<()>
     .bind(t.created_by)
     .bind(i64::from(t.may_create_clusters))
     .bind(i64::from(t.may_sync_services))
+    .bind(t.clusters.map(|c| serde_json::to_string(c).expect("strings serialise")))
     .execute(&db.pool)
     .await?;
     Ok(())
@@ -1354,8 +1373,10 @@ pub async fn list_runs(
 pub async fn last_runs(db: &Db) -> StoreResult<Vec<(String, String, i64)>> {
     // Columns in the order of the tuple.
     Ok(sqlx::query_as(
-        "SELECT estate_id, decider, MAX(started_at) AS last FROM decider_runs WHERE outcome = 'ok' \
-         GROUP BY estate_id, decider",
+        // The newest run by id, not by time: after the clock steps back,
+        // the latest run's time is below older ones' (issue 37).
+        "SELECT estate_id, decider, started_at FROM decider_runs WHERE id IN \
+         (SELECT MAX(id) FROM decider_runs WHERE outcome = 'ok' GROUP BY estate_id, decider)",
     )
     .fetch_all(&db.pool)
     .await?)
@@ -1577,7 +1598,7 @@ pub async fn insert_pass(db: &Db, p: &Pass) -> StoreResult<()> {
 pub async fn passes(db: &Db, limit: i64) -> StoreResult<Vec<Pass>> {
     Ok(sqlx::query_as(
         "SELECT replica, started_ms, finished_ms, backlog, evaluated, deferred, failed, held_back \
-         FROM driver_passes ORDER BY started_ms DESC, id DESC LIMIT $1",
+         FROM driver_passes ORDER BY id DESC LIMIT $1",
     )
     .bind(limit)
     .fetch_all(&db.pool)

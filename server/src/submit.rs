@@ -135,6 +135,9 @@ impl BerthClient {
         }
         let http = reqwest::Client::builder()
             .timeout(REQUEST_TIMEOUT)
+            // The token goes with every request: never to wherever a
+            // redirect points (issue 37).
+            .redirect(reqwest::redirect::Policy::none())
             .build()
             .map_err(|e| format!("cannot build an HTTP client: {e}"))?;
         Ok(BerthClient {

@@ -494,7 +494,9 @@ async fn an_allowed_agent_creates_its_cluster_at_first_report() {
     };
 
     // A plain agent token may report, not create: refused, said, nothing written.
-    let plain = server.agent_token("agent-plain").await;
+    let plain = server
+        .token(serde_json::json!({"name": "agent-plain", "role": "agent", "estate": "sample", "clusters": ["c-fra-new"]}))
+        .await;
     let child = agent(&plain);
     tokio::time::sleep(Duration::from_secs(3)).await;
     let (code, log) = stop(child).await;
@@ -504,7 +506,7 @@ async fn an_allowed_agent_creates_its_cluster_at_first_report() {
 
     // Allowed: the first batch creates it, with the capacity it reported.
     let allowed = server
-        .token(serde_json::json!({"name": "agent-c-fra-new", "role": "agent", "estate": "sample", "may_create_clusters": true}))
+        .token(serde_json::json!({"name": "agent-c-fra-new", "role": "agent", "estate": "sample", "clusters": ["c-fra-new"], "may_create_clusters": true}))
         .await;
     let child = agent(&allowed);
     let mut created = None;
@@ -564,7 +566,7 @@ async fn an_allowed_agent_creates_its_cluster_at_first_report() {
 async fn a_bad_cluster_record_is_refused_at_its_place() {
     let server = fakes::RealBerth::start().await;
     let token = server
-        .token(serde_json::json!({"name": "agent-x", "role": "agent", "estate": "sample", "may_create_clusters": true}))
+        .token(serde_json::json!({"name": "agent-x", "role": "agent", "estate": "sample", "clusters": ["c-mars-1"], "may_create_clusters": true}))
         .await;
     let before = server.estate_file().await;
     let r = reqwest::Client::new()

@@ -154,13 +154,23 @@ impl TestApp {
     }
 
     async fn token(&self, role: &str, estate: Option<&str>) -> String {
+        let mut body = json!({"name": format!("{role} for tests"), "role": role, "estate": estate});
+        if role == "agent" {
+            // Agent tokens name their clusters (issue 37): here every
+            // cluster of the estate, so these tests write where they like.
+            let file = self
+                .get(&Self::admin(), &format!("/api/estates/{}/file", estate.unwrap_or("sample")))
+                .await
+                .json();
+            body["clusters"] = json!(file["clusters"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|c| c["id"].clone())
+                .collect::<Vec<_>>());
+        }
         let r = self
-            .send(
-                &Self::admin(),
-                Method::POST,
-                "/api/tokens",
-                &json!({"name": format!("{role} for tests"), "role": role, "estate": estate}),
-            )
+            .send(&Self::admin(), Method::POST, "/api/tokens", &body)
             .await
             .expect(StatusCode::CREATED);
         r.json()["token"].as_str().unwrap().to_string()
@@ -1795,7 +1805,7 @@ async fn observations_from_the_future_are_refused_and_the_source_is_the_token(b:
             &TestApp::admin(),
             Method::POST,
             "/api/tokens",
-            &json!({"name": "c-fra-1 agent", "role": "agent", "estate": "sample"}),
+            &json!({"name": "c-fra-1 agent", "role": "agent", "estate": "sample", "clusters": ["c-fra-1"]}),
         )
         .await
         .expect(StatusCode::CREATED)

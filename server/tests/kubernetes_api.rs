@@ -1101,7 +1101,7 @@ async fn the_agent_resyncs_services_and_reports_measured_free_capacity() {
     assert_eq!(refused.status(), 403);
     assert!(refused.text().await.unwrap().contains("may_sync_services"));
     let token = server
-        .token(serde_json::json!({"name": "agent-c-fra-1", "role": "agent", "estate": "sample", "may_sync_services": true}))
+        .token(serde_json::json!({"name": "agent-c-fra-1", "role": "agent", "estate": "sample", "clusters": ["c-fra-1"], "may_sync_services": true}))
         .await;
 
     let before = chrono::Utc::now().timestamp();
@@ -1858,7 +1858,7 @@ async fn the_agent_keeps_what_a_tick_cannot_read() {
     let dir = tempfile::tempdir().unwrap();
     let kc = kubeconfig(dir.path(), &kube.url);
     let token = server
-        .token(json!({"name": "agent-c-fra-1", "role": "agent", "estate": "sample", "may_sync_services": true}))
+        .token(json!({"name": "agent-c-fra-1", "role": "agent", "estate": "sample", "clusters": ["c-fra-1"], "may_sync_services": true}))
         .await;
     let mut c = berth_clean();
     c.args(["agent", "--server", &server.url, "--estate", "sample"])
@@ -1971,7 +1971,7 @@ async fn the_agent_writes_what_it_cannot_read_as_unknown() {
     let dir = tempfile::tempdir().unwrap();
     let kc = kubeconfig(dir.path(), &kube.url);
     let token = server
-        .token(json!({"name": "agent-c-fra-1", "role": "agent", "estate": "sample", "may_sync_services": true}))
+        .token(json!({"name": "agent-c-fra-1", "role": "agent", "estate": "sample", "clusters": ["c-fra-1"], "may_sync_services": true}))
         .await;
     let mut c = berth_clean();
     c.args(["agent", "--server", &server.url, "--estate", "sample"])

@@ -958,6 +958,7 @@ async fn refusals_are_answered_as_documented() {
             created_by: "test",
             may_create_clusters: false,
             may_sync_services: false,
+            clusters: None,
         },
         0,
     )
@@ -1000,6 +1001,7 @@ async fn refusals_are_answered_as_documented() {
             created_by: "test",
             may_create_clusters: false,
             may_sync_services: false,
+            clusters: None,
         },
         0,
     )

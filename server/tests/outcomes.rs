@@ -282,7 +282,7 @@ async fn an_advised_move_is_measured_against_its_prediction(b: Backend) {
             ADMIN,
             Method::POST,
             "/api/tokens",
-            &json!({"name": "agent", "role": "agent", "estate": "est"}),
+            &json!({"name": "agent", "role": "agent", "estate": "est", "clusters": ["c1", "c2", "c3"]}),
         )
         .await["token"]
         .as_str()

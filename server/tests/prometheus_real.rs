@@ -1812,12 +1812,25 @@ impl BerthServer {
             .unwrap()
     }
 
-    /// An agent token for one estate: it may post observations, not read
+    /// An agent token for one estate and all its clusters (agent tokens
+    /// name their clusters, issue 37): it may post observations, not read
     /// the estate.
     async fn agent_token(&self, estate: &str) -> String {
+        let file: Value = self
+            .http(reqwest::Method::GET, &format!("/api/estates/{estate}/file"))
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+        let clusters: Vec<Value> = file["clusters"]
+            .as_array()
+            .map(|a| a.iter().map(|c| c["id"].clone()).collect())
+            .unwrap_or_default();
         let r: Value = self
             .http(reqwest::Method::POST, "/api/tokens")
-            .json(&serde_json::json!({"name": format!("agent-{estate}"), "role": "agent", "estate": estate}))
+            .json(&serde_json::json!({"name": format!("agent-{estate}"), "role": "agent", "estate": estate, "clusters": clusters}))
             .send()
             .await
             .unwrap()

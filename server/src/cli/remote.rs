@@ -42,6 +42,9 @@ fn server_request<T: serde::de::DeserializeOwned>(
     let client = reqwest::blocking::Client::builder()
         // Estate imports are large; the server itself bounds its work.
         .timeout(std::time::Duration::from_secs(300))
+        // The token goes with every request: never to wherever a
+        // redirect points (issue 37).
+        .redirect(reqwest::redirect::Policy::none())
         .build()
         .map_err(|e| Failure::usage(format!("HTTP client: {e}")))?;
     let resp = client

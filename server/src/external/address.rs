@@ -218,6 +218,67 @@ pub fn check_addr(ip: IpAddr, allow: &AllowList) -> Result<(), &'static str> {
     }
 }
 
+/// The policy for a server an operator names on the command line or in
+/// the agent's settings (Prometheus, the Kubernetes API): loopback and
+/// private networks are where such servers live, so they are allowed; the
+/// never-reachable addresses (link-local, cloud metadata, unspecified,
+/// multicast, broadcast, reserved, and private addresses smuggled inside
+/// IPv6 forms) are refused as for deciders — an answer that points there,
+/// or a DNS name that resolves there, is a trap, not a Prometheus.
+pub fn check_configured_target(ip: IpAddr) -> Result<(), &'static str> {
+    static LOCAL: std::sync::OnceLock<AllowList> = std::sync::OnceLock::new();
+    let local = LOCAL.get_or_init(|| {
+        AllowList::parse([
+            "127.0.0.0/8",
+            "10.0.0.0/8",
+            "172.16.0.0/12",
+            "192.168.0.0/16",
+            "100.64.0.0/10",
+            "::1/128",
+            "fc00::/7",
+        ])
+        .expect("the private ranges parse")
+    });
+    check_addr(ip, local)
+}
+
+/// Why `a` cannot be an agent's probe address (what its peers connect
+/// to), checked after normalising an IPv4-mapped IPv6 address to the IPv4
+/// address it is (`[::ffff:0.0.0.0]:7000` is `0.0.0.0:7000`): port 0; the
+/// unspecified address and the rest of 0.0.0.0/8 ("this network", which
+/// Linux connects to the local host); multicast and broadcast; link-local,
+/// where cloud metadata answers. Loopback and private addresses are what
+/// probe addresses are (an agent in a pod, tests on one host).
+pub fn probe_addr_problem(a: std::net::SocketAddr) -> Option<&'static str> {
+    if a.port() == 0 {
+        return Some("port 0");
+    }
+    match a.ip().to_canonical() {
+        IpAddr::V4(v4) => {
+            if v4.octets()[0] == 0 {
+                Some("an address of 0.0.0.0/8 (this host, not a peer)")
+            } else if v4.is_multicast() || v4.is_broadcast() {
+                Some("a multicast or broadcast address")
+            } else if v4.is_link_local() {
+                Some("a link-local address (where cloud metadata answers)")
+            } else {
+                None
+            }
+        }
+        IpAddr::V6(v6) => {
+            if v6.is_unspecified() {
+                Some("the unspecified address")
+            } else if v6.is_multicast() {
+                Some("a multicast address")
+            } else if (v6.segments()[0] & 0xffc0) == 0xfe80 {
+                Some("a link-local address")
+            } else {
+                None
+            }
+        }
+    }
+}
+
 /// What an administrator would add to reach `ip`, when [`check_addr`]
 /// refuses it only for want of an allow-list entry (loopback, private,
 /// CGNAT): `--decider-allow 127.0.0.1/32` for one address. `None` for an
@@ -562,5 +623,37 @@ mod tests {
         let cidr: Cidr = "172.16.0.0/12".parse().unwrap();
         assert!(cidr.contains(ip("172.31.0.1")) && !cidr.contains(ip("172.32.0.1")));
         assert!(!cidr.contains(ip("::ffff:172.16.0.1")));
+    }
+}
+
+#[cfg(test)]
+mod probe_tests {
+    use super::probe_addr_problem;
+
+    #[test]
+    fn probe_addresses_are_checked_after_unmapping() {
+        for bad in [
+            "[::ffff:0.0.0.0]:7000",
+            "0.0.0.1:80",
+            "0.0.0.0:7000",
+            "[::]:7000",
+            "10.0.0.1:0",
+            "169.254.169.254:80",
+            "[::ffff:169.254.169.254]:80",
+            "224.0.0.1:7000",
+            "255.255.255.255:7000",
+            "[fe80::1]:7000",
+        ] {
+            assert!(probe_addr_problem(bad.parse().unwrap()).is_some(), "{bad}");
+        }
+        for good in [
+            "10.1.2.3:7946",
+            "127.0.0.1:7000",
+            "[fd00::3]:7946",
+            "[::ffff:10.0.0.1]:7000",
+            "203.0.113.9:7000",
+        ] {
+            assert_eq!(probe_addr_problem(good.parse().unwrap()), None, "{good}");
+        }
     }
 }

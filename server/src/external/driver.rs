@@ -163,6 +163,12 @@ pub async fn backlog(db: &Db, now: i64) -> Result<Vec<Pending>, ApiError> {
         for d in &deciders {
             let interval = d.interval_s.expect("filtered");
             let due = match runs.get(&(e.id.clone(), d.name.clone())) {
+                // A newest run dated after now was made before the clock
+                // stepped back: how long ago is unknown, so it is due now
+                // (its run, dated now, is then the newest again). Waiting
+                // for the clock to catch up stopped every decider for as
+                // long as the step (issue 37).
+                Some(last) if *last > now => now,
                 Some(last) => last + interval,
                 // Never run here: pending since both existed.
                 None => d.created_at.max(e.created_at),
@@ -343,7 +349,11 @@ async fn pass_locked(state: &Handles, cfg: &DriverConfig) -> Result<Pass, ApiErr
             break;
         }
         match held.get(&p.subject.key()) {
-            Some(b) if b.until_at > now => pass.held_back += 1,
+            // A hold longer than the longest backoff was set before the
+            // clock stepped back: it no longer says when to retry.
+            Some(b) if b.until_at > now && b.until_at <= now + cfg.max_backoff_s => {
+                pass.held_back += 1
+            }
             _ => chosen.push(p),
         }
     }

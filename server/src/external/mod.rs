@@ -199,6 +199,57 @@ fn needs_escape(c: char) -> bool {
         || matches!(c, '\u{200B}'..='\u{200F}' | '\u{202A}'..='\u{202E}' | '\u{2060}'..='\u{2064}' | '\u{2066}'..='\u{2069}' | '\u{FEFF}')
 }
 
+/// Text from outside (an answer, a URL, an error) fit for a terminal or a
+/// log line, whole: the characters [`excerpt`] escapes written as
+/// `\u{…}` escapes (`\n`, `\r`, `\t` for the common ones), nothing
+/// cut. Every message Berth prints or logs that quotes another server's
+/// words goes through this or [`excerpt`].
+pub fn terminal_safe(text: &str) -> String {
+    if !text.chars().any(needs_escape) {
+        return text.to_string();
+    }
+    let mut out = String::with_capacity(text.len() + 8);
+    for c in text.chars() {
+        match c {
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            c if needs_escape(c) => out.push_str(&format!("\\u{{{:x}}}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// A decider's URL as someone below administrator sees it: the user name
+/// and password dropped, every query value and the fragment replaced by
+/// `…` (`https://d.example/run?key=…`) — a URL is often a credential's
+/// hiding place (`?token=`, `?code=`), and viewers see deciders too.
+/// Administrators, who registered it, see it whole.
+pub fn url_for_viewers(url: &str) -> String {
+    let Ok(mut u) = url::Url::parse(url) else {
+        return "…".to_string();
+    };
+    let _ = u.set_password(None);
+    let _ = u.set_username("");
+    let names: Vec<String> = u
+        .query_pairs()
+        .map(|(k, _)| format!("{}=…", terminal_safe(&k)))
+        .collect();
+    let fragment = u.fragment().is_some();
+    u.set_query(None);
+    u.set_fragment(None);
+    let mut out = u.to_string();
+    if !names.is_empty() {
+        out.push('?');
+        out.push_str(&names.join("&"));
+    }
+    if fragment {
+        out.push_str("#…");
+    }
+    out
+}
+
 /// `n` with thousands separators, as people read sizes: 3,145,728.
 fn grouped(n: usize) -> String {
     let digits = n.to_string();
@@ -594,5 +645,32 @@ mod tests {
         assert_eq!(grouped(999), "999");
         assert_eq!(grouped(1000), "1,000");
         assert_eq!(grouped(3_145_728), "3,145,728");
+    }
+}
+
+#[cfg(test)]
+mod issue_37_tests {
+    use super::*;
+
+    #[test]
+    fn secrets_in_decider_urls_are_masked_for_viewers() {
+        assert_eq!(
+            url_for_viewers("https://bob:hunter2@d.example:8443/run?key=s3cret&mode=x#frag"),
+            "https://d.example:8443/run?key=…&mode=…#…"
+        );
+        assert_eq!(
+            url_for_viewers("http://10.0.0.1/decide"),
+            "http://10.0.0.1/decide"
+        );
+        assert_eq!(url_for_viewers("not a url"), "…");
+    }
+
+    #[test]
+    fn terminal_safe_escapes_control_and_bidi_characters_whole() {
+        let raw = "bad query\u{1b}[31m red \u{202e}gnp.exe\nnext";
+        let safe = terminal_safe(raw);
+        assert!(!safe.contains('\u{1b}') && !safe.contains('\u{202e}') && !safe.contains('\n'));
+        assert_eq!(safe, "bad query\\u{1b}[31m red \\u{202e}gnp.exe\\nnext");
+        assert_eq!(terminal_safe("plain"), "plain");
     }
 }

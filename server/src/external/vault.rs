@@ -80,7 +80,15 @@ impl Vault {
     pub fn from_file(path: &Path, create: bool) -> Result<Vault, VaultError> {
         let shown = path.display().to_string();
         match std::fs::read_to_string(path) {
-            Ok(text) => Vault::from_key_text(&text, &format!("key file {shown}")),
+            Ok(text) => {
+                if let Some(problem) = key_file_exposure(path) {
+                    // A warning, not a refusal: a key mounted from a
+                    // Kubernetes Secret is 0644 unless the manifest sets
+                    // defaultMode, inside a volume only the pod sees.
+                    tracing::warn!(path = %shown, "{problem}");
+                }
+                Vault::from_key_text(&text, &format!("key file {shown}"))
+            }
             Err(e) if e.kind() == std::io::ErrorKind::NotFound && create => {
                 let text = generate_key_text();
                 write_private(path, &text).map_err(|e| VaultError::Unwritable {
@@ -144,6 +152,27 @@ pub fn generate_key_text() -> String {
     B64.encode(key)
 }
 
+/// Why the key file at `path` is exposed, if it is: readable or writable
+/// by users other than its owner (and the owner's group, for writing).
+/// Whoever reads the key opens every sealed secret in a database backup.
+pub fn key_file_exposure(path: &Path) -> Option<String> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(path).ok()?.permissions().mode() & 0o777;
+        if mode & 0o077 != 0 {
+            return Some(format!(
+                "the secret key file {} has mode {mode:04o}: other users can read it (or change it), and with it open every decider and channel secret in a database backup; make it private with `chmod 600 {}`",
+                path.display(),
+                path.display()
+            ));
+        }
+    }
+    #[cfg(not(unix))]
+    let _ = path;
+    None
+}
+
 fn write_private(path: &Path, text: &str) -> std::io::Result<()> {
     use std::io::Write;
     if let Some(dir) = path.parent() {
@@ -165,6 +194,27 @@ fn write_private(path: &Path, text: &str) -> std::io::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[cfg(unix)]
+    #[test]
+    fn a_key_file_others_can_read_is_reported() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("secret.key");
+        std::fs::write(&path, generate_key_text()).unwrap();
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o644)).unwrap();
+        let problem = key_file_exposure(&path).expect("0644 is exposed");
+        assert!(
+            problem.contains("0644") && problem.contains("chmod 600"),
+            "{problem}"
+        );
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o640)).unwrap();
+        assert!(key_file_exposure(&path).is_some());
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600)).unwrap();
+        assert_eq!(key_file_exposure(&path), None);
+        // Still used: a warning, not a refusal.
+        assert!(Vault::from_file(&path, false).is_ok());
+    }
 
     fn vault() -> Vault {
         Vault::from_key_text(&generate_key_text(), "test").unwrap()

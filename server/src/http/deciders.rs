@@ -95,25 +95,43 @@ fn public(d: &DeciderRow, now: i64) -> berth_api::Decider {
     }
 }
 
-async fn list(State(state): State<AppState>) -> ApiResult<Json<berth_api::DeciderList>> {
+/// [`public`] for `caller`: below administrator, the URL's credentials
+/// masked (`external::url_for_viewers`), as channel URLs are.
+fn public_for(caller: &Caller, d: &DeciderRow, now: i64) -> berth_api::Decider {
+    let mut out = public(d, now);
+    let admin = caller
+        .0
+        .as_ref()
+        .is_some_and(|p| p.role >= crate::auth::Role::Admin);
+    if !admin {
+        out.url = external::url_for_viewers(&out.url);
+    }
+    out
+}
+
+async fn list(
+    State(state): State<AppState>,
+    caller: Caller,
+) -> ApiResult<Json<berth_api::DeciderList>> {
     let now = now_s();
     let deciders = store::list_deciders(&state.db)
         .await?
         .iter()
-        .map(|d| public(d, now))
+        .map(|d| public_for(&caller, d, now))
         .collect();
     Ok(Json(berth_api::DeciderList { deciders }))
 }
 
 async fn get(
     State(state): State<AppState>,
+    caller: Caller,
     Path(name): Path<String>,
 ) -> ApiResult<Json<berth_api::DeciderAnswer>> {
     let d = store::decider(&state.db, &name)
         .await?
         .ok_or_else(|| not_found(&name))?;
     Ok(Json(berth_api::DeciderAnswer {
-        decider: public(&d, now_s()),
+        decider: public_for(&caller, &d, now_s()),
     }))
 }
 
@@ -166,6 +184,7 @@ async fn create(State(state): State<AppState>, body: Body) -> ApiResult<Response
 
 async fn update(
     State(state): State<AppState>,
+    caller: Caller,
     Path(name): Path<String>,
     body: Body,
 ) -> ApiResult<Json<berth_api::DeciderAnswer>> {
@@ -202,7 +221,7 @@ async fn update(
     {
         return Err(not_found(&name));
     }
-    get(State(state), Path(name)).await
+    get(State(state), caller, Path(name)).await
 }
 
 async fn delete(State(state): State<AppState>, Path(name): Path<String>) -> ApiResult<StatusCode> {

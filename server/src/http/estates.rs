@@ -13,7 +13,10 @@ use serde_json::{json, Value};
 
 use berth_engine::{estate, Estate, Format, Policy};
 
-use super::extract::{check_id, read_body, to_json, utf8, Query, ESTATE_BODY_LIMIT};
+use super::extract::{
+    check_id, heavy_permit, heavy_permit_per_caller, read_body, shared_document, to_json, utf8,
+    Query, SharedBody, ESTATE_BODY_LIMIT,
+};
 use super::route::{route, Route, ADMIN, OPERATOR, VIEWER};
 use crate::auth::Caller;
 use crate::clock::now_s;
@@ -96,6 +99,7 @@ async fn create_estate(
             "a token scoped to one estate cannot create estates".into(),
         ));
     }
+    let _permit = heavy_permit(&p.subject, "this estate upload")?;
     let bytes = read_body(body, ESTATE_BODY_LIMIT).await?;
     let text = utf8(&bytes)?.to_string();
     let format = format_of(&headers, &text);
@@ -183,21 +187,45 @@ async fn export_file(
     Path(id): Path<String>,
     Query(q): Query<ExportQuery>,
 ) -> ApiResult<Response> {
-    visible_estate(&state.db, &caller, &id).await?;
-    let row = store::estate_row(&state.db, &id)
-        .await?
-        .ok_or_else(|| ApiError::NotFound(format!("no estate {id:?}")))?;
-    let etag = format!("\"{}-{}\"", row.meta.version, row.meta.content_digest);
+    let meta = visible_estate(&state.db, &caller, &id).await?;
+    // A whole estate file is a large answer: a few at once per caller,
+    // each sent from one copy shared by every reader of that version, in
+    // pieces, so a reader that stops reading holds kilobytes
+    // (docs/security.md, limits).
+    let permit = heavy_permit_per_caller(&caller.principal()?.subject, "this estate file")?;
+    let (shared, keep) = shared_document(&id, meta.version);
+    let (text, version, digest) = match shared {
+        Some(text) if q.format.as_deref() != Some("yaml") => {
+            (text, meta.version, meta.content_digest.clone())
+        }
+        _ => {
+            let row = store::estate_row(&state.db, &id)
+                .await?
+                .ok_or_else(|| ApiError::NotFound(format!("no estate {id:?}")))?;
+            let version = row.meta.version;
+            let digest = row.meta.content_digest.clone();
+            let text = if version == meta.version {
+                keep(row.document)
+            } else {
+                std::sync::Arc::new(row.document)
+            };
+            (text, version, digest)
+        }
+    };
+    let etag = format!("\"{version}-{digest}\"");
     let (ct, body) = match q.format.as_deref() {
         // The stored document exactly: re-printing it through a parsed
         // value could move a number by one unit in the last place.
-        None | Some("json") => ("application/json", row.document),
+        None | Some("json") => ("application/json", text),
         Some("yaml") => {
-            let doc: Value = serde_json::from_str(&row.document)
+            let doc: Value = serde_json::from_str(&text)
                 .map_err(|e| ApiError::Internal(format!("stored document of {id}: {e}")))?;
+            drop(text);
             (
                 "application/yaml",
-                serde_yaml::to_string(&doc).map_err(|e| ApiError::Internal(e.to_string()))?,
+                std::sync::Arc::new(
+                    serde_yaml::to_string(&doc).map_err(|e| ApiError::Internal(e.to_string()))?,
+                ),
             )
         }
         Some(other) => {
@@ -208,7 +236,7 @@ async fn export_file(
     };
     Ok((
         [(header::CONTENT_TYPE, ct.to_string()), (header::ETAG, etag)],
-        body,
+        Body::new(SharedBody::new(body, Some(permit))),
     )
         .into_response())
 }
@@ -221,6 +249,7 @@ async fn import_file(
     body: Body,
 ) -> ApiResult<Json<berth_api::EstateSummary>> {
     let meta = visible_estate(&state.db, &caller, &id).await?;
+    let _permit = heavy_permit(&caller.principal()?.subject, "this estate upload")?;
     let bytes = read_body(body, ESTATE_BODY_LIMIT).await?;
     let text = utf8(&bytes)?.to_string();
     let format = format_of(&headers, &text);

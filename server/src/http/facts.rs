@@ -11,7 +11,7 @@ use berth_api::{
 };
 use serde_json::{json, Value};
 
-use super::extract::{json_body, read_body, ESTATE_BODY_LIMIT};
+use super::extract::{heavy_permit, json_body, read_body, FACTS_BODY_LIMIT, KUBERNETES_BODY_LIMIT};
 use super::route::{route, Route, OPERATOR};
 use crate::auth::{Access, Caller};
 use crate::clock::now_s;
@@ -35,7 +35,7 @@ async fn update_facts(
     body: Body,
 ) -> ApiResult<Json<Value>> {
     visible_estate(&state.db, &caller, &id).await?;
-    let bytes = read_body(body, ESTATE_BODY_LIMIT).await?;
+    let bytes = read_body(body, FACTS_BODY_LIMIT).await?;
     let batch: crate::facts::FactBatch = json_body(&bytes, "fact updates")?;
     let received_at = now_s();
     // The estate is held from this read to the write, so a batch is
@@ -93,8 +93,18 @@ async fn register_probe(
         ));
     }
     match probe.address.parse::<std::net::SocketAddr>() {
-        Ok(a) if a.port() != 0 && !a.ip().is_unspecified() => {}
-        _ => {
+        Ok(a) => {
+            if let Some(why) = crate::external::address::probe_addr_problem(a) {
+                return Err(refuse(
+                    "/probe/address",
+                    format!(
+                        "{:?} is {why}: give IP:PORT its peers can connect to (e.g. 10.1.2.3:7946 or [fd00::3]:7946)",
+                        probe.address
+                    ),
+                ));
+            }
+        }
+        Err(_) => {
             return Err(refuse(
                 "/probe/address",
                 format!(
@@ -189,7 +199,7 @@ async fn observe(
     // Per token (or user): one misbehaving agent cannot crowd out others.
     state.observe_limiter.check_key(&p.subject)?;
     visible_estate(&state.db, &caller, &id).await?;
-    let bytes = read_body(body, ESTATE_BODY_LIMIT).await?;
+    let bytes = read_body(body, FACTS_BODY_LIMIT).await?;
     let batch: ObservationBatch = json_body(&bytes, "observations")?;
     if batch.batch_id.is_empty()
         || batch.batch_id.chars().count() > MAX_BATCH_ID_CHARS
@@ -201,12 +211,20 @@ async fn observe(
             format!("1 to {MAX_BATCH_ID_CHARS} characters, no control characters"),
         ));
     }
+    // An agent token writes for its own clusters only (crate::scope).
+    if let Some(probe) = &batch.probe {
+        crate::scope::require_cluster(&p, &id, &probe.cluster, "a probe for cluster")?;
+    }
+    if let Some(record) = &batch.cluster {
+        crate::scope::require_cluster(&p, &id, &record.id, "a record for cluster")?;
+    }
     let digest = sha256_hex_bytes(&bytes);
     let mut lock = store::lock_estate(&state.db, &id)
         .await?
         .ok_or_else(|| ApiError::NotFound(format!("no estate {id:?}")))?;
     let mut doc: Value = serde_json::from_str(&lock.row.document)
         .map_err(|e| ApiError::Internal(format!("stored document of {id}: {e}")))?;
+    let before = p.clusters.is_some().then(|| doc.clone());
     let received_at = now_s();
     let has_cluster = |doc: &Value, c: &str| {
         doc["clusters"]
@@ -298,6 +316,9 @@ async fn observe(
             errors,
         )
     })?;
+    if let Some(before) = &before {
+        crate::scope::require_inside(&p, &id, before, &new_doc)?;
+    }
     let applied = batch.observations.len() as i64;
     let record = store::NewBatch {
         submitter: &p.subject,
@@ -343,13 +364,18 @@ async fn import_kubernetes(
         ));
     }
     visible_estate(&state.db, &caller, &id).await?;
-    let bytes = read_body(body, ESTATE_BODY_LIMIT).await?;
+    // One of a caller's few large requests (docs/security.md, limits).
+    let _permit = heavy_permit(&p.subject, "this Kubernetes import")?;
+    let bytes = read_body(body, KUBERNETES_BODY_LIMIT).await?;
     let b: KubernetesImportRequest = json_body(&bytes, "kubernetes import")?;
+    // The parsed request holds the text; the raw body is not needed again.
+    drop(bytes);
     if b.files.is_empty() {
         return Err(ApiError::bad_request(
             "files: give at least one manifest file",
         ));
     }
+    crate::scope::require_cluster(p, &id, &b.cluster, "the services of cluster")?;
     let inputs: Vec<import::Input> = b
         .files
         .iter()
@@ -399,6 +425,7 @@ async fn import_kubernetes(
         }
         other => ApiError::invalid(other.to_string(), Vec::<Value>::new()),
     })?;
+    crate::scope::require_inside(p, &id, &doc, &merged)?;
     let noop = report.is_noop();
     let version = if b.dry_run || noop {
         // Dropping the lock rolls back: nothing was written.

@@ -96,13 +96,19 @@ pub fn app(state: AppState) -> Router {
             state.gate(),
             auth::authenticate,
         ))
-        // One INFO line per request (method, URI, status, latency). Headers
-        // are never recorded: they carry tokens and cookies.
+        // One INFO line per request (method, path, status, latency). Headers
+        // are never recorded: they carry tokens and cookies; nor query
+        // values: a link may carry one (`?token=`), so only their names are.
         .layer(
             tower_http::trace::TraceLayer::new_for_http()
-                .make_span_with(
-                    tower_http::trace::DefaultMakeSpan::new().level(tracing::Level::INFO),
-                )
+                .make_span_with(|req: &Request| {
+                    tracing::info_span!(
+                        "request",
+                        method = %req.method(),
+                        uri = %crate::web::redacted_uri(req.uri()),
+                        version = ?req.version(),
+                    )
+                })
                 .on_response(
                     tower_http::trace::DefaultOnResponse::new().level(tracing::Level::INFO),
                 ),

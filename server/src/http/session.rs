@@ -212,6 +212,7 @@ fn token_info(t: store::TokenRow) -> berth_api::TokenInfo {
         revoked_at: t.revoked_at.map(estate::format_time),
         may_create_clusters: t.may_create_clusters,
         may_sync_services: t.may_sync_services,
+        clusters: t.clusters,
     }
 }
 
@@ -254,6 +255,7 @@ async fn create_token(
             "an agent token must be scoped to one estate: give \"estate\"",
         ));
     }
+    let clusters = crate::scope::clusters_for_new_token(role, b.clusters.as_deref())?;
     if b.name.trim().is_empty() || b.name.chars().count() > 100 {
         return Err(ApiError::bad_request(
             "name: 1 to 100 characters, not blank",
@@ -288,6 +290,7 @@ async fn create_token(
             created_by: &by,
             may_create_clusters: b.may_create_clusters,
             may_sync_services: b.may_sync_services,
+            clusters: clusters.as_deref(),
         },
         now_s(),
     )
@@ -303,6 +306,7 @@ async fn create_token(
             estate: b.estate,
             may_create_clusters: b.may_create_clusters,
             may_sync_services: b.may_sync_services,
+            clusters,
             note: berth_api::TOKEN_NOTE.into(),
         }),
     )

@@ -328,19 +328,22 @@ fn objects(
         .filter(|_| matches!(m.get("items"), Some(Value::Array(_))))
         .map(str::to_string);
     if let Some(item_kind) = list_item_kind {
-        let Some(Value::Array(items)) = m.get("items") else {
+        // Taken, not cloned: a List from the API is most of an agent's
+        // re-sync, and a copy of it doubled the import's memory.
+        let mut m = m;
+        let Some(Value::Array(items)) = m.remove("items") else {
             unreachable!("checked above")
         };
-        for (i, item) in items.iter().enumerate() {
+        drop(m);
+        for (i, item) in items.into_iter().enumerate() {
             let at = format!("/items/{i}");
-            let Value::Object(im) = item else {
+            let Value::Object(mut item) = item else {
                 errors.push(err(
                     at,
-                    format!("expected a Kubernetes object, found {}", describe(item)),
+                    format!("expected a Kubernetes object, found {}", describe(&item)),
                 ));
                 continue;
             };
-            let mut item = im.clone();
             if !item.contains_key("kind") && !item_kind.is_empty() {
                 item.insert("kind".into(), Value::String(item_kind.clone()));
             }

@@ -448,10 +448,17 @@ impl RealBerth {
         }
     }
 
-    /// An agent token scoped to the sample estate, created as an admin
-    /// would.
+    /// An agent token scoped to the sample estate and every one of its
+    /// clusters (agent tokens name their clusters, issue 37), created as
+    /// an admin would.
     pub async fn agent_token(&self, name: &str) -> String {
-        self.token(json!({"name": name, "role": "agent", "estate": "sample"}))
+        let clusters: Vec<Value> = self.estate_file().await["clusters"]
+            .as_array()
+            .expect("an estate has clusters")
+            .iter()
+            .map(|c| c["id"].clone())
+            .collect();
+        self.token(json!({"name": name, "role": "agent", "estate": "sample", "clusters": clusters}))
             .await
     }
 
