@@ -364,7 +364,7 @@ mod tests {
     use super::*;
     use crate::{advise, load, Format, Policy};
 
-    const SAMPLE: &str = include_str!("../../examples/estates/sample.json");
+    const SAMPLE: &str = include_str!("../../../examples/estates/sample.json");
     /// The sample's designed evaluation time (its observations are fresh).
     const NOW: i64 = 1_796_011_500; // 2026-11-30T04:05:00Z
 

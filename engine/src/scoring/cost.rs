@@ -790,7 +790,7 @@ mod tests {
     /// weight), and the stated order of the sum is [`Term::ALL`].
     #[test]
     fn every_term_has_its_doc_row() {
-        let doc = include_str!("../../docs/advice.md");
+        let doc = include_str!("../../../docs/advice.md");
         let policy = serde_json::to_value(Policy::default()).unwrap();
         for t in Term::ALL {
             let i = t.info();
@@ -831,17 +831,17 @@ mod tests {
         totals_keys.push("cross_site_mb_s");
         for (doc, name, want) in [
             (
-                include_str!("../../docs/why.md"),
+                include_str!("../../../docs/why.md"),
                 "why.md",
                 format!("({})", quoted(&all)),
             ),
             (
-                include_str!("../../docs/scenario-format.md"),
+                include_str!("../../../docs/scenario-format.md"),
                 "scenario-format.md",
                 format!("({})", quoted(&totals)),
             ),
             (
-                include_str!("../../docs/advice.md"),
+                include_str!("../../../docs/advice.md"),
                 "advice.md",
                 format!("({})", quoted(&totals_keys)),
             ),
