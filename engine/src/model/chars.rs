@@ -13,7 +13,8 @@
 //!   `owner@team` forms while leaving no two ids that look alike.
 //! - **Names** (display names, owners, tiers, trust zones, reasons) may be
 //!   any Unicode text but never a control, bidirectional-override or
-//!   invisible formatting character (the list in [`is_hidden`]).
+//!   invisible formatting character (by Unicode property, see
+//!   [`is_hidden`]).
 //!
 //! Problems name the character, its code point and its position (1-based,
 //! in characters), so the one to fix can be found in any editor.
@@ -60,29 +61,93 @@ pub fn name_problem(text: &str) -> Option<String> {
     ))
 }
 
-/// A control character, a bidirectional control or an invisible
-/// formatting character: what can make text look other than it is.
+/// A control character, a format character or an invisible one: what can
+/// make text look other than it is. By property, not by a hand list:
+///
+/// - general category Cc (controls) and Cf (format: bidirectional
+///   controls, zero-width joiners, shorthand and hieroglyph format
+///   controls, Arabic prepended marks, tags — [`FORMAT`]);
+/// - Zl and Zp (U+2028, U+2029: a line break inside a one-line name);
+/// - `Default_Ignorable_Code_Point` ([`DEFAULT_IGNORABLE`]: what renders as
+///   nothing although it is not Cf — Hangul fillers, variation selectors,
+///   the combining grapheme joiner, Khmer inherent vowels);
+/// - U+2800 BRAILLE PATTERN BLANK, a symbol (So) that renders as a space
+///   and is used as one to fake blank names.
+///
+/// Spaces (Zs) stay allowed: names are prose and may hold them, and a
+/// space of any width looks like a space. Ids are ASCII only anyway.
 pub fn is_hidden(c: char) -> bool {
     c.is_control()
-        || matches!(c,
-            '\u{00AD}'                  // soft hyphen
-            | '\u{034F}'                // combining grapheme joiner
-            | '\u{061C}'                // Arabic letter mark
-            | '\u{115F}' | '\u{1160}'   // Hangul fillers
-            | '\u{17B4}' | '\u{17B5}'   // Khmer inherent vowels
-            | '\u{180B}'..='\u{180F}'   // Mongolian selectors and vowel separator
-            | '\u{200B}'..='\u{200F}'   // zero-width space/joiners, LRM, RLM
-            | '\u{2028}'..='\u{202E}'   // line/paragraph separators, embeddings, overrides
-            | '\u{2060}'..='\u{206F}'   // word joiner, invisible operators, isolates
-            | '\u{3164}'                // Hangul filler
-            | '\u{FE00}'..='\u{FE0F}'   // variation selectors
-            | '\u{FEFF}'                // zero-width no-break space (BOM)
-            | '\u{FFA0}'                // halfwidth Hangul filler
-            | '\u{FFF9}'..='\u{FFFB}'   // interlinear annotation
-            | '\u{1D173}'..='\u{1D17A}' // musical formatting
-            | '\u{E0000}'..='\u{E0FFF}' // tags and variation selectors supplement
-        )
+        || matches!(c, '\u{2028}' | '\u{2029}' | '\u{2800}')
+        || in_ranges(FORMAT, c)
+        || in_ranges(DEFAULT_IGNORABLE, c)
 }
+
+fn in_ranges(ranges: &[(char, char)], c: char) -> bool {
+    ranges
+        .binary_search_by(|&(lo, hi)| {
+            if hi < c {
+                std::cmp::Ordering::Less
+            } else if lo > c {
+                std::cmp::Ordering::Greater
+            } else {
+                std::cmp::Ordering::Equal
+            }
+        })
+        .is_ok()
+}
+
+/// General category Cf (Format), as data: Unicode 16.0.0,
+/// `extracted/DerivedGeneralCategory.txt`, every line `; Cf`, adjacent
+/// ranges merged (the same table `ucd-generate general-category
+/// ucd-16.0.0` writes). Sorted, for the binary search. The engine takes no
+/// Unicode-table dependency: this is the one table it needs, 21 ranges,
+/// and the browser bundle is at its size budget.
+pub const FORMAT: &[(char, char)] = &[
+    ('\u{00AD}', '\u{00AD}'),
+    ('\u{0600}', '\u{0605}'),
+    ('\u{061C}', '\u{061C}'),
+    ('\u{06DD}', '\u{06DD}'),
+    ('\u{070F}', '\u{070F}'),
+    ('\u{0890}', '\u{0891}'),
+    ('\u{08E2}', '\u{08E2}'),
+    ('\u{180E}', '\u{180E}'),
+    ('\u{200B}', '\u{200F}'),
+    ('\u{202A}', '\u{202E}'),
+    ('\u{2060}', '\u{2064}'),
+    ('\u{2066}', '\u{206F}'),
+    ('\u{FEFF}', '\u{FEFF}'),
+    ('\u{FFF9}', '\u{FFFB}'),
+    ('\u{110BD}', '\u{110BD}'),
+    ('\u{110CD}', '\u{110CD}'),
+    ('\u{13430}', '\u{1343F}'),
+    ('\u{1BCA0}', '\u{1BCA3}'),
+    ('\u{1D173}', '\u{1D17A}'),
+    ('\u{E0001}', '\u{E0001}'),
+    ('\u{E0020}', '\u{E007F}'),
+];
+
+/// `Default_Ignorable_Code_Point`, as data: Unicode 16.0.0,
+/// `DerivedCoreProperties.txt`, adjacent ranges merged. Sorted.
+pub const DEFAULT_IGNORABLE: &[(char, char)] = &[
+    ('\u{00AD}', '\u{00AD}'),
+    ('\u{034F}', '\u{034F}'),
+    ('\u{061C}', '\u{061C}'),
+    ('\u{115F}', '\u{1160}'),
+    ('\u{17B4}', '\u{17B5}'),
+    ('\u{180B}', '\u{180F}'),
+    ('\u{200B}', '\u{200F}'),
+    ('\u{202A}', '\u{202E}'),
+    ('\u{2060}', '\u{206F}'),
+    ('\u{3164}', '\u{3164}'),
+    ('\u{FE00}', '\u{FE0F}'),
+    ('\u{FEFF}', '\u{FEFF}'),
+    ('\u{FFA0}', '\u{FFA0}'),
+    ('\u{FFF0}', '\u{FFF8}'),
+    ('\u{1BCA0}', '\u{1BCA3}'),
+    ('\u{1D173}', '\u{1D17A}'),
+    ('\u{E0000}', '\u{E0FFF}'),
+];
 
 /// `'x'` for a visible character, its code point for any other.
 fn describe(c: char) -> String {
@@ -120,6 +185,58 @@ mod tests {
             assert_eq!(id_problem(id), None, "{id}");
         }
         assert_eq!(id_problem(&"a".repeat(128)), None);
+    }
+
+    #[test]
+    fn the_tables_are_sorted_and_disjoint_for_the_binary_search() {
+        for table in [FORMAT, DEFAULT_IGNORABLE] {
+            for w in table.windows(2) {
+                assert!(w[0].0 <= w[0].1 && w[0].1 < w[1].0, "{w:?}");
+            }
+        }
+    }
+
+    /// Every format character (general category Cf) and every invisible
+    /// one is refused in a name, not only a hand-picked few (issue 37):
+    /// shorthand format controls, Egyptian hieroglyph format controls,
+    /// Arabic prepended marks, the braille blank.
+    #[test]
+    fn every_format_and_invisible_character_is_refused_in_names() {
+        let cases = ('\u{1BCA0}'..='\u{1BCA3}')
+            .chain('\u{13430}'..='\u{13438}')
+            .chain('\u{0600}'..='\u{0605}')
+            .chain([
+                '\u{2800}',
+                '\u{06DD}',
+                '\u{070F}',
+                '\u{08E2}',
+                '\u{110BD}',
+                '\u{E0001}',
+            ])
+            .chain([
+                '\u{2028}', '\u{2029}', '\u{3164}', '\u{115F}', '\u{FFA0}', '\u{FE0F}',
+            ]);
+        for c in cases {
+            let text = format!("a{c}b");
+            let problem = name_problem(&text);
+            assert!(
+                problem
+                    .as_deref()
+                    .is_some_and(|p| p.starts_with(&format!("character 2 is U+{:04X}", c as u32))),
+                "U+{:04X}: {problem:?}",
+                c as u32
+            );
+        }
+        // Visible text, spaces included, still passes.
+        for ok in [
+            "Zürich – west ✓",
+            "São Paulo",
+            "東京 データセンター",
+            "a\u{00A0}b",
+            "⠁⠃",
+        ] {
+            assert_eq!(name_problem(ok), None, "{ok:?}");
+        }
     }
 
     #[test]

@@ -473,6 +473,10 @@ pub fn load(text: &str, format: Format) -> Result<Estate, Vec<EstateError>> {
             }
         },
         Format::Yaml => {
+            let non_finite = non_finite_numbers(text);
+            if !non_finite.is_empty() {
+                return Err(non_finite);
+            }
             let value: Value = serde_yaml::from_str(text).map_err(|e| {
                 vec![EstateError {
                     path: String::new(),
@@ -495,6 +499,56 @@ pub fn load(text: &str, format: Format) -> Result<Estate, Vec<EstateError>> {
         }
         errors
     })
+}
+
+/// YAML's `.nan`, `.inf` and `-.inf`, each with its path. JSON has no word
+/// for them: converted to a JSON value they would become `null`, which
+/// reads as *unknown* — a capacity or an RTT silently dropped. Refused
+/// instead, before the conversion. (JSON text cannot spell them at all:
+/// serde_json refuses `NaN` and numbers out of range.) Text that is not
+/// valid YAML has none; the conversion reports it.
+fn non_finite_numbers(text: &str) -> Vec<EstateError> {
+    fn walk(v: &serde_yaml::Value, path: String, out: &mut Vec<EstateError>) {
+        match v {
+            serde_yaml::Value::Number(n) => {
+                let word = match n.as_f64() {
+                    Some(f) if f.is_nan() => ".nan",
+                    Some(f) if f == f64::INFINITY => ".inf",
+                    Some(f) if f == f64::NEG_INFINITY => "-.inf",
+                    _ => return,
+                };
+                out.push(EstateError {
+                    path,
+                    line: None,
+                    message: format!("expected a finite number, found {word}"),
+                });
+            }
+            serde_yaml::Value::Sequence(items) => {
+                for (i, item) in items.iter().enumerate() {
+                    walk(item, format!("{path}/{i}"), out);
+                }
+            }
+            serde_yaml::Value::Mapping(map) => {
+                for (key, item) in map {
+                    let key = match key {
+                        serde_yaml::Value::String(s) => s.clone(),
+                        other => serde_yaml::to_string(other)
+                            .map(|s| s.trim_end().to_string())
+                            .unwrap_or_default(),
+                    };
+                    walk(item, format!("{path}/{}", escape(&key)), out);
+                }
+            }
+            serde_yaml::Value::Tagged(tagged) => walk(&tagged.value, path, out),
+            serde_yaml::Value::Null | serde_yaml::Value::Bool(_) | serde_yaml::Value::String(_) => {
+            }
+        }
+    }
+    let mut out = Vec::new();
+    if let Ok(doc) = serde_yaml::from_str::<serde_yaml::Value>(text) {
+        walk(&doc, String::new(), &mut out);
+    }
+    out
 }
 
 /// The slow path: shape errors from the walker, then meaning errors on
