@@ -28,7 +28,9 @@
 use serde::{Deserialize, Serialize};
 
 use crate::constraints::Load;
-use crate::cost::{self, Capacity, Ctx, FlowFact, State, Terms};
+use crate::cost::{
+    self, cross_site_points, round_trip_per_ms, Capacity, Ctx, FlowFact, State, Terms,
+};
 use crate::estate::{format_time, Estate};
 use crate::fact::{Class, Fact, FactRef};
 use crate::policy::Policy;
@@ -332,7 +334,6 @@ pub fn observe(
     let moved = |s: usize| moves.iter().any(|&(m, _)| m == s);
     let ib = State::initial(before);
     let ia = State::initial(after);
-    let (rtw, xsw) = (policy.round_trip_weight, policy.cross_site_weight);
     let mut fb: Vec<FactRef> = Vec::new();
     let mut fa: Vec<FactRef> = Vec::new();
     let mut paths_missing: Vec<String> = Vec::new();
@@ -441,11 +442,11 @@ pub fn observe(
             fa.push(ca.flow_fact(j, FlowFact::MbS));
             fa.push(ca.rtt.fact_ref(after, a0, a1, o.now));
             let d = rtt_before - rtt.ms;
-            rt_b += rtw * w_b * d;
-            rt_a += rtw * w_a * d;
+            rt_b += round_trip_per_ms(policy, w_b) * d;
+            rt_a += round_trip_per_ms(policy, w_a) * d;
             let dx = (crosses_before as i32 - crosses_after as i32) as f64;
-            xs_b += xsw * m_b * dx;
-            xs_a += xsw * m_a * dx;
+            xs_b += cross_site_points(policy, m_b) * dx;
+            xs_a += cross_site_points(policy, m_a) * dx;
             if crosses_after {
                 mb_after += m_a;
             }

@@ -1147,7 +1147,7 @@ struct RttSlope {
 
 fn rtt_slopes(sc: &Scene, scratch: &mut Scratch) -> Vec<RttSlope> {
     let ctx = sc.ctx;
-    let rw = ctx.policy.round_trip_weight;
+    let rw = crate::cost::round_trip_per_ms(ctx.policy, 1.0); // per unit of weight
     let n = sc.cands.len();
     let mut out: Vec<RttSlope> = Vec::new();
     let mut slot_of = |id: FactId, out: &mut Vec<RttSlope>| -> usize {
@@ -1210,7 +1210,7 @@ fn analyse(sc: &Scene, id: FactId, rtt: &[RttSlope]) -> (Found, Found) {
             let peer = if fl.from == sc.s { fl.to } else { fl.from };
             let q = sc.state.placement[peer];
             if let FactId::Weight(_) = id {
-                let rw = ctx.policy.round_trip_weight;
+                let rw = crate::cost::round_trip_per_ms(ctx.policy, 1.0); // per unit of weight
                 let ra = ctx.rtt.get(sc.from, q).ms;
                 let per = sc
                     .cands
@@ -1222,7 +1222,7 @@ fn analyse(sc: &Scene, id: FactId, rtt: &[RttSlope]) -> (Found, Found) {
                     .collect();
                 (ctx.weight[f], rw * ra, per)
             } else {
-                let xw = ctx.policy.cross_site_weight;
+                let xw = crate::cost::cross_site_points(ctx.policy, 1.0); // per MB/s
                 let crosses = |c: usize| (ctx.site_of[c] != ctx.site_of[q]) as u8 as f64;
                 let ca = crosses(sc.from);
                 let per = sc
@@ -1342,7 +1342,7 @@ fn analyse_capacity(sc: &Scene, id: FactId, k: usize) -> (Found, Found) {
     let slope = |m: f64, mid: f64| {
         let u = (size - mid + m) / size;
         if u > p.headroom_threshold {
-            -p.headroom_weight / ((1.0 - p.headroom_threshold) * size)
+            -crate::cost::headroom_slope(p, size)
         } else {
             0.0
         }

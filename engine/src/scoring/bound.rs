@@ -33,7 +33,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::candidates::Candidates;
 use crate::constraints::Load;
-use crate::cost::Ctx;
+use crate::cost::{headroom_points, headroom_slope, Ctx};
 
 /// The bound as a result carries it.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
@@ -326,8 +326,8 @@ pub fn cost_at_least(ctx: &Ctx, candidates: &Candidates) -> f64 {
                 fixed += rt + xs;
             }
             (true, true) => {
-                let w = p.round_trip_weight * ctx.weight[f];
-                let x = p.cross_site_weight * ctx.mb_s[f];
+                let w = ctx.round_trip_per_ms(f);
+                let x = ctx.cross_site_points(f);
                 debug_assert!(w >= 0.0 && x >= 0.0, "the loader refuses negative facts");
                 // An infinite RTT marks a pair of ends that does not
                 // exist (one site, or a site of one cluster): skipped, so
@@ -358,7 +358,7 @@ pub fn cost_at_least(ctx: &Ctx, candidates: &Candidates) -> f64 {
     // there — which the per-service minimum below can carry. `L*` is the
     // current load on a cluster already past the threshold (where `h` is
     // linear as long as it stays past it) and `L_min` elsewhere.
-    let hp = (p.headroom_weight, p.headroom_threshold);
+    let threshold = p.headroom_threshold;
     let mut gone = vec![Load::default(); nc];
     for s in (0..n).filter(|&s| movable[s]) {
         let svc = &estate.services[s];
@@ -386,17 +386,10 @@ pub fn cost_at_least(ctx: &Ctx, candidates: &Candidates) -> f64 {
                 continue;
             };
             let util = |l: f64| (size - free + l) / size;
-            let h = |l: f64| {
-                let u = util(l);
-                if u > hp.1 {
-                    hp.0 * (u - hp.1) / (1.0 - hp.1)
-                } else {
-                    0.0
-                }
-            };
-            let at = if util(0.0) > hp.1 { 0.0 } else { least };
-            let sigma = if util(at) >= hp.1 {
-                hp.0 / ((1.0 - hp.1) * size)
+            let h = |l: f64| headroom_points(p, util(l));
+            let at = if util(0.0) > threshold { 0.0 } else { least };
+            let sigma = if util(at) >= threshold {
+                headroom_slope(p, size)
             } else {
                 0.0
             };
@@ -431,7 +424,7 @@ pub fn cost_at_least(ctx: &Ctx, candidates: &Candidates) -> f64 {
         let svc = &estate.services[s];
         // Known data only: an unknown size is at least 0 GB, so the bound
         // stays a lower bound (docs/advice.md §6a).
-        let copy = p.copy_weight_per_gb * svc.data_gb_in_copy();
+        let copy = ctx.copy_points(s);
         let (rc, rm) = (svc.cpu_in_load(), svc.memory_in_load());
         let load_cost = |c: usize| rc * slope[c].0 + rm * slope[c].1;
         // Fixed peers, weights summed per peer site.
@@ -444,8 +437,8 @@ pub fn cost_at_least(ctx: &Ctx, candidates: &Candidates) -> f64 {
                 has_peer[q] = true;
                 peer_sites.push(q);
             }
-            peer_site[q].0 += p.round_trip_weight * ctx.weight[f];
-            peer_site[q].1 += p.cross_site_weight * ctx.mb_s[f];
+            peer_site[q].0 += ctx.round_trip_per_ms(f);
+            peer_site[q].1 += ctx.cross_site_points(f);
         }
         if peer_sites.is_empty() && load_cost(home[s]) == 0.0 {
             // Staying costs nothing of its own, and nothing is below 0.
@@ -475,7 +468,7 @@ pub fn cost_at_least(ctx: &Ctx, candidates: &Candidates) -> f64 {
                 continue;
             }
             let hp = home[peer];
-            let w = p.round_trip_weight * ctx.weight[f];
+            let w = ctx.round_trip_per_ms(f);
             for c in std::iter::once(hp).chain(path_to[hp].iter().copied()) {
                 if !dom.row(s).contains(c) {
                     continue;

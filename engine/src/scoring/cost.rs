@@ -24,6 +24,57 @@ use crate::fact::{Class, Fact, FactRef};
 use crate::policy::Policy;
 use crate::rtt::RttTable;
 
+// ---------------------------------------------------------------------------
+// Each term's formula, written once. The cost (`Ctx`, `State`), the flow-gain
+// cache (`deltas.rs`), the bound (`bound.rs`), the advice's cache
+// maintenance (`advise.rs`), Why (`why.rs`) and outcomes (`outcome.rs`)
+// call these rather than spell the arithmetic again: a term changed here
+// changes everywhere, and the bound cannot silently drift from the cost.
+// Each keeps the order of operations the results were always computed in,
+// so no bit of any output moves.
+
+/// Round-trip points per millisecond of RTT on a flow of `weight`:
+/// `round_trip_weight × weight`. Times the RTT, the round-trip term.
+#[inline]
+pub fn round_trip_per_ms(policy: &Policy, weight: f64) -> f64 {
+    policy.round_trip_weight * weight
+}
+
+/// Cross-site points of a flow of `mb_s` whose ends are on different
+/// sites: `cross_site_weight × MB/s` (nothing when on one site).
+#[inline]
+pub fn cross_site_points(policy: &Policy, mb_s: f64) -> f64 {
+    policy.cross_site_weight * mb_s
+}
+
+/// Headroom points of one resource at projected utilisation `u`:
+/// `headroom_weight × max(0, u − threshold) / (1 − threshold)`, exactly
+/// zero at or below the threshold.
+#[inline]
+pub fn headroom_points(policy: &Policy, u: f64) -> f64 {
+    let t = policy.headroom_threshold;
+    if u > t {
+        policy.headroom_weight * (u - t) / (1.0 - t)
+    } else {
+        0.0
+    }
+}
+
+/// The slope of [`headroom_points`] past the threshold, per unit of load of
+/// a resource of `size` (cores or GiB): `headroom_weight / ((1 − threshold)
+/// × size)`. The bound's tangents and Why's capacity pieces read it.
+#[inline]
+pub fn headroom_slope(policy: &Policy, size: f64) -> f64 {
+    policy.headroom_weight / ((1.0 - policy.headroom_threshold) * size)
+}
+
+/// Copy points of moving a service holding `data_gb` (its data in the
+/// copy): `copy_weight_per_gb × data_gb`, paid once per move.
+#[inline]
+pub fn copy_points(policy: &Policy, data_gb: f64) -> f64 {
+    policy.copy_weight_per_gb * data_gb
+}
+
 /// Everything about an estate that does not change while moves are tried.
 #[derive(Clone)]
 pub struct Ctx<'a> {
@@ -75,9 +126,9 @@ impl<'a> Ctx<'a> {
     /// Round-trip and cross-site points of one flow between two clusters.
     #[inline]
     pub fn flow_cost(&self, flow: usize, a: usize, b: usize) -> (f64, f64) {
-        let rt = self.policy.round_trip_weight * self.weight[flow] * self.rtt.get(a, b).ms;
+        let rt = self.round_trip_per_ms(flow) * self.rtt.get(a, b).ms;
         let xs = if self.site_of[a] != self.site_of[b] {
-            self.policy.cross_site_weight * self.mb_s[flow]
+            self.cross_site_points(flow)
         } else {
             0.0
         };
@@ -89,13 +140,31 @@ impl<'a> Ctx<'a> {
     /// the same expression on the same numbers (`deltas.rs`).
     #[inline]
     pub fn flow_cost_sites(&self, flow: usize, a: usize, b: usize) -> (f64, f64) {
-        let rt = self.policy.round_trip_weight * self.weight[flow] * self.rtt.site(a, b).ms;
+        let rt = self.round_trip_per_ms(flow) * self.rtt.site(a, b).ms;
         let xs = if a != b {
-            self.policy.cross_site_weight * self.mb_s[flow]
+            self.cross_site_points(flow)
         } else {
             0.0
         };
         (rt, xs)
+    }
+
+    /// [`round_trip_per_ms`] of `flow`, its effective weight.
+    #[inline]
+    pub fn round_trip_per_ms(&self, flow: usize) -> f64 {
+        round_trip_per_ms(self.policy, self.weight[flow])
+    }
+
+    /// [`cross_site_points`] of `flow`, its effective MB/s.
+    #[inline]
+    pub fn cross_site_points(&self, flow: usize) -> f64 {
+        cross_site_points(self.policy, self.mb_s[flow])
+    }
+
+    /// [`copy_points`] of moving `service` (≥ 0; known data only).
+    #[inline]
+    pub fn copy_points(&self, service: usize) -> f64 {
+        copy_points(self.policy, self.estate.services[service].data_gb_in_copy())
     }
 
     /// Headroom points of `cluster` carrying `load` beyond its facts.
@@ -128,8 +197,7 @@ impl<'a> Ctx<'a> {
             if let Some(free) = free {
                 let u = (size - free + moved_in) / size;
                 if u > p.headroom_threshold {
-                    total += p.headroom_weight * (u - p.headroom_threshold)
-                        / (1.0 - p.headroom_threshold);
+                    total += headroom_points(p, u);
                 }
             }
         }
@@ -641,7 +709,7 @@ pub fn headroom_term(ctx: &Ctx, state: &State, service: usize, to: usize) -> f64
 /// The copy term of a move's gain (≤ 0), `+0.0` for a stateless service.
 #[inline]
 pub fn copy_term(ctx: &Ctx, service: usize) -> f64 {
-    0.0 - ctx.policy.copy_weight_per_gb * ctx.estate.services[service].data_gb_in_copy()
+    0.0 - ctx.copy_points(service)
 }
 
 /// The smallest gain a move of `service` must reach: both bars of SPEC §5.

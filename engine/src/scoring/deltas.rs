@@ -157,16 +157,15 @@ impl Deltas {
 
     /// Recompute `s`'s entries from the current placement.
     pub fn refresh(&mut self, ctx: &Ctx, state: &State, candidates: Cands, s: usize) {
-        // Each flow's factors once: `flow_cost`'s products are
-        // `(round_trip_weight × weight) × ms` and `cross_site_weight ×
-        // MB/s`, so taking the first factor here changes no bit.
-        let p = ctx.policy;
+        // Each flow's factors once, from the formulas `flow_cost` itself
+        // multiplies (`cost::round_trip_per_ms` × ms, and
+        // `cost::cross_site_points`), so taking them here changes no bit.
         self.flows.clear();
         self.flows.extend(ctx.adjacency[s].iter().map(|&(f, peer)| {
             let pc = state.placement[peer];
             Flow {
-                rt_weight: p.round_trip_weight * ctx.weight[f],
-                xs_points: p.cross_site_weight * ctx.mb_s[f],
+                rt_weight: ctx.round_trip_per_ms(f),
+                xs_points: ctx.cross_site_points(f),
                 cluster: pc,
                 site: ctx.site_of[pc],
             }

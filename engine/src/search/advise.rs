@@ -1067,8 +1067,8 @@ fn plan_run(estate: &Estate, policy: &Policy, now: i64, cache: Cache, search: Se
                     }
                     Cache::Shared => {
                         touched[peer] = true;
-                        let rt_weight = (policy.round_trip_weight * ctx.weight[f]).abs();
-                        let xs_points = (policy.cross_site_weight * ctx.mb_s[f]).abs();
+                        let rt_weight = ctx.round_trip_per_ms(f).abs();
+                        let xs_points = ctx.cross_site_points(f).abs();
                         prospects.loosen(peer, rt_weight * shift + xs_points);
                     }
                 }

@@ -32,7 +32,7 @@ pub type Order = Vec<(usize, usize)>;
 
 /// Copy cost of moving `service` away from where it is now, points (≥ 0).
 pub fn copy_cost(ctx: &Ctx, service: usize) -> f64 {
-    ctx.policy.copy_weight_per_gb * ctx.estate.services[service].data_gb_in_copy()
+    ctx.copy_points(service)
 }
 
 /// Cost of a final placement: estate cost plus the copy cost of every
