@@ -34,7 +34,13 @@ use crate::cost::{
 use crate::estate::{format_time, Estate};
 use crate::fact::{Class, Fact, FactRef};
 use crate::policy::Policy;
-use crate::rtt::{Derivation, RttSource};
+use crate::rtt::{Derivation, Rtt, RttSource};
+
+mod report;
+pub use report::{
+    calibration, calibration_line, report, text, Applied, Calibration, Event, Report,
+    CALIBRATION_MIN,
+};
 
 /// One moved service of a step: where it ran and where it went.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
@@ -309,19 +315,9 @@ pub fn observe(
         notes: Vec::new(),
     };
     // Every member must run where the step put it.
-    for m in o.members {
-        let now_at = after
-            .service_index(&m.service)
-            .map(|s| after.clusters[after.services[s].cluster].id.as_str());
-        if now_at != Some(m.to.as_str()) {
-            out.status = Status::Superseded;
-            out.notes.push(match now_at {
-                None => format!("{} is no longer in the estate", m.service),
-                Some(c) => format!("{} runs in {c} now, not {}", m.service, m.to),
-            });
-        }
-    }
-    if out.status == Status::Superseded {
+    out.notes.extend(superseded(after, o.members));
+    if !out.notes.is_empty() {
+        out.status = Status::Superseded;
         return Ok(out);
     }
     if o.now < settles {
@@ -332,13 +328,11 @@ pub fn observe(
         ));
     }
     let moved = |s: usize| moves.iter().any(|&(m, _)| m == s);
-    let ib = State::initial(before);
-    let ia = State::initial(after);
-    let mut fb: Vec<FactRef> = Vec::new();
-    let mut fa: Vec<FactRef> = Vec::new();
+    let (ib, ia) = (State::initial(before), State::initial(after));
+    let (mut fb, mut fa): (Vec<FactRef>, Vec<FactRef>) = (Vec::new(), Vec::new());
     let mut paths_missing: Vec<String> = Vec::new();
-    let (mut rt_b, mut rt_a, mut xs_b, mut xs_a) = (0.0, 0.0, 0.0, 0.0);
-    let (mut mb_before, mut mb_after) = (0.0, 0.0);
+    let (mut rt_b, mut rt_a, mut xs_b, mut xs_a, mut mb_before, mut mb_after) =
+        (0.0, 0.0, 0.0, 0.0, 0.0, 0.0);
     let mut complete = true;
     for (i, f) in before.flows.iter().enumerate() {
         if !moved(f.from) && !moved(f.to) {
@@ -360,29 +354,12 @@ pub fn observe(
         if crosses_before {
             mb_before += m_b;
         }
-        let mut row = FlowOutcome {
-            from: from.clone(),
-            to: to.clone(),
-            weight_before: w_b,
-            weight_after: None,
-            mb_s_before: m_b,
-            mb_s_after: None,
-            rtt_ms_before: rtt_before,
-            rtt_ms_predicted: predicted.map_or(rtt_before, |p| p.rtt_ms),
-            rtt_ms_after: None,
-            crosses_before,
-            crosses_predicted: predicted.map_or(crosses_before, |p| p.crosses),
-            crosses_after: None,
-        };
+        let mut row = FlowOutcome::before(from, to, (w_b, m_b), (rtt_before, crosses_before));
+        if let Some(p) = predicted {
+            (row.rtt_ms_predicted, row.crosses_predicted) = (p.rtt_ms, p.crosses);
+        }
         // The flow in the estate after the move, by its ends' ids.
-        let found = match (after.service_index(from), after.service_index(to)) {
-            (Some(x), Some(y)) => after
-                .flows
-                .iter()
-                .position(|g| g.from == x && g.to == y)
-                .map(|j| (j, x, y)),
-            _ => None,
-        };
+        let found = flow_by_ids(after, from, to);
         let Some((j, x, y)) = found else {
             complete = false;
             out.waiting_for.push(format!(
@@ -392,14 +369,9 @@ pub fn observe(
             continue;
         };
         let g = &after.flows[j];
-        for (peer, pb, pa) in [(f.from, b0, ia.placement[x]), (f.to, b1, ia.placement[y])] {
-            if !moved(peer) && before.clusters[pb].id != after.clusters[pa].id {
-                out.notes.push(format!(
-                    "{} also moved ({} → {}) since the step: its effect on flow {from}→{to} is included, not separated",
-                    before.services[peer].id, before.clusters[pb].id, after.clusters[pa].id
-                ));
-            }
-        }
+        let ends = [(f.from, b0, ia.placement[x]), (f.to, b1, ia.placement[y])];
+        out.notes
+            .extend(also_moved(before, after, &moves, ends, (from, to)));
         let (a0, a1) = (ia.placement[x], ia.placement[y]);
         let rtt = ca.rtt.get(a0, a1);
         let crosses_after = ca.site_of[a0] != ca.site_of[a1];
@@ -413,15 +385,7 @@ pub fn observe(
                 ));
             }
         }
-        let rtt_ok = match (rtt.derivation, rtt.source) {
-            // Same cluster: the policy's nominal round trip, as in the
-            // prediction; there is nothing to measure.
-            (Derivation::SameCluster, _) => true,
-            (Derivation::MeasuredPath, RttSource::Path(p)) => {
-                newer(&after.paths[p].rtt_ms, o.moved_at)
-            }
-            _ => false,
-        };
+        let rtt_ok = rtt_observed(after, rtt, o.moved_at);
         if !rtt_ok {
             ok = false;
             let (lo, hi) = (a0.min(a1), a0.max(a1));
@@ -457,59 +421,129 @@ pub fn observe(
     }
     out.waiting_for.extend(paths_missing);
     // Flows of a moved service the prediction did not know.
-    for g in &after.flows {
-        let (x, y) = (&after.services[g.from].id, &after.services[g.to].id);
-        let member = |id: &String| o.members.iter().any(|m| &m.service == id);
-        if (member(x) || member(y)) && !out.flows.iter().any(|r| &r.from == x && &r.to == y) {
-            out.notes.push(format!(
-                "flow {x}→{y} is new since the move: not in the prediction, not counted"
-            ));
-        }
-    }
-    // Headroom at every cluster a member left or entered, in id order.
-    let mut clusters: Vec<&str> = o
-        .members
-        .iter()
-        .flat_map(|m| [m.from.as_str(), m.to.as_str()])
-        .collect();
-    clusters.sort();
-    clusters.dedup();
-    let (mut h_b, mut h_a) = (0.0, 0.0);
-    for id in clusters {
-        let b = before.cluster_index(id).expect("resolved above");
-        h_b += cb.headroom(b, Load::default());
-        fb.push(cb.capacity_fact(b, Capacity::Cpu));
-        fb.push(cb.capacity_fact(b, Capacity::Memory));
-        let Some(a) = after.cluster_index(id) else {
-            complete = false;
-            out.waiting_for
-                .push(format!("cluster {id}: not in the estate since the move"));
-            continue;
-        };
-        let c = &after.clusters[a];
-        let mut ok = true;
-        for (fact, what) in [
-            (&c.cpu_free, "cpu_free"),
-            (&c.memory_free_gib, "memory_free_gib"),
-        ] {
-            if !newer(fact, o.moved_at) {
-                ok = false;
-                out.waiting_for
-                    .push(format!("{id} {what}: an observation since the move"));
-            }
-        }
-        if ok {
-            h_a += ca.headroom(a, Load::default());
-            fa.push(ca.capacity_fact(a, Capacity::Cpu));
-            fa.push(ca.capacity_fact(a, Capacity::Memory));
-        } else {
-            complete = false;
-        }
-    }
+    let unpredicted = unpredicted_flows(after, o.members, &out.flows);
+    out.notes.extend(unpredicted);
+    let (h_b, h_a, headroom_complete) =
+        headroom_observed(&cb, &ca, o, &mut fb, &mut fa, &mut out.waiting_for);
+    complete &= headroom_complete;
     if !complete || !out.waiting_for.is_empty() {
         out.status = Status::Waiting;
         return Ok(out);
     }
+    out.status = Status::Observed;
+    let sums = AtDemand {
+        rt_b,
+        rt_a,
+        xs_b,
+        xs_a,
+        mb_before,
+        mb_after,
+    };
+    out.observed = Some(observed(o, sums, (h_b, h_a), fb, fa));
+    Ok(out)
+}
+
+impl FlowOutcome {
+    /// A flow's row with what was known before the move; the prediction is
+    /// the before unless one is given, the after unknown until observed.
+    fn before(
+        from: &str,
+        to: &str,
+        (w_b, m_b): (f64, f64),
+        (rtt_before, crosses_before): (f64, bool),
+    ) -> FlowOutcome {
+        FlowOutcome {
+            from: from.to_string(),
+            to: to.to_string(),
+            weight_before: w_b,
+            weight_after: None,
+            mb_s_before: m_b,
+            mb_s_after: None,
+            rtt_ms_before: rtt_before,
+            rtt_ms_predicted: rtt_before,
+            rtt_ms_after: None,
+            crosses_before,
+            crosses_predicted: crosses_before,
+            crosses_after: None,
+        }
+    }
+}
+
+/// Notes for the ends of a flow that moved since the step without being
+/// its members (`ends`: service, cluster before, cluster after): their
+/// effect on the flow is included, not separated.
+fn also_moved(
+    before: &Estate,
+    after: &Estate,
+    moves: &[(usize, usize)],
+    ends: [(usize, usize, usize); 2],
+    (from, to): (&str, &str),
+) -> Vec<String> {
+    let moved = |s: usize| moves.iter().any(|&(m, _)| m == s);
+    let mut notes = Vec::new();
+    for (peer, pb, pa) in ends {
+        if !moved(peer) && before.clusters[pb].id != after.clusters[pa].id {
+            notes.push(format!(
+                "{} also moved ({} → {}) since the step: its effect on flow {from}→{to} is included, not separated",
+                before.services[peer].id, before.clusters[pb].id, after.clusters[pa].id
+            ));
+        }
+    }
+    notes
+}
+
+/// Whether a round trip was observed since the move: a measured path
+/// newer than it, or the same cluster (the policy's nominal round trip, as
+/// in the prediction; nothing to measure).
+fn rtt_observed(after: &Estate, rtt: &Rtt, moved_at: i64) -> bool {
+    match (rtt.derivation, rtt.source) {
+        // Same cluster: the policy's nominal round trip, as in the
+        // prediction; there is nothing to measure.
+        (Derivation::SameCluster, _) => true,
+        (Derivation::MeasuredPath, RttSource::Path(p)) => newer(&after.paths[p].rtt_ms, moved_at),
+        _ => false,
+    }
+}
+
+/// The flow `from`→`to` of an estate by its ends' ids: its index and its
+/// ends' indices.
+fn flow_by_ids(e: &Estate, from: &str, to: &str) -> Option<(usize, usize, usize)> {
+    let (x, y) = (e.service_index(from)?, e.service_index(to)?);
+    e.flows
+        .iter()
+        .position(|g| g.from == x && g.to == y)
+        .map(|j| (j, x, y))
+}
+
+/// Round-trip and cross-site points a step saved at the demand before and
+/// after it, and the cross-site MB/s before and after.
+struct AtDemand {
+    rt_b: f64,
+    rt_a: f64,
+    xs_b: f64,
+    xs_a: f64,
+    mb_before: f64,
+    mb_after: f64,
+}
+
+/// The observed effect, once every figure is in: the gains at the demand
+/// before and after, their ratio to the prediction, the weakest class of
+/// the facts they rest on.
+fn observed(
+    o: &Observation<'_>,
+    sums: AtDemand,
+    (h_b, h_a): (f64, f64),
+    mut fb: Vec<FactRef>,
+    mut fa: Vec<FactRef>,
+) -> Observed {
+    let AtDemand {
+        rt_b,
+        rt_a,
+        xs_b,
+        xs_a,
+        mb_before,
+        mb_after,
+    } = sums;
     for facts in [&mut fb, &mut fa] {
         facts.sort_by(|a, b| a.fact.cmp(&b.fact));
         facts.dedup_by(|a, b| a.fact == b.fact);
@@ -520,8 +554,7 @@ pub fn observe(
     let gain_a = rt_a + xs_a + headroom + copy;
     let confidence = crate::fact::weakest(fb.iter().chain(fa.iter()).map(|f| f.class))
         .unwrap_or(Class::Measured);
-    out.status = Status::Observed;
-    out.observed = Some(Observed {
+    Observed {
         round_trip_at_demand_before: rt_b,
         round_trip_at_demand_after: rt_a,
         cross_site_at_demand_before: xs_b,
@@ -539,372 +572,95 @@ pub fn observe(
         confidence,
         facts_before: fb,
         facts_after: fa,
-    });
-    Ok(out)
-}
-
-/// How an estate's applied moves held up: the ratios of observed (at the
-/// demand before) to predicted gain.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
-#[cfg_attr(feature = "schema", schemars(rename = "OutcomeCalibration"))]
-pub struct Calibration {
-    /// Outcomes with a ratio.
-    pub count: usize,
-    pub median: f64,
-    /// The middle half of the ratios: the lower and upper quartiles
-    /// (nearest rank).
-    pub p25: f64,
-    pub p75: f64,
-}
-
-/// The smallest number of outcomes a calibration is quoted from: with
-/// fewer, one odd move is the whole story (issue 36 names three).
-pub const CALIBRATION_MIN: usize = 3;
-
-/// The calibration of a set of ratios; `None` with fewer than
-/// [`CALIBRATION_MIN`]. Sorted with `total_cmp`, so the order they come in
-/// does not matter.
-pub fn calibration(ratios: &[f64]) -> Option<Calibration> {
-    let mut r: Vec<f64> = ratios.iter().copied().filter(|x| x.is_finite()).collect();
-    if r.len() < CALIBRATION_MIN {
-        return None;
     }
-    r.sort_by(|a, b| a.total_cmp(b));
-    let n = r.len();
-    let median = if n % 2 == 1 {
-        r[n / 2]
-    } else {
-        (r[n / 2 - 1] + r[n / 2]) / 2.0
-    };
-    // Nearest rank: the smallest value with at least q of the set at or
-    // below it.
-    let rank = |q: f64| r[((q * n as f64).ceil() as usize).clamp(1, n) - 1];
-    Some(Calibration {
-        count: n,
-        median,
-        p25: rank(0.25),
-        p75: rank(0.75),
-    })
 }
 
-/// The calibration in one sentence, as the Why quotes it.
-pub fn calibration_line(c: &Calibration) -> String {
-    format!(
-        "in this estate, {} applied moves delivered a median {:.0} % of their predicted gain (middle half {:.0}–{:.0} %)",
-        c.count,
-        c.median * 100.0,
-        c.p25 * 100.0,
-        c.p75 * 100.0
-    )
-}
-
-/// A recorded move of one service, as the server hands it over.
-#[derive(Clone, Debug)]
-pub struct Event {
-    pub id: i64,
-    /// The estate write that made it: its `before` document is the
-    /// estate the outcome is measured against.
-    pub write: i64,
-    pub member: Member,
-    pub moved_at: i64,
-    pub noticed_by: String,
-    /// `advised`, `planned` or `unadvised`.
-    pub basis: String,
-    /// The recommendation's identity (`review::identity`), or the move's
-    /// own for an unadvised one.
-    pub identity: String,
-    pub snapshot: Option<i64>,
-    pub advised_at: Option<i64>,
-    /// The advised step's prediction as the snapshot made it (JSON text).
-    pub prediction: Option<String>,
-}
-
-/// An advised step's prediction as kept from its snapshot.
-#[derive(Clone, Debug, Deserialize)]
-struct Kept {
-    gain: f64,
-    terms: Terms,
-    confidence: Class,
-    facts: Vec<FactRef>,
-}
-
-/// Every applied move of an estate, judged, and the estate's calibration
-/// (`GET /api/estates/{id}/outcomes`, `berth outcomes`).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
-#[cfg_attr(feature = "schema", schemars(rename = "AppliedMoves"))]
-pub struct Report {
-    /// RFC 3339: the evaluation time.
-    pub now: String,
-    /// The settling window, seconds.
-    pub settle_s: i64,
-    /// Oldest first.
-    pub applied: Vec<Applied>,
-    /// Over the advised and planned steps observed, with a ratio; `null`
-    /// with fewer than three.
-    pub calibration: Option<Calibration>,
-    /// The calibration in words, as the Why quotes it; `null` without one.
-    pub calibration_line: Option<String>,
-}
-
-/// One applied step: what Berth said, and what came of it.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
-#[cfg_attr(feature = "schema", schemars(rename = "AppliedMove"))]
-pub struct Applied {
-    pub identity: String,
-    /// `advised` (a recommendation of an advice snapshot), `planned` (a
-    /// planned review) or `unadvised` (judged by the model at the move).
-    pub basis: String,
-    /// `single` or `compound`.
-    pub kind: String,
-    /// How the (last) move was noticed.
-    pub noticed_by: String,
-    /// The move events, ascending.
-    pub events: Vec<i64>,
-    pub snapshot: Option<i64>,
-    /// RFC 3339: when the advice (or the planned review's evaluation)
-    /// was made.
-    pub advised_at: Option<String>,
-    /// The class the prediction rested on: the snapshot's for an advised
-    /// step, else the model's at the move.
-    pub predicted_confidence: Class,
-    pub predicted_facts: Vec<FactRef>,
-    /// `null` when the step could not be judged (`error` says why).
-    pub outcome: Option<Outcome>,
-    pub error: Option<String>,
-}
-
-/// The members a compound identity names (`service|from|to` joined by
-/// `+`), in identity order.
-fn members_of(identity: &str) -> Vec<Member> {
-    identity
-        .split('+')
-        .filter_map(|t| {
-            let mut p = t.split('|');
-            Some(Member {
-                service: p.next()?.to_string(),
-                from: p.next()?.to_string(),
-                to: p.next()?.to_string(),
-            })
-        })
-        .collect()
-}
-
-/// Judge every applied step of `events` (in id order) against `after`,
-/// the estate now. `befores` holds each write's estate before it, by
-/// write id (`None`: its document did not load, said as the step's
-/// error). A compound step's members are gathered by identity; the step
-/// is judged from its last member's move, against the estate before its
-/// first.
-pub fn report(
-    events: &[Event],
-    befores: &[(i64, Option<Estate>)],
-    after: &Estate,
-    policy: &Policy,
-    now: i64,
-    settle_s: i64,
-) -> Report {
-    // Gather events into steps: an event joins the oldest open step of its
-    // identity that lacks its service, else opens one.
-    let mut steps: Vec<Vec<&Event>> = Vec::new();
-    for e in events {
-        let open = steps.iter_mut().find(|s| {
-            s[0].identity == e.identity && !s.iter().any(|x| x.member.service == e.member.service)
-        });
-        match open {
-            Some(s) => s.push(e),
-            None => steps.push(vec![e]),
-        }
-    }
-    let before_of = |write: i64| {
-        befores
-            .binary_search_by(|(w, _)| w.cmp(&write))
-            .ok()
-            .and_then(|i| befores[i].1.as_ref())
-    };
-    let mut applied = Vec::new();
-    for step in steps {
-        let first = step[0];
-        let last = *step.last().expect("a step has an event");
-        let members = if first.identity.contains('+') {
-            members_of(&first.identity)
-        } else {
-            vec![first.member.clone()]
-        };
-        let kept: Option<Kept> = first
-            .prediction
-            .as_deref()
-            .and_then(|p| crate::strict::from_str(p).ok());
-        let mut a = Applied {
-            identity: first.identity.clone(),
-            basis: first.basis.clone(),
-            kind: if members.len() > 1 {
-                "compound"
-            } else {
-                "single"
-            }
-            .into(),
-            noticed_by: last.noticed_by.clone(),
-            events: step.iter().map(|e| e.id).collect(),
-            snapshot: first.snapshot,
-            advised_at: first.advised_at.map(format_time),
-            predicted_confidence: kept.as_ref().map_or(Class::Guessed, |k| k.confidence),
-            predicted_facts: kept.as_ref().map(|k| k.facts.clone()).unwrap_or_default(),
-            outcome: None,
-            error: None,
-        };
-        let Some(before) = before_of(first.write) else {
-            a.error = Some(format!(
-                "the estate before write {} does not load: the step cannot be judged",
-                first.write
-            ));
-            applied.push(a);
-            continue;
-        };
-        let prediction = match predict(before, policy, first.moved_at, &members) {
-            Ok(p) => p,
-            Err(e) => {
-                a.error = Some(e);
-                applied.push(a);
-                continue;
-            }
-        };
-        if kept.is_none() {
-            a.predicted_confidence = prediction.confidence;
-            a.predicted_facts = prediction.facts.clone();
-        }
-        let (gain, terms) = match &kept {
-            Some(k) => (k.gain, k.terms),
-            None => (prediction.gain, prediction.terms),
-        };
-        let missing: Vec<&Member> = members
-            .iter()
-            .filter(|m| !step.iter().any(|e| e.member == **m))
-            .collect();
-        let moved_at = step
-            .iter()
-            .map(|e| e.moved_at)
-            .max()
-            .unwrap_or(first.moved_at);
-        if !missing.is_empty() {
-            // A compound step is applied when all its members have moved.
-            a.outcome = Some(Outcome {
-                status: Status::Waiting,
-                members: members.clone(),
-                moved_at: format_time(moved_at),
-                settles_at: format_time(moved_at.saturating_add(settle_s)),
-                predicted_gain: gain,
-                predicted_terms: terms,
-                waiting_for: missing
-                    .iter()
-                    .map(|m| {
-                        format!(
-                            "{} to move {} → {} (the rest of the step)",
-                            m.service, m.from, m.to
-                        )
-                    })
-                    .collect(),
-                observed: None,
-                flows: Vec::new(),
-                notes: Vec::new(),
+/// Why a step is superseded: a member no longer in the estate, or running
+/// elsewhere than the step put it. Empty when every member is where it went.
+fn superseded(after: &Estate, members: &[Member]) -> Vec<String> {
+    let mut notes = Vec::new();
+    for m in members {
+        let now_at = after
+            .service_index(&m.service)
+            .map(|s| after.clusters[after.services[s].cluster].id.as_str());
+        if now_at != Some(m.to.as_str()) {
+            notes.push(match now_at {
+                None => format!("{} is no longer in the estate", m.service),
+                Some(c) => format!("{} runs in {c} now, not {}", m.service, m.to),
             });
-            applied.push(a);
-            continue;
         }
-        let o = Observation {
-            members: &members,
-            prediction: &prediction,
-            predicted_gain: gain,
-            predicted_terms: terms,
-            moved_at,
-            now,
-            settle_s,
-        };
-        match observe(before, after, policy, &o) {
-            Ok(out) => a.outcome = Some(out),
-            Err(e) => a.error = Some(e),
-        }
-        applied.push(a);
     }
-    let ratios: Vec<f64> = applied
-        .iter()
-        .filter(|a| a.basis != "unadvised")
-        .filter_map(|a| a.outcome.as_ref()?.observed.as_ref()?.ratio)
-        .collect();
-    let calibration = calibration(&ratios);
-    Report {
-        now: format_time(now),
-        settle_s,
-        applied,
-        calibration_line: calibration.as_ref().map(calibration_line),
-        calibration,
-    }
+    notes
 }
 
-/// The report for people (`berth outcomes --format text`).
-pub fn text(r: &Report) -> String {
-    use crate::numfmt::signed;
-    let mut out = format!(
-        "Applied moves at {} (settling window {} s): {}\n",
-        r.now,
-        r.settle_s,
-        r.applied.len()
-    );
-    for a in &r.applied {
-        let status = match a.outcome.as_ref().map(|o| o.status) {
-            Some(Status::Observed) => "observed",
-            Some(Status::Waiting) => "waiting",
-            Some(Status::Superseded) => "superseded",
-            None => "not judged",
+/// Headroom at every cluster a member left or entered, in id order: before
+/// the move, and now where both free capacities were observed since; their
+/// facts added to `fb`/`fa`, what is still awaited to `waiting_for`.
+/// Answers (before, after, whether every cluster was observed).
+fn headroom_observed(
+    cb: &Ctx,
+    ca: &Ctx,
+    o: &Observation<'_>,
+    fb: &mut Vec<FactRef>,
+    fa: &mut Vec<FactRef>,
+    waiting_for: &mut Vec<String>,
+) -> (f64, f64, bool) {
+    let (before, after) = (cb.estate, ca.estate);
+    let mut complete = true;
+    let mut clusters: Vec<&str> = o
+        .members
+        .iter()
+        .flat_map(|m| [m.from.as_str(), m.to.as_str()])
+        .collect();
+    clusters.sort();
+    clusters.dedup();
+    let (mut h_b, mut h_a) = (0.0, 0.0);
+    for id in clusters {
+        let b = before.cluster_index(id).expect("resolved above");
+        h_b += cb.headroom(b, Load::default());
+        fb.push(cb.capacity_fact(b, Capacity::Cpu));
+        fb.push(cb.capacity_fact(b, Capacity::Memory));
+        let Some(a) = after.cluster_index(id) else {
+            complete = false;
+            waiting_for.push(format!("cluster {id}: not in the estate since the move"));
+            continue;
         };
-        out.push_str(&format!(
-            "- {} ({}, {}, noticed by {}): {status}\n",
-            a.identity, a.basis, a.kind, a.noticed_by
-        ));
-        if let Some(e) = &a.error {
-            out.push_str(&format!("    {e}\n"));
+        let c = &after.clusters[a];
+        let mut ok = true;
+        for (fact, what) in [
+            (&c.cpu_free, "cpu_free"),
+            (&c.memory_free_gib, "memory_free_gib"),
+        ] {
+            if !newer(fact, o.moved_at) {
+                ok = false;
+                waiting_for.push(format!("{id} {what}: an observation since the move"));
+            }
         }
-        let Some(o) = &a.outcome else { continue };
-        out.push_str(&format!(
-            "    moved {}; predicted {} points ({})\n",
-            o.moved_at,
-            signed(o.predicted_gain),
-            a.predicted_confidence.as_str()
-        ));
-        if let Some(ob) = &o.observed {
-            out.push_str(&format!(
-                "    observed {} points at the demand before{}, {} at the demand after\n",
-                signed(ob.gain_at_demand_before),
-                ob.ratio
-                    .map(|x| format!(" ({:.0} % of the prediction)", x * 100.0))
-                    .unwrap_or_default(),
-                signed(ob.gain_at_demand_after)
-            ));
-            out.push_str(&format!(
-                "    cross-site {:.1} → {:.1} MB/s; headroom {:.1} → {:.1} points; rests on {} facts\n",
-                ob.cross_site_mb_s_before,
-                ob.cross_site_mb_s_after,
-                ob.headroom_before,
-                ob.headroom_after,
-                ob.confidence.as_str()
-            ));
-        }
-        for w in &o.waiting_for {
-            out.push_str(&format!("    waiting for {w}\n"));
-        }
-        for n in &o.notes {
-            out.push_str(&format!("    note: {n}\n"));
+        if ok {
+            h_a += ca.headroom(a, Load::default());
+            fa.push(ca.capacity_fact(a, Capacity::Cpu));
+            fa.push(ca.capacity_fact(a, Capacity::Memory));
+        } else {
+            complete = false;
         }
     }
-    match &r.calibration_line {
-        Some(line) => out.push_str(&format!("Calibration: {line}.\n")),
-        None => out.push_str(&format!(
-            "Calibration: fewer than {CALIBRATION_MIN} advised moves judged yet.\n"
-        )),
+    (h_b, h_a, complete)
+}
+
+/// Flows of a member the prediction did not know: new since the move, not
+/// counted.
+fn unpredicted_flows(after: &Estate, members: &[Member], rows: &[FlowOutcome]) -> Vec<String> {
+    let mut notes = Vec::new();
+    for g in &after.flows {
+        let (x, y) = (&after.services[g.from].id, &after.services[g.to].id);
+        let member = |id: &String| members.iter().any(|m| &m.service == id);
+        if (member(x) || member(y)) && !rows.iter().any(|r| &r.from == x && &r.to == y) {
+            notes.push(format!(
+                "flow {x}→{y} is new since the move: not in the prediction, not counted"
+            ));
+        }
     }
-    out
+    notes
 }
 
 #[cfg(test)]

@@ -7,7 +7,7 @@
 
 use serde_json::{json, Map, Value};
 
-use crate::estate::{format_time, Estate, Told, Traffic};
+use crate::estate::{format_time, Cluster, Estate, Service, Told, Traffic};
 use crate::fact::{Class, Fact};
 
 /// A fact that may be unknown: its value, or `{"unknown": "<why>"}`.
@@ -57,38 +57,7 @@ pub fn to_file(e: &Estate) -> Value {
             Value::Object(m)
         })
         .collect();
-    let clusters: Vec<Value> = e
-        .clusters
-        .iter()
-        .map(|c| {
-            let mut m = Map::new();
-            m.insert("id".into(), json!(c.id));
-            if let Some(n) = &c.name {
-                m.insert("name".into(), json!(n));
-            }
-            m.insert("site".into(), json!(e.sites[c.site].id));
-            m.insert("tier".into(), json!(c.tier));
-            m.insert("trust_zone".into(), json!(c.trust_zone));
-            m.insert("health".into(), json!(c.health.as_str()));
-            if let Some(t) = c.enrolled_at {
-                m.insert("enrolled_at".into(), json!(format_time(t)));
-            }
-            m.insert("cpu_total".into(), json!(c.cpu_total));
-            m.insert("memory_total_gib".into(), json!(c.memory_total_gib));
-            m.insert("cpu_free".into(), fact(&c.cpu_free, ft));
-            m.insert("memory_free_gib".into(), fact(&c.memory_free_gib, ft));
-            if let Some(n) = &c.karmada_cluster {
-                m.insert("karmada_cluster".into(), json!(n));
-            }
-            if let Some(n) = &c.ocm_cluster {
-                m.insert("ocm_cluster".into(), json!(n));
-            }
-            if let Some(n) = &c.mesh_cluster {
-                m.insert("mesh_cluster".into(), json!(n));
-            }
-            Value::Object(m)
-        })
-        .collect();
+    let clusters: Vec<Value> = e.clusters.iter().map(|c| cluster_entry(e, c, ft)).collect();
     let links: Vec<Value> = e
         .links
         .iter()
@@ -114,69 +83,7 @@ pub fn to_file(e: &Estate) -> Value {
             })
         })
         .collect();
-    let services: Vec<Value> = e
-        .services
-        .iter()
-        .map(|s| {
-            let mut m = Map::new();
-            m.insert("id".into(), json!(s.id));
-            if let Some(n) = &s.name {
-                m.insert("name".into(), json!(n));
-            }
-            m.insert("owner".into(), json!(s.owner));
-            m.insert("cluster".into(), json!(e.clusters[s.cluster].id));
-            // `null` for an unknown request (the field is required).
-            m.insert("cpu".into(), json!(s.cpu));
-            m.insert("memory_gib".into(), json!(s.memory_gib));
-            m.insert("data_gb".into(), told(&s.data_gb));
-            let k = &s.constraints;
-            let mut c = Map::new();
-            match &k.local_volumes {
-                Told::Known(false) => {}
-                lv => {
-                    c.insert("local_volumes".into(), told(lv));
-                }
-            }
-            if k.pinned {
-                c.insert("pinned".into(), json!(true));
-            }
-            if let Some(j) = &k.jurisdictions {
-                c.insert("jurisdictions".into(), json!(j));
-            }
-            if let Some(z) = &k.trust_zone {
-                c.insert("trust_zone".into(), json!(z));
-            }
-            if let Some(t) = &k.tiers {
-                c.insert("tiers".into(), json!(t));
-            }
-            if !c.is_empty() {
-                m.insert("constraints".into(), Value::Object(c));
-            }
-            if let Some(src) = &s.source {
-                m.insert("source".into(), json!(src));
-            }
-            if let Some(w) = &s.workload {
-                let mut o = Map::new();
-                if let Some(v) = &w.api_version {
-                    o.insert("api_version".into(), json!(v));
-                }
-                o.insert("kind".into(), json!(w.kind));
-                o.insert("namespace".into(), json!(w.namespace));
-                o.insert("name".into(), json!(w.name));
-                m.insert("workload".into(), Value::Object(o));
-            }
-            match &s.traffic {
-                None => {}
-                Some(Traffic::Declared) => {
-                    m.insert("traffic".into(), json!("declared"));
-                }
-                Some(Traffic::Observed(f)) => {
-                    m.insert("traffic".into(), fact(f, ft));
-                }
-            }
-            Value::Object(m)
-        })
-        .collect();
+    let services: Vec<Value> = e.services.iter().map(|s| service_entry(e, s, ft)).collect();
     let flows: Vec<Value> = e
         .flows
         .iter()
@@ -205,6 +112,98 @@ pub fn to_file(e: &Estate) -> Value {
     top.insert("services".into(), Value::Array(services));
     top.insert("flows".into(), Value::Array(flows));
     Value::Object(top)
+}
+
+/// One cluster as the file writes it.
+fn cluster_entry(e: &Estate, c: &Cluster, ft: Option<i64>) -> Value {
+    let mut m = Map::new();
+    m.insert("id".into(), json!(c.id));
+    if let Some(n) = &c.name {
+        m.insert("name".into(), json!(n));
+    }
+    m.insert("site".into(), json!(e.sites[c.site].id));
+    m.insert("tier".into(), json!(c.tier));
+    m.insert("trust_zone".into(), json!(c.trust_zone));
+    m.insert("health".into(), json!(c.health.as_str()));
+    if let Some(t) = c.enrolled_at {
+        m.insert("enrolled_at".into(), json!(format_time(t)));
+    }
+    m.insert("cpu_total".into(), json!(c.cpu_total));
+    m.insert("memory_total_gib".into(), json!(c.memory_total_gib));
+    m.insert("cpu_free".into(), fact(&c.cpu_free, ft));
+    m.insert("memory_free_gib".into(), fact(&c.memory_free_gib, ft));
+    if let Some(n) = &c.karmada_cluster {
+        m.insert("karmada_cluster".into(), json!(n));
+    }
+    if let Some(n) = &c.ocm_cluster {
+        m.insert("ocm_cluster".into(), json!(n));
+    }
+    if let Some(n) = &c.mesh_cluster {
+        m.insert("mesh_cluster".into(), json!(n));
+    }
+    Value::Object(m)
+}
+
+/// One service as the file writes it: requests (`null` when unknown),
+/// constraints, provenance, workload and traffic coverage.
+fn service_entry(e: &Estate, s: &Service, ft: Option<i64>) -> Value {
+    let mut m = Map::new();
+    m.insert("id".into(), json!(s.id));
+    if let Some(n) = &s.name {
+        m.insert("name".into(), json!(n));
+    }
+    m.insert("owner".into(), json!(s.owner));
+    m.insert("cluster".into(), json!(e.clusters[s.cluster].id));
+    // `null` for an unknown request (the field is required).
+    m.insert("cpu".into(), json!(s.cpu));
+    m.insert("memory_gib".into(), json!(s.memory_gib));
+    m.insert("data_gb".into(), told(&s.data_gb));
+    let k = &s.constraints;
+    let mut c = Map::new();
+    match &k.local_volumes {
+        Told::Known(false) => {}
+        lv => {
+            c.insert("local_volumes".into(), told(lv));
+        }
+    }
+    if k.pinned {
+        c.insert("pinned".into(), json!(true));
+    }
+    if let Some(j) = &k.jurisdictions {
+        c.insert("jurisdictions".into(), json!(j));
+    }
+    if let Some(z) = &k.trust_zone {
+        c.insert("trust_zone".into(), json!(z));
+    }
+    if let Some(t) = &k.tiers {
+        c.insert("tiers".into(), json!(t));
+    }
+    if !c.is_empty() {
+        m.insert("constraints".into(), Value::Object(c));
+    }
+    if let Some(src) = &s.source {
+        m.insert("source".into(), json!(src));
+    }
+    if let Some(w) = &s.workload {
+        let mut o = Map::new();
+        if let Some(v) = &w.api_version {
+            o.insert("api_version".into(), json!(v));
+        }
+        o.insert("kind".into(), json!(w.kind));
+        o.insert("namespace".into(), json!(w.namespace));
+        o.insert("name".into(), json!(w.name));
+        m.insert("workload".into(), Value::Object(o));
+    }
+    match &s.traffic {
+        None => {}
+        Some(Traffic::Declared) => {
+            m.insert("traffic".into(), json!("declared"));
+        }
+        Some(Traffic::Observed(f)) => {
+            m.insert("traffic".into(), fact(f, ft));
+        }
+    }
+    Value::Object(m)
 }
 
 /// Digest of the estate's canonical content (16 hex digits).

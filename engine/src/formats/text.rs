@@ -623,54 +623,7 @@ pub fn projection(p: &crate::whatif::Projection) -> String {
         }
     }
     for e in &p.evacuations {
-        let _ = writeln!(
-            out,
-            "\nEvacuating {} (step {}): {} placed, {} cannot leave",
-            e.cluster,
-            e.step,
-            e.placed.len(),
-            e.stuck.len()
-        );
-        for pl in &e.placed {
-            let t = &pl.terms;
-            let mut terms = Vec::new();
-            for (name, v) in [
-                ("headroom", t.headroom),
-                ("over_target", t.over_target),
-                ("incumbency", t.incumbency),
-                ("network", t.network),
-                ("blast_radius", t.blast_radius),
-                ("youth", t.youth),
-            ] {
-                if v != 0.0 {
-                    terms.push(format!("{name} {}", signed(v)));
-                }
-            }
-            let _ = writeln!(
-                out,
-                "  {} → {} score {} [{}]",
-                pl.service,
-                pl.to,
-                signed(pl.score),
-                terms.join(", ")
-            );
-        }
-        for s in &e.stuck {
-            for r in &s.reasons {
-                if r.clusters.is_empty() {
-                    let _ = writeln!(out, "  {} stays: {}", s.service, r.message);
-                } else {
-                    let _ = writeln!(
-                        out,
-                        "  {} stays: {} on {} (e.g. {})",
-                        s.service,
-                        r.code.as_str(),
-                        r.clusters.join(", "),
-                        r.message
-                    );
-                }
-            }
-        }
+        evacuation(&mut out, e);
     }
     let changed: Vec<_> = p
         .clusters
@@ -719,45 +672,104 @@ pub fn projection(p: &crate::whatif::Projection) -> String {
         }
     }
     if !p.sensitivity.is_empty() {
-        let _ = writeln!(
-            out,
-            "\nCapacity sensitivity (how far each free-capacity figure may be wrong before its verdict flips):"
-        );
-        for s in &p.sensitivity {
-            let unit = if s.resource == "cpu" { "cores" } else { "GiB" };
-            let tolerance = match s.tolerance_pct {
-                Some(t) => format!("{t:.1}%"),
-                None => "any amount".into(),
-            };
-            let (verdict, flips) = if s.verdict == "fits" {
-                ("fits", "too high")
-            } else {
-                ("does not fit", "too low")
-            };
-            let certainty = match s.fit {
-                crate::place::FitVerdict::CantTell => format!(
-                    "can't tell: within the ±{:.0}% margin of {} {} figure",
-                    s.margin_pct,
-                    article(s.class.as_str()),
-                    s.class.as_str()
-                ),
-                _ => format!(
-                    "certain: beyond the ±{:.0}% margin of {} {} figure",
-                    s.margin_pct,
-                    article(s.class.as_str()),
-                    s.class.as_str()
-                ),
-            };
-            let _ = writeln!(
-                out,
-                "  {} = {} {unit}, scenario adds {}: {verdict} unless the figure is more than {tolerance} {flips} ({certainty})",
-                s.fact,
-                (s.value * 100.0).round() / 100.0,
-                (s.need * 1000.0).round() / 1000.0,
-            );
-        }
+        sensitivity(&mut out, &p.sensitivity);
     }
     out
+}
+
+/// One evacuation of a what-if projection: where each service went, with
+/// its placement terms, and why each that stays cannot leave.
+fn evacuation(out: &mut String, e: &crate::whatif::Evacuation) {
+    let _ = writeln!(
+        out,
+        "\nEvacuating {} (step {}): {} placed, {} cannot leave",
+        e.cluster,
+        e.step,
+        e.placed.len(),
+        e.stuck.len()
+    );
+    for pl in &e.placed {
+        let t = &pl.terms;
+        let mut terms = Vec::new();
+        for (name, v) in [
+            ("headroom", t.headroom),
+            ("over_target", t.over_target),
+            ("incumbency", t.incumbency),
+            ("network", t.network),
+            ("blast_radius", t.blast_radius),
+            ("youth", t.youth),
+        ] {
+            if v != 0.0 {
+                terms.push(format!("{name} {}", signed(v)));
+            }
+        }
+        let _ = writeln!(
+            out,
+            "  {} → {} score {} [{}]",
+            pl.service,
+            pl.to,
+            signed(pl.score),
+            terms.join(", ")
+        );
+    }
+    for s in &e.stuck {
+        for r in &s.reasons {
+            if r.clusters.is_empty() {
+                let _ = writeln!(out, "  {} stays: {}", s.service, r.message);
+            } else {
+                let _ = writeln!(
+                    out,
+                    "  {} stays: {} on {} (e.g. {})",
+                    s.service,
+                    r.code.as_str(),
+                    r.clusters.join(", "),
+                    r.message
+                );
+            }
+        }
+    }
+}
+
+/// The capacity sensitivity rows of a what-if projection: how far each
+/// free-capacity figure may be wrong before its verdict flips.
+fn sensitivity(out: &mut String, rows: &[crate::whatif::Sensitivity]) {
+    let _ = writeln!(
+        out,
+        "\nCapacity sensitivity (how far each free-capacity figure may be wrong before its verdict flips):"
+    );
+    for s in rows {
+        let unit = if s.resource == "cpu" { "cores" } else { "GiB" };
+        let tolerance = match s.tolerance_pct {
+            Some(t) => format!("{t:.1}%"),
+            None => "any amount".into(),
+        };
+        let (verdict, flips) = if s.verdict == "fits" {
+            ("fits", "too high")
+        } else {
+            ("does not fit", "too low")
+        };
+        let certainty = match s.fit {
+            crate::place::FitVerdict::CantTell => format!(
+                "can't tell: within the ±{:.0}% margin of {} {} figure",
+                s.margin_pct,
+                article(s.class.as_str()),
+                s.class.as_str()
+            ),
+            _ => format!(
+                "certain: beyond the ±{:.0}% margin of {} {} figure",
+                s.margin_pct,
+                article(s.class.as_str()),
+                s.class.as_str()
+            ),
+        };
+        let _ = writeln!(
+            out,
+            "  {} = {} {unit}, scenario adds {}: {verdict} unless the figure is more than {tolerance} {flips} ({certainty})",
+            s.fact,
+            (s.value * 100.0).round() / 100.0,
+            (s.need * 1000.0).round() / 1000.0,
+        );
+    }
 }
 
 /// "a" or "an" before a class name (`an inferred figure`).

@@ -188,40 +188,7 @@ pub fn file(shape: &Shape) -> Value {
     for c in 0..shape.clusters {
         let site = if c < nsites { c } else { r.below(nsites) };
         cluster_site.push(site);
-        let tier = match r.unit() {
-            x if x < 0.75 => "prod",
-            x if x < 0.9 => "staging",
-            _ => "edge",
-        };
-        let zone = if r.chance(0.12) { "pci" } else { "general" };
-        let health = match r.unit() {
-            x if x < 0.88 => "healthy",
-            x if x < 0.94 => "watch",
-            x if x < 0.98 => "draining",
-            _ => "down",
-        };
-        let cpu_total = (32 * (1 + r.below(16))) as f64;
-        let mem_total = cpu_total * 4.0;
-        // Free share: mostly 10–60 %, some nearly full.
-        let free_share = if r.chance(0.15) {
-            r.range(0.01, 0.12)
-        } else {
-            r.range(0.1, 0.6)
-        };
-        let mem_free = mem_total * r.range(0.1, 0.6);
-        let enrolled = NOW - (r.below(400 * 86_400) as i64 + 600);
-        clusters.push(json!({
-            "id": format!("c{:03}-{}", c, site_ids[site]),
-            "site": site_ids[site],
-            "tier": tier,
-            "trust_zone": zone,
-            "health": health,
-            "enrolled_at": format_time(enrolled),
-            "cpu_total": cpu_total,
-            "memory_total_gib": mem_total,
-            "cpu_free": fact(&mut r, cpu_total * free_share),
-            "memory_free_gib": fact(&mut r, mem_free),
-        }));
+        clusters.push(cluster(&mut r, c, site_ids[site]));
     }
     let cluster_id = |c: usize| format!("c{:03}-{}", c, site_ids[cluster_site[c]]);
 
@@ -274,23 +241,8 @@ pub fn file(shape: &Shape) -> Value {
                 home
             };
             let is_store = r.chance(0.04) || (stores.is_empty() && k == size - 1);
-            let mut constraints = serde_json::Map::new();
-            if is_store && r.chance(0.3) {
-                constraints.insert("local_volumes".into(), json!(true));
-            }
-            if r.chance(0.03) {
-                constraints.insert("pinned".into(), json!(true));
-            }
-            if r.chance(0.1) {
-                let j = CITIES[order[cluster_site[cluster]]].4;
-                constraints.insert("jurisdictions".into(), json!([j]));
-            }
-            if r.chance(0.05) {
-                constraints.insert("trust_zone".into(), json!("pci"));
-            }
-            if r.chance(0.1) {
-                constraints.insert("tiers".into(), json!(["prod"]));
-            }
+            let jurisdiction = CITIES[order[cluster_site[cluster]]].4;
+            let constraints = constraints(&mut r, is_store, jurisdiction);
             let cpu = Rng::r3(r.pareto(0.1, 1.8).min(16.0));
             let mut svc = json!({
                 "id": format!("a{app:03}-s{k:03}"),
@@ -308,32 +260,7 @@ pub fn file(shape: &Shape) -> Value {
                 stores.push(idx);
             }
         }
-        // A call tree with heavy-tailed fan-out: each service's parent is
-        // chosen preferentially among earlier services with many children.
-        let mut children = vec![0usize; size];
-        for k in 1..size {
-            let parent = if r.chance(0.5) {
-                // Preferential attachment to a busy parent.
-                let mut best = r.below(k);
-                for _ in 0..2 {
-                    let c = r.below(k);
-                    if children[c] > children[best] {
-                        best = c;
-                    }
-                }
-                best
-            } else {
-                r.below(k)
-            };
-            children[parent] += 1;
-            add_flow(
-                &mut r,
-                &mut flows,
-                &mut flow_keys,
-                first + parent,
-                first + k,
-            );
-        }
+        call_tree(&mut r, &mut flows, &mut flow_keys, first, size);
         made += size;
         app += 1;
     }
@@ -370,6 +297,97 @@ pub fn file(shape: &Shape) -> Value {
         "services": services,
         "flows": flows,
     })
+}
+
+/// One generated cluster `c` on site `site_id`: tier, trust zone, health,
+/// size, free capacity (some nearly full) and enrolment.
+fn cluster(r: &mut Rng, c: usize, site_id: &str) -> Value {
+    let tier = match r.unit() {
+        x if x < 0.75 => "prod",
+        x if x < 0.9 => "staging",
+        _ => "edge",
+    };
+    let zone = if r.chance(0.12) { "pci" } else { "general" };
+    let health = match r.unit() {
+        x if x < 0.88 => "healthy",
+        x if x < 0.94 => "watch",
+        x if x < 0.98 => "draining",
+        _ => "down",
+    };
+    let cpu_total = (32 * (1 + r.below(16))) as f64;
+    let mem_total = cpu_total * 4.0;
+    // Free share: mostly 10–60 %, some nearly full.
+    let free_share = if r.chance(0.15) {
+        r.range(0.01, 0.12)
+    } else {
+        r.range(0.1, 0.6)
+    };
+    let mem_free = mem_total * r.range(0.1, 0.6);
+    let enrolled = NOW - (r.below(400 * 86_400) as i64 + 600);
+    json!({
+        "id": format!("c{:03}-{}", c, site_id),
+        "site": site_id,
+        "tier": tier,
+        "trust_zone": zone,
+        "health": health,
+        "enrolled_at": format_time(enrolled),
+        "cpu_total": cpu_total,
+        "memory_total_gib": mem_total,
+        "cpu_free": fact(r, cpu_total * free_share),
+        "memory_free_gib": fact(r, mem_free),
+    })
+}
+
+/// A generated service's constraints: local volumes (stores only), pinned,
+/// its cluster's jurisdiction, a trust zone, a tier — each now and then.
+fn constraints(r: &mut Rng, is_store: bool, jurisdiction: &str) -> serde_json::Map<String, Value> {
+    let mut constraints = serde_json::Map::new();
+    if is_store && r.chance(0.3) {
+        constraints.insert("local_volumes".into(), json!(true));
+    }
+    if r.chance(0.03) {
+        constraints.insert("pinned".into(), json!(true));
+    }
+    if r.chance(0.1) {
+        constraints.insert("jurisdictions".into(), json!([jurisdiction]));
+    }
+    if r.chance(0.05) {
+        constraints.insert("trust_zone".into(), json!("pci"));
+    }
+    if r.chance(0.1) {
+        constraints.insert("tiers".into(), json!(["prod"]));
+    }
+    constraints
+}
+
+/// One application's call tree, with heavy-tailed fan-out: each service's
+/// parent is chosen preferentially among earlier services with many
+/// children. Services `first..first + size`.
+fn call_tree(
+    r: &mut Rng,
+    flows: &mut Vec<FlowRow>,
+    keys: &mut std::collections::BTreeSet<(usize, usize)>,
+    first: usize,
+    size: usize,
+) {
+    let mut children = vec![0usize; size];
+    for k in 1..size {
+        let parent = if r.chance(0.5) {
+            // Preferential attachment to a busy parent.
+            let mut best = r.below(k);
+            for _ in 0..2 {
+                let c = r.below(k);
+                if children[c] > children[best] {
+                    best = c;
+                }
+            }
+            best
+        } else {
+            r.below(k)
+        };
+        children[parent] += 1;
+        add_flow(r, flows, keys, first + parent, first + k);
+    }
 }
 
 type FlowRow = (usize, usize, Value, Value);

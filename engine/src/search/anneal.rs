@@ -333,34 +333,7 @@ pub fn local_search(
     }
     let mut rng = Rng::new(seed);
     let mut used = 0u64;
-    // Construction: each service's best single move from the current
-    // placement, taken in order of gain (largest first, ties on service
-    // id) while it still gains and fits, up to the cap: a greedy start
-    // without the bars, so the walk begins where single moves end.
-    let mut firsts: Vec<(f64, usize, usize)> = Vec::new();
-    for &s in &vars {
-        let mut best_move: Option<(f64, usize)> = None;
-        for &c in &doms[s][1..] {
-            used += 1;
-            if let Some(d) = walk.delta(&[(s, c)]) {
-                if d < 0.0 && best_move.is_none_or(|(b, _)| d < b) {
-                    best_move = Some((d, c));
-                }
-            }
-        }
-        if let Some((d, c)) = best_move {
-            firsts.push((d, s, c));
-        }
-    }
-    firsts.sort_by(|x, y| x.0.total_cmp(&y.0).then(x.1.cmp(&y.1)));
-    for &(_, s, c) in &firsts {
-        used += 1;
-        if let Some(d) = walk.delta(&[(s, c)]) {
-            if d < 0.0 {
-                walk.apply(&[(s, c)], d);
-            }
-        }
-    }
+    used += greedy_start(&mut walk, doms, &vars);
     let mut keeper = Keeper::new(ctx, &walk, cost0);
     keeper.offer(&walk);
     // Starting temperature: a tenth of the median cost increase of up to
@@ -395,39 +368,7 @@ pub fn local_search(
         step += 1;
         t *= factor;
         changes.clear();
-        let s = vars[rng.below(vars.len())];
-        let kind = rng.unit();
-        if kind < 0.6 {
-            let c = doms[s][rng.below(doms[s].len())];
-            if c != walk.placement[s] {
-                changes.push((s, c));
-            }
-        } else if kind < 0.8 {
-            let t2 = vars[rng.below(vars.len())];
-            let (cs, ct) = (walk.placement[s], walk.placement[t2]);
-            if cs != ct && allows(&doms[s], ct) && allows(&doms[t2], cs) {
-                changes.push((s, ct));
-                changes.push((t2, cs));
-            }
-        } else {
-            let c = doms[s][rng.below(doms[s].len())];
-            changes.push((s, c));
-            let adj = &ctx.adjacency[s];
-            if !adj.is_empty() {
-                let p1 = adj[rng.below(adj.len())].1;
-                if p1 != s && movable_to(&doms[p1], c) {
-                    changes.push((p1, c));
-                    let adj1 = &ctx.adjacency[p1];
-                    if rng.chance(0.5) && !adj1.is_empty() {
-                        let p2 = adj1[rng.below(adj1.len())].1;
-                        if p2 != s && p2 != p1 && movable_to(&doms[p2], c) {
-                            changes.push((p2, c));
-                        }
-                    }
-                }
-            }
-            changes.retain(|&(x, c)| walk.placement[x] != c);
-        }
+        neighbour(&walk, doms, &vars, &mut rng, &mut changes);
         if changes.is_empty() {
             continue;
         }
@@ -496,6 +437,85 @@ pub fn local_search(
         cost,
         evaluations: used,
     }
+}
+
+/// A random change of the walk's placement into `changes` (empty when it
+/// would change nothing): a **move** (60 %), a **swap** (20 %) or a
+/// **group** of a service and one or two of its flow peers (20 %).
+fn neighbour(
+    walk: &Walk,
+    doms: &[Vec<usize>],
+    vars: &[usize],
+    rng: &mut Rng,
+    changes: &mut Vec<(usize, usize)>,
+) {
+    let s = vars[rng.below(vars.len())];
+    let kind = rng.unit();
+    if kind < 0.6 {
+        let c = doms[s][rng.below(doms[s].len())];
+        if c != walk.placement[s] {
+            changes.push((s, c));
+        }
+    } else if kind < 0.8 {
+        let t2 = vars[rng.below(vars.len())];
+        let (cs, ct) = (walk.placement[s], walk.placement[t2]);
+        if cs != ct && allows(&doms[s], ct) && allows(&doms[t2], cs) {
+            changes.push((s, ct));
+            changes.push((t2, cs));
+        }
+    } else {
+        let c = doms[s][rng.below(doms[s].len())];
+        changes.push((s, c));
+        let adj = &walk.ctx.adjacency[s];
+        if !adj.is_empty() {
+            let p1 = adj[rng.below(adj.len())].1;
+            if p1 != s && movable_to(&doms[p1], c) {
+                changes.push((p1, c));
+                let adj1 = &walk.ctx.adjacency[p1];
+                if rng.chance(0.5) && !adj1.is_empty() {
+                    let p2 = adj1[rng.below(adj1.len())].1;
+                    if p2 != s && p2 != p1 && movable_to(&doms[p2], c) {
+                        changes.push((p2, c));
+                    }
+                }
+            }
+        }
+        changes.retain(|&(x, c)| walk.placement[x] != c);
+    }
+}
+
+/// Construction: each service's best single move from the current
+/// placement, taken in order of gain (largest first, ties on service id)
+/// while it still gains and fits, up to the cap: a greedy start without
+/// the bars, so the walk begins where single moves end. Answers the
+/// evaluations spent.
+fn greedy_start(walk: &mut Walk, doms: &[Vec<usize>], vars: &[usize]) -> u64 {
+    let mut used = 0u64;
+    let mut firsts: Vec<(f64, usize, usize)> = Vec::new();
+    for &s in vars {
+        let mut best_move: Option<(f64, usize)> = None;
+        for &c in &doms[s][1..] {
+            used += 1;
+            if let Some(d) = walk.delta(&[(s, c)]) {
+                if d < 0.0 && best_move.is_none_or(|(b, _)| d < b) {
+                    best_move = Some((d, c));
+                }
+            }
+        }
+        if let Some((d, c)) = best_move {
+            firsts.push((d, s, c));
+        }
+    }
+    firsts.sort_by(|x, y| x.0.total_cmp(&y.0).then(x.1.cmp(&y.1)));
+    for &(_, s, c) in &firsts {
+        used += 1;
+        if let Some(d) = walk.delta(&[(s, c)]) {
+            if d < 0.0 {
+                walk.apply(&[(s, c)], d);
+            }
+        }
+    }
+    used
 }
 
 /// Most moved services for which [`Keeper::offer`] checks orderability at

@@ -301,15 +301,11 @@ pub fn node_budget(work: u64, doms: &[Vec<usize>], clusters: usize) -> u64 {
     (work / node_work(doms, clusters)).max(1)
 }
 
-/// The cheapest orderable placement by branch-and-bound, starting from the
-/// incumbent `start` (a placement; it is ordered with [`order_moves`], and
-/// an unorderable tail is dropped), within `limits`.
-pub fn solve(ctx: &Ctx, doms: &[Vec<usize>], start: &[usize], limits: Limits) -> Solution {
+/// The variables (services with a choice) in search order: the ones
+/// whose choice matters most first — by the spread of a service's own flow
+/// cost over its choices, everyone else at home — then by index.
+fn variable_order(ctx: &Ctx, doms: &[Vec<usize>], home: &[usize], is_var: &[bool]) -> Vec<usize> {
     let estate = ctx.estate;
-    let cost_before = State::initial(estate).totals(ctx).cost;
-    let home: Vec<usize> = estate.services.iter().map(|s| s.cluster).collect();
-    let is_var: Vec<bool> = doms.iter().map(|d| !d.is_empty()).collect();
-
     // Spread of each service's own cost over its choices, to order the
     // variables: the ones whose choice matters most go first.
     let spread = |s: usize| {
@@ -340,6 +336,19 @@ pub fn solve(ctx: &Ctx, doms: &[Vec<usize>], start: &[usize], limits: Limits) ->
         .map(|s| if is_var[s] { spread(s) } else { 0.0 })
         .collect();
     var.sort_by(|&x, &y| spreads[y].total_cmp(&spreads[x]).then(x.cmp(&y)));
+    var
+}
+
+/// The cheapest orderable placement by branch-and-bound, starting from the
+/// incumbent `start` (a placement; it is ordered with [`order_moves`], and
+/// an unorderable tail is dropped), within `limits`.
+pub fn solve(ctx: &Ctx, doms: &[Vec<usize>], start: &[usize], limits: Limits) -> Solution {
+    let estate = ctx.estate;
+    let cost_before = State::initial(estate).totals(ctx).cost;
+    let home: Vec<usize> = estate.services.iter().map(|s| s.cluster).collect();
+    let is_var: Vec<bool> = doms.iter().map(|d| !d.is_empty()).collect();
+
+    let var = variable_order(ctx, doms, &home, &is_var);
     let mut var_of = vec![usize::MAX; estate.services.len()];
     for (v, &s) in var.iter().enumerate() {
         var_of[s] = v;

@@ -44,7 +44,7 @@ use serde::Serialize;
 use crate::constraints::{self, Code, Fit, Refusal};
 use crate::cost::{Ctx, State};
 use crate::estate::{format_time, Estate};
-use crate::policy::Policy;
+use crate::policy::{PlacementWeights, Policy};
 
 /// A candidate's score, term by term, in points. `score()` is their sum in
 /// field order and nothing else.
@@ -319,17 +319,7 @@ fn candidate(
             ),
         });
     }
-    let youth = match cl.enrolled_at {
-        Some(t) if w.youth_window_s > 0 => {
-            let age = (ctx.now - t).max(0);
-            if age < w.youth_window_s {
-                w.youth_bonus * (1.0 - age as f64 / w.youth_window_s as f64)
-            } else {
-                0.0
-            }
-        }
-        _ => 0.0,
-    };
+    let youth = youth(w, cl.enrolled_at, ctx.now);
     let terms = PlaceTerms {
         headroom,
         over_target,
@@ -339,7 +329,58 @@ fn candidate(
         youth,
     };
 
-    let fit = if incumbent {
+    let fit = fit_verdict(ctx, state, service, c, incumbent, &mut notes);
+    let eligible = refusals.is_empty();
+    if !eligible {
+        // Capacity remarks about a cluster it cannot go to are noise.
+        notes.clear();
+    }
+    Candidate {
+        cluster: cl.id.clone(),
+        index: c,
+        rank: None,
+        eligible,
+        incumbent,
+        score: terms.score(),
+        terms,
+        cpu_utilisation: util[0],
+        memory_utilisation: util[1],
+        fit,
+        advice_gain: None,
+        clears_bar: false,
+        refusals,
+        notes,
+    }
+}
+
+/// The youth bonus of a cluster enrolled at `enrolled_at`: full when new,
+/// falling linearly to nothing over the youth window.
+fn youth(w: &PlacementWeights, enrolled_at: Option<i64>, now: i64) -> f64 {
+    match enrolled_at {
+        Some(t) if w.youth_window_s > 0 => {
+            let age = (now - t).max(0);
+            if age < w.youth_window_s {
+                w.youth_bonus * (1.0 - age as f64 / w.youth_window_s as f64)
+            } else {
+                0.0
+            }
+        }
+        _ => 0.0,
+    }
+}
+
+/// Whether `service` fits on cluster `c` (its incumbent cluster always
+/// does), noting why not or what can't be told.
+fn fit_verdict(
+    ctx: &Ctx,
+    state: &State,
+    service: usize,
+    c: usize,
+    incumbent: bool,
+    notes: &mut Vec<Note>,
+) -> FitVerdict {
+    let cl = &ctx.estate.clusters[c];
+    if incumbent {
         FitVerdict::Incumbent
     } else {
         match state.fit(ctx, service, c) {
@@ -372,27 +413,6 @@ fn candidate(
                 FitVerdict::CantTell
             }
         }
-    };
-    let eligible = refusals.is_empty();
-    if !eligible {
-        // Capacity remarks about a cluster it cannot go to are noise.
-        notes.clear();
-    }
-    Candidate {
-        cluster: cl.id.clone(),
-        index: c,
-        rank: None,
-        eligible,
-        incumbent,
-        score: terms.score(),
-        terms,
-        cpu_utilisation: util[0],
-        memory_utilisation: util[1],
-        fit,
-        advice_gain: None,
-        clears_bar: false,
-        refusals,
-        notes,
     }
 }
 
