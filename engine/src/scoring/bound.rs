@@ -247,18 +247,21 @@ fn domains(ctx: &Ctx, candidates: &Candidates) -> (Table, Vec<bool>) {
     (dom, movable)
 }
 
-/// The lower bound, in points: no reachable placement `P` has
-/// `State::totals(P).cost + copy` below it. `candidates` are the statically
-/// allowed destinations of `advise::feasibility`.
-pub fn cost_at_least(ctx: &Ctx, candidates: &Candidates) -> f64 {
+/// Per pair of sites, the smallest RTT between two *different* clusters of
+/// those sites (`apart`, row-major by site), the smallest RTT of any
+/// cluster to itself (`together`), and the smallest between two sites
+/// (`across`).
+struct SiteRtts {
+    apart: Vec<f64>,
+    together: f64,
+    across: f64,
+}
+
+fn site_rtts(ctx: &Ctx) -> SiteRtts {
     let estate = ctx.estate;
     let (nc, ns) = (estate.clusters.len(), estate.sites.len());
-    let (dom, movable) = domains(ctx, candidates);
-    let home: Vec<usize> = estate.services.iter().map(|s| s.cluster).collect();
-    let n = movable.len();
     let rtt = |a: usize, b: usize| ctx.rtt.get(a, b).ms;
     let site = &ctx.site_of;
-
     // Per pair of sites, the smallest RTT between two *different* clusters
     // of those sites (site-level value or a measured path), and the
     // smallest RTT of any cluster to itself.
@@ -287,67 +290,20 @@ pub fn cost_at_least(ctx: &Ctx, candidates: &Candidates) -> f64 {
         .flat_map(|a| (0..ns).filter(move |&b| b != a).map(move |b| (a, b)))
         .map(|(a, b)| apart[a * ns + b])
         .fold(f64::INFINITY, f64::min);
-    // Clusters each cluster has a measured path to: the only places where
-    // a cluster-level RTT differs from its sites' value.
-    let mut path_to: Vec<Vec<usize>> = vec![Vec::new(); nc];
-    for p in &estate.paths {
-        if p.a != p.b && p.rtt_ms.value.is_some() {
-            path_to[p.a].push(p.b);
-            path_to[p.b].push(p.a);
-        }
+    SiteRtts {
+        apart,
+        together,
+        across,
     }
-    for v in &mut path_to {
-        v.sort_unstable();
-        v.dedup();
-    }
+}
 
-    // Each site's clusters as a set, and each movable service's sites.
-    let mut site_set = vec![Bits::new(nc); ns];
-    for (c, &t) in site.iter().enumerate() {
-        site_set[t].insert(c);
-    }
-    let mut sites_of_dom = Table::new(n, ns);
-    for s in (0..n).filter(|&s| movable[s]) {
-        for (t, set) in site_set.iter().enumerate() {
-            if dom.row(s).meets(set.set()) {
-                sites_of_dom.insert(s, t);
-            }
-        }
-    }
-
+/// Headroom, linearised (the comment inside says how): the constant part
+/// summed over clusters, and per cluster the slope `σ` charged per core and
+/// per GiB to each movable service that ends there.
+fn headroom_tangents(ctx: &Ctx, movable: &[bool], home: &[usize]) -> (f64, Vec<(f64, f64)>) {
+    let estate = ctx.estate;
+    let (n, nc) = (movable.len(), estate.clusters.len());
     let p = ctx.policy;
-    let mut fixed = 0.0;
-    let mut pairs = 0.0;
-    for (f, fl) in estate.flows.iter().enumerate() {
-        let (u, v) = (fl.from, fl.to);
-        match (movable[u], movable[v]) {
-            (false, false) => {
-                let (rt, xs) = ctx.flow_cost(f, home[u], home[v]);
-                fixed += rt + xs;
-            }
-            (true, true) => {
-                let w = ctx.round_trip_per_ms(f);
-                let x = ctx.cross_site_points(f);
-                debug_assert!(w >= 0.0 && x >= 0.0, "the loader refuses negative facts");
-                // An infinite RTT marks a pair of ends that does not
-                // exist (one site, or a site of one cluster): skipped, so
-                // that a zero weight never meets it.
-                let at = |r: f64| if r.is_finite() { w * r } else { f64::INFINITY };
-                let mut best = at(across) + x;
-                if dom.row(u).meets(dom.row(v)) {
-                    best = best.min(at(together));
-                }
-                for s in sites_of_dom.row(u).common(sites_of_dom.row(v)) {
-                    best = best.min(at(apart[s * ns + s]));
-                }
-                debug_assert!(best.is_finite(), "staying put is always a pair");
-                pairs += best;
-            }
-            // Folded into the movable end's own choice below.
-            _ => {}
-        }
-    }
-
     // Headroom, linearised: per cluster and resource, the headroom term
     // `h(L)` is convex and non-decreasing in the load `L` moved in, so it
     // is ≥ its tangent at any point `L*` with slope `σ` = the right
@@ -399,6 +355,122 @@ pub fn cost_at_least(ctx: &Ctx, candidates: &Candidates) -> f64 {
         headroom += k[0] + k[1];
         slope[c] = (sl[0], sl[1]);
     }
+    (headroom, slope)
+}
+
+/// The flows' part of the bound: the exact cost of each flow between two
+/// services that cannot move (`fixed`), and for each flow between two
+/// movable ones the cheapest pair of ends their domains allow (`pairs`).
+/// Flows with one movable end are folded into that end's own choice.
+fn flow_floors(
+    ctx: &Ctx,
+    movable: &[bool],
+    home: &[usize],
+    (dom, sites_of_dom): (&Table, &Table),
+    (apart, together, across): (&[f64], f64, f64),
+) -> (f64, f64) {
+    let estate = ctx.estate;
+    let ns = estate.sites.len();
+    let mut fixed = 0.0;
+    let mut pairs = 0.0;
+    for (f, fl) in estate.flows.iter().enumerate() {
+        let (u, v) = (fl.from, fl.to);
+        match (movable[u], movable[v]) {
+            (false, false) => {
+                let (rt, xs) = ctx.flow_cost(f, home[u], home[v]);
+                fixed += rt + xs;
+            }
+            (true, true) => {
+                let w = ctx.round_trip_per_ms(f);
+                let x = ctx.cross_site_points(f);
+                debug_assert!(w >= 0.0 && x >= 0.0, "the loader refuses negative facts");
+                // An infinite RTT marks a pair of ends that does not
+                // exist (one site, or a site of one cluster): skipped, so
+                // that a zero weight never meets it.
+                let at = |r: f64| if r.is_finite() { w * r } else { f64::INFINITY };
+                let mut best = at(across) + x;
+                if dom.row(u).meets(dom.row(v)) {
+                    best = best.min(at(together));
+                }
+                for s in sites_of_dom.row(u).common(sites_of_dom.row(v)) {
+                    best = best.min(at(apart[s * ns + s]));
+                }
+                debug_assert!(best.is_finite(), "staying put is always a pair");
+                pairs += best;
+            }
+            // Folded into the movable end's own choice below.
+            _ => {}
+        }
+    }
+    (fixed, pairs)
+}
+
+/// Clusters each cluster has a measured path to: the only places where a
+/// cluster-level RTT differs from its sites' value.
+fn measured_paths(estate: &crate::estate::Estate) -> Vec<Vec<usize>> {
+    let nc = estate.clusters.len();
+    let mut path_to: Vec<Vec<usize>> = vec![Vec::new(); nc];
+    for p in &estate.paths {
+        if p.a != p.b && p.rtt_ms.value.is_some() {
+            path_to[p.a].push(p.b);
+            path_to[p.b].push(p.a);
+        }
+    }
+    for v in &mut path_to {
+        v.sort_unstable();
+        v.dedup();
+    }
+    path_to
+}
+
+/// Each movable service's sites: those of its domain's clusters.
+fn sites_of_domains(site_set: &[Bits], dom: &Table, movable: &[bool]) -> Table {
+    let (n, ns) = (movable.len(), site_set.len());
+    let mut sites_of_dom = Table::new(n, ns);
+    for s in (0..n).filter(|&s| movable[s]) {
+        for (t, set) in site_set.iter().enumerate() {
+            if dom.row(s).meets(set.set()) {
+                sites_of_dom.insert(s, t);
+            }
+        }
+    }
+    sites_of_dom
+}
+
+/// The lower bound, in points: no reachable placement `P` has
+/// `State::totals(P).cost + copy` below it. `candidates` are the statically
+/// allowed destinations of `advise::feasibility`.
+pub fn cost_at_least(ctx: &Ctx, candidates: &Candidates) -> f64 {
+    let estate = ctx.estate;
+    let (nc, ns) = (estate.clusters.len(), estate.sites.len());
+    let (dom, movable) = domains(ctx, candidates);
+    let home: Vec<usize> = estate.services.iter().map(|s| s.cluster).collect();
+    let n = movable.len();
+    let rtt = |a: usize, b: usize| ctx.rtt.get(a, b).ms;
+    let site = &ctx.site_of;
+
+    let SiteRtts {
+        apart,
+        together,
+        across,
+    } = site_rtts(ctx);
+    let path_to = measured_paths(estate);
+    // Each site's clusters as a set, and each movable service's sites.
+    let mut site_set = vec![Bits::new(nc); ns];
+    for (c, &t) in site.iter().enumerate() {
+        site_set[t].insert(c);
+    }
+    let sites_of_dom = sites_of_domains(&site_set, &dom, &movable);
+
+    let (fixed, pairs) = flow_floors(
+        ctx,
+        &movable,
+        &home,
+        (&dom, &sites_of_dom),
+        (&apart, together, across),
+    );
+
+    let (headroom, slope) = headroom_tangents(ctx, &movable, &home);
     // Clusters where arriving or staying costs no headroom slope, and the
     // (usually few) where it does.
     let mut flat = Bits::new(nc);

@@ -97,42 +97,8 @@ pub(super) fn explain_move(
             points,
         })
         .collect();
-    let flows = ctx.adjacency[s]
-        .iter()
-        .map(|&(f, p)| {
-            let q = state.placement[p];
-            let (r0, x0) = ctx.flow_cost(f, from, q);
-            let (r1, x1) = ctx.flow_cost(f, to, q);
-            let fl = &estate.flows[f];
-            FlowPoints {
-                flow: format!(
-                    "{}→{}",
-                    estate.services[fl.from].id, estate.services[fl.to].id
-                ),
-                peer: estate.services[p].id.clone(),
-                peer_cluster: estate.clusters[q].id.clone(),
-                weight: ctx.weight[f],
-                mb_s: ctx.mb_s[f],
-                rtt_from_ms: ctx.rtt.get(from, q).ms,
-                rtt_to_ms: ctx.rtt.get(to, q).ms,
-                round_trip_from: r0,
-                round_trip_to: r1,
-                cross_site_from: x0,
-                cross_site_to: x1,
-            }
-        })
-        .collect();
-    let runner_up = (0..n)
-        .filter(|&k| k != b && sc.fit[k])
-        .fold(None::<usize>, |best, k| match best {
-            Some(j) if sc.g[j] >= sc.g[k] => Some(j),
-            _ => Some(k),
-        })
-        .map(|k| Alternative {
-            cluster: estate.clusters[cands[k]].id.clone(),
-            gain: sc.g[k],
-            clears_bar: sc.g[k] >= bar && sc.g[k] > 0.0,
-        });
+    let flows = flow_points(ctx, state, s, to);
+    let runner_up = runner_up(&sc, bar);
 
     let mut why = MoveWhy {
         step: m.step,
@@ -181,28 +147,92 @@ pub(super) fn explain_move(
     let rtt_slopes = rtt_slopes(&sc, scratch);
 
     // Deciding facts: trace each key back to a stored fact.
-    let keys = deciding_keys(&sc);
     let mut done: BTreeMap<FactId, (Found, Found)> = BTreeMap::new();
+    why.flips = deciding_flips(&sc, &m.facts, &rtt_slopes, &mut done);
+
+    why.other_flips = other_flips(&sc, &rtt_slopes, &mut done);
+    why.other_flips.sort_by(|a, b| a.fact.cmp(&b.fact));
+    why
+}
+
+/// Each flow of the moving service: its facts, and its round-trip and
+/// cross-site points from where it is and at the destination.
+fn flow_points(ctx: &Ctx, state: &State, s: usize, to: usize) -> Vec<FlowPoints> {
+    let estate = ctx.estate;
+    let from = state.placement[s];
+    ctx.adjacency[s]
+        .iter()
+        .map(|&(f, p)| {
+            let q = state.placement[p];
+            let (r0, x0) = ctx.flow_cost(f, from, q);
+            let (r1, x1) = ctx.flow_cost(f, to, q);
+            let fl = &estate.flows[f];
+            FlowPoints {
+                flow: format!(
+                    "{}→{}",
+                    estate.services[fl.from].id, estate.services[fl.to].id
+                ),
+                peer: estate.services[p].id.clone(),
+                peer_cluster: estate.clusters[q].id.clone(),
+                weight: ctx.weight[f],
+                mb_s: ctx.mb_s[f],
+                rtt_from_ms: ctx.rtt.get(from, q).ms,
+                rtt_to_ms: ctx.rtt.get(to, q).ms,
+                round_trip_from: r0,
+                round_trip_to: r1,
+                cross_site_from: x0,
+                cross_site_to: x1,
+            }
+        })
+        .collect()
+}
+
+/// The best fitting destination other than the chosen one, if any.
+fn runner_up(sc: &Scene, bar: f64) -> Option<Alternative> {
+    (0..sc.cands.len())
+        .filter(|&k| k != sc.b && sc.fit[k])
+        .fold(None::<usize>, |best, k| match best {
+            Some(j) if sc.g[j] >= sc.g[k] => Some(j),
+            _ => Some(k),
+        })
+        .map(|k| Alternative {
+            cluster: sc.ctx.estate.clusters[sc.cands[k]].id.clone(),
+            gain: sc.g[k],
+            clears_bar: sc.g[k] >= bar && sc.g[k] > 0.0,
+        })
+}
+
+/// The flip row of each deciding fact (`facts`, the move's), each stored
+/// fact analysed once (kept in `done`); rows keyed by cluster pairs whose
+/// RTT comes from one site link share its thresholds and name every pair.
+fn deciding_flips(
+    sc: &Scene,
+    facts: &[FactRef],
+    rtt_slopes: &[RttSlope],
+    done: &mut BTreeMap<FactId, (Found, Found)>,
+) -> Vec<Flip> {
+    let mut flips = Vec::new();
+    let keys = deciding_keys(sc);
     // Rows keyed by cluster pairs whose RTT comes from one site link share
     // its thresholds: their sentences name every such pair.
     let mut shared: BTreeMap<FactId, Vec<&str>> = BTreeMap::new();
-    for f in &m.facts {
+    for f in facts {
         if let Some(Ok(id @ (FactId::Link(_) | FactId::SiteRtt(..) | FactId::SameSite(_)))) =
             keys.get(f.fact.as_str())
         {
             shared.entry(*id).or_default().push(f.fact.as_str());
         }
     }
-    for f in &m.facts {
+    for f in facts {
         let flip = match keys.get(f.fact.as_str()) {
             Some(Ok(id)) => {
                 let found = *done
                     .entry(*id)
-                    .or_insert_with(|| analyse(&sc, *id, &rtt_slopes));
+                    .or_insert_with(|| analyse(sc, *id, rtt_slopes));
                 let label = shared.get(id).map(|k| k.join(", "));
-                flip_row(&sc, f.clone(), Some(*id), found, label)
+                flip_row(sc, f.clone(), Some(*id), found, label)
             }
-            Some(Err(d)) => not_a_fact(f, *d, policy),
+            Some(Err(d)) => not_a_fact(f, *d, sc.ctx.policy),
             None if f.value.is_none() => Flip {
                 fact: f.fact.clone(),
                 stored_as: None,
@@ -234,20 +264,31 @@ pub(super) fn explain_move(
                 id: None,
             },
         };
-        why.flips.push(flip);
+        flips.push(flip);
     }
+    flips
+}
 
+/// Flip rows of every other fact that enters the decision, those with a
+/// threshold only (facts already analysed are in `done`).
+fn other_flips(
+    sc: &Scene,
+    rtt_slopes: &[RttSlope],
+    done: &mut BTreeMap<FactId, (Found, Found)>,
+) -> Vec<Flip> {
+    let ctx = sc.ctx;
+    let mut out = Vec::new();
     // Every other fact that enters this service's decision: its flows'
     // weights and MB/s, the RTT facts of its flows from the source and from
     // each candidate, and the free capacity of the source and of each
     // candidate. Only those with a threshold are listed.
     let mut universe: Vec<FactId> = Vec::new();
-    for &(f, _) in &ctx.adjacency[s] {
+    for &(f, _) in &ctx.adjacency[sc.s] {
         universe.push(FactId::Weight(f));
         universe.push(FactId::MbS(f));
     }
     universe.extend(rtt_slopes.iter().map(|r| r.id));
-    for c in std::iter::once(from).chain(cands.iter().copied()) {
+    for c in std::iter::once(sc.from).chain(sc.cands.iter().copied()) {
         universe.push(FactId::Cpu(c));
         universe.push(FactId::Memory(c));
     }
@@ -255,18 +296,16 @@ pub(super) fn explain_move(
         if done.contains_key(&id) || (is_capacity(id) && id.value(ctx).is_none()) {
             continue;
         }
-        let found = analyse(&sc, id, &rtt_slopes);
+        let found = analyse(sc, id, rtt_slopes);
         done.insert(id, found);
         if found.0.is_none() && found.1.is_none() {
             continue;
         }
         let fact = stored_fact_ref(ctx, id);
         // Keyed by the stored fact itself: no note needed.
-        why.other_flips
-            .push(flip_row(&sc, fact, Some(id), found, None));
+        out.push(flip_row(sc, fact, Some(id), found, None));
     }
-    why.other_flips.sort_by(|a, b| a.fact.cmp(&b.fact));
-    why
+    out
 }
 
 pub(super) fn is_capacity(id: FactId) -> bool {
