@@ -199,6 +199,124 @@ pub fn target_need(ctx: &Ctx, candidates: &Candidates) -> u64 {
         .sum()
 }
 
+/// Scratch lists of one step, kept between steps to reuse their memory:
+/// the services whose cache was touched, the clusters whose load changed
+/// and the moves made (service, from, to).
+struct StepScratch {
+    touched: Vec<bool>,
+    loaded: Vec<usize>,
+    moved_now: Vec<(usize, usize, usize)>,
+}
+
+/// After a step, the caches of what it changed: the flow gains and
+/// prospects of the moved services' peers, and of every service on a
+/// cluster whose load changed.
+fn refresh_after_step(
+    ctx: &Ctx,
+    state: &State,
+    cache: Cache,
+    candidates: &Candidates,
+    (deltas, prospects): (&mut Deltas, &mut Prospects),
+    moved: &[bool],
+    scratch: &mut StepScratch,
+) {
+    // Only the moved services and their peers see different flow
+    // costs, and only those that may still move need their cache. The
+    // reference refreshes them now; advice widens their bounds and
+    // refreshes each when something reads it (`Prospects::slack`).
+    for &(s, from, to) in &scratch.moved_now {
+        // Only the shared cache widens bounds by it.
+        let shift = match cache {
+            Cache::Shared => rtt_shift(ctx, from, to),
+            Cache::PerCandidate => 0.0,
+        };
+        for &(f, peer) in &ctx.adjacency[s] {
+            if moved[peer] || candidates.of(peer).is_empty() {
+                continue;
+            }
+            match cache {
+                Cache::PerCandidate => {
+                    if !scratch.touched[peer] {
+                        scratch.touched[peer] = true;
+                        deltas.refresh(ctx, state, candidates.of(peer), peer);
+                        prospects.update(ctx, state, deltas, peer);
+                    }
+                }
+                Cache::Shared => {
+                    scratch.touched[peer] = true;
+                    let rt_weight = ctx.round_trip_per_ms(f).abs();
+                    let xs_points = ctx.cross_site_points(f).abs();
+                    prospects.loosen(peer, rt_weight * shift + xs_points);
+                }
+            }
+        }
+    }
+    if cache == Cache::Shared {
+        for &(s, _, _) in &scratch.moved_now {
+            for &(_, peer) in &ctx.adjacency[s] {
+                if scratch.touched[peer] {
+                    prospects.update(ctx, state, deltas, peer);
+                }
+            }
+        }
+    }
+    // Leaving saves something else on a cluster whose load changed.
+    scratch.loaded.sort_unstable();
+    scratch.loaded.dedup();
+    for &c in &scratch.loaded {
+        for i in 0..prospects.on[c].len() {
+            let s = prospects.on[c][i];
+            if !moved[s] {
+                prospects.update(ctx, state, deltas, s);
+            }
+        }
+    }
+    scratch.loaded.clear();
+    for &(s, _, _) in &scratch.moved_now {
+        for &(_, peer) in &ctx.adjacency[s] {
+            scratch.touched[peer] = false;
+        }
+    }
+    scratch.moved_now.clear();
+}
+
+/// Clusters whose free capacity is unknown, and which figures.
+fn unknown_capacity(estate: &Estate) -> Vec<UnknownCapacity> {
+    estate
+        .clusters
+        .iter()
+        .filter_map(|c| {
+            let mut missing = Vec::new();
+            if c.cpu_free.value.is_none() {
+                missing.push(format!("{} cpu_free", c.id));
+            }
+            if c.memory_free_gib.value.is_none() {
+                missing.push(format!("{} memory_free_gib", c.id));
+            }
+            (!missing.is_empty()).then(|| UnknownCapacity {
+                cluster: c.id.clone(),
+                missing,
+            })
+        })
+        .collect()
+}
+
+/// Services whose requests are unknown, and which fields.
+fn unknown_requests(estate: &Estate) -> Vec<UnknownRequest> {
+    estate
+        .services
+        .iter()
+        .filter_map(|s| {
+            let missing = s.unknown_requests();
+            (!missing.is_empty()).then(|| UnknownRequest {
+                service: s.id.clone(),
+                cluster: estate.clusters[s.cluster].id.clone(),
+                missing: missing.into_iter().map(String::from).collect(),
+            })
+        })
+        .collect()
+}
+
 /// One plan's advice, whether it searched for a group at any step, and
 /// the estate's budgets.
 pub(super) struct PlanRun {
@@ -228,13 +346,15 @@ pub(super) fn plan_run(
     }
     let mut moved = vec![false; n];
     let mut moves = Vec::new();
-    let mut touched = vec![false; n];
     let mut blocked = Vec::new();
     let mut by_site = vec![(0.0, 0.0); estate.sites.len()];
     let mut prospects = Prospects::new(&ctx, &state, &deltas);
-    let mut loaded = Vec::new();
     let mut hopeful = Vec::new();
-    let mut moved_now = Vec::new();
+    let mut scratch = StepScratch {
+        touched: vec![false; n],
+        loaded: Vec::new(),
+        moved_now: Vec::new(),
+    };
     let mut unbacked_gain = 0.0;
     // Whether a group search ran (for `advise_with`), and the weighing
     // budget left: each step's weighing spends its search's work, and
@@ -412,70 +532,21 @@ pub(super) fn plan_run(
             st.apply(&ctx, s, to);
             moved[s] = true;
             if backed {
-                loaded.extend([from, to]);
-                moved_now.push((s, from, to));
+                scratch.loaded.extend([from, to]);
+                scratch.moved_now.push((s, from, to));
             } else {
                 unbacked_gain += terms.gain();
             }
         }
-        // Only the moved services and their peers see different flow
-        // costs, and only those that may still move need their cache. The
-        // reference refreshes them now; advice widens their bounds and
-        // refreshes each when something reads it (`Prospects::slack`).
-        for &(s, from, to) in &moved_now {
-            // Only the shared cache widens bounds by it.
-            let shift = match cache {
-                Cache::Shared => rtt_shift(&ctx, from, to),
-                Cache::PerCandidate => 0.0,
-            };
-            for &(f, peer) in &ctx.adjacency[s] {
-                if moved[peer] || feas.candidates.of(peer).is_empty() {
-                    continue;
-                }
-                match cache {
-                    Cache::PerCandidate => {
-                        if !touched[peer] {
-                            touched[peer] = true;
-                            deltas.refresh(&ctx, &state, feas.candidates.of(peer), peer);
-                            prospects.update(&ctx, &state, &deltas, peer);
-                        }
-                    }
-                    Cache::Shared => {
-                        touched[peer] = true;
-                        let rt_weight = ctx.round_trip_per_ms(f).abs();
-                        let xs_points = ctx.cross_site_points(f).abs();
-                        prospects.loosen(peer, rt_weight * shift + xs_points);
-                    }
-                }
-            }
-        }
-        if cache == Cache::Shared {
-            for &(s, _, _) in &moved_now {
-                for &(_, peer) in &ctx.adjacency[s] {
-                    if touched[peer] {
-                        prospects.update(&ctx, &state, &deltas, peer);
-                    }
-                }
-            }
-        }
-        // Leaving saves something else on a cluster whose load changed.
-        loaded.sort_unstable();
-        loaded.dedup();
-        for &c in &loaded {
-            for i in 0..prospects.on[c].len() {
-                let s = prospects.on[c][i];
-                if !moved[s] {
-                    prospects.update(&ctx, &state, &deltas, s);
-                }
-            }
-        }
-        loaded.clear();
-        for &(s, _, _) in &moved_now {
-            for &(_, peer) in &ctx.adjacency[s] {
-                touched[peer] = false;
-            }
-        }
-        moved_now.clear();
+        refresh_after_step(
+            &ctx,
+            &state,
+            cache,
+            &feas.candidates,
+            (&mut deltas, &mut prospects),
+            &moved,
+            &mut scratch,
+        );
     }
     let totals_after = state.totals(&ctx);
     let copy = recommended_copy(&moves);
@@ -492,35 +563,7 @@ pub(super) fn plan_run(
         &mut prospects,
         &moved,
     );
-    let unknown_capacity = estate
-        .clusters
-        .iter()
-        .filter_map(|c| {
-            let mut missing = Vec::new();
-            if c.cpu_free.value.is_none() {
-                missing.push(format!("{} cpu_free", c.id));
-            }
-            if c.memory_free_gib.value.is_none() {
-                missing.push(format!("{} memory_free_gib", c.id));
-            }
-            (!missing.is_empty()).then(|| UnknownCapacity {
-                cluster: c.id.clone(),
-                missing,
-            })
-        })
-        .collect();
-    let unknown_requests = estate
-        .services
-        .iter()
-        .filter_map(|s| {
-            let missing = s.unknown_requests();
-            (!missing.is_empty()).then(|| UnknownRequest {
-                service: s.id.clone(),
-                cluster: estate.clusters[s.cluster].id.clone(),
-                missing: missing.into_iter().map(String::from).collect(),
-            })
-        })
-        .collect();
+    let (unknown_capacity, unknown_requests) = (unknown_capacity(estate), unknown_requests(estate));
     let advice = Advice {
         estate: estate.name.clone(),
         estate_version: crate::export::version(estate),
