@@ -5,49 +5,35 @@
 //! math through `libm`. The same input gives byte-identical output natively
 //! and in WebAssembly.
 //!
+//! The modules are grouped in folders by stage, in the order data flows:
+//! [`model`] (the estate and its loading), [`evidence`] (RTT), [`scoring`]
+//! (constraints and cost), [`search`] (advice, solvers, deciders),
+//! [`explanation`] (Why, what-if, outcomes, review, history) and
+//! [`formats`] (JSON, text, plans). Every module is also re-exported at the
+//! root, so `berth_engine::why` and `crate::cost` name what they always did.
+//!
 //! Start reading at [`advise::advise`]: feasibility ([`constraints`]) and
 //! ranking ([`cost`]) meet in `advise::best_move`.
 
-pub mod advise;
-pub mod anneal;
-pub mod bound;
-pub mod candidates;
-pub mod chars;
-mod class;
-pub mod constraints;
-pub mod copies;
-pub mod cost;
-pub mod decider;
-mod deltas;
-pub mod estate;
-pub mod export;
-pub mod fact;
-pub mod front;
-pub mod gen;
-pub mod group;
-pub mod history;
-pub mod json_shape;
-pub mod k8s;
-pub mod leaderboard;
-mod load;
-mod locate;
-pub mod numfmt;
-pub mod optimum;
-pub mod outcome;
-pub mod place;
-pub mod plan;
-pub mod policy;
-pub mod proposal;
-pub mod request;
-pub mod review;
-pub mod rtt;
-pub mod rtt_reference;
+pub mod evidence;
+pub mod explanation;
+pub mod formats;
+pub mod model;
+pub mod scoring;
+pub mod search;
+
+// Every module keeps its flat path (`berth_engine::why`, `crate::cost`, …):
+// the folders group the code by stage, the paths callers name stay put.
+pub use evidence::{rtt, rtt_reference};
+pub use explanation::{history, outcome, review, whatif, why};
 #[cfg(feature = "schema")]
-pub mod schema;
-pub mod strict;
-pub mod text;
-pub mod whatif;
-pub mod why;
+pub use formats::schema;
+pub use formats::{export, front, numfmt, plan, text};
+pub use model::{chars, copies, estate, fact, gen, json_shape, k8s, policy, strict};
+use model::{class, load, locate};
+use scoring::deltas;
+pub use scoring::{bound, candidates, constraints, cost};
+pub use search::{advise, anneal, decider, group, leaderboard, optimum, place, proposal, request};
 
 pub use advise::{advise, Advice};
 pub use estate::{load, Estate, EstateError, Format};

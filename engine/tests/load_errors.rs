@@ -555,6 +555,44 @@ fn yaml_errors_have_the_same_paths() {
     assert!(bad[0].line.is_some(), "{bad:?}");
 }
 
+/// YAML's `.nan`, `.inf` and `-.inf` are refused with the path of the
+/// field: JSON has no word for them, so read as they were they became
+/// `null`, an *unknown* capacity or RTT, without a word (issue 37).
+#[test]
+fn yaml_non_finite_numbers_are_refused_with_their_path() {
+    let text = YAML
+        .replacen("cpu_total: 64", "cpu_total: .nan", 1)
+        .replacen("rtt_ms: 9.2", "rtt_ms: .inf", 1)
+        .replacen(
+            "{value: 9.4, class: measured}",
+            "{value: -.Inf, class: measured}",
+            1,
+        )
+        .replacen("mb_s: 1.2", "mb_s: .NaN", 1);
+    let e = load(&text, Format::Yaml).unwrap_err();
+    let got: Vec<(&str, &str)> = e
+        .iter()
+        .map(|e| (e.path.as_str(), e.message.as_str()))
+        .collect();
+    assert_eq!(
+        got,
+        [
+            (
+                "/clusters/0/cpu_total",
+                "expected a finite number, found .nan"
+            ),
+            ("/links/0/rtt_ms", "expected a finite number, found .inf"),
+            (
+                "/paths/0/rtt_ms/value",
+                "expected a finite number, found -.inf"
+            ),
+            ("/flows/0/mb_s", "expected a finite number, found .nan"),
+        ]
+    );
+    // A finite value in the same places still loads.
+    assert!(load(YAML, Format::Yaml).is_ok());
+}
+
 // ---------------------------------------------------------------------------
 // Rules that docs/estate-format.md and docs/estate.schema.json state, which
 // the loader once missed.

@@ -1,4 +1,4 @@
-//! Change plans (`engine/src/plan.rs`, `docs/plans.md`): the plan of the
+//! Change plans (`engine/src/formats/plan.rs`, `docs/plans.md`): the plan of the
 //! sample estate (Markdown kept as `tests/data/plan-sample.md`, updated
 //! with `UPDATE_EXPECT=1`), selections, the errors that name what a
 //! manifest lacks, and the Karmada and Open Cluster Management manifests
