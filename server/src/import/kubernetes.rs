@@ -1398,7 +1398,7 @@ fn workload(obj: &Obj, index: &Index) -> Result<Workload, Vec<ImportError>> {
     })
 }
 
-/// The largest number an estate accepts (`engine/src/load.rs`,
+/// The largest number an estate accepts (`engine/src/model/load.rs`,
 /// `MAX_NUMBER`): a service beyond it is refused here, at its object,
 /// rather than by the loader after the merge.
 const MAX_VALUE: f64 = 1e12;
