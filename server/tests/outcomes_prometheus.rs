@@ -272,7 +272,7 @@ async fn the_flows_an_agent_measures_after_a_move_feed_its_outcome() {
     // agent reads the mesh and posts the flow.
     sleep_until(change + 62).await;
     let token = server
-        .token(json!({"name": "agent-shop", "role": "agent", "estate": "shop"}))
+        .token(json!({"name": "agent-shop", "role": "agent", "estate": "shop", "clusters": ["c1", "c2"]}))
         .await;
     let mut c = berth();
     c.args([
