@@ -108,7 +108,7 @@ test('Placement shows applied moves, predicted against observed, the calibration
       once(`mem ${c}`, { fact: 'memory_free_gib', cluster: c, value: cl.memory_free_gib?.value ?? cl.memory_total_gib / 2, observed_at: now });
     }
   }
-  const token = (await admin(server.base, 'POST', '/api/tokens', { name: 'agent', role: 'agent', estate: 'sample' })).token;
+  const token = (await admin(server.base, 'POST', '/api/tokens', { name: 'agent', role: 'agent', estate: 'sample', clusters: file.clusters.map(c => c.id) })).token;
   const posted = await observe(token, obs);
   assert.equal(posted.applied, obs.length, JSON.stringify(posted));
   report = await admin(server.base, 'GET', `/api/estates/sample/outcomes?now=${iso(later)}`);
