@@ -16,6 +16,7 @@ use schemars::JsonSchema;
 
 mod admin;
 mod deciders;
+pub mod endpoint;
 mod error;
 mod estates;
 mod facts;

@@ -13,6 +13,7 @@ use std::time::Duration;
 use berth_api::{
     ClusterRecord, FactUpdate, KubernetesImportRequest, ManifestFile, ObservationBatch, ProbeRecord,
 };
+use berth_api::endpoint::{self, ApiPath};
 use reqwest::header::{HeaderValue, AUTHORIZATION, RETRY_AFTER};
 use reqwest::StatusCode;
 use serde::Serialize;
@@ -174,12 +175,10 @@ impl BerthClient {
         v
     }
 
-    fn estate_url(&self, rest: &str) -> String {
-        format!(
-            "{}/api/estates/{}{rest}",
-            self.server,
-            encode_path_segment(&self.estate)
-        )
+    /// The URL of `path` (built by its endpoint's declaration, which
+    /// percent-encodes the estate id) on this client's server.
+    fn url(&self, path: &ApiPath) -> String {
+        format!("{}{path}", self.server)
     }
 
     /// The estate's services (ids, clusters, import sources), when the token may read the estate
@@ -188,7 +187,7 @@ impl BerthClient {
     pub async fn estate_services(&self) -> Result<Option<crate::import::Directory>, SubmitError> {
         let resp = self
             .http
-            .get(self.estate_url("/file"))
+            .get(self.url(&endpoint::export_estate_file(&self.estate)))
             .header(AUTHORIZATION, self.auth())
             .send()
             .await
@@ -232,28 +231,28 @@ impl BerthClient {
             dry_run: false,
             incomplete,
         };
-        let rest = "/import/kubernetes";
-        let (status, retry_after, bytes) = self.post_json(rest, &body).await?;
+        let path = endpoint::import_kubernetes(&self.estate);
+        let (status, retry_after, bytes) = self.post_json(&path, &body).await?;
         if !status.is_success() {
             return Err(error_of(status, &bytes, retry_after));
         }
         serde_json::from_slice(&bytes).map_err(|e| SubmitError::Refused {
             status: status.as_u16(),
-            message: unreadable_answer(&self.estate_url(rest), "the import was", &e, &bytes),
+            message: unreadable_answer(&self.url(&path), "the import was", &e, &bytes),
         })
     }
 
-    /// `POST` `body` to the estate's `rest` with the token: the status,
+    /// `POST` `body` to `path` with the token: the status,
     /// its `Retry-After` and the answer's bytes; only a connection that
     /// fails is an error here.
     async fn post_json(
         &self,
-        rest: &str,
+        path: &ApiPath,
         body: &impl Serialize,
     ) -> Result<(StatusCode, Option<Duration>, bytes::Bytes), SubmitError> {
         let resp = self
             .http
-            .post(self.estate_url(rest))
+            .post(self.url(path))
             .header(AUTHORIZATION, self.auth())
             .json(body)
             .send()
@@ -281,12 +280,12 @@ impl BerthClient {
 
     /// Post one batch, once.
     pub async fn post_once(&self, batch: &ObservationBatch) -> Result<Answer, SubmitError> {
-        let rest = "/observations";
-        let (status, retry_after, bytes) = self.post_json(rest, batch).await?;
+        let path = endpoint::post_observations(&self.estate);
+        let (status, retry_after, bytes) = self.post_json(&path, batch).await?;
         if status.is_success() {
             return serde_json::from_slice(&bytes).map_err(|e| SubmitError::Refused {
                 status: status.as_u16(),
-                message: unreadable_answer(&self.estate_url(rest), "the batch was", &e, &bytes),
+                message: unreadable_answer(&self.url(&path), "the batch was", &e, &bytes),
             });
         }
         Err(error_of(status, &bytes, retry_after))
@@ -304,20 +303,6 @@ fn unreadable_answer(url: &str, done: &str, e: &serde_json::Error, bytes: &[u8])
             .take(200)
             .collect::<String>()
     )
-}
-
-/// Percent-encode a path segment (estate ids are plain, but a typo with a
-/// `/` or `?` must not address another route).
-fn encode_path_segment(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for b in s.bytes() {
-        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.' | b'~') {
-            out.push(b as char);
-        } else {
-            out.push_str(&format!("%{b:02X}"));
-        }
-    }
-    out
 }
 
 fn connection_error(server: &str, e: reqwest::Error) -> SubmitError {

@@ -79,7 +79,7 @@ pub fn App() -> impl IntoView {
             return;
         }
         leptos::task::spawn_local(async move {
-            match client::get_typed::<berth_api::Caller>("/api/session").await {
+            match client::get_typed::<berth_api::Caller>(&berth_api::endpoint::get_session()).await {
                 Ok(caller) => {
                     client::set_csrf(caller.csrf_token);
                     auth.session.set(Some(Some(Session {
@@ -128,7 +128,7 @@ pub fn App() -> impl IntoView {
 /// the caller may see. Also fills the switcher's list, and the staleness
 /// banner for the chosen estate.
 async fn pick_estate(auth: Auth) {
-    let listed = client::get_typed::<berth_api::EstateList>("/api/estates").await;
+    let listed = client::get_typed::<berth_api::EstateList>(&berth_api::endpoint::list_estates()).await;
     let estates: Vec<(String, String)> = match &listed {
         Ok(list) => list
             .estates
@@ -162,7 +162,7 @@ async fn pick_estate(auth: Auth) {
     let Some(id) = chosen else { return };
     auth.estate.set(Some(id.clone()));
     if let Ok(e) =
-        client::get_typed::<berth_api::EstateSummary>(&format!("/api/estates/{id}")).await
+        client::get_typed::<berth_api::EstateSummary>(&berth_api::endpoint::get_estate(&id)).await
     {
         let since = e
             .stale_since
@@ -196,7 +196,7 @@ fn Nav() -> impl IntoView {
         // after the session has already ended.
         client::set_unsaved(false);
         leptos::task::spawn_local(async move {
-            let _ = client::request("DELETE", "/api/session", None).await;
+            let _ = client::request("DELETE", &berth_api::endpoint::sign_out(), None).await;
             client::go("/login");
         });
     };

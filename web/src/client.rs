@@ -274,7 +274,7 @@ pub async fn loaded(estate: &str) -> Result<Rc<Loaded>, Failure> {
             return Ok(l);
         }
     }
-    let text = request_text("GET", &format!("/api/estates/{estate}/snapshot"), None).await?;
+    let text = request_text("GET", &berth_api::endpoint::get_snapshot(estate), None).await?;
     let l = Rc::new(engine::load_snapshot(&text).map_err(|m| Failure::new(200, m))?);
     LOADED.with(|slot| *slot.borrow_mut() = Some(l.clone()));
     Ok(l)

@@ -11,7 +11,7 @@ use berth_engine::outcome::Report;
 use leptos::prelude::*;
 
 use crate::client;
-use crate::common::{encode, Auth, ErrorLine};
+use crate::common::{Auth, ErrorLine};
 use crate::pages::{fixed, signed};
 
 /// The chart's drawing width in viewBox units. 440 with 12-unit text:
@@ -532,7 +532,7 @@ pub fn History() -> impl IntoView {
     Effect::new(move |_| {
         let Some(id) = auth.estate.get() else { return };
         leptos::task::spawn_local(async move {
-            match client::get_typed::<History>(&format!("/api/estates/{}/history", encode(&id)))
+            match client::get_typed::<History>(&berth_api::endpoint::get_advice_history(&id))
                 .await
             {
                 Ok(h) => history.set(Some(h)),

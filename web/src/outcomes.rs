@@ -9,7 +9,7 @@ use berth_engine::outcome::{Applied, Report, Status};
 use leptos::prelude::*;
 
 use crate::client;
-use crate::common::{encode, Auth, ErrorLine};
+use crate::common::{Auth, ErrorLine};
 use crate::pages::signed;
 
 /// The state of one applied step in words.
@@ -153,11 +153,8 @@ pub fn AppliedMoves() -> impl IntoView {
         leptos::task::spawn_local(async move {
             // Judged at the page's evaluation time, like its advice: with
             // `?now=` the page shows the estate as of then.
-            let url = format!(
-                "/api/estates/{}/outcomes?now={}",
-                encode(&id),
-                crate::engine::format_time(client::eval_now())
-            );
+            let url = berth_api::endpoint::list_outcomes(&id)
+                .query("now", &crate::engine::format_time(client::eval_now()));
             match client::get_typed::<Report>(&url).await {
                 Ok(r) => report.set(Some(r)),
                 Err(f) => error.set(Some(format!(

@@ -4,6 +4,7 @@
 use std::path::{Path, PathBuf};
 
 use berth::import::ReportText;
+use berth_api::endpoint;
 use berth_engine::Format;
 
 use super::args::{KubeApi, OutputFormat, Remote};
@@ -107,7 +108,7 @@ pub fn import_kubernetes_remote(
         // what it cannot see.
         incomplete: !complete,
     };
-    let url = format!("{server}/api/estates/{estate}/import/kubernetes");
+    let url = format!("{server}{}", endpoint::import_kubernetes(&estate));
     let a: berth_api::ImportAnswer = server_request(
         reqwest::Method::POST,
         &url,
@@ -151,12 +152,12 @@ pub fn import_estate_remote(remote: &Remote, create: bool, file: &Path) -> Resul
     let (method, url) = if create {
         (
             reqwest::Method::POST,
-            format!("{server}/api/estates?id={estate}"),
+            format!("{server}{}", endpoint::create_estate().query("id", &estate)),
         )
     } else {
         (
             reqwest::Method::PUT,
-            format!("{server}/api/estates/{estate}/file"),
+            format!("{server}{}", endpoint::import_estate_file(&estate)),
         )
     };
     let answer = server_request(method, &url, &token, ct, text.into_bytes());
@@ -188,13 +189,11 @@ pub fn outcomes(
     let token = token.ok_or_else(|| {
         Failure::usage("a token is required: set BERTH_TOKEN (or --token) to a viewer token".into())
     })?;
-    let mut url = format!(
-        "{}/api/estates/{estate}/outcomes",
-        server.trim_end_matches('/')
+    let url = format!(
+        "{}{}",
+        server.trim_end_matches('/'),
+        endpoint::list_outcomes(estate).query_opt("now", now)
     );
-    if let Some(now) = now {
-        url.push_str(&format!("?now={now}"));
-    }
     let raw: Box<serde_json::value::RawValue> = server_request(
         reqwest::Method::GET,
         &url,

@@ -14,7 +14,7 @@ use berth_engine::estate::format_time;
 use super::extract::{
     engine_allowed, eval_now, json_body, read_body, EvalQuery, Query, SMALL_BODY_LIMIT,
 };
-use super::route::{route, Route, ADMIN, OPERATOR, VIEWER};
+use super::route::{route, Route};
 use crate::auth::Caller;
 use crate::clock::now_s;
 use crate::error::{ApiError, ApiResult};
@@ -25,18 +25,18 @@ use crate::store::{self, DeciderRow};
 
 /// Deciders, runs, snapshots and the driver.
 pub const ROUTES: &[Route] = &[
-    route!(listDeciderRuns: GET "/api/estates/{id}/deciders/{name}/runs", VIEWER, "history of an external decider's runs on the estate" => runs),
-    route!(runDecider: POST "/api/estates/{id}/deciders/{name}/runs", OPERATOR, "run an external decider on the estate now" => run_one),
-    route!(listAdviceSnapshots: GET "/api/estates/{id}/advice-snapshots", VIEWER, "the advice driver's snapshots of the estate's advice" => snapshots),
-    route!(getAdviceHistory: GET "/api/estates/{id}/history", VIEWER, "cost, cross-site traffic and open recommendations over the snapshots, and what changed since the last" => history),
-    route!(listDeciders: GET "/api/deciders", VIEWER, "list registered external deciders" => list),
-    route!(registerDecider: POST "/api/deciders", ADMIN, "register an external decider" => create),
-    route!(getDecider: GET "/api/deciders/{name}", VIEWER, "a registered external decider" => get),
-    route!(updateDecider: PUT "/api/deciders/{name}", ADMIN, "change a decider's URL, timeout, interval or enabled flag" => update),
-    route!(deleteDecider: DELETE "/api/deciders/{name}", ADMIN, "delete a decider" => delete),
-    route!(rotateDeciderSecret: POST "/api/deciders/{name}/secret", ADMIN, "generate or rotate a decider's secret (shown once)" => rotate),
-    route!(removeDeciderSecret: DELETE "/api/deciders/{name}/secret", ADMIN, "remove a decider's secret" => remove_secret),
-    route!(getDriverHealth: GET "/api/driver", VIEWER, "the advice driver's health" => driver_health),
+    route!(LIST_DECIDER_RUNS => runs),
+    route!(RUN_DECIDER => run_one),
+    route!(LIST_ADVICE_SNAPSHOTS => snapshots),
+    route!(GET_ADVICE_HISTORY => history),
+    route!(LIST_DECIDERS => list),
+    route!(REGISTER_DECIDER => create),
+    route!(GET_DECIDER => get),
+    route!(UPDATE_DECIDER => update),
+    route!(DELETE_DECIDER => delete),
+    route!(ROTATE_DECIDER_SECRET => rotate),
+    route!(REMOVE_DECIDER_SECRET => remove_secret),
+    route!(GET_DRIVER_HEALTH => driver_health),
 ];
 
 fn invalid(errors: Vec<(&str, String)>) -> ApiError {

@@ -17,7 +17,7 @@ use super::extract::{
     check_id, heavy_permit, heavy_permit_per_caller, read_body, shared_document, to_json, utf8,
     Query, SharedBody, ESTATE_BODY_LIMIT,
 };
-use super::route::{route, Route, ADMIN, OPERATOR, VIEWER};
+use super::route::{route, Route};
 use crate::auth::Caller;
 use crate::clock::now_s;
 use crate::error::{ApiError, ApiResult};
@@ -27,12 +27,12 @@ use crate::store;
 
 /// Estates and their files.
 pub const ROUTES: &[Route] = &[
-    route!(listEstates: GET "/api/estates", VIEWER, "list estates" => list_estates),
-    route!(createEstate: POST "/api/estates", OPERATOR, "create an estate from an estate file" => create_estate),
-    route!(getEstate: GET "/api/estates/{id}", VIEWER, "an estate's summary" => get_estate),
-    route!(deleteEstate: DELETE "/api/estates/{id}", ADMIN, "delete an estate" => delete_estate),
-    route!(exportEstateFile: GET "/api/estates/{id}/file", VIEWER, "export the estate file" => export_file),
-    route!(importEstateFile: PUT "/api/estates/{id}/file", OPERATOR, "import an estate file, replacing the estate" => import_file),
+    route!(LIST_ESTATES => list_estates),
+    route!(CREATE_ESTATE => create_estate),
+    route!(GET_ESTATE => get_estate),
+    route!(DELETE_ESTATE => delete_estate),
+    route!(EXPORT_ESTATE_FILE => export_file),
+    route!(IMPORT_ESTATE_FILE => import_file),
 ];
 
 async fn list_estates(State(state): State<AppState>, caller: Caller) -> ApiResult<Json<Value>> {

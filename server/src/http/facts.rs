@@ -12,8 +12,8 @@ use berth_api::{
 use serde_json::{json, Value};
 
 use super::extract::{heavy_permit, json_body, read_body, FACTS_BODY_LIMIT, KUBERNETES_BODY_LIMIT};
-use super::route::{route, Route, OPERATOR};
-use crate::auth::{Access, Caller};
+use super::route::{route, Route};
+use crate::auth::Caller;
 use crate::clock::now_s;
 use crate::digest::sha256_hex_bytes;
 use crate::error::{counted, ApiError, ApiResult};
@@ -23,9 +23,9 @@ use crate::store;
 
 /// Fact updates, observations and imports.
 pub const ROUTES: &[Route] = &[
-    route!(updateFacts: POST "/api/estates/{id}/facts", OPERATOR, "update individual facts" => update_facts),
-    route!(postObservations: POST "/api/estates/{id}/observations", Access::Observe, "post a batch of measured facts (agents)" => observe),
-    route!(importKubernetes: POST "/api/estates/{id}/import/kubernetes", Access::Observe, "import Kubernetes manifests into one cluster of the estate" => import_kubernetes),
+    route!(UPDATE_FACTS => update_facts),
+    route!(POST_OBSERVATIONS => observe),
+    route!(IMPORT_KUBERNETES => import_kubernetes),
 ];
 
 async fn update_facts(

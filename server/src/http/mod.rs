@@ -1,15 +1,15 @@
-//! The HTTP API: one module per resource group, each declaring its
-//! routes next to their handlers (`route!(operationId: METHOD "/path",
-//! ACCESS, "summary" => handler)`) and describing them beside its `.rs`
-//! (`<module>.openapi.yaml`), and the router built from those
-//! declarations.
+//! The HTTP API: one module per resource group, each routing the
+//! endpoints `berth-api` declares ([`berth_api::endpoint`]: method, path,
+//! access, summary, contract) to their handlers
+//! (`route!(GET_ESTATE => get_estate)`), and the router built from those
+//! rows.
 //!
-//! [`routes`] is the single list of what the server answers: operation
-//! id, method, path template, who may call it, a one-line summary, and the
-//! handler itself. The router is built from it, `docs/api.openapi.json` is
-//! written from it ([`openapi_text`]), and a test walks it with every
-//! role. A handler is reachable only through its row, and a row cannot
-//! lack one.
+//! [`routes`] is the single list of what the server answers: each
+//! declared endpoint once, with its handler. The router is built from it,
+//! `docs/api.openapi.json` is written from it ([`openapi_text`]), and a
+//! test walks it with every role. A handler is reachable only through its
+//! row, a row cannot lack one, and every declared endpoint has a row (the
+//! clients build their paths from the same declarations).
 //!
 //! Below this module: [`crate::estates`] (the estate service: visibility,
 //! the parsed estate, canonical writes, result envelopes), [`crate::auth`],
@@ -71,8 +71,8 @@ pub fn routes() -> &'static [Route] {
 }
 
 /// The published API contract (`docs/api.openapi.json`) as written from
-/// the route table, the API types and each module's words; or every reason
-/// it cannot be.
+/// the route table, the endpoint declarations, the API types and the
+/// shared words; or every reason it cannot be.
 pub fn openapi_text() -> Result<String, Vec<String>> {
     openapi::text(routes())
 }
@@ -166,5 +166,16 @@ mod tests {
             );
         }
         assert_eq!(routes().len(), 59);
+    }
+
+    #[test]
+    fn every_declared_endpoint_is_routed_once() {
+        let routed: Vec<&str> = routes().iter().map(|r| r.operation_id).collect();
+        let declared: Vec<&str> = berth_api::endpoint::all().map(|e| e.operation_id).collect();
+        let mut a = routed.clone();
+        let mut b = declared.clone();
+        a.sort_unstable();
+        b.sort_unstable();
+        assert_eq!(a, b, "routed {routed:?}\ndeclared {declared:?}");
     }
 }

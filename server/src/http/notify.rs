@@ -11,7 +11,7 @@ use berth_engine::estate::format_time;
 use serde::Deserialize;
 
 use super::extract::{json_body, read_body, Query, SMALL_BODY_LIMIT};
-use super::route::{route, Route, ADMIN, VIEWER};
+use super::route::{route, Route};
 use crate::auth::Caller;
 use crate::clock::now_s;
 use crate::error::{ApiError, ApiResult};
@@ -21,13 +21,13 @@ use crate::store::{self, ChannelRow};
 
 /// Channels and deliveries.
 pub const ROUTES: &[Route] = &[
-    route!(listNotificationChannels: GET "/api/notification-channels", ADMIN, "list notification channels" => list),
-    route!(createNotificationChannel: POST "/api/notification-channels", ADMIN, "create a notification channel" => create),
-    route!(getNotificationChannel: GET "/api/notification-channels/{name}", ADMIN, "a notification channel" => get),
-    route!(updateNotificationChannel: PUT "/api/notification-channels/{name}", ADMIN, "change a channel's URL, thresholds or enabled flag" => update),
-    route!(deleteNotificationChannel: DELETE "/api/notification-channels/{name}", ADMIN, "delete a notification channel and its deliveries" => delete),
-    route!(rotateNotificationChannelSecret: POST "/api/notification-channels/{name}/secret", ADMIN, "replace a signed channel's secret (shown once)" => rotate),
-    route!(listNotificationDeliveries: GET "/api/notification-deliveries", VIEWER, "recent notification deliveries and failures" => deliveries),
+    route!(LIST_NOTIFICATION_CHANNELS => list),
+    route!(CREATE_NOTIFICATION_CHANNEL => create),
+    route!(GET_NOTIFICATION_CHANNEL => get),
+    route!(UPDATE_NOTIFICATION_CHANNEL => update),
+    route!(DELETE_NOTIFICATION_CHANNEL => delete),
+    route!(ROTATE_NOTIFICATION_CHANNEL_SECRET => rotate),
+    route!(LIST_NOTIFICATION_DELIVERIES => deliveries),
 ];
 
 fn invalid(errors: Vec<(&str, String)>) -> ApiError {

@@ -7,14 +7,14 @@ use axum::response::{IntoResponse, Response};
 use axum::Json;
 use serde_json::{json, Value};
 
-use super::route::{route, Route, PUBLIC};
+use super::route::{route, Route};
 use crate::state::AppState;
 
 /// Health and metrics.
 pub const ROUTES: &[Route] = &[
-    route!(getHealth: GET "/healthz", PUBLIC, "process is up" => healthz),
-    route!(getReadiness: GET "/readyz", PUBLIC, "database reachable, migrated and taking writes" => readyz),
-    route!(getMetrics: GET "/metrics", PUBLIC, "Prometheus metrics" => metrics),
+    route!(GET_HEALTH => healthz),
+    route!(GET_READINESS => readyz),
+    route!(GET_METRICS => metrics),
 ];
 
 async fn healthz() -> Json<Value> {

@@ -8,7 +8,7 @@ use axum::http::StatusCode;
 use axum::response::Response;
 
 use super::extract::{eval_now, raw_json, EvalQuery, Query};
-use super::route::{route, Route, VIEWER};
+use super::route::{route, Route};
 use crate::auth::Caller;
 use crate::error::ApiResult;
 use crate::estates::visible_estate;
@@ -16,7 +16,7 @@ use crate::AppState;
 
 /// Applied moves.
 pub const ROUTES: &[Route] = &[
-    route!(listOutcomes: GET "/api/estates/{id}/outcomes", VIEWER, "applied moves, each judged against what was measured after it, and the estate's calibration" => outcomes),
+    route!(LIST_OUTCOMES => outcomes),
 ];
 
 /// `GET /api/estates/{id}/outcomes?now=`: the engine's report, its bytes

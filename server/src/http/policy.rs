@@ -10,7 +10,7 @@ use serde_json::{json, Value};
 use berth_engine::Policy;
 
 use super::extract::{json_body, raw_json, read_body, to_json, utf8, Query, SMALL_BODY_LIMIT};
-use super::route::{route, Route, OPERATOR, VIEWER};
+use super::route::{route, Route};
 use crate::auth::Caller;
 use crate::clock::now_s;
 use crate::error::{counted, ApiError, ApiResult};
@@ -20,8 +20,8 @@ use crate::store;
 
 /// The policy.
 pub const ROUTES: &[Route] = &[
-    route!(getPolicy: GET "/api/estates/{id}/policy", VIEWER, "the estate's policy" => get_policy),
-    route!(putPolicy: PUT "/api/estates/{id}/policy", OPERATOR, "replace the policy" => put_policy),
+    route!(GET_POLICY => get_policy),
+    route!(PUT_POLICY => put_policy),
 ];
 
 async fn get_policy(

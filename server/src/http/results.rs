@@ -21,7 +21,7 @@ use super::extract::{
     engine_allowed, eval_now, json_body, raw_json, read_body, result_fits, utf8, EvalQuery, Query,
     COMPARE_BODY_LIMIT, SMALL_BODY_LIMIT,
 };
-use super::route::{route, Route, OPERATOR, VIEWER};
+use super::route::{route, Route};
 use crate::auth::Caller;
 use crate::clock::now_s;
 use crate::digest::body_digest;
@@ -32,14 +32,14 @@ use crate::store;
 
 /// Engine results.
 pub const ROUTES: &[Route] = &[
-    route!(getSnapshot: GET "/api/estates/{id}/snapshot", VIEWER, "everything needed to run the engine in a browser" => snapshot),
-    route!(getAdvice: GET "/api/estates/{id}/advice", VIEWER, "recommended moves" => advice),
-    route!(getPlan: GET "/api/estates/{id}/plan", VIEWER, "a change plan: moves as JSON, Markdown or Karmada/OCM manifests" => plan),
-    route!(getDeciderRequest: GET "/api/estates/{id}/preview", VIEWER, "the decider request this estate generates" => preview),
-    route!(placeService: GET "/api/estates/{id}/place/{service}", VIEWER, "rank clusters for one service" => place),
-    route!(projectScenario: POST "/api/estates/{id}/whatif", OPERATOR, "project a what-if scenario" => what_if),
-    route!(compareDeciders: POST "/api/estates/{id}/compare", OPERATOR, "compare the built-in deciders and uploaded replies" => compare),
-    route!(deciderLeaderboard: POST "/api/estates/{id}/leaderboard", OPERATOR, "the decider leaderboard over generated estates and this one" => leaderboard),
+    route!(GET_SNAPSHOT => snapshot),
+    route!(GET_ADVICE => advice),
+    route!(GET_PLAN => plan),
+    route!(GET_DECIDER_REQUEST => preview),
+    route!(PLACE_SERVICE => place),
+    route!(PROJECT_SCENARIO => what_if),
+    route!(COMPARE_DECIDERS => compare),
+    route!(DECIDER_LEADERBOARD => leaderboard),
 ];
 
 #[derive(Deserialize)]

@@ -23,7 +23,7 @@ use berth_engine::review::{self, Kind, Side};
 use berth_engine::{estate, Advice};
 
 use super::extract::{eval_now, json_body, read_body, EvalQuery, Query, SMALL_BODY_LIMIT};
-use super::route::{route, Route, OPERATOR, VIEWER};
+use super::route::{route, Route};
 use crate::auth::Caller;
 use crate::clock::now_s;
 use crate::error::{ApiError, ApiResult};
@@ -34,10 +34,10 @@ use crate::store::{self, NewAudit, ReviewRow};
 
 /// Reviews and the audit trail.
 pub const ROUTES: &[Route] = &[
-    route!(listReviews: GET "/api/estates/{id}/reviews", VIEWER, "decisions about recommendations, and where each stands now" => list),
-    route!(reviewRecommendation: POST "/api/estates/{id}/reviews", OPERATOR, "mark a recommendation planned, dismissed or snoozed" => decide),
-    route!(clearReview: POST "/api/estates/{id}/reviews/clear", OPERATOR, "forget the decision about a recommendation" => clear),
-    route!(estateAudit: GET "/api/estates/{id}/audit", VIEWER, "who decided what, when and why: reviews and policy changes" => audit),
+    route!(LIST_REVIEWS => list),
+    route!(REVIEW_RECOMMENDATION => decide),
+    route!(CLEAR_REVIEW => clear),
+    route!(ESTATE_AUDIT => audit),
 ];
 
 /// Longest reason or link kept, in characters: a sentence or a ticket

@@ -1,23 +1,24 @@
-//! One route as its module declares it: its operation id, method, path
-//! template, who may call it, a one-line summary, and the handler. The [`route!`] macro
-//! builds a row from one method name, so the method the table shows and
-//! the method the handler answers cannot differ, and a row cannot lack
-//! its handler.
+//! One route: an endpoint as `berth-api` declares it
+//! ([`berth_api::endpoint`]: operation id, method, path template, who may
+//! call it, summary and contract) and the handler that answers it. The
+//! [`route!`] macro builds a row from the endpoint's constant and the
+//! handler, so the method and path the router serves are the ones every
+//! client builds its paths from and the contract publishes.
 
 use axum::http::Method;
-use axum::routing::MethodRouter;
+use axum::routing::{MethodFilter, MethodRouter};
+use berth_api::endpoint::{self, Endpoint};
 
-use crate::auth::{Access, Role};
+use crate::auth::Access;
 use crate::state::AppState;
 
 /// One row of the route table.
 #[derive(Clone)]
 pub struct Route {
-    /// The OpenAPI `operationId`, and the key of the operation's words in
-    /// its module's `*.openapi.yaml`.
+    /// The declaration: method, path, access, summary and contract.
+    pub endpoint: &'static Endpoint,
+    /// The OpenAPI `operationId`.
     pub operation_id: &'static str,
-    /// The declaring module (`berth::http::reviews`): where its words are.
-    pub module: &'static str,
     pub method: Method,
     pub path: &'static str,
     pub access: Access,
@@ -26,24 +27,54 @@ pub struct Route {
     pub handler: fn() -> MethodRouter<AppState>,
 }
 
-pub const PUBLIC: Access = Access::Public;
-pub const VIEWER: Access = Access::Role(Role::Viewer);
-pub const OPERATOR: Access = Access::Role(Role::Operator);
-pub const ADMIN: Access = Access::Role(Role::Admin);
-
-/// `route!(operationId: GET "/path", ACCESS, "summary" => handler)`: one
-/// [`Route`].
-macro_rules! route {
-    ($op:ident : $method:ident $path:literal, $access:expr, $summary:literal => $handler:path) => {
-        $crate::http::route::Route {
-            operation_id: stringify!($op),
-            module: module_path!(),
-            method: ::axum::http::Method::$method,
-            path: $path,
-            access: $access,
-            summary: $summary,
-            handler: || ::axum::routing::on(::axum::routing::MethodFilter::$method, $handler),
+impl Route {
+    /// The row of `endpoint`, answered by `handler`.
+    pub const fn new(endpoint: &'static Endpoint, handler: fn() -> MethodRouter<AppState>) -> Route {
+        Route {
+            endpoint,
+            operation_id: endpoint.operation_id,
+            method: method(endpoint.method),
+            path: endpoint.path,
+            access: match endpoint.access {
+                endpoint::Access::Public => Access::Public,
+                endpoint::Access::Role(r) => Access::Role(r),
+                endpoint::Access::Observe => Access::Observe,
+            },
+            summary: endpoint.summary,
+            handler,
         }
+    }
+}
+
+const fn method(m: endpoint::Method) -> Method {
+    match m {
+        endpoint::Method::GET => Method::GET,
+        endpoint::Method::POST => Method::POST,
+        endpoint::Method::PUT => Method::PUT,
+        endpoint::Method::DELETE => Method::DELETE,
+    }
+}
+
+/// The router's filter for a declared method.
+pub fn filter(m: endpoint::Method) -> MethodFilter {
+    match m {
+        endpoint::Method::GET => MethodFilter::GET,
+        endpoint::Method::POST => MethodFilter::POST,
+        endpoint::Method::PUT => MethodFilter::PUT,
+        endpoint::Method::DELETE => MethodFilter::DELETE,
+    }
+}
+
+/// `route!(GET_ESTATE => handler)`: the [`Route`] of the endpoint
+/// `berth_api::endpoint::GET_ESTATE`, answered by `handler`.
+macro_rules! route {
+    ($endpoint:ident => $handler:path) => {
+        $crate::http::route::Route::new(&::berth_api::endpoint::$endpoint, || {
+            ::axum::routing::on(
+                $crate::http::route::filter(::berth_api::endpoint::$endpoint.method),
+                $handler,
+            )
+        })
     };
 }
 pub(crate) use route;

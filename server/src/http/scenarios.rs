@@ -10,7 +10,7 @@ use berth_engine::estate::format_time;
 use berth_engine::whatif;
 
 use super::extract::{check_id, raw_json, read_body, utf8, SMALL_BODY_LIMIT};
-use super::route::{route, Route, OPERATOR, VIEWER};
+use super::route::{route, Route};
 use crate::auth::Caller;
 use crate::clock::now_s;
 use crate::error::{ApiError, ApiResult};
@@ -20,10 +20,10 @@ use crate::store;
 
 /// Saved scenarios.
 pub const ROUTES: &[Route] = &[
-    route!(listScenarios: GET "/api/estates/{id}/scenarios", VIEWER, "list saved scenarios" => list_scenarios),
-    route!(getScenario: GET "/api/estates/{id}/scenarios/{name}", VIEWER, "a saved scenario" => get_scenario),
-    route!(putScenario: PUT "/api/estates/{id}/scenarios/{name}", OPERATOR, "save a scenario" => put_scenario),
-    route!(deleteScenario: DELETE "/api/estates/{id}/scenarios/{name}", OPERATOR, "delete a scenario" => delete_scenario),
+    route!(LIST_SCENARIOS => list_scenarios),
+    route!(GET_SCENARIO => get_scenario),
+    route!(PUT_SCENARIO => put_scenario),
+    route!(DELETE_SCENARIO => delete_scenario),
 ];
 
 async fn list_scenarios(

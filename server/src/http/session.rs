@@ -11,7 +11,7 @@ use serde::Deserialize;
 use berth_engine::estate;
 
 use super::extract::{check_id, json_body, read_body, SMALL_BODY_LIMIT};
-use super::route::{route, Route, ADMIN, PUBLIC, VIEWER};
+use super::route::{route, Route};
 use crate::auth::{self, Caller, Role, Via};
 use crate::clock::now_s;
 use crate::digest::sha256_hex;
@@ -21,19 +21,19 @@ use crate::store;
 
 /// Sessions; listed early in the table.
 pub const SESSION_ROUTES: &[Route] = &[
-    route!(signIn: POST "/api/session", PUBLIC, "sign in (user and password, or token) for a session cookie" => login),
-    route!(getSession: GET "/api/session", VIEWER, "who am I, and my CSRF token" => whoami),
-    route!(signOut: DELETE "/api/session", VIEWER, "sign out" => logout),
+    route!(SIGN_IN => login),
+    route!(GET_SESSION => whoami),
+    route!(SIGN_OUT => logout),
 ];
 
 /// Tokens and users; listed last in the table.
 pub const ACCOUNT_ROUTES: &[Route] = &[
-    route!(listTokens: GET "/api/tokens", ADMIN, "list API tokens" => list_tokens),
-    route!(createToken: POST "/api/tokens", ADMIN, "create an API token" => create_token),
-    route!(revokeToken: DELETE "/api/tokens/{token_id}", ADMIN, "revoke an API token" => revoke_token),
-    route!(listUsers: GET "/api/users", ADMIN, "list users" => list_users),
-    route!(createUser: POST "/api/users", ADMIN, "create a user" => create_user),
-    route!(deleteUser: DELETE "/api/users/{name}", ADMIN, "delete a user" => delete_user),
+    route!(LIST_TOKENS => list_tokens),
+    route!(CREATE_TOKEN => create_token),
+    route!(REVOKE_TOKEN => revoke_token),
+    route!(LIST_USERS => list_users),
+    route!(CREATE_USER => create_user),
+    route!(DELETE_USER => delete_user),
 ];
 
 #[derive(Deserialize)]

@@ -79,7 +79,7 @@ fn Users() -> impl IntoView {
     let confirming = RwSignal::new(None::<String>);
     let load = move || {
         leptos::task::spawn_local(async move {
-            match client::get_typed::<UserList>("/api/users").await {
+            match client::get_typed::<UserList>(&berth_api::endpoint::list_users()).await {
                 Ok(v) => users.set(v.users),
                 Err(f) => error.set(Some(f.message)),
             }
@@ -96,7 +96,7 @@ fn Users() -> impl IntoView {
             password: password.get_untracked(),
         };
         leptos::task::spawn_local(async move {
-            match client::send_typed::<_, CreatedUser>("POST", "/api/users", &body).await {
+            match client::send_typed::<_, CreatedUser>("POST", &berth_api::endpoint::create_user(), &body).await {
                 Ok(v) => {
                     done.set(Some(format!("User {} ({}) created.", v.name, v.role)));
                     name.set(String::new());
@@ -111,7 +111,7 @@ fn Users() -> impl IntoView {
         error.set(None);
         done.set(None);
         leptos::task::spawn_local(async move {
-            match client::request("DELETE", &format!("/api/users/{who}"), None).await {
+            match client::request("DELETE", &berth_api::endpoint::delete_user(&who), None).await {
                 Ok(_) => {
                     done.set(Some(format!("User {who} deleted.")));
                     confirming.set(None);
@@ -200,7 +200,7 @@ fn Tokens() -> impl IntoView {
     let confirming = RwSignal::new(None::<String>);
     let load = move || {
         leptos::task::spawn_local(async move {
-            match client::get_typed::<TokenList>("/api/tokens").await {
+            match client::get_typed::<TokenList>(&berth_api::endpoint::list_tokens()).await {
                 Ok(v) => tokens.set(v.tokens),
                 Err(f) => error.set(Some(f.message)),
             }
@@ -231,7 +231,7 @@ fn Tokens() -> impl IntoView {
             clusters: None,
         };
         leptos::task::spawn_local(async move {
-            match client::send_typed::<_, CreatedToken>("POST", "/api/tokens", &body).await {
+            match client::send_typed::<_, CreatedToken>("POST", &berth_api::endpoint::create_token(), &body).await {
                 Ok(v) => {
                     shown_once.set(Some((v.name, v.token)));
                     name.set(String::new());
@@ -244,7 +244,7 @@ fn Tokens() -> impl IntoView {
     let revoke = move |id: String| {
         error.set(None);
         leptos::task::spawn_local(async move {
-            match client::request("DELETE", &format!("/api/tokens/{id}"), None).await {
+            match client::request("DELETE", &berth_api::endpoint::revoke_token(&id), None).await {
                 Ok(_) => {
                     confirming.set(None);
                     load();
@@ -379,7 +379,7 @@ fn Channels() -> impl IntoView {
     let confirming = RwSignal::new(None::<String>);
     let load = move || {
         leptos::task::spawn_local(async move {
-            match client::get_typed::<NotificationChannelList>("/api/notification-channels").await {
+            match client::get_typed::<NotificationChannelList>(&berth_api::endpoint::list_notification_channels()).await {
                 Ok(v) => channels.set(v.channels),
                 Err(f) => error.set(Some(f.message)),
             }
@@ -411,7 +411,7 @@ fn Channels() -> impl IntoView {
         leptos::task::spawn_local(async move {
             match client::send_typed::<_, NotificationChannelWithSecret>(
                 "POST",
-                "/api/notification-channels",
+                &berth_api::endpoint::create_notification_channel(),
                 &body,
             )
             .await
@@ -436,7 +436,7 @@ fn Channels() -> impl IntoView {
         leptos::task::spawn_local(async move {
             match client::request(
                 "DELETE",
-                &format!("/api/notification-channels/{which}"),
+                &berth_api::endpoint::delete_notification_channel(&which),
                 None,
             )
             .await

@@ -38,7 +38,7 @@ pub fn Deciders() -> impl IntoView {
     let load_registered = move || {
         leptos::task::spawn_local(async move {
             registered.set(Some(
-                match client::get_typed::<berth_api::DeciderList>("/api/deciders").await {
+                match client::get_typed::<berth_api::DeciderList>(&berth_api::endpoint::list_deciders()).await {
                     Ok(l) => Ok(l.deciders),
                     Err(f) if f.status == 404 => {
                         Err("This server has no external deciders registered.".into())
@@ -70,7 +70,7 @@ pub fn Deciders() -> impl IntoView {
             let now = crate::engine::format_time(client::eval_now());
             match client::request_text(
                 "POST",
-                &format!("/api/estates/{id}/compare?now={now}"),
+                &berth_api::endpoint::compare_deciders(&id).query("now", &now),
                 Some(body),
             )
             .await
@@ -90,7 +90,7 @@ pub fn Deciders() -> impl IntoView {
         };
         leptos::task::spawn_local(async move {
             let now = crate::engine::format_time(client::eval_now());
-            match client::request_text("GET", &format!("/api/estates/{id}/preview?now={now}"), None)
+            match client::request_text("GET", &berth_api::endpoint::get_decider_request(&id).query("now", &now), None)
                 .await
             {
                 // The result's own bytes, as the server wrote them, not a
@@ -116,7 +116,7 @@ pub fn Deciders() -> impl IntoView {
             let now = crate::engine::format_time(client::eval_now());
             match client::request_text(
                 "POST",
-                &format!("/api/estates/{id}/leaderboard?now={now}&suite={suite}"),
+                &berth_api::endpoint::decider_leaderboard(&id).query("now", &now).query("suite", &suite),
                 None,
             )
             .await
@@ -195,7 +195,7 @@ pub fn Deciders() -> impl IntoView {
         leptos::task::spawn_local(async move {
             match client::send_typed::<_, berth_api::DeciderWithSecret>(
                 "POST",
-                "/api/deciders",
+                &berth_api::endpoint::register_decider(),
                 &body,
             )
             .await
@@ -243,7 +243,7 @@ pub fn Deciders() -> impl IntoView {
                                                 let n = n.clone();
                                                 leptos::task::spawn_local(async move {
                                                     let rotation = berth_api::SecretRotation { overlap_s: Some(3600) };
-                                                    match client::send_typed::<_, berth_api::DeciderWithSecret>("POST", &format!("/api/deciders/{n}/secret"), &rotation).await {
+                                                    match client::send_typed::<_, berth_api::DeciderWithSecret>("POST", &berth_api::endpoint::rotate_decider_secret(&n), &rotation).await {
                                                         Ok(a) => secret.set(a.secret),
                                                         Err(f) => error.set(Some(f.message)),
                                                     }
@@ -252,7 +252,7 @@ pub fn Deciders() -> impl IntoView {
                                             <button type="button" class="small" on:click=move |_| {
                                                 let n = n5.clone();
                                                 leptos::task::spawn_local(async move {
-                                                    match client::request("DELETE", &format!("/api/deciders/{n}"), None).await {
+                                                    match client::request("DELETE", &berth_api::endpoint::delete_decider(&n), None).await {
                                                         Ok(_) => load_registered(),
                                                         Err(f) => error.set(Some(f.message)),
                                                     }

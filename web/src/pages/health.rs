@@ -22,14 +22,14 @@ pub fn Health() -> impl IntoView {
         }
         leptos::task::spawn_local(async move {
             ready.set(Some(
-                client::get_typed::<Ready>("/readyz")
+                client::get_typed::<Ready>(&berth_api::endpoint::get_readiness())
                     .await
                     .map_err(|f| f.message),
             ));
             if signed_in {
-                driver.set(Some(client::get_typed::<DriverHealth>("/api/driver").await));
+                driver.set(Some(client::get_typed::<DriverHealth>(&berth_api::endpoint::get_driver_health()).await));
                 deliveries.set(Some(
-                    client::get_typed::<NotificationDeliveryList>("/api/notification-deliveries")
+                    client::get_typed::<NotificationDeliveryList>(&berth_api::endpoint::list_notification_deliveries())
                         .await,
                 ));
             }

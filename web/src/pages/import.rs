@@ -125,8 +125,8 @@ pub fn ImportPage() -> impl IntoView {
             return;
         };
         leptos::task::spawn_local(async move {
-            let summary = client::get_typed::<EstateSummary>(&format!("/api/estates/{id}")).await;
-            let file = client::request_text("GET", &format!("/api/estates/{id}/file"), None).await;
+            let summary = client::get_typed::<EstateSummary>(&berth_api::endpoint::get_estate(&id)).await;
+            let file = client::request_text("GET", &berth_api::endpoint::export_estate_file(&id), None).await;
             match (summary, file) {
                 (Ok(s), Ok(text)) => {
                     version.set(Some(s.meta.version));
@@ -248,7 +248,7 @@ fn KubernetesImport(
             applied.set(None);
         }
         leptos::task::spawn_local(async move {
-            let path = format!("/api/estates/{id}/import/kubernetes");
+            let path = berth_api::endpoint::import_kubernetes(&id);
             match client::send_typed::<_, ImportAnswer>("POST", &path, &sent).await {
                 Ok(a) => {
                     if dry_run {
@@ -544,7 +544,7 @@ fn EstateFileImport(
         busy.set(true);
         error.set(None);
         leptos::task::spawn_local(async move {
-            let path = format!("/api/estates/{id}/file");
+            let path = berth_api::endpoint::import_estate_file(&id);
             let answer = client::request_typed("PUT", &path, Some(t), content_type)
                 .await
                 .and_then(|text| client::typed_answer::<EstateSummary>(&path, &text));

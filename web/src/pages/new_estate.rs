@@ -419,7 +419,7 @@ pub fn NewEstate() -> impl IntoView {
             .unwrap_or_else(|| slug(&name.get_untracked()));
         busy.set(true);
         leptos::task::spawn_local(async move {
-            let path = format!("/api/estates?id={id}");
+            let path = berth_api::endpoint::create_estate().query("id", &id);
             match client::request("POST", &path, Some(doc.to_string())).await {
                 Ok(_) => client::go(&crate::common::keep_query(
                     "/estate",

@@ -138,10 +138,9 @@ pub fn Placement() -> impl IntoView {
                 advice: computed,
                 why,
             })));
-            let url = format!(
-                "/api/estates/{id}/advice?why=true&now={}",
-                engine::format_time(now)
-            );
+            let url = berth_api::endpoint::get_advice(&id)
+                .query("why", "true")
+                .query("now", &engine::format_time(now));
             match client::get_typed::<ResultEnvelope>(&url).await {
                 Ok(env) => parity.set(check_parity(&env, &l.meta, &digest)),
                 Err(f) => parity.set(Parity::Failed(format!(
@@ -211,11 +210,9 @@ fn Actions(
     };
     let href = move |format: &'static str| {
         let id = auth.estate.get().unwrap_or_default();
-        let mut url = format!(
-            "/api/estates/{}/plan?format={format}&now={}",
-            crate::common::encode(&id),
-            crate::common::encode(&now.get())
-        );
+        let mut url = berth_api::endpoint::get_plan(&id)
+            .query("format", format)
+            .query("now", &now.get());
         // Narrowed: the plan of the steps on screen only (the server
         // plans a compound step whole when one member is named).
         if filtered.get() {
@@ -225,10 +222,9 @@ fn Actions(
                     services.push(s);
                 }
             }
-            url.push_str("&services=");
-            url.push_str(&crate::common::encode(&services.join(",")));
+            url = url.query("services", &services.join(","));
         }
-        url
+        String::from(url)
     };
     // Asked first, then downloaded: a refusal (a 422) is shown here with
     // the server's reason instead of a download the browser drops.

@@ -87,7 +87,7 @@ pub fn PolicyPage() -> impl IntoView {
         let Some(id) = auth.estate.get() else { return };
         let id2 = id.clone();
         leptos::task::spawn_local(async move {
-            match client::get(&format!("/api/estates/{id}/policy")).await {
+            match client::get(&berth_api::endpoint::get_policy(&id)).await {
                 Ok(v) => {
                     digest.set(v["policy_digest"].as_str().unwrap_or_default().to_string());
                     policy.set(Some(v["policy"].clone()));
@@ -210,14 +210,11 @@ pub fn PolicyPage() -> impl IntoView {
         busy.set(true);
         leptos::task::spawn_local(async move {
             let why = reason.get_untracked();
-            let query = if why.trim().is_empty() {
-                String::new()
-            } else {
-                format!("?reason={}", crate::common::encode(why.trim()))
-            };
+            let why = why.trim();
+            let path = berth_api::endpoint::put_policy(&id).query_opt("reason", (!why.is_empty()).then_some(why));
             match client::request(
                 "PUT",
-                &format!("/api/estates/{id}/policy{query}"),
+                &path,
                 Some(p.to_string()),
             )
             .await

@@ -15,7 +15,7 @@ use leptos::prelude::*;
 
 use super::fixed;
 use crate::client;
-use crate::common::{encode, Auth};
+use crate::common::Auth;
 
 /// The decisions of the estate on show, by identity, with their standing
 /// at the page's evaluation time.
@@ -43,7 +43,7 @@ impl Reviews {
     pub fn load(self, estate: String) {
         let now = self.now.get_untracked();
         leptos::task::spawn_local(async move {
-            let url = format!("/api/estates/{estate}/reviews?now={}", encode(&now));
+            let url = berth_api::endpoint::list_reviews(&estate).query("now", &now);
             match client::get_typed::<ReviewList>(&url).await {
                 Ok(list) => {
                     let map = list
@@ -224,7 +224,7 @@ pub fn ReviewLine(identity: String, why: Option<MoveWhy>, label: String) -> impl
         let now = reviews.now.get_untracked();
         busy.set(true);
         leptos::task::spawn_local(async move {
-            let url = format!("/api/estates/{estate}/reviews?now={}", encode(&now));
+            let url = berth_api::endpoint::review_recommendation(&estate).query("now", &now);
             match client::request("POST", &url, Some(body)).await {
                 Ok(_) => {
                     error.set(None);
@@ -245,7 +245,7 @@ pub fn ReviewLine(identity: String, why: Option<MoveWhy>, label: String) -> impl
         })
         .expect("a review serialises");
         leptos::task::spawn_local(async move {
-            let url = format!("/api/estates/{estate}/reviews/clear");
+            let url = berth_api::endpoint::clear_review(&estate);
             match client::request("POST", &url, Some(body)).await {
                 Ok(_) => {
                     error.set(None);
@@ -338,7 +338,7 @@ pub fn AuditTrail() -> impl IntoView {
     Effect::new(move |_| {
         let Some(id) = auth.estate.get() else { return };
         leptos::task::spawn_local(async move {
-            match client::get_typed::<AuditList>(&format!("/api/estates/{id}/audit?limit=50")).await
+            match client::get_typed::<AuditList>(&berth_api::endpoint::estate_audit(&id).query("limit", "50")).await
             {
                 Ok(list) => entries.set(Some(list.entries)),
                 Err(f) => error.set(Some(f.message)),

@@ -71,9 +71,7 @@ pub fn WhatIf() -> impl IntoView {
 
     let refresh_saved = move |id: String| {
         leptos::task::spawn_local(async move {
-            match client::get_typed::<berth_api::ScenarioList>(&format!(
-                "/api/estates/{id}/scenarios"
-            ))
+            match client::get_typed::<berth_api::ScenarioList>(&berth_api::endpoint::list_scenarios(&id))
             .await
             {
                 Ok(l) => saved.set(l.scenarios.into_iter().map(|x| x.name).collect()),
@@ -175,10 +173,7 @@ pub fn WhatIf() -> impl IntoView {
         leptos::task::spawn_local(async move {
             match client::request(
                 "PUT",
-                &format!(
-                    "/api/estates/{id}/scenarios/{}",
-                    crate::common::encode(&name)
-                ),
+                &berth_api::endpoint::put_scenario(&id, &name),
                 Some(body),
             )
             .await
@@ -212,10 +207,7 @@ pub fn WhatIf() -> impl IntoView {
             return;
         }
         leptos::task::spawn_local(async move {
-            match client::get(&format!(
-                "/api/estates/{id}/scenarios/{}",
-                crate::common::encode(&name)
-            ))
+            match client::get(&berth_api::endpoint::get_scenario(&id, &name))
             .await
             {
                 Ok(v) => match engine::steps_of(&v) {
