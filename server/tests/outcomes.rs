@@ -283,7 +283,7 @@ async fn an_advised_move_is_measured_against_its_prediction(b: Backend) {
             ADMIN,
             Method::POST,
             "/api/tokens",
-            &json!({"name": "agent", "role": "agent", "estate": "est"}),
+            &json!({"name": "agent", "role": "agent", "estate": "est", "clusters": ["c1", "c2", "c3"]}),
         )
         .await["token"]
         .as_str()
@@ -605,7 +605,7 @@ async fn three_advised_moves_calibrate_the_next_why_and_the_short_one_is_notifie
             ADMIN,
             Method::POST,
             "/api/tokens",
-            &json!({"name": "agent", "role": "agent", "estate": "est"}),
+            &json!({"name": "agent", "role": "agent", "estate": "est", "clusters": ["c1", "c2", "c3"]}),
         )
         .await["token"]
         .as_str()
