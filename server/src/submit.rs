@@ -10,10 +10,10 @@
 use std::collections::BTreeSet;
 use std::time::Duration;
 
+use berth_api::endpoint::{self, ApiPath};
 use berth_api::{
     ClusterRecord, FactUpdate, KubernetesImportRequest, ManifestFile, ObservationBatch, ProbeRecord,
 };
-use berth_api::endpoint::{self, ApiPath};
 use reqwest::header::{HeaderValue, AUTHORIZATION, RETRY_AFTER};
 use reqwest::StatusCode;
 use serde::Serialize;

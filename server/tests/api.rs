@@ -159,7 +159,10 @@ impl TestApp {
             // Agent tokens name their clusters (issue 37): here every
             // cluster of the estate, so these tests write where they like.
             let file = self
-                .get(&Self::admin(), &format!("/api/estates/{}/file", estate.unwrap_or("sample")))
+                .get(
+                    &Self::admin(),
+                    &format!("/api/estates/{}/file", estate.unwrap_or("sample")),
+                )
                 .await
                 .json();
             body["clusters"] = json!(file["clusters"]

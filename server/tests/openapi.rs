@@ -1699,6 +1699,9 @@ fn the_contract_publishes_the_same_operations_as_before() {
         assert_eq!(was, is, "operation {}", was["operationId"]);
     }
     for kind in ["parameters", "requestBodies", "responses", "schemas"] {
-        assert_eq!(before["shared"][kind], facts["shared"][kind], "shared {kind}");
+        assert_eq!(
+            before["shared"][kind], facts["shared"][kind],
+            "shared {kind}"
+        );
     }
 }

@@ -79,7 +79,8 @@ pub fn App() -> impl IntoView {
             return;
         }
         leptos::task::spawn_local(async move {
-            match client::get_typed::<berth_api::Caller>(&berth_api::endpoint::get_session()).await {
+            match client::get_typed::<berth_api::Caller>(&berth_api::endpoint::get_session()).await
+            {
                 Ok(caller) => {
                     client::set_csrf(caller.csrf_token);
                     auth.session.set(Some(Some(Session {
@@ -128,7 +129,8 @@ pub fn App() -> impl IntoView {
 /// the caller may see. Also fills the switcher's list, and the staleness
 /// banner for the chosen estate.
 async fn pick_estate(auth: Auth) {
-    let listed = client::get_typed::<berth_api::EstateList>(&berth_api::endpoint::list_estates()).await;
+    let listed =
+        client::get_typed::<berth_api::EstateList>(&berth_api::endpoint::list_estates()).await;
     let estates: Vec<(String, String)> = match &listed {
         Ok(list) => list
             .estates

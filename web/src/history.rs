@@ -532,8 +532,7 @@ pub fn History() -> impl IntoView {
     Effect::new(move |_| {
         let Some(id) = auth.estate.get() else { return };
         leptos::task::spawn_local(async move {
-            match client::get_typed::<History>(&berth_api::endpoint::get_advice_history(&id))
-                .await
+            match client::get_typed::<History>(&berth_api::endpoint::get_advice_history(&id)).await
             {
                 Ok(h) => history.set(Some(h)),
                 Err(f) => error.set(Some(format!(

@@ -280,7 +280,6 @@ pub fn encode(v: &str) -> String {
     out
 }
 
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -298,7 +297,9 @@ mod tests {
             assert_eq!(named, e.path_params, "{}", e.operation_id);
             assert!(seen.insert(e.operation_id), "{} twice", e.operation_id);
             assert!(
-                seen.insert(Box::leak(format!("{} {}", e.method.as_str(), e.path).into_boxed_str())),
+                seen.insert(Box::leak(
+                    format!("{} {}", e.method.as_str(), e.path).into_boxed_str()
+                )),
                 "{} {} twice",
                 e.method.as_str(),
                 e.path

@@ -296,7 +296,10 @@ endpoints! {
                             }
                         }
                     },
-                    "live": {
+                    // Named so that it sorts after "uploaded" (json! sorts
+                    // keys): the first example is the one that runs
+                    // without a registered decider.
+                    "uploaded-and-live": {
                         "summary": "Call a registered decider now, beside an uploaded reply",
                         "value": {
                             "external": [

@@ -15,9 +15,7 @@ use crate::estates::visible_estate;
 use crate::AppState;
 
 /// Applied moves.
-pub const ROUTES: &[Route] = &[
-    route!(LIST_OUTCOMES => outcomes),
-];
+pub const ROUTES: &[Route] = &[route!(LIST_OUTCOMES => outcomes)];
 
 /// `GET /api/estates/{id}/outcomes?now=`: the engine's report, its bytes
 /// as `berth_engine::front::outcomes` wrote them.

@@ -29,7 +29,10 @@ pub struct Route {
 
 impl Route {
     /// The row of `endpoint`, answered by `handler`.
-    pub const fn new(endpoint: &'static Endpoint, handler: fn() -> MethodRouter<AppState>) -> Route {
+    pub const fn new(
+        endpoint: &'static Endpoint,
+        handler: fn() -> MethodRouter<AppState>,
+    ) -> Route {
         Route {
             endpoint,
             operation_id: endpoint.operation_id,

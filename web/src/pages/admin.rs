@@ -26,14 +26,39 @@ pub fn token_state(t: &TokenInfo) -> String {
     }
 }
 
+/// The cluster ids typed in the token form: separated by commas or
+/// spaces, empty pieces dropped, each once, in the order typed.
+pub fn cluster_list(typed: &str) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for piece in typed.split(|c: char| c == ',' || c.is_whitespace()) {
+        if !piece.is_empty() && !out.iter().any(|c| c == piece) {
+            out.push(piece.to_string());
+        }
+    }
+    out
+}
+
 /// Why a new token's fields would be refused, before asking the server
 /// (its rules in `create_token`).
-pub fn token_problem(name: &str, role: Role, estate: &str) -> Option<&'static str> {
+pub fn token_problem(
+    name: &str,
+    role: Role,
+    estate: &str,
+    clusters: &[String],
+) -> Option<&'static str> {
     if name.trim().is_empty() {
         return Some("Give the token a name (who or what uses it).");
     }
     if role == Role::Agent && estate.is_empty() {
         return Some("An agent token must be scoped to one estate: choose it.");
+    }
+    if role == Role::Agent && clusters.is_empty() {
+        return Some(
+            "An agent token must name the cluster(s) its agent reports for: every write outside them is refused.",
+        );
+    }
+    if role != Role::Agent && !clusters.is_empty() {
+        return Some("Only agent tokens name clusters: clear the clusters field.");
     }
     if role == Role::Admin && !estate.is_empty() {
         return Some(
@@ -96,7 +121,13 @@ fn Users() -> impl IntoView {
             password: password.get_untracked(),
         };
         leptos::task::spawn_local(async move {
-            match client::send_typed::<_, CreatedUser>("POST", &berth_api::endpoint::create_user(), &body).await {
+            match client::send_typed::<_, CreatedUser>(
+                "POST",
+                &berth_api::endpoint::create_user(),
+                &body,
+            )
+            .await
+            {
                 Ok(v) => {
                     done.set(Some(format!("User {} ({}) created.", v.name, v.role)));
                     name.set(String::new());
@@ -194,6 +225,8 @@ fn Tokens() -> impl IntoView {
     let name = RwSignal::new(String::new());
     let role = RwSignal::new(Role::Viewer);
     let estate = RwSignal::new(String::new());
+    // An agent token's clusters, as typed (comma- or space-separated).
+    let clusters = RwSignal::new(String::new());
     // The token just created: (name, secret). Shown once; gone on reload.
     let shown_once = RwSignal::new(None::<(String, String)>);
     let copied = RwSignal::new(None::<bool>);
@@ -216,7 +249,8 @@ fn Tokens() -> impl IntoView {
             role.get_untracked(),
             estate.get_untracked(),
         );
-        if let Some(m) = token_problem(&n, r, &e) {
+        let named = cluster_list(&clusters.get_untracked());
+        if let Some(m) = token_problem(&n, r, &e, &named) {
             error.set(Some(m.to_string()));
             return;
         }
@@ -226,15 +260,22 @@ fn Tokens() -> impl IntoView {
             estate: (!e.is_empty()).then_some(e),
             may_create_clusters: false,
             may_sync_services: false,
-            // Agent tokens must name their clusters (issue 37); this form
-            // has no field for them yet, so the server's 400 says so.
-            clusters: None,
+            // Agent tokens name the clusters their agent reports for:
+            // the server refuses their writes anywhere else.
+            clusters: (r == Role::Agent).then_some(named),
         };
         leptos::task::spawn_local(async move {
-            match client::send_typed::<_, CreatedToken>("POST", &berth_api::endpoint::create_token(), &body).await {
+            match client::send_typed::<_, CreatedToken>(
+                "POST",
+                &berth_api::endpoint::create_token(),
+                &body,
+            )
+            .await
+            {
                 Ok(v) => {
                     shown_once.set(Some((v.name, v.token)));
                     name.set(String::new());
+                    clusters.set(String::new());
                     load();
                 }
                 Err(f) => error.set(Some(f.message)),
@@ -277,7 +318,7 @@ fn Tokens() -> impl IntoView {
                 </div>
             })}
             <table class="accounts" data-testid="tokens">
-                <thead><tr><th scope="col">"name"</th><th scope="col">"role"</th><th scope="col">"estate"</th><th scope="col">"created"</th><th scope="col">"by"</th><th scope="col">"state"</th><th scope="col"><span class="visually-hidden">"actions"</span></th></tr></thead>
+                <thead><tr><th scope="col">"name"</th><th scope="col">"role"</th><th scope="col">"estate"</th><th scope="col">"clusters"</th><th scope="col">"created"</th><th scope="col">"by"</th><th scope="col">"state"</th><th scope="col"><span class="visually-hidden">"actions"</span></th></tr></thead>
                 <tbody>
                     {move || tokens.get().into_iter().map(|t| {
                         let id = t.id.clone();
@@ -290,6 +331,11 @@ fn Tokens() -> impl IntoView {
                                 <th scope="row">{label.clone()}</th>
                                 <td>{t.role.to_string()}</td>
                                 <td>{t.estate.clone().unwrap_or_else(|| "all".into())}</td>
+                                <td data-testid="token-clusters">{match &t.clusters {
+                                    Some(c) if !c.is_empty() => c.join(", "),
+                                    Some(_) => "none: it can write nothing until replaced".to_string(),
+                                    None => "\u{2014}".to_string(),
+                                }}</td>
                                 <td>{t.created_at.clone()}</td>
                                 <td>{t.created_by.clone()}</td>
                                 <td data-testid="token-state">{token_state(&t)}</td>
@@ -340,6 +386,12 @@ fn Tokens() -> impl IntoView {
                             }).collect_view()}
                         </select>
                     </div>
+                    {move || (role.get() == Role::Agent).then(|| view! {
+                        <div class="field">
+                            <label for="token-clusters">"Clusters it reports for"</label>
+                            <input id="token-clusters" autocomplete="off" placeholder="fra-1, ams-2" bind:value=clusters/>
+                        </div>
+                    })}
                 </div>
                 <button type="submit">"Create token"</button>
             </form>
@@ -379,7 +431,11 @@ fn Channels() -> impl IntoView {
     let confirming = RwSignal::new(None::<String>);
     let load = move || {
         leptos::task::spawn_local(async move {
-            match client::get_typed::<NotificationChannelList>(&berth_api::endpoint::list_notification_channels()).await {
+            match client::get_typed::<NotificationChannelList>(
+                &berth_api::endpoint::list_notification_channels(),
+            )
+            .await
+            {
                 Ok(v) => channels.set(v.channels),
                 Err(f) => error.set(Some(f.message)),
             }
@@ -541,13 +597,25 @@ mod tests {
 
     #[test]
     fn token_rules_are_said_before_asking() {
-        assert!(token_problem("", Role::Viewer, "").is_some());
-        assert!(token_problem("probe", Role::Agent, "")
+        let none: &[String] = &[];
+        let fra = cluster_list(" fra-1, ams-2 fra-1,,");
+        assert_eq!(fra, vec!["fra-1".to_string(), "ams-2".to_string()]);
+        assert!(token_problem("", Role::Viewer, "", none).is_some());
+        assert!(token_problem("probe", Role::Agent, "", &fra)
             .unwrap()
             .contains("scoped"));
-        assert!(token_problem("ops", Role::Admin, "sample").is_some());
-        assert_eq!(token_problem("ci", Role::Viewer, ""), None);
-        assert_eq!(token_problem("agent-fra", Role::Agent, "sample"), None);
+        assert!(token_problem("probe", Role::Agent, "sample", none)
+            .unwrap()
+            .contains("cluster"));
+        assert!(token_problem("ci", Role::Viewer, "", &fra)
+            .unwrap()
+            .contains("Only agent tokens"));
+        assert!(token_problem("ops", Role::Admin, "sample", none).is_some());
+        assert_eq!(token_problem("ci", Role::Viewer, "", none), None);
+        assert_eq!(
+            token_problem("agent-fra", Role::Agent, "sample", &fra),
+            None
+        );
         let mut t = TokenInfo {
             id: "3f9a0c2b7d41".into(),
             name: "ci".into(),

@@ -38,7 +38,11 @@ pub fn Deciders() -> impl IntoView {
     let load_registered = move || {
         leptos::task::spawn_local(async move {
             registered.set(Some(
-                match client::get_typed::<berth_api::DeciderList>(&berth_api::endpoint::list_deciders()).await {
+                match client::get_typed::<berth_api::DeciderList>(
+                    &berth_api::endpoint::list_deciders(),
+                )
+                .await
+                {
                     Ok(l) => Ok(l.deciders),
                     Err(f) if f.status == 404 => {
                         Err("This server has no external deciders registered.".into())
@@ -90,8 +94,12 @@ pub fn Deciders() -> impl IntoView {
         };
         leptos::task::spawn_local(async move {
             let now = crate::engine::format_time(client::eval_now());
-            match client::request_text("GET", &berth_api::endpoint::get_decider_request(&id).query("now", &now), None)
-                .await
+            match client::request_text(
+                "GET",
+                &berth_api::endpoint::get_decider_request(&id).query("now", &now),
+                None,
+            )
+            .await
             {
                 // The result's own bytes, as the server wrote them, not a
                 // re-serialisation: what a decider receives, byte for byte.
@@ -116,7 +124,9 @@ pub fn Deciders() -> impl IntoView {
             let now = crate::engine::format_time(client::eval_now());
             match client::request_text(
                 "POST",
-                &berth_api::endpoint::decider_leaderboard(&id).query("now", &now).query("suite", &suite),
+                &berth_api::endpoint::decider_leaderboard(&id)
+                    .query("now", &now)
+                    .query("suite", &suite),
                 None,
             )
             .await

@@ -27,10 +27,15 @@ pub fn Health() -> impl IntoView {
                     .map_err(|f| f.message),
             ));
             if signed_in {
-                driver.set(Some(client::get_typed::<DriverHealth>(&berth_api::endpoint::get_driver_health()).await));
-                deliveries.set(Some(
-                    client::get_typed::<NotificationDeliveryList>(&berth_api::endpoint::list_notification_deliveries())
+                driver.set(Some(
+                    client::get_typed::<DriverHealth>(&berth_api::endpoint::get_driver_health())
                         .await,
+                ));
+                deliveries.set(Some(
+                    client::get_typed::<NotificationDeliveryList>(
+                        &berth_api::endpoint::list_notification_deliveries(),
+                    )
+                    .await,
                 ));
             }
         });

@@ -125,8 +125,11 @@ pub fn ImportPage() -> impl IntoView {
             return;
         };
         leptos::task::spawn_local(async move {
-            let summary = client::get_typed::<EstateSummary>(&berth_api::endpoint::get_estate(&id)).await;
-            let file = client::request_text("GET", &berth_api::endpoint::export_estate_file(&id), None).await;
+            let summary =
+                client::get_typed::<EstateSummary>(&berth_api::endpoint::get_estate(&id)).await;
+            let file =
+                client::request_text("GET", &berth_api::endpoint::export_estate_file(&id), None)
+                    .await;
             match (summary, file) {
                 (Ok(s), Ok(text)) => {
                     version.set(Some(s.meta.version));

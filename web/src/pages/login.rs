@@ -29,7 +29,13 @@ pub fn Login() -> impl IntoView {
         busy.set(true);
         error.set(None);
         leptos::task::spawn_local(async move {
-            match client::request("POST", &berth_api::endpoint::sign_in(), Some(body.to_string())).await {
+            match client::request(
+                "POST",
+                &berth_api::endpoint::sign_in(),
+                Some(body.to_string()),
+            )
+            .await
+            {
                 Ok(_) => client::go("/"),
                 Err(f) => {
                     error.set(Some(f.message));

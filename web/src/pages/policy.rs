@@ -211,14 +211,9 @@ pub fn PolicyPage() -> impl IntoView {
         leptos::task::spawn_local(async move {
             let why = reason.get_untracked();
             let why = why.trim();
-            let path = berth_api::endpoint::put_policy(&id).query_opt("reason", (!why.is_empty()).then_some(why));
-            match client::request(
-                "PUT",
-                &path,
-                Some(p.to_string()),
-            )
-            .await
-            {
+            let path = berth_api::endpoint::put_policy(&id)
+                .query_opt("reason", (!why.is_empty()).then_some(why));
+            match client::request("PUT", &path, Some(p.to_string())).await {
                 Ok(v) => {
                     let d = v["policy_digest"].as_str().unwrap_or_default().to_string();
                     note.set(Some(format!(

@@ -338,7 +338,10 @@ pub fn AuditTrail() -> impl IntoView {
     Effect::new(move |_| {
         let Some(id) = auth.estate.get() else { return };
         leptos::task::spawn_local(async move {
-            match client::get_typed::<AuditList>(&berth_api::endpoint::estate_audit(&id).query("limit", "50")).await
+            match client::get_typed::<AuditList>(
+                &berth_api::endpoint::estate_audit(&id).query("limit", "50"),
+            )
+            .await
             {
                 Ok(list) => entries.set(Some(list.entries)),
                 Err(f) => error.set(Some(f.message)),

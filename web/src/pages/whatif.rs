@@ -71,7 +71,9 @@ pub fn WhatIf() -> impl IntoView {
 
     let refresh_saved = move |id: String| {
         leptos::task::spawn_local(async move {
-            match client::get_typed::<berth_api::ScenarioList>(&berth_api::endpoint::list_scenarios(&id))
+            match client::get_typed::<berth_api::ScenarioList>(
+                &berth_api::endpoint::list_scenarios(&id),
+            )
             .await
             {
                 Ok(l) => saved.set(l.scenarios.into_iter().map(|x| x.name).collect()),
@@ -207,9 +209,7 @@ pub fn WhatIf() -> impl IntoView {
             return;
         }
         leptos::task::spawn_local(async move {
-            match client::get(&berth_api::endpoint::get_scenario(&id, &name))
-            .await
-            {
+            match client::get(&berth_api::endpoint::get_scenario(&id, &name)).await {
                 Ok(v) => match engine::steps_of(&v) {
                     Ok(steps) => {
                         error.set(None);

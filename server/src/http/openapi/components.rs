@@ -131,807 +131,1204 @@ fresh; `GET /api/driver` tells how it is doing.
 pub fn head() -> Vec<(&'static str, Value)> {
     vec![
         ("openapi", json!("3.1.0")),
-        ("info", json!({
-            "title": "Berth API",
-            "version": "0.1.0",
-            "summary": "Placement advice for multi-cluster estates, over HTTP.",
-            "license": {
-                "name": "Apache-2.0",
-                "identifier": "Apache-2.0"
-            }
-        })),
-        ("servers", json!([
-            {
-                "url": "/",
-                "description": "The server itself (by default `http://127.0.0.1:3000`)."
-            }
-        ])),
-        ("tags", json!([
-            {
-                "name": "health",
-                "description": "Liveness, readiness and metrics; no sign-in."
-            },
-            {
-                "name": "session",
-                "description": "Browser sessions."
-            },
-            {
-                "name": "estates",
-                "description": "Estates, their files, facts and policies."
-            },
-            {
-                "name": "engine",
-                "description": "Engine results (cached; see \"Engine results and the cache\")."
-            },
-            {
-                "name": "reviews",
-                "description": "Review memory (planned, dismissed, snoozed) and the audit trail."
-            },
-            {
-                "name": "outcomes",
-                "description": "Applied moves, each checked against what was measured after it."
-            },
-            {
-                "name": "scenarios",
-                "description": "Saved what-if scenarios."
-            },
-            {
-                "name": "deciders",
-                "description": "External deciders (administrators register them), their secrets, and their runs on estates."
-            },
-            {
-                "name": "driver",
-                "description": "The advice driver's snapshots and health."
-            },
-            {
-                "name": "notifications",
-                "description": "Notification channels (administrators configure them) and their deliveries."
-            },
-            {
-                "name": "admin",
-                "description": "API tokens and users."
-            }
-        ])),
+        (
+            "info",
+            json!({
+                "title": "Berth API",
+                "version": "0.1.0",
+                "summary": "Placement advice for multi-cluster estates, over HTTP.",
+                "license": {
+                    "name": "Apache-2.0",
+                    "identifier": "Apache-2.0"
+                }
+            }),
+        ),
+        (
+            "servers",
+            json!([
+                {
+                    "url": "/",
+                    "description": "The server itself (by default `http://127.0.0.1:3000`)."
+                }
+            ]),
+        ),
+        (
+            "tags",
+            json!([
+                {
+                    "name": "health",
+                    "description": "Liveness, readiness and metrics; no sign-in."
+                },
+                {
+                    "name": "session",
+                    "description": "Browser sessions."
+                },
+                {
+                    "name": "estates",
+                    "description": "Estates, their files, facts and policies."
+                },
+                {
+                    "name": "engine",
+                    "description": "Engine results (cached; see \"Engine results and the cache\")."
+                },
+                {
+                    "name": "reviews",
+                    "description": "Review memory (planned, dismissed, snoozed) and the audit trail."
+                },
+                {
+                    "name": "outcomes",
+                    "description": "Applied moves, each checked against what was measured after it."
+                },
+                {
+                    "name": "scenarios",
+                    "description": "Saved what-if scenarios."
+                },
+                {
+                    "name": "deciders",
+                    "description": "External deciders (administrators register them), their secrets, and their runs on estates."
+                },
+                {
+                    "name": "driver",
+                    "description": "The advice driver's snapshots and health."
+                },
+                {
+                    "name": "notifications",
+                    "description": "Notification channels (administrators configure them) and their deliveries."
+                },
+                {
+                    "name": "admin",
+                    "description": "API tokens and users."
+                }
+            ]),
+        ),
     ]
 }
 
 /// How a caller proves who they are.
 pub fn security_schemes() -> Vec<(&'static str, Value)> {
     vec![
-        ("bearerAuth", json!({
-            "type": "http",
-            "scheme": "bearer",
-            "description": "`Authorization: Bearer <token>`, an API token (`berth_` and 64 hex digits). Checked before any cookie. An unknown or revoked token is `401` on every route; a header that is not `Bearer <token>` is `400`. Needs no CSRF token."
-        })),
-        ("cookieAuth", json!({
-            "type": "apiKey",
-            "in": "cookie",
-            "name": "berth_session",
-            "description": "The browser session cookie set by `POST /api/session`: HttpOnly,\nSameSite=Lax, Path=/, Max-Age 43200 (12 hours), and Secure when the\nserver runs with `--secure-cookies`. A state-changing request\n(POST, PUT, DELETE, …: anything but GET, HEAD, OPTIONS) made with\nit must also send the session's CSRF token in the `X-CSRF-Token`\nheader (scheme `csrfHeader`), or it is refused with `403`. The\nCSRF token is returned by `POST /api/session` and\n`GET /api/session`.\n"
-        })),
-        ("csrfHeader", json!({
-            "type": "apiKey",
-            "in": "header",
-            "name": "X-CSRF-Token",
-            "description": "The CSRF token of the cookie session (`csrf_token` from `POST /api/session` or `GET /api/session`). Required, together with `cookieAuth`, on every state-changing request authenticated by the cookie; compared in constant time. Not used with bearer tokens."
-        })),
+        (
+            "bearerAuth",
+            json!({
+                "type": "http",
+                "scheme": "bearer",
+                "description": "`Authorization: Bearer <token>`, an API token (`berth_` and 64 hex digits). Checked before any cookie. An unknown or revoked token is `401` on every route; a header that is not `Bearer <token>` is `400`. Needs no CSRF token."
+            }),
+        ),
+        (
+            "cookieAuth",
+            json!({
+                "type": "apiKey",
+                "in": "cookie",
+                "name": "berth_session",
+                "description": "The browser session cookie set by `POST /api/session`: HttpOnly,\nSameSite=Lax, Path=/, Max-Age 43200 (12 hours), and Secure when the\nserver runs with `--secure-cookies`. A state-changing request\n(POST, PUT, DELETE, …: anything but GET, HEAD, OPTIONS) made with\nit must also send the session's CSRF token in the `X-CSRF-Token`\nheader (scheme `csrfHeader`), or it is refused with `403`. The\nCSRF token is returned by `POST /api/session` and\n`GET /api/session`.\n"
+            }),
+        ),
+        (
+            "csrfHeader",
+            json!({
+                "type": "apiKey",
+                "in": "header",
+                "name": "X-CSRF-Token",
+                "description": "The CSRF token of the cookie session (`csrf_token` from `POST /api/session` or `GET /api/session`). Required, together with `cookieAuth`, on every state-changing request authenticated by the cookie; compared in constant time. Not used with bearer tokens."
+            }),
+        ),
     ]
 }
 
 /// Parameters more than one operation takes.
 pub fn parameters() -> Vec<(&'static str, Value)> {
     vec![
-        ("EstateId", json!({
-            "name": "id",
-            "in": "path",
-            "required": true,
-            "description": "The estate id: 1–64 characters of `a–z`, `0–9`, `-`, `_`, starting with a letter or digit. A token scoped to another estate is refused with `403`.",
-            "schema": {
-                "type": "string",
-                "pattern": "^[a-z0-9][a-z0-9_-]{0,63}$"
-            },
-            "example": "sample"
-        })),
-        ("ScenarioName", json!({
-            "name": "name",
-            "in": "path",
-            "required": true,
-            "description": "The scenario's name within the estate: 1–64 characters of `a–z`, `0–9`, `-`, `_`, starting with a letter or digit (checked when saving).",
-            "schema": {
-                "type": "string",
-                "pattern": "^[a-z0-9][a-z0-9_-]{0,63}$"
-            },
-            "example": "retire-c-par-2"
-        })),
-        ("NewEstateId", json!({
-            "name": "id",
-            "in": "query",
-            "required": false,
-            "description": "The new estate's id (1–64 characters of `a–z`, `0–9`, `-`, `_`, starting with a letter or digit). Default: made from the estate's `name`.",
-            "schema": {
-                "type": "string",
-                "pattern": "^[a-z0-9][a-z0-9_-]{0,63}$"
-            },
-            "example": "acme"
-        })),
-        ("Format", json!({
-            "name": "format",
-            "in": "query",
-            "required": false,
-            "description": "The file format of the export.",
-            "schema": {
-                "type": "string",
-                "enum": [
-                    "json",
-                    "yaml"
-                ],
-                "default": "json"
-            }
-        })),
-        ("Now", json!({
-            "name": "now",
-            "in": "query",
-            "required": false,
-            "description": "The evaluation time, RFC 3339 (e.g. `2026-11-30T04:05:00Z`; a `+` offset must be percent-encoded as `%2B`). Default: the current time, truncated to the minute. Staleness of every fact is judged at this time, and it is part of the cache key.",
-            "schema": {
-                "type": "string",
-                "format": "date-time"
-            },
-            "example": "2026-11-30T04:05:00Z"
-        })),
-        ("Why", json!({
-            "name": "why",
-            "in": "query",
-            "required": false,
-            "description": "`true` adds the Why to the advice: for each move, its facts, terms and exact flip conditions (`docs/why.md`). Only `true` and `false` are accepted.",
-            "schema": {
-                "type": "boolean",
-                "default": false
-            }
-        })),
-        ("DeciderName", json!({
-            "name": "name",
-            "in": "path",
-            "required": true,
-            "description": "A registered external decider's name: 1–64 characters of `a–z`, `0–9`, `-`, `_`, `.`, starting with a letter or digit (not a built-in's name: `baseline`, `heaviest-talker`, `optimum`, `optimum-capped`, `local-search`).",
-            "schema": {
-                "type": "string",
-                "pattern": "^[a-z0-9][a-z0-9._-]{0,63}$"
-            },
-            "example": "ranker"
-        })),
-        ("ChannelName", json!({
-            "name": "name",
-            "in": "path",
-            "required": true,
-            "description": "A notification channel's name: 1–64 characters of `a–z`, `0–9`, `-`, `_`, `.`, starting with a letter or digit.",
-            "schema": {
-                "type": "string"
-            },
-            "example": "ops-hook"
-        })),
-        ("HistoryLimit", json!({
-            "name": "limit",
-            "in": "query",
-            "required": false,
-            "description": "How many entries to return at most, newest first (1–200).",
-            "schema": {
-                "type": "integer",
-                "minimum": 1,
-                "maximum": 200,
-                "default": 20
-            },
-            "example": 20
-        })),
+        (
+            "EstateId",
+            json!({
+                "name": "id",
+                "in": "path",
+                "required": true,
+                "description": "The estate id: 1–64 characters of `a–z`, `0–9`, `-`, `_`, starting with a letter or digit. A token scoped to another estate is refused with `403`.",
+                "schema": {
+                    "type": "string",
+                    "pattern": "^[a-z0-9][a-z0-9_-]{0,63}$"
+                },
+                "example": "sample"
+            }),
+        ),
+        (
+            "ScenarioName",
+            json!({
+                "name": "name",
+                "in": "path",
+                "required": true,
+                "description": "The scenario's name within the estate: 1–64 characters of `a–z`, `0–9`, `-`, `_`, starting with a letter or digit (checked when saving).",
+                "schema": {
+                    "type": "string",
+                    "pattern": "^[a-z0-9][a-z0-9_-]{0,63}$"
+                },
+                "example": "retire-c-par-2"
+            }),
+        ),
+        (
+            "NewEstateId",
+            json!({
+                "name": "id",
+                "in": "query",
+                "required": false,
+                "description": "The new estate's id (1–64 characters of `a–z`, `0–9`, `-`, `_`, starting with a letter or digit). Default: made from the estate's `name`.",
+                "schema": {
+                    "type": "string",
+                    "pattern": "^[a-z0-9][a-z0-9_-]{0,63}$"
+                },
+                "example": "acme"
+            }),
+        ),
+        (
+            "Format",
+            json!({
+                "name": "format",
+                "in": "query",
+                "required": false,
+                "description": "The file format of the export.",
+                "schema": {
+                    "type": "string",
+                    "enum": [
+                        "json",
+                        "yaml"
+                    ],
+                    "default": "json"
+                }
+            }),
+        ),
+        (
+            "Now",
+            json!({
+                "name": "now",
+                "in": "query",
+                "required": false,
+                "description": "The evaluation time, RFC 3339 (e.g. `2026-11-30T04:05:00Z`; a `+` offset must be percent-encoded as `%2B`). Default: the current time, truncated to the minute. Staleness of every fact is judged at this time, and it is part of the cache key.",
+                "schema": {
+                    "type": "string",
+                    "format": "date-time"
+                },
+                "example": "2026-11-30T04:05:00Z"
+            }),
+        ),
+        (
+            "Why",
+            json!({
+                "name": "why",
+                "in": "query",
+                "required": false,
+                "description": "`true` adds the Why to the advice: for each move, its facts, terms and exact flip conditions (`docs/why.md`). Only `true` and `false` are accepted.",
+                "schema": {
+                    "type": "boolean",
+                    "default": false
+                }
+            }),
+        ),
+        (
+            "DeciderName",
+            json!({
+                "name": "name",
+                "in": "path",
+                "required": true,
+                "description": "A registered external decider's name: 1–64 characters of `a–z`, `0–9`, `-`, `_`, `.`, starting with a letter or digit (not a built-in's name: `baseline`, `heaviest-talker`, `optimum`, `optimum-capped`, `local-search`).",
+                "schema": {
+                    "type": "string",
+                    "pattern": "^[a-z0-9][a-z0-9._-]{0,63}$"
+                },
+                "example": "ranker"
+            }),
+        ),
+        (
+            "ChannelName",
+            json!({
+                "name": "name",
+                "in": "path",
+                "required": true,
+                "description": "A notification channel's name: 1–64 characters of `a–z`, `0–9`, `-`, `_`, `.`, starting with a letter or digit.",
+                "schema": {
+                    "type": "string"
+                },
+                "example": "ops-hook"
+            }),
+        ),
+        (
+            "HistoryLimit",
+            json!({
+                "name": "limit",
+                "in": "query",
+                "required": false,
+                "description": "How many entries to return at most, newest first (1–200).",
+                "schema": {
+                    "type": "integer",
+                    "minimum": 1,
+                    "maximum": 200,
+                    "default": 20
+                },
+                "example": 20
+            }),
+        ),
     ]
 }
 
 /// Bodies more than one operation takes.
 pub fn request_bodies() -> Vec<(&'static str, Value)> {
     vec![
-        ("EstateFile", json!({
-            "required": true,
-            "description": "An estate file, schema 1 (`docs/estate-format.md`; JSON Schema `docs/estate.schema.json`), as JSON or YAML. Rules that span several objects (unique ids, references, one link per pair, …) are checked by the loader too. At most 64 MiB.",
-            "content": {
-                "application/json": {
-                    "schema": {
-                        "$ref": "./estate.schema.json"
+        (
+            "EstateFile",
+            json!({
+                "required": true,
+                "description": "An estate file, schema 1 (`docs/estate-format.md`; JSON Schema `docs/estate.schema.json`), as JSON or YAML. Rules that span several objects (unique ids, references, one link per pair, …) are checked by the loader too. At most 64 MiB.",
+                "content": {
+                    "application/json": {
+                        "schema": {
+                            "$ref": "./estate.schema.json"
+                        },
+                        "examples": {
+                            "sample": {
+                                "summary": "The sample estate shipped with Berth",
+                                "externalValue": "../examples/estates/sample.json"
+                            }
+                        }
                     },
-                    "examples": {
-                        "sample": {
-                            "summary": "The sample estate shipped with Berth",
-                            "externalValue": "../examples/estates/sample.json"
+                    "application/yaml": {
+                        "schema": {
+                            "$ref": "./estate.schema.json"
                         }
                     }
-                },
-                "application/yaml": {
-                    "schema": {
-                        "$ref": "./estate.schema.json"
-                    }
                 }
-            }
-        })),
-        ("Scenario", json!({
-            "required": true,
-            "description": "A what-if scenario, schema 1 (`docs/scenario-format.md`). At most 1 MiB.",
-            "content": {
-                "application/json": {
-                    "schema": {
-                        "$ref": "#/components/schemas/Scenario"
-                    },
-                    "example": {
-                        "schema": 1,
-                        "name": "Retire c-par-2",
-                        "steps": [
-                            {
-                                "evacuate": "c-par-2"
-                            },
-                            {
-                                "move": {
-                                    "service": "fraud-scoring",
-                                    "to": "c-fra-2"
+            }),
+        ),
+        (
+            "Scenario",
+            json!({
+                "required": true,
+                "description": "A what-if scenario, schema 1 (`docs/scenario-format.md`). At most 1 MiB.",
+                "content": {
+                    "application/json": {
+                        "schema": {
+                            "$ref": "#/components/schemas/Scenario"
+                        },
+                        "example": {
+                            "schema": 1,
+                            "name": "Retire c-par-2",
+                            "steps": [
+                                {
+                                    "evacuate": "c-par-2"
+                                },
+                                {
+                                    "move": {
+                                        "service": "fraud-scoring",
+                                        "to": "c-fra-2"
+                                    }
                                 }
-                            }
-                        ]
+                            ]
+                        }
                     }
                 }
-            }
-        })),
+            }),
+        ),
     ]
 }
 
 /// Answers more than one operation gives.
 pub fn responses() -> Vec<(&'static str, Value)> {
     vec![
-        ("BadRequest", json!({
-            "description": "The request is not what the route expects: a body that is not UTF-8, not JSON or not of the expected shape (for a JSON syntax error `details` gives `{line, column}`), a value out of its rules (the message names it), or a malformed `Authorization` header.",
-            "content": {
-                "application/json": {
-                    "schema": {
-                        "$ref": "#/components/schemas/BadRequestError"
-                    }
-                }
-            }
-        })),
-        ("BadRequestOrQuery", json!({
-            "description": "As `BadRequest` (JSON error envelope); or a query string that does not deserialise (an unknown parameter), which the framework refuses with a `text/plain` body.",
-            "content": {
-                "application/json": {
-                    "schema": {
-                        "$ref": "#/components/schemas/BadRequestError"
-                    }
-                },
-                "text/plain": {
-                    "schema": {
-                        "type": "string"
-                    }
-                }
-            }
-        })),
-        ("BadQuery", json!({
-            "description": "`now` is not an RFC 3339 time, a request body that is not UTF-8 text, or a malformed `Authorization` header (JSON error envelope); or the query string does not deserialise — an unknown parameter, `why` not `true`/`false` — which the framework refuses with a `text/plain` body.",
-            "content": {
-                "application/json": {
-                    "schema": {
-                        "$ref": "#/components/schemas/BadRequestError"
-                    },
-                    "example": {
-                        "error": "bad_request",
-                        "message": "now=\"yesterday\": expected an RFC 3339 time like 2026-11-30T04:05:00Z",
-                        "details": null
-                    }
-                },
-                "text/plain": {
-                    "schema": {
-                        "type": "string"
-                    }
-                }
-            }
-        })),
-        ("BadAuthorizationHeader", json!({
-            "description": "The `Authorization` header is not `Bearer <token>`.",
-            "content": {
-                "application/json": {
-                    "schema": {
-                        "$ref": "#/components/schemas/BadRequestError"
-                    },
-                    "example": {
-                        "error": "bad_request",
-                        "message": "Authorization header: expected `Bearer <token>`",
-                        "details": null
-                    }
-                }
-            }
-        })),
-        ("UnknownBearerToken", json!({
-            "description": "A bearer token was sent but is unknown or revoked. (Without credentials this route works.)",
-            "content": {
-                "application/json": {
-                    "schema": {
-                        "$ref": "#/components/schemas/UnauthenticatedError"
-                    }
-                }
-            }
-        })),
-        ("Unauthenticated", json!({
-            "description": "Not signed in (no credentials, or an expired session cookie), or a bearer token that is unknown or revoked.",
-            "content": {
-                "application/json": {
-                    "schema": {
-                        "$ref": "#/components/schemas/UnauthenticatedError"
-                    },
-                    "example": {
-                        "error": "unauthenticated",
-                        "message": "not signed in: send a bearer token or sign in",
-                        "details": null
-                    }
-                }
-            }
-        })),
-        ("Forbidden", json!({
-            "description": "The caller's role is below the one this route needs; a token scoped to one estate used a route outside it (or tried to create an estate); or a cookie session sent a state-changing request without its `X-CSRF-Token`.",
-            "content": {
-                "application/json": {
-                    "schema": {
-                        "$ref": "#/components/schemas/ForbiddenError"
-                    },
-                    "example": {
-                        "error": "forbidden",
-                        "message": "this needs the operator role; you are signed in as token:3f9a0c2b7d41 (viewer)",
-                        "details": null
-                    }
-                }
-            }
-        })),
-        ("NeverForbidden", json!({
-            "description": "Listed for uniformity with every signed-in route; the current server does not return it here (every role may use this read-only route, including a token scoped to one estate).",
-            "content": {
-                "application/json": {
-                    "schema": {
-                        "$ref": "#/components/schemas/ForbiddenError"
-                    }
-                }
-            }
-        })),
-        ("NoEstate", json!({
-            "description": "No estate with this id.",
-            "content": {
-                "application/json": {
-                    "schema": {
-                        "$ref": "#/components/schemas/NotFoundError"
-                    },
-                    "example": {
-                        "error": "not_found",
-                        "message": "no estate \"nope\"",
-                        "details": null
-                    }
-                }
-            }
-        })),
-        ("NoScenario", json!({
-            "description": "No estate with this id, or no scenario of this name in it.",
-            "content": {
-                "application/json": {
-                    "schema": {
-                        "$ref": "#/components/schemas/NotFoundError"
-                    },
-                    "example": {
-                        "error": "not_found",
-                        "message": "no scenario \"x\" in estate \"sample\"",
-                        "details": null
-                    }
-                }
-            }
-        })),
-        ("KeptChanging", json!({
-            "description": "The estate kept changing under the request (five optimistic attempts lost to other writers); try again.",
-            "content": {
-                "application/json": {
-                    "schema": {
-                        "$ref": "#/components/schemas/ConflictError"
-                    }
-                }
-            }
-        })),
-        ("TooLarge", json!({
-            "description": "The body is over this route's limit (see \"Body limits\"), which the message names in bytes.",
-            "content": {
-                "application/json": {
-                    "schema": {
-                        "allOf": [
-                            {
-                                "$ref": "#/components/schemas/Error"
-                            },
-                            {
-                                "properties": {
-                                    "error": {
-                                        "const": "too_large"
-                                    },
-                                    "details": {
-                                        "type": "null"
-                                    }
-                                }
-                            }
-                        ]
-                    },
-                    "example": {
-                        "error": "too_large",
-                        "message": "request body too large: the limit for this route is 1048576 bytes",
-                        "details": null
-                    }
-                }
-            }
-        })),
-        ("InvalidEstate", json!({
-            "description": "The estate file is well-formed text but not a valid estate: every error, with its JSON pointer (`/` for the whole file), its line (`null` where the format does not tell) and message. Nothing was written.",
-            "content": {
-                "application/json": {
-                    "schema": {
-                        "$ref": "#/components/schemas/InvalidError"
-                    },
-                    "example": {
-                        "error": "invalid",
-                        "message": "invalid estate file: 1 error; nothing was written",
-                        "details": {
-                            "errors": [
-                                {
-                                    "path": "/clusters/3/cpu_free/class",
-                                    "line": 42,
-                                    "message": "expected one of \"measured\", \"reported\", \"inferred\", \"guessed\""
-                                }
-                            ]
+        (
+            "BadRequest",
+            json!({
+                "description": "The request is not what the route expects: a body that is not UTF-8, not JSON or not of the expected shape (for a JSON syntax error `details` gives `{line, column}`), a value out of its rules (the message names it), or a malformed `Authorization` header.",
+                "content": {
+                    "application/json": {
+                        "schema": {
+                            "$ref": "#/components/schemas/BadRequestError"
                         }
                     }
                 }
-            }
-        })),
-        ("InvalidScenario", json!({
-            "description": "The scenario is refused as a whole: every problem, each with its JSON pointer, line and message (`docs/scenario-format.md`, \"Errors\").",
-            "content": {
-                "application/json": {
-                    "schema": {
-                        "$ref": "#/components/schemas/InvalidError"
+            }),
+        ),
+        (
+            "BadRequestOrQuery",
+            json!({
+                "description": "As `BadRequest` (JSON error envelope); or a query string that does not deserialise (an unknown parameter), which the framework refuses with a `text/plain` body.",
+                "content": {
+                    "application/json": {
+                        "schema": {
+                            "$ref": "#/components/schemas/BadRequestError"
+                        }
                     },
-                    "example": {
-                        "error": "invalid",
-                        "message": "invalid scenario: 1 error",
-                        "details": {
-                            "errors": [
-                                {
-                                    "path": "/steps/0/evacuate",
-                                    "line": 5,
-                                    "message": "unknown cluster \"c-par-9\": the estate has no cluster with that id"
-                                }
-                            ]
+                    "text/plain": {
+                        "schema": {
+                            "type": "string"
                         }
                     }
                 }
-            }
-        })),
-        ("EngineRateLimited", json!({
-            "description": "Too many engine computations for this token or user (see \"Rate limits\"); answers from the result cache do not count.",
-            "headers": {
-                "Retry-After": {
-                    "description": "Seconds until the next computation is allowed (at least 1).",
-                    "schema": {
-                        "type": "integer",
-                        "minimum": 1
-                    }
-                }
-            },
-            "content": {
-                "application/json": {
-                    "schema": {
-                        "allOf": [
-                            {
-                                "$ref": "#/components/schemas/Error"
-                            },
-                            {
-                                "properties": {
-                                    "error": {
-                                        "const": "rate_limited"
-                                    },
-                                    "details": {
-                                        "type": "null"
-                                    }
-                                }
-                            }
-                        ]
+            }),
+        ),
+        (
+            "BadQuery",
+            json!({
+                "description": "`now` is not an RFC 3339 time, a request body that is not UTF-8 text, or a malformed `Authorization` header (JSON error envelope); or the query string does not deserialise — an unknown parameter, `why` not `true`/`false` — which the framework refuses with a `text/plain` body.",
+                "content": {
+                    "application/json": {
+                        "schema": {
+                            "$ref": "#/components/schemas/BadRequestError"
+                        },
+                        "example": {
+                            "error": "bad_request",
+                            "message": "now=\"yesterday\": expected an RFC 3339 time like 2026-11-30T04:05:00Z",
+                            "details": null
+                        }
                     },
-                    "example": {
-                        "error": "rate_limited",
-                        "message": "too many engine computations for token:3f2a: 60 a minute are allowed (--engine-runs-per-minute); retry in 1 s",
-                        "details": null
-                    }
-                }
-            }
-        })),
-        ("ResultTooLarge", json!({
-            "description": "The engine result is larger than this server builds and sends (`--max-result-mib`, 64 MiB by default); the message names its size and the limit in bytes. Nothing is cached.",
-            "content": {
-                "application/json": {
-                    "schema": {
-                        "allOf": [
-                            {
-                                "$ref": "#/components/schemas/Error"
-                            },
-                            {
-                                "properties": {
-                                    "error": {
-                                        "const": "result_too_large"
-                                    },
-                                    "details": {
-                                        "type": "null"
-                                    }
-                                }
-                            }
-                        ]
-                    },
-                    "example": {
-                        "error": "result_too_large",
-                        "message": "the preview result is 310214021 bytes, above this server's limit of 67108864 bytes (--max-result-mib); evaluate a smaller estate, or ask the operator to raise the limit",
-                        "details": null
-                    }
-                }
-            }
-        })),
-        ("RateLimited", json!({
-            "description": "Too many attempts from this address (see \"Rate limits\").",
-            "headers": {
-                "Retry-After": {
-                    "description": "Seconds until the next attempt is allowed (at least 1).",
-                    "schema": {
-                        "type": "integer",
-                        "minimum": 1
-                    }
-                }
-            },
-            "content": {
-                "application/json": {
-                    "schema": {
-                        "allOf": [
-                            {
-                                "$ref": "#/components/schemas/Error"
-                            },
-                            {
-                                "properties": {
-                                    "error": {
-                                        "const": "rate_limited"
-                                    },
-                                    "details": {
-                                        "type": "null"
-                                    }
-                                }
-                            }
-                        ]
-                    },
-                    "example": {
-                        "error": "rate_limited",
-                        "message": "too many attempts from this address; retry in 6 s",
-                        "details": null
-                    }
-                }
-            }
-        })),
-        ("Unavailable", json!({
-            "description": "The database is unavailable (down or overloaded); the request may be retried.",
-            "content": {
-                "application/json": {
-                    "schema": {
-                        "allOf": [
-                            {
-                                "$ref": "#/components/schemas/Error"
-                            },
-                            {
-                                "properties": {
-                                    "error": {
-                                        "const": "unavailable"
-                                    },
-                                    "details": {
-                                        "type": "null"
-                                    }
-                                }
-                            }
-                        ]
-                    }
-                }
-            }
-        })),
-        ("Internal", json!({
-            "description": "An internal error; what went wrong is in the server log, never in the response.",
-            "content": {
-                "application/json": {
-                    "schema": {
-                        "allOf": [
-                            {
-                                "$ref": "#/components/schemas/Error"
-                            },
-                            {
-                                "properties": {
-                                    "error": {
-                                        "const": "internal"
-                                    },
-                                    "message": {
-                                        "const": "internal error; the server log has the details"
-                                    },
-                                    "details": {
-                                        "type": "null"
-                                    }
-                                }
-                            }
-                        ]
-                    }
-                }
-            }
-        })),
-        ("BadHistoryQuery", json!({
-            "description": "`limit` is not an integer from 1 to 200, the query string has another parameter, or the `Authorization` header is malformed.",
-            "content": {
-                "application/json": {
-                    "schema": {
-                        "$ref": "#/components/schemas/BadRequestError"
-                    },
-                    "example": {
-                        "error": "bad_request",
-                        "message": "limit 500: from 1 to 200",
-                        "details": null
-                    }
-                }
-            }
-        })),
-        ("NoDecider", json!({
-            "description": "No decider of this name is registered.",
-            "content": {
-                "application/json": {
-                    "schema": {
-                        "$ref": "#/components/schemas/NotFoundError"
-                    },
-                    "example": {
-                        "error": "not_found",
-                        "message": "no decider \"ranker\" is registered",
-                        "details": null
-                    }
-                }
-            }
-        })),
-        ("NoSecretKey", json!({
-            "description": "The server has no secret key to seal decider secrets with (it runs on a database given by `--database-url` with neither `BERTH_SECRET_KEY` nor `--secret-key-file`; docs/server.md), so it cannot keep a secret. Nothing was written.",
-            "content": {
-                "application/json": {
-                    "schema": {
-                        "$ref": "#/components/schemas/ConflictError"
-                    },
-                    "example": {
-                        "error": "conflict",
-                        "message": "this server has no secret key, so it cannot keep decider secrets: start it with BERTH_SECRET_KEY or --secret-key-file",
-                        "details": null
-                    }
-                }
-            }
-        })),
-        ("InvalidReview", json!({
-            "description": "The decision breaks its rules, or names no recommendation of the advice at `now`: every error at once, each with the JSON pointer of its field, `line: null` and a message. Nothing was written.",
-            "content": {
-                "application/json": {
-                    "schema": {
-                        "$ref": "#/components/schemas/InvalidError"
-                    },
-                    "example": {
-                        "error": "invalid",
-                        "message": "invalid decision: 1 error; nothing was written",
-                        "details": {
-                            "errors": [
-                                {
-                                    "path": "/reason",
-                                    "line": null,
-                                    "message": "a dismissal needs a reason: it is what the next person reads"
-                                }
-                            ]
+                    "text/plain": {
+                        "schema": {
+                            "type": "string"
                         }
                     }
                 }
-            }
-        })),
-        ("InvalidDecider", json!({
-            "description": "The decider's settings break its rules (see `NewDecider`): every error at once, each with the JSON pointer of its field, `line: null` and a message. Nothing was written.",
-            "content": {
-                "application/json": {
-                    "schema": {
-                        "$ref": "#/components/schemas/InvalidError"
-                    },
-                    "example": {
-                        "error": "invalid",
-                        "message": "invalid decider: 2 errors; nothing was written",
-                        "details": {
-                            "errors": [
+            }),
+        ),
+        (
+            "BadAuthorizationHeader",
+            json!({
+                "description": "The `Authorization` header is not `Bearer <token>`.",
+                "content": {
+                    "application/json": {
+                        "schema": {
+                            "$ref": "#/components/schemas/BadRequestError"
+                        },
+                        "example": {
+                            "error": "bad_request",
+                            "message": "Authorization header: expected `Bearer <token>`",
+                            "details": null
+                        }
+                    }
+                }
+            }),
+        ),
+        (
+            "UnknownBearerToken",
+            json!({
+                "description": "A bearer token was sent but is unknown or revoked. (Without credentials this route works.)",
+                "content": {
+                    "application/json": {
+                        "schema": {
+                            "$ref": "#/components/schemas/UnauthenticatedError"
+                        }
+                    }
+                }
+            }),
+        ),
+        (
+            "Unauthenticated",
+            json!({
+                "description": "Not signed in (no credentials, or an expired session cookie), or a bearer token that is unknown or revoked.",
+                "content": {
+                    "application/json": {
+                        "schema": {
+                            "$ref": "#/components/schemas/UnauthenticatedError"
+                        },
+                        "example": {
+                            "error": "unauthenticated",
+                            "message": "not signed in: send a bearer token or sign in",
+                            "details": null
+                        }
+                    }
+                }
+            }),
+        ),
+        (
+            "Forbidden",
+            json!({
+                "description": "The caller's role is below the one this route needs; a token scoped to one estate used a route outside it (or tried to create an estate); or a cookie session sent a state-changing request without its `X-CSRF-Token`.",
+                "content": {
+                    "application/json": {
+                        "schema": {
+                            "$ref": "#/components/schemas/ForbiddenError"
+                        },
+                        "example": {
+                            "error": "forbidden",
+                            "message": "this needs the operator role; you are signed in as token:3f9a0c2b7d41 (viewer)",
+                            "details": null
+                        }
+                    }
+                }
+            }),
+        ),
+        (
+            "NeverForbidden",
+            json!({
+                "description": "Listed for uniformity with every signed-in route; the current server does not return it here (every role may use this read-only route, including a token scoped to one estate).",
+                "content": {
+                    "application/json": {
+                        "schema": {
+                            "$ref": "#/components/schemas/ForbiddenError"
+                        }
+                    }
+                }
+            }),
+        ),
+        (
+            "NoEstate",
+            json!({
+                "description": "No estate with this id.",
+                "content": {
+                    "application/json": {
+                        "schema": {
+                            "$ref": "#/components/schemas/NotFoundError"
+                        },
+                        "example": {
+                            "error": "not_found",
+                            "message": "no estate \"nope\"",
+                            "details": null
+                        }
+                    }
+                }
+            }),
+        ),
+        (
+            "NoScenario",
+            json!({
+                "description": "No estate with this id, or no scenario of this name in it.",
+                "content": {
+                    "application/json": {
+                        "schema": {
+                            "$ref": "#/components/schemas/NotFoundError"
+                        },
+                        "example": {
+                            "error": "not_found",
+                            "message": "no scenario \"x\" in estate \"sample\"",
+                            "details": null
+                        }
+                    }
+                }
+            }),
+        ),
+        (
+            "KeptChanging",
+            json!({
+                "description": "The estate kept changing under the request (five optimistic attempts lost to other writers); try again.",
+                "content": {
+                    "application/json": {
+                        "schema": {
+                            "$ref": "#/components/schemas/ConflictError"
+                        }
+                    }
+                }
+            }),
+        ),
+        (
+            "TooLarge",
+            json!({
+                "description": "The body is over this route's limit (see \"Body limits\"), which the message names in bytes.",
+                "content": {
+                    "application/json": {
+                        "schema": {
+                            "allOf": [
                                 {
-                                    "path": "/timeout_ms",
-                                    "line": null,
-                                    "message": "30000 ms: the timeout must be from 1000 to 25000 ms (1 to 25 s)"
+                                    "$ref": "#/components/schemas/Error"
                                 },
                                 {
-                                    "path": "/interval_s",
-                                    "line": null,
-                                    "message": "10 s: the interval must be from 60 s to 604800 s (a week), or null for runs on request only"
+                                    "properties": {
+                                        "error": {
+                                            "const": "too_large"
+                                        },
+                                        "details": {
+                                            "type": "null"
+                                        }
+                                    }
                                 }
                             ]
+                        },
+                        "example": {
+                            "error": "too_large",
+                            "message": "request body too large: the limit for this route is 1048576 bytes",
+                            "details": null
                         }
                     }
                 }
-            }
-        })),
-        ("NoChannel", json!({
-            "description": "No notification channel of this name exists.",
-            "content": {
-                "application/json": {
-                    "schema": {
-                        "$ref": "#/components/schemas/NotFoundError"
-                    },
-                    "example": {
-                        "error": "not_found",
-                        "message": "no notification channel \"ops-hook\"",
-                        "details": null
+            }),
+        ),
+        (
+            "InvalidEstate",
+            json!({
+                "description": "The estate file is well-formed text but not a valid estate: every error, with its JSON pointer (`/` for the whole file), its line (`null` where the format does not tell) and message. Nothing was written.",
+                "content": {
+                    "application/json": {
+                        "schema": {
+                            "$ref": "#/components/schemas/InvalidError"
+                        },
+                        "example": {
+                            "error": "invalid",
+                            "message": "invalid estate file: 1 error; nothing was written",
+                            "details": {
+                                "errors": [
+                                    {
+                                        "path": "/clusters/3/cpu_free/class",
+                                        "line": 42,
+                                        "message": "expected one of \"measured\", \"reported\", \"inferred\", \"guessed\""
+                                    }
+                                ]
+                            }
+                        }
                     }
                 }
-            }
-        })),
-        ("InvalidChannel", json!({
-            "description": "The channel's settings break its rules (see `NewNotificationChannel`): every error at once, each with the JSON pointer of its field, `line: null` and a message. Nothing was written.",
-            "content": {
-                "application/json": {
-                    "schema": {
-                        "$ref": "#/components/schemas/InvalidError"
-                    },
-                    "example": {
-                        "error": "invalid",
-                        "message": "invalid notification channel: 1 error; nothing was written",
-                        "details": {
-                            "errors": [
+            }),
+        ),
+        (
+            "InvalidScenario",
+            json!({
+                "description": "The scenario is refused as a whole: every problem, each with its JSON pointer, line and message (`docs/scenario-format.md`, \"Errors\").",
+                "content": {
+                    "application/json": {
+                        "schema": {
+                            "$ref": "#/components/schemas/InvalidError"
+                        },
+                        "example": {
+                            "error": "invalid",
+                            "message": "invalid scenario: 1 error",
+                            "details": {
+                                "errors": [
+                                    {
+                                        "path": "/steps/0/evacuate",
+                                        "line": 5,
+                                        "message": "unknown cluster \"c-par-9\": the estate has no cluster with that id"
+                                    }
+                                ]
+                            }
+                        }
+                    }
+                }
+            }),
+        ),
+        (
+            "EngineRateLimited",
+            json!({
+                "description": "Too many engine computations for this token or user (see \"Rate limits\"); answers from the result cache do not count.",
+                "headers": {
+                    "Retry-After": {
+                        "description": "Seconds until the next computation is allowed (at least 1).",
+                        "schema": {
+                            "type": "integer",
+                            "minimum": 1
+                        }
+                    }
+                },
+                "content": {
+                    "application/json": {
+                        "schema": {
+                            "allOf": [
                                 {
-                                    "path": "/min_confidence",
-                                    "line": null,
-                                    "message": "\"sure\": the minimum confidence must be one of measured, reported, inferred, guessed"
+                                    "$ref": "#/components/schemas/Error"
+                                },
+                                {
+                                    "properties": {
+                                        "error": {
+                                            "const": "rate_limited"
+                                        },
+                                        "details": {
+                                            "type": "null"
+                                        }
+                                    }
+                                }
+                            ]
+                        },
+                        "example": {
+                            "error": "rate_limited",
+                            "message": "too many engine computations for token:3f2a: 60 a minute are allowed (--engine-runs-per-minute); retry in 1 s",
+                            "details": null
+                        }
+                    }
+                }
+            }),
+        ),
+        (
+            "ResultTooLarge",
+            json!({
+                "description": "The engine result is larger than this server builds and sends (`--max-result-mib`, 64 MiB by default); the message names its size and the limit in bytes. Nothing is cached.",
+                "content": {
+                    "application/json": {
+                        "schema": {
+                            "allOf": [
+                                {
+                                    "$ref": "#/components/schemas/Error"
+                                },
+                                {
+                                    "properties": {
+                                        "error": {
+                                            "const": "result_too_large"
+                                        },
+                                        "details": {
+                                            "type": "null"
+                                        }
+                                    }
+                                }
+                            ]
+                        },
+                        "example": {
+                            "error": "result_too_large",
+                            "message": "the preview result is 310214021 bytes, above this server's limit of 67108864 bytes (--max-result-mib); evaluate a smaller estate, or ask the operator to raise the limit",
+                            "details": null
+                        }
+                    }
+                }
+            }),
+        ),
+        (
+            "RateLimited",
+            json!({
+                "description": "Too many attempts from this address (see \"Rate limits\").",
+                "headers": {
+                    "Retry-After": {
+                        "description": "Seconds until the next attempt is allowed (at least 1).",
+                        "schema": {
+                            "type": "integer",
+                            "minimum": 1
+                        }
+                    }
+                },
+                "content": {
+                    "application/json": {
+                        "schema": {
+                            "allOf": [
+                                {
+                                    "$ref": "#/components/schemas/Error"
+                                },
+                                {
+                                    "properties": {
+                                        "error": {
+                                            "const": "rate_limited"
+                                        },
+                                        "details": {
+                                            "type": "null"
+                                        }
+                                    }
+                                }
+                            ]
+                        },
+                        "example": {
+                            "error": "rate_limited",
+                            "message": "too many attempts from this address; retry in 6 s",
+                            "details": null
+                        }
+                    }
+                }
+            }),
+        ),
+        (
+            "Unavailable",
+            json!({
+                "description": "The database is unavailable (down or overloaded); the request may be retried.",
+                "content": {
+                    "application/json": {
+                        "schema": {
+                            "allOf": [
+                                {
+                                    "$ref": "#/components/schemas/Error"
+                                },
+                                {
+                                    "properties": {
+                                        "error": {
+                                            "const": "unavailable"
+                                        },
+                                        "details": {
+                                            "type": "null"
+                                        }
+                                    }
                                 }
                             ]
                         }
                     }
                 }
-            }
-        })),
+            }),
+        ),
+        (
+            "Internal",
+            json!({
+                "description": "An internal error; what went wrong is in the server log, never in the response.",
+                "content": {
+                    "application/json": {
+                        "schema": {
+                            "allOf": [
+                                {
+                                    "$ref": "#/components/schemas/Error"
+                                },
+                                {
+                                    "properties": {
+                                        "error": {
+                                            "const": "internal"
+                                        },
+                                        "message": {
+                                            "const": "internal error; the server log has the details"
+                                        },
+                                        "details": {
+                                            "type": "null"
+                                        }
+                                    }
+                                }
+                            ]
+                        }
+                    }
+                }
+            }),
+        ),
+        (
+            "BadHistoryQuery",
+            json!({
+                "description": "`limit` is not an integer from 1 to 200, the query string has another parameter, or the `Authorization` header is malformed.",
+                "content": {
+                    "application/json": {
+                        "schema": {
+                            "$ref": "#/components/schemas/BadRequestError"
+                        },
+                        "example": {
+                            "error": "bad_request",
+                            "message": "limit 500: from 1 to 200",
+                            "details": null
+                        }
+                    }
+                }
+            }),
+        ),
+        (
+            "NoDecider",
+            json!({
+                "description": "No decider of this name is registered.",
+                "content": {
+                    "application/json": {
+                        "schema": {
+                            "$ref": "#/components/schemas/NotFoundError"
+                        },
+                        "example": {
+                            "error": "not_found",
+                            "message": "no decider \"ranker\" is registered",
+                            "details": null
+                        }
+                    }
+                }
+            }),
+        ),
+        (
+            "NoSecretKey",
+            json!({
+                "description": "The server has no secret key to seal decider secrets with (it runs on a database given by `--database-url` with neither `BERTH_SECRET_KEY` nor `--secret-key-file`; docs/server.md), so it cannot keep a secret. Nothing was written.",
+                "content": {
+                    "application/json": {
+                        "schema": {
+                            "$ref": "#/components/schemas/ConflictError"
+                        },
+                        "example": {
+                            "error": "conflict",
+                            "message": "this server has no secret key, so it cannot keep decider secrets: start it with BERTH_SECRET_KEY or --secret-key-file",
+                            "details": null
+                        }
+                    }
+                }
+            }),
+        ),
+        (
+            "InvalidReview",
+            json!({
+                "description": "The decision breaks its rules, or names no recommendation of the advice at `now`: every error at once, each with the JSON pointer of its field, `line: null` and a message. Nothing was written.",
+                "content": {
+                    "application/json": {
+                        "schema": {
+                            "$ref": "#/components/schemas/InvalidError"
+                        },
+                        "example": {
+                            "error": "invalid",
+                            "message": "invalid decision: 1 error; nothing was written",
+                            "details": {
+                                "errors": [
+                                    {
+                                        "path": "/reason",
+                                        "line": null,
+                                        "message": "a dismissal needs a reason: it is what the next person reads"
+                                    }
+                                ]
+                            }
+                        }
+                    }
+                }
+            }),
+        ),
+        (
+            "InvalidDecider",
+            json!({
+                "description": "The decider's settings break its rules (see `NewDecider`): every error at once, each with the JSON pointer of its field, `line: null` and a message. Nothing was written.",
+                "content": {
+                    "application/json": {
+                        "schema": {
+                            "$ref": "#/components/schemas/InvalidError"
+                        },
+                        "example": {
+                            "error": "invalid",
+                            "message": "invalid decider: 2 errors; nothing was written",
+                            "details": {
+                                "errors": [
+                                    {
+                                        "path": "/timeout_ms",
+                                        "line": null,
+                                        "message": "30000 ms: the timeout must be from 1000 to 25000 ms (1 to 25 s)"
+                                    },
+                                    {
+                                        "path": "/interval_s",
+                                        "line": null,
+                                        "message": "10 s: the interval must be from 60 s to 604800 s (a week), or null for runs on request only"
+                                    }
+                                ]
+                            }
+                        }
+                    }
+                }
+            }),
+        ),
+        (
+            "NoChannel",
+            json!({
+                "description": "No notification channel of this name exists.",
+                "content": {
+                    "application/json": {
+                        "schema": {
+                            "$ref": "#/components/schemas/NotFoundError"
+                        },
+                        "example": {
+                            "error": "not_found",
+                            "message": "no notification channel \"ops-hook\"",
+                            "details": null
+                        }
+                    }
+                }
+            }),
+        ),
+        (
+            "InvalidChannel",
+            json!({
+                "description": "The channel's settings break its rules (see `NewNotificationChannel`): every error at once, each with the JSON pointer of its field, `line: null` and a message. Nothing was written.",
+                "content": {
+                    "application/json": {
+                        "schema": {
+                            "$ref": "#/components/schemas/InvalidError"
+                        },
+                        "example": {
+                            "error": "invalid",
+                            "message": "invalid notification channel: 1 error; nothing was written",
+                            "details": {
+                                "errors": [
+                                    {
+                                        "path": "/min_confidence",
+                                        "line": null,
+                                        "message": "\"sure\": the minimum confidence must be one of measured, reported, inferred, guessed"
+                                    }
+                                ]
+                            }
+                        }
+                    }
+                }
+            }),
+        ),
     ]
 }
 
 /// Schemas no Rust type writes (`Policy` gets its fields from the engine's policy table).
 pub fn schemas() -> Vec<(&'static str, Value)> {
     vec![
-        ("BadRequestError", json!({
-            "allOf": [
-                {
-                    "$ref": "#/components/schemas/Error"
-                },
-                {
-                    "properties": {
-                        "error": {
-                            "const": "bad_request"
-                        },
-                        "details": {
+        (
+            "BadRequestError",
+            json!({
+                "allOf": [
+                    {
+                        "$ref": "#/components/schemas/Error"
+                    },
+                    {
+                        "properties": {
+                            "error": {
+                                "const": "bad_request"
+                            },
+                            "details": {
+                                "oneOf": [
+                                    {
+                                        "type": "null"
+                                    },
+                                    {
+                                        "type": "object",
+                                        "description": "Where a JSON body stopped parsing.",
+                                        "required": [
+                                            "line",
+                                            "column"
+                                        ],
+                                        "properties": {
+                                            "line": {
+                                                "type": "integer"
+                                            },
+                                            "column": {
+                                                "type": "integer"
+                                            }
+                                        }
+                                    }
+                                ]
+                            }
+                        }
+                    }
+                ]
+            }),
+        ),
+        (
+            "UnauthenticatedError",
+            json!({
+                "allOf": [
+                    {
+                        "$ref": "#/components/schemas/Error"
+                    },
+                    {
+                        "properties": {
+                            "error": {
+                                "const": "unauthenticated"
+                            },
+                            "message": {
+                                "const": "not signed in: send a bearer token or sign in"
+                            },
+                            "details": {
+                                "type": "null"
+                            }
+                        }
+                    }
+                ]
+            }),
+        ),
+        (
+            "ForbiddenError",
+            json!({
+                "allOf": [
+                    {
+                        "$ref": "#/components/schemas/Error"
+                    },
+                    {
+                        "properties": {
+                            "error": {
+                                "const": "forbidden"
+                            },
+                            "details": {
+                                "type": "null"
+                            }
+                        }
+                    }
+                ]
+            }),
+        ),
+        (
+            "NotFoundError",
+            json!({
+                "allOf": [
+                    {
+                        "$ref": "#/components/schemas/Error"
+                    },
+                    {
+                        "properties": {
+                            "error": {
+                                "const": "not_found"
+                            },
+                            "details": {
+                                "type": "null"
+                            }
+                        }
+                    }
+                ]
+            }),
+        ),
+        (
+            "ConflictError",
+            json!({
+                "allOf": [
+                    {
+                        "$ref": "#/components/schemas/Error"
+                    },
+                    {
+                        "properties": {
+                            "error": {
+                                "const": "conflict"
+                            },
+                            "details": {
+                                "type": "null"
+                            }
+                        }
+                    }
+                ]
+            }),
+        ),
+        (
+            "InvalidError",
+            json!({
+                "allOf": [
+                    {
+                        "$ref": "#/components/schemas/Error"
+                    },
+                    {
+                        "properties": {
+                            "error": {
+                                "const": "invalid"
+                            },
+                            "details": {
+                                "type": "object",
+                                "required": [
+                                    "errors"
+                                ],
+                                "properties": {
+                                    "errors": {
+                                        "type": "array",
+                                        "minItems": 1,
+                                        "items": {
+                                            "$ref": "#/components/schemas/InputError"
+                                        }
+                                    }
+                                }
+                            }
+                        }
+                    }
+                ]
+            }),
+        ),
+        (
+            "SignIn",
+            json!({
+                "description": "Exactly one of the two forms; no other fields.",
+                "oneOf": [
+                    {
+                        "type": "object",
+                        "title": "user and password",
+                        "additionalProperties": false,
+                        "required": [
+                            "username",
+                            "password"
+                        ],
+                        "properties": {
+                            "username": {
+                                "type": "string"
+                            },
+                            "password": {
+                                "type": "string"
+                            }
+                        }
+                    },
+                    {
+                        "type": "object",
+                        "title": "token",
+                        "additionalProperties": false,
+                        "required": [
+                            "token"
+                        ],
+                        "properties": {
+                            "token": {
+                                "type": "string",
+                                "description": "An API token (`berth_…`)."
+                            }
+                        }
+                    }
+                ]
+            }),
+        ),
+        (
+            "Policy",
+            json!({
+                "description": "Every weight, bar and default of the engine (`docs/advice.md` §8, placement weights §9 and `docs/placement.md`). In a request any subset may be given and the rest take their defaults; a response always has every field. Unknown fields are refused.",
+                "type": "object",
+                "additionalProperties": false,
+                "properties": {
+                    "margins": {
+                        "description": "Relative margin of error per confidence class; must not decrease from measured to guessed.",
+                        "type": "object",
+                        "additionalProperties": false
+                    },
+                    "staleness": {
+                        "description": "Staleness windows, seconds, cumulative from observation.",
+                        "type": "object",
+                        "additionalProperties": false
+                    },
+                    "rtt": {
+                        "description": "Nominal RTTs of the evidence ladder, ms.",
+                        "type": "object",
+                        "additionalProperties": false
+                    },
+                    "unknown_flow": {
+                        "description": "Assumptions for flow facts whose value is unknown (carried as guessed).",
+                        "type": "object",
+                        "additionalProperties": false
+                    },
+                    "placement": {
+                        "description": "Weights of the single-service placement scorer (`docs/placement.md`); `over_target_cost` must exceed `headroom_bonus + incumbency_bonus + youth_bonus`.",
+                        "type": "object",
+                        "additionalProperties": false
+                    }
+                }
+            }),
+        ),
+        (
+            "Scenario",
+            json!({
+                "description": "A what-if scenario, schema 1 (`docs/scenario-format.md`).",
+                "type": "object",
+                "additionalProperties": false,
+                "required": [
+                    "schema",
+                    "name",
+                    "steps"
+                ],
+                "properties": {
+                    "schema": {
+                        "const": 1
+                    },
+                    "name": {
+                        "description": "1–256 bytes.",
+                        "type": "string",
+                        "minLength": 1
+                    },
+                    "description": {
+                        "description": "Up to 4096 bytes.",
+                        "type": "string"
+                    },
+                    "steps": {
+                        "description": "0–10,000 steps, applied in order; a service may be moved by one `move` step at most, a cluster evacuated once.",
+                        "type": "array",
+                        "maxItems": 10000,
+                        "items": {
                             "oneOf": [
                                 {
-                                    "type": "null"
+                                    "type": "object",
+                                    "title": "move",
+                                    "additionalProperties": false,
+                                    "required": [
+                                        "move"
+                                    ],
+                                    "properties": {
+                                        "move": {
+                                            "type": "object",
+                                            "additionalProperties": false,
+                                            "required": [
+                                                "service",
+                                                "to"
+                                            ],
+                                            "properties": {
+                                                "service": {
+                                                    "type": "string"
+                                                },
+                                                "to": {
+                                                    "type": "string"
+                                                }
+                                            }
+                                        }
+                                    }
                                 },
                                 {
                                     "type": "object",
-                                    "description": "Where a JSON body stopped parsing.",
+                                    "title": "evacuate",
+                                    "additionalProperties": false,
                                     "required": [
-                                        "line",
-                                        "column"
+                                        "evacuate"
                                     ],
                                     "properties": {
-                                        "line": {
-                                            "type": "integer"
-                                        },
-                                        "column": {
-                                            "type": "integer"
+                                        "evacuate": {
+                                            "description": "A cluster id.",
+                                            "type": "string"
                                         }
                                     }
                                 }
@@ -939,369 +1336,134 @@ pub fn schemas() -> Vec<(&'static str, Value)> {
                         }
                     }
                 }
-            ]
-        })),
-        ("UnauthenticatedError", json!({
-            "allOf": [
-                {
-                    "$ref": "#/components/schemas/Error"
-                },
-                {
-                    "properties": {
-                        "error": {
-                            "const": "unauthenticated"
-                        },
-                        "message": {
-                            "const": "not signed in: send a bearer token or sign in"
-                        },
-                        "details": {
-                            "type": "null"
-                        }
+            }),
+        ),
+        (
+            "DeciderRun",
+            json!({
+                "description": "One stored run of an external decider on an estate.",
+                "type": "object",
+                "additionalProperties": false,
+                "required": [
+                    "id",
+                    "estate",
+                    "decider",
+                    "estate_version",
+                    "content_digest",
+                    "policy_digest",
+                    "outcome",
+                    "started_by",
+                    "started_at",
+                    "run_time_ms",
+                    "entry"
+                ],
+                "properties": {
+                    "id": {
+                        "type": "integer"
+                    },
+                    "estate": {
+                        "description": "The estate id.",
+                        "type": "string"
+                    },
+                    "decider": {
+                        "description": "The decider's name.",
+                        "type": "string"
+                    },
+                    "estate_version": {
+                        "description": "The estate version the decider was sent.",
+                        "type": "integer",
+                        "minimum": 1
+                    },
+                    "content_digest": {
+                        "type": "string"
+                    },
+                    "policy_digest": {
+                        "type": "string"
+                    },
+                    "outcome": {
+                        "description": "`ok`: a `2xx` reply that parsed (single proposals may still be refused; see `entry`). `deferred`: the decider answered `429` or `503`, asking to be called later. `failed`: anything else (see `entry.error`).",
+                        "type": "string",
+                        "enum": [
+                            "ok",
+                            "deferred",
+                            "failed"
+                        ]
+                    },
+                    "started_by": {
+                        "description": "`driver`, or the subject who asked (a user name or `token:<id>`).",
+                        "type": "string"
+                    },
+                    "started_at": {
+                        "description": "When the run was made (wall clock; also the timestamp its signatures carry). The driver counts a decider's interval from the newest successful run.",
+                        "$ref": "#/components/schemas/Timestamp"
+                    },
+                    "run_time_ms": {
+                        "description": "Wall time of the call, milliseconds, rounded (0 when no call was made).",
+                        "type": "integer",
+                        "minimum": 0
+                    },
+                    "entry": {
+                        "$ref": "#/components/schemas/DeciderEntry"
                     }
                 }
-            ]
-        })),
-        ("ForbiddenError", json!({
-            "allOf": [
-                {
-                    "$ref": "#/components/schemas/Error"
-                },
-                {
-                    "properties": {
-                        "error": {
-                            "const": "forbidden"
-                        },
-                        "details": {
-                            "type": "null"
-                        }
-                    }
-                }
-            ]
-        })),
-        ("NotFoundError", json!({
-            "allOf": [
-                {
-                    "$ref": "#/components/schemas/Error"
-                },
-                {
-                    "properties": {
-                        "error": {
-                            "const": "not_found"
-                        },
-                        "details": {
-                            "type": "null"
-                        }
-                    }
-                }
-            ]
-        })),
-        ("ConflictError", json!({
-            "allOf": [
-                {
-                    "$ref": "#/components/schemas/Error"
-                },
-                {
-                    "properties": {
-                        "error": {
-                            "const": "conflict"
-                        },
-                        "details": {
-                            "type": "null"
-                        }
-                    }
-                }
-            ]
-        })),
-        ("InvalidError", json!({
-            "allOf": [
-                {
-                    "$ref": "#/components/schemas/Error"
-                },
-                {
-                    "properties": {
-                        "error": {
-                            "const": "invalid"
-                        },
-                        "details": {
-                            "type": "object",
-                            "required": [
-                                "errors"
-                            ],
-                            "properties": {
-                                "errors": {
-                                    "type": "array",
-                                    "minItems": 1,
-                                    "items": {
-                                        "$ref": "#/components/schemas/InputError"
-                                    }
-                                }
-                            }
-                        }
-                    }
-                }
-            ]
-        })),
-        ("SignIn", json!({
-            "description": "Exactly one of the two forms; no other fields.",
-            "oneOf": [
-                {
-                    "type": "object",
-                    "title": "user and password",
-                    "additionalProperties": false,
-                    "required": [
-                        "username",
-                        "password"
-                    ],
-                    "properties": {
-                        "username": {
-                            "type": "string"
-                        },
-                        "password": {
-                            "type": "string"
-                        }
-                    }
-                },
-                {
-                    "type": "object",
-                    "title": "token",
-                    "additionalProperties": false,
-                    "required": [
-                        "token"
-                    ],
-                    "properties": {
-                        "token": {
-                            "type": "string",
-                            "description": "An API token (`berth_…`)."
-                        }
-                    }
-                }
-            ]
-        })),
-        ("Policy", json!({
-            "description": "Every weight, bar and default of the engine (`docs/advice.md` §8, placement weights §9 and `docs/placement.md`). In a request any subset may be given and the rest take their defaults; a response always has every field. Unknown fields are refused.",
-            "type": "object",
-            "additionalProperties": false,
-            "properties": {
-                "margins": {
-                    "description": "Relative margin of error per confidence class; must not decrease from measured to guessed.",
-                    "type": "object",
-                    "additionalProperties": false
-                },
-                "staleness": {
-                    "description": "Staleness windows, seconds, cumulative from observation.",
-                    "type": "object",
-                    "additionalProperties": false
-                },
-                "rtt": {
-                    "description": "Nominal RTTs of the evidence ladder, ms.",
-                    "type": "object",
-                    "additionalProperties": false
-                },
-                "unknown_flow": {
-                    "description": "Assumptions for flow facts whose value is unknown (carried as guessed).",
-                    "type": "object",
-                    "additionalProperties": false
-                },
-                "placement": {
-                    "description": "Weights of the single-service placement scorer (`docs/placement.md`); `over_target_cost` must exceed `headroom_bonus + incumbency_bonus + youth_bonus`.",
-                    "type": "object",
-                    "additionalProperties": false
-                }
-            }
-        })),
-        ("Scenario", json!({
-            "description": "A what-if scenario, schema 1 (`docs/scenario-format.md`).",
-            "type": "object",
-            "additionalProperties": false,
-            "required": [
-                "schema",
-                "name",
-                "steps"
-            ],
-            "properties": {
-                "schema": {
-                    "const": 1
-                },
-                "name": {
-                    "description": "1–256 bytes.",
-                    "type": "string",
-                    "minLength": 1
-                },
-                "description": {
-                    "description": "Up to 4096 bytes.",
-                    "type": "string"
-                },
-                "steps": {
-                    "description": "0–10,000 steps, applied in order; a service may be moved by one `move` step at most, a cluster evacuated once.",
-                    "type": "array",
-                    "maxItems": 10000,
-                    "items": {
+            }),
+        ),
+        (
+            "AdviceSnapshot",
+            json!({
+                "description": "The advice the driver computed for one estate version and policy.",
+                "type": "object",
+                "additionalProperties": false,
+                "required": [
+                    "id",
+                    "estate",
+                    "estate_version",
+                    "content_digest",
+                    "policy_digest",
+                    "evaluated_at",
+                    "moves",
+                    "result"
+                ],
+                "properties": {
+                    "id": {
+                        "type": "integer"
+                    },
+                    "estate": {
+                        "description": "The estate id.",
+                        "type": "string"
+                    },
+                    "estate_version": {
+                        "type": "integer",
+                        "minimum": 1
+                    },
+                    "content_digest": {
+                        "type": "string"
+                    },
+                    "policy_digest": {
+                        "type": "string"
+                    },
+                    "evaluated_at": {
+                        "description": "The evaluation time of the advice.",
+                        "$ref": "#/components/schemas/Timestamp"
+                    },
+                    "moves": {
+                        "description": "How many moves the advice recommends.",
+                        "type": "integer",
+                        "minimum": 0
+                    },
+                    "result": {
+                        "description": "The advice, on the newest snapshot of the answer only; `null` on the others.",
                         "oneOf": [
                             {
-                                "type": "object",
-                                "title": "move",
-                                "additionalProperties": false,
-                                "required": [
-                                    "move"
-                                ],
-                                "properties": {
-                                    "move": {
-                                        "type": "object",
-                                        "additionalProperties": false,
-                                        "required": [
-                                            "service",
-                                            "to"
-                                        ],
-                                        "properties": {
-                                            "service": {
-                                                "type": "string"
-                                            },
-                                            "to": {
-                                                "type": "string"
-                                            }
-                                        }
-                                    }
-                                }
+                                "$ref": "#/components/schemas/Advice"
                             },
                             {
-                                "type": "object",
-                                "title": "evacuate",
-                                "additionalProperties": false,
-                                "required": [
-                                    "evacuate"
-                                ],
-                                "properties": {
-                                    "evacuate": {
-                                        "description": "A cluster id.",
-                                        "type": "string"
-                                    }
-                                }
+                                "type": "null"
                             }
                         ]
                     }
                 }
-            }
-        })),
-        ("DeciderRun", json!({
-            "description": "One stored run of an external decider on an estate.",
-            "type": "object",
-            "additionalProperties": false,
-            "required": [
-                "id",
-                "estate",
-                "decider",
-                "estate_version",
-                "content_digest",
-                "policy_digest",
-                "outcome",
-                "started_by",
-                "started_at",
-                "run_time_ms",
-                "entry"
-            ],
-            "properties": {
-                "id": {
-                    "type": "integer"
-                },
-                "estate": {
-                    "description": "The estate id.",
-                    "type": "string"
-                },
-                "decider": {
-                    "description": "The decider's name.",
-                    "type": "string"
-                },
-                "estate_version": {
-                    "description": "The estate version the decider was sent.",
-                    "type": "integer",
-                    "minimum": 1
-                },
-                "content_digest": {
-                    "type": "string"
-                },
-                "policy_digest": {
-                    "type": "string"
-                },
-                "outcome": {
-                    "description": "`ok`: a `2xx` reply that parsed (single proposals may still be refused; see `entry`). `deferred`: the decider answered `429` or `503`, asking to be called later. `failed`: anything else (see `entry.error`).",
-                    "type": "string",
-                    "enum": [
-                        "ok",
-                        "deferred",
-                        "failed"
-                    ]
-                },
-                "started_by": {
-                    "description": "`driver`, or the subject who asked (a user name or `token:<id>`).",
-                    "type": "string"
-                },
-                "started_at": {
-                    "description": "When the run was made (wall clock; also the timestamp its signatures carry). The driver counts a decider's interval from the newest successful run.",
-                    "$ref": "#/components/schemas/Timestamp"
-                },
-                "run_time_ms": {
-                    "description": "Wall time of the call, milliseconds, rounded (0 when no call was made).",
-                    "type": "integer",
-                    "minimum": 0
-                },
-                "entry": {
-                    "$ref": "#/components/schemas/DeciderEntry"
-                }
-            }
-        })),
-        ("AdviceSnapshot", json!({
-            "description": "The advice the driver computed for one estate version and policy.",
-            "type": "object",
-            "additionalProperties": false,
-            "required": [
-                "id",
-                "estate",
-                "estate_version",
-                "content_digest",
-                "policy_digest",
-                "evaluated_at",
-                "moves",
-                "result"
-            ],
-            "properties": {
-                "id": {
-                    "type": "integer"
-                },
-                "estate": {
-                    "description": "The estate id.",
-                    "type": "string"
-                },
-                "estate_version": {
-                    "type": "integer",
-                    "minimum": 1
-                },
-                "content_digest": {
-                    "type": "string"
-                },
-                "policy_digest": {
-                    "type": "string"
-                },
-                "evaluated_at": {
-                    "description": "The evaluation time of the advice.",
-                    "$ref": "#/components/schemas/Timestamp"
-                },
-                "moves": {
-                    "description": "How many moves the advice recommends.",
-                    "type": "integer",
-                    "minimum": 0
-                },
-                "result": {
-                    "description": "The advice, on the newest snapshot of the answer only; `null` on the others.",
-                    "oneOf": [
-                        {
-                            "$ref": "#/components/schemas/Advice"
-                        },
-                        {
-                            "type": "null"
-                        }
-                    ]
-                }
-            }
-        })),
+            }),
+        ),
     ]
 }

@@ -60,7 +60,10 @@ fn value(v: &serde_json::Value) -> Value {
 }
 
 fn mapping(pairs: Vec<(&'static str, serde_json::Value)>) -> Mapping {
-    pairs.into_iter().map(|(k, v)| (k.into(), value(&v))).collect()
+    pairs
+        .into_iter()
+        .map(|(k, v)| (k.into(), value(&v)))
+        .collect()
 }
 
 /// Who may call it, as OpenAPI security requirements: nothing for a
@@ -123,7 +126,12 @@ fn schema(s: &Schema, at: &str, named: &mut Named) -> Value {
 }
 
 /// One JSON media type: its schema, then its examples.
-fn json_content(s: &Schema, extra: &Option<serde_json::Value>, at: &str, named: &mut Named) -> Value {
+fn json_content(
+    s: &Schema,
+    extra: &Option<serde_json::Value>,
+    at: &str,
+    named: &mut Named,
+) -> Value {
     let mut media = Mapping::new();
     media.insert("schema".into(), schema(s, at, named));
     if let Some(Value::Mapping(extra)) = extra.as_ref().map(value) {
@@ -176,7 +184,11 @@ fn operation(
             },
             Param::Inline(v) => (value(v), value(v)),
         };
-        let name = object.get("name").and_then(Value::as_str).unwrap_or("").to_string();
+        let name = object
+            .get("name")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_string();
         match object.get("in").and_then(Value::as_str) {
             Some("path") => path.push(name),
             Some("query") => query.push(name),
@@ -560,12 +572,18 @@ mod tests {
         assert_eq!(op["x-berth-access"], "operator");
         assert_eq!(op["tags"][0], "estates");
         assert_eq!(op["security"][1]["csrfHeader"], Value::Sequence(vec![]));
-        assert_eq!(op["parameters"][0]["$ref"], "#/components/parameters/EstateId");
+        assert_eq!(
+            op["parameters"][0]["$ref"],
+            "#/components/parameters/EstateId"
+        );
         let media = &op["requestBody"]["content"]["application/json"];
         assert_eq!(media["schema"]["$ref"], "#/components/schemas/NewUser");
         assert_eq!(media["example"]["name"], "a");
         assert_eq!(op["responses"]["201"]["description"], "Made.");
-        assert_eq!(op["responses"]["403"]["$ref"], "#/components/responses/Forbidden");
+        assert_eq!(
+            op["responses"]["403"]["$ref"],
+            "#/components/responses/Forbidden"
+        );
         let schemas = &doc["components"]["schemas"];
         assert_eq!(schemas["Error"]["type"], "object");
         assert_eq!(
@@ -578,8 +596,14 @@ mod tests {
     fn a_name_that_resolves_to_nothing_is_refused_by_name() {
         let p = document(&[row(&WRONG)]).unwrap_err().join("\n");
         assert!(p.contains("makeThing: no shared parameter Nope"), "{p}");
-        assert!(p.contains("makeThing answer 200: no shared answer Missing"), "{p}");
-        assert!(p.contains("makeThing answer 400: no schema NoSuchSchema is published"), "{p}");
+        assert!(
+            p.contains("makeThing answer 200: no shared answer Missing"),
+            "{p}"
+        );
+        assert!(
+            p.contains("makeThing answer 400: no schema NoSuchSchema is published"),
+            "{p}"
+        );
         assert!(
             p.contains("makeThing: the path /api/estates/{id}/things has the parameters [\"id\"], its contract []"),
             "{p}"
