@@ -75,7 +75,6 @@ endpoints! {
             (503, Answer::Shared("Unavailable")),
         ],
         example_query: Some("now=2026-11-30T04:05:00Z"),
-        ..Default::default()
     }
 
     /// Removes the decision (the recommendation shows like any other again), with an audit
