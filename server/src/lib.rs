@@ -37,6 +37,7 @@ pub mod error;
 pub mod estates;
 pub mod external;
 pub mod facts;
+pub mod heavy;
 pub mod http;
 pub mod import;
 pub mod kube_source;

@@ -32,6 +32,9 @@ pub struct AppState {
     /// One decider leaderboard computation at a time on this server (the
     /// default suite keeps a core busy for seconds).
     pub leaderboard_lock: Arc<std::sync::Mutex<()>>,
+    /// Heavy requests in service and estate documents being sent
+    /// (`http::extract::heavy_permit`, `shared_document`).
+    pub heavy: crate::heavy::HeavyBook,
 }
 
 impl AppState {
@@ -54,6 +57,7 @@ impl AppState {
             driver: None,
             pass_lock: Arc::new(tokio::sync::Mutex::new(())),
             leaderboard_lock: Arc::new(std::sync::Mutex::new(())),
+            heavy: Default::default(),
         }
     }
 

@@ -272,16 +272,20 @@ async fn large_requests_are_bounded_per_token(b: Backend) {
 
     // A Kubernetes import waits for nothing: a second one of the same
     // token is 429 at once.
-    let p1 = extract::heavy_permit("token:someone", "a").unwrap();
-    assert!(extract::heavy_permit("token:someone", "b").is_err());
+    let p1 = extract::heavy_permit(&t.state.heavy, "token:someone", "a").unwrap();
+    assert!(extract::heavy_permit(&t.state.heavy, "token:someone", "b").is_err());
     // Its files are counted apart.
-    let _f = extract::heavy_permit_per_caller("token:someone", "f").unwrap();
+    let _f = extract::heavy_permit_per_caller(&t.state.heavy, "token:someone", "f").unwrap();
     drop(p1);
-    let _p3 = extract::heavy_permit("token:someone", "d").unwrap();
+    let _p3 = extract::heavy_permit(&t.state.heavy, "token:someone", "d").unwrap();
+    // Places are the application's own: another server in this process
+    // (as every test here is) does not see this one's.
+    let elsewhere = berth::heavy::HeavyBook::default();
+    let _e = extract::heavy_permit(&elsewhere, "token:someone", "e").unwrap();
     let (agent, agent_id) = t
         .token(json!({"name": "a", "role": "agent", "estate": "sample", "clusters": ["c-fra-3"], "may_sync_services": true}))
         .await;
-    let _h1 = extract::heavy_permit(&format!("token:{agent_id}"), "held").unwrap();
+    let _h1 = extract::heavy_permit(&t.state.heavy, &format!("token:{agent_id}"), "held").unwrap();
     let body = json!({"cluster": "c-fra-3", "files": [{"name": "x.yaml", "text": "kind: Namespace\napiVersion: v1\nmetadata: {name: x}\n"}], "dry_run": true});
     let (s, _, headers, _) = t
         .call(

@@ -99,7 +99,7 @@ async fn create_estate(
             "a token scoped to one estate cannot create estates".into(),
         ));
     }
-    let _permit = heavy_permit(&p.subject, "this estate upload")?;
+    let _permit = heavy_permit(&state.heavy, &p.subject, "this estate upload")?;
     let bytes = read_body(body, ESTATE_BODY_LIMIT).await?;
     let text = utf8(&bytes)?.to_string();
     let format = format_of(&headers, &text);
@@ -192,8 +192,12 @@ async fn export_file(
     // each sent from one copy shared by every reader of that version, in
     // pieces, so a reader that stops reading holds kilobytes
     // (docs/security.md, limits).
-    let permit = heavy_permit_per_caller(&caller.principal()?.subject, "this estate file")?;
-    let (shared, keep) = shared_document(&id, meta.version);
+    let permit = heavy_permit_per_caller(
+        &state.heavy,
+        &caller.principal()?.subject,
+        "this estate file",
+    )?;
+    let (shared, keep) = shared_document(&state.heavy, &id, meta.version);
     let (text, version, digest) = match shared {
         Some(text) if q.format.as_deref() != Some("yaml") => {
             (text, meta.version, meta.content_digest.clone())
@@ -249,7 +253,11 @@ async fn import_file(
     body: Body,
 ) -> ApiResult<Json<berth_api::EstateSummary>> {
     let meta = visible_estate(&state.db, &caller, &id).await?;
-    let _permit = heavy_permit(&caller.principal()?.subject, "this estate upload")?;
+    let _permit = heavy_permit(
+        &state.heavy,
+        &caller.principal()?.subject,
+        "this estate upload",
+    )?;
     let bytes = read_body(body, ESTATE_BODY_LIMIT).await?;
     let text = utf8(&bytes)?.to_string();
     let format = format_of(&headers, &text);

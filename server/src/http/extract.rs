@@ -14,6 +14,7 @@ use berth_engine::estate;
 use crate::auth::Caller;
 use crate::clock::now_s;
 use crate::error::{counted, ApiError, ApiResult};
+use crate::heavy::{HeavyBook, HeavyCounts};
 use crate::state::AppState;
 
 /// Body limits. Estate files get room for a 5,000-service estate (~12 MB
@@ -59,29 +60,15 @@ pub const HEAVY_IN_PROCESS: usize = 2;
 /// A heavy request's place, held until dropped (for a response body,
 /// until it is sent or its connection closes).
 pub struct HeavyPermit {
+    book: std::sync::Arc<std::sync::Mutex<HeavyCounts>>,
     subject: String,
     /// Whether it also holds one of the process's [`HEAVY_IN_PROCESS`].
     in_process: bool,
 }
 
-struct HeavyCounts {
-    total: usize,
-    by_subject: std::collections::HashMap<String, usize>,
-}
-
-fn heavy_counts() -> &'static std::sync::Mutex<HeavyCounts> {
-    static COUNTS: std::sync::OnceLock<std::sync::Mutex<HeavyCounts>> = std::sync::OnceLock::new();
-    COUNTS.get_or_init(|| {
-        std::sync::Mutex::new(HeavyCounts {
-            total: 0,
-            by_subject: std::collections::HashMap::new(),
-        })
-    })
-}
-
 impl Drop for HeavyPermit {
     fn drop(&mut self) {
-        let mut c = heavy_counts().lock().expect("heavy counts lock");
+        let mut c = self.book.lock().expect("heavy counts lock");
         if self.in_process {
             c.total = c.total.saturating_sub(1);
         }
@@ -97,24 +84,29 @@ impl Drop for HeavyPermit {
 /// Take a place for a heavy request of `subject` (`token:<id>` or a user
 /// name), or answer 429 naming the limit: [`HEAVY_PER_CALLER`] per caller,
 /// [`HEAVY_IN_PROCESS`] in all.
-pub fn heavy_permit(subject: &str, what: &str) -> ApiResult<HeavyPermit> {
-    take_heavy(subject, what, true, HEAVY_PER_CALLER)
+pub fn heavy_permit(book: &HeavyBook, subject: &str, what: &str) -> ApiResult<HeavyPermit> {
+    take_heavy(book, subject, what, true, HEAVY_PER_CALLER)
 }
 
 /// [`heavy_permit`] for a large *answer* sent from shared memory (a whole
 /// estate file): bounded per caller only, so one caller's stalled readers
 /// cannot hold places every other caller needs.
-pub fn heavy_permit_per_caller(subject: &str, what: &str) -> ApiResult<HeavyPermit> {
-    take_heavy(subject, what, false, FILES_PER_CALLER)
+pub fn heavy_permit_per_caller(
+    book: &HeavyBook,
+    subject: &str,
+    what: &str,
+) -> ApiResult<HeavyPermit> {
+    take_heavy(book, subject, what, false, FILES_PER_CALLER)
 }
 
 fn take_heavy(
+    book: &HeavyBook,
     subject: &str,
     what: &str,
     in_process: bool,
     per_caller: usize,
 ) -> ApiResult<HeavyPermit> {
-    let mut c = heavy_counts().lock().expect("heavy counts lock");
+    let mut c = book.counts.lock().expect("heavy counts lock");
     // Imports and files are counted apart: a file being read does not
     // stop its reader's import.
     let key = if in_process {
@@ -140,6 +132,7 @@ fn take_heavy(
     }
     *c.by_subject.entry(key.clone()).or_insert(0) += 1;
     Ok(HeavyPermit {
+        book: book.counts.clone(),
         subject: key,
         in_process,
     })
@@ -200,15 +193,14 @@ impl http_body::Body for SharedBody {
 /// Estate documents being sent, by (estate, version): readers of the same
 /// version share one copy for as long as any of them is being sent.
 pub fn shared_document(
+    book: &HeavyBook,
     id: &str,
     version: i64,
 ) -> (
     Option<std::sync::Arc<String>>,
     impl FnOnce(String) -> std::sync::Arc<String>,
 ) {
-    type Docs = std::collections::HashMap<(String, i64), std::sync::Weak<String>>;
-    static DOCS: std::sync::OnceLock<std::sync::Mutex<Docs>> = std::sync::OnceLock::new();
-    let docs = DOCS.get_or_init(Default::default);
+    let docs = book.docs.clone();
     let key = (id.to_string(), version);
     let found = {
         let mut m = docs.lock().expect("shared documents lock");

@@ -365,7 +365,7 @@ async fn import_kubernetes(
     }
     visible_estate(&state.db, &caller, &id).await?;
     // One of a caller's few large requests (docs/security.md, limits).
-    let _permit = heavy_permit(&p.subject, "this Kubernetes import")?;
+    let _permit = heavy_permit(&state.heavy, &p.subject, "this Kubernetes import")?;
     let bytes = read_body(body, KUBERNETES_BODY_LIMIT).await?;
     let b: KubernetesImportRequest = json_body(&bytes, "kubernetes import")?;
     // The parsed request holds the text; the raw body is not needed again.

@@ -6,12 +6,13 @@ use serde_json::{json, Value};
 
 /// The introduction (`info.description`): Markdown.
 pub const INTRO: &str = r#"The REST API of `berth serve`. This file is written by the server's
-code (`server/src/http/openapi.rs`): every route of its route table
-(`berth::http::routes()`; each module of `server/src/http/` declares
-its routes beside their handlers), in the same order, with the method,
-path, access and summary the table gives; the schemas of the types the
-server writes (crate `berth-api`) and of the policy (the engine's
-field table); and each module's words (`server/src/http/*.yaml`).
+code (`server/src/http/openapi/`): every endpoint as crate `berth-api`
+declares it once (`api/src/endpoint/`: method, path, parameters,
+access, summary, description, body and answers) and the server's route
+table serves it (`berth::http::routes()`), in the same order; the
+schemas of the types the server writes (crate `berth-api`) and of the
+policy (the engine's field table); and the shared words
+(`server/src/http/openapi/components.rs`).
 `server/tests/openapi.rs` fails when this file is not what the code
 writes, and sends every operation below through the real router. Any
 other path answers `404` with the error envelope and a message
