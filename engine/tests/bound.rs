@@ -9,6 +9,7 @@ use berth_engine::advise::feasibility;
 use berth_engine::bound;
 use berth_engine::cost::Ctx;
 use berth_engine::gen::{self, Shape, NOW};
+use berth_engine::optimum;
 use berth_engine::{Estate, Policy};
 use common::exact::{self, advice_improvement, stats};
 
@@ -47,12 +48,27 @@ fn check(name: &str, estates: impl Iterator<Item = (u64, Estate)>) -> Figures {
             "{name} seed {seed}: bound {lb} above the optimum {}",
             opt.cost
         );
+        // Price steps aimed at the optimum itself: still below it.
+        let aimed = bound::cost_at_least_within(
+            &ctx,
+            &feasibility(&estate).candidates,
+            usize::MAX,
+            Some(opt.cost),
+        );
+        assert!(
+            aimed <= opt.cost + tol,
+            "{name} seed {seed}: bound aimed at the optimum {aimed} above it {}",
+            opt.cost
+        );
         let advice = berth_engine::advise(&estate, &policy, NOW);
         let b = advice.bound;
-        assert_eq!(
+        // The advice's bound is the same relaxation within the move cap,
+        // its price steps aimed at the advice's own cost: a bound too.
+        assert!(
+            b.cost_at_least <= opt.cost + tol,
+            "{name} seed {seed}: the advice's bound {} above the optimum {}",
             b.cost_at_least,
-            lb.min(opt.cost_before),
-            "{name} seed {seed}"
+            opt.cost
         );
         let advice_cost = opt.cost_before - advice_improvement(&advice);
         assert!(
@@ -135,4 +151,49 @@ fn the_bound_never_exceeds_exhaustive_enumeration() {
         checked += 1;
     }
     assert!(checked >= 20);
+}
+
+/// Within a move cap: on every `tiny` estate, with at most 1 and 2 moved
+/// services, the capped bound is below the relaxed optimum of the engine's
+/// capped branch-and-bound (`optimum::solve` run to the end), and above
+/// the uncapped bound where the cap binds on the relaxation.
+#[test]
+fn the_capped_bound_never_exceeds_the_capped_optimum() {
+    let policy = Policy::default();
+    let (mut checked, mut raised) = (0, 0);
+    for seed in 0..200 {
+        let estate = gen::estate(&Shape::tiny(seed));
+        let ctx = Ctx::new(&estate, &policy, NOW);
+        let cands = feasibility(&estate).candidates;
+        let doms = optimum::domains(&ctx);
+        let home: Vec<usize> = estate.services.iter().map(|s| s.cluster).collect();
+        let uncapped = bound::cost_at_least(&ctx, &cands);
+        for cap in [1, 2] {
+            let sol = optimum::solve(
+                &ctx,
+                &doms,
+                &home,
+                optimum::Limits {
+                    nodes: u64::MAX,
+                    max_moves: cap,
+                },
+            );
+            assert!(sol.complete, "seed {seed}");
+            // The relaxed optimum: the cheapest placement within the cap,
+            // orderable or not.
+            let opt = sol.unorderable.map_or(sol.cost, |u| u.min(sol.cost));
+            let lb = bound::cost_at_least_within(&ctx, &cands, cap, Some(sol.cost));
+            assert!(
+                lb <= opt + 1e-9 * (1.0 + opt.abs()),
+                "seed {seed}, {cap} moves: bound {lb} above the optimum {opt}"
+            );
+            checked += 1;
+            if lb > uncapped + 1e-6 {
+                raised += 1;
+            }
+        }
+    }
+    eprintln!("capped: {checked} checked, the cap raised the bound on {raised}");
+    assert!(checked >= 300);
+    assert!(raised > 0, "the cap never entered the bound");
 }

@@ -1490,7 +1490,7 @@ fn sample_estate_advice_text() {
             Estate Acme Retail (sample estate) (version 45a6a1d18de3381b), policy 795cfe0c62069052, evaluated at 2026-11-30T04:05:00Z
             Before: cost 1687.4 (round trip 1045.1, cross-site 616.9, headroom 25.5); cross-site traffic 77.1 MB/s
             After:  cost 1050.8 (round trip 737.2, cross-site 307.5, headroom 6.1); cross-site traffic 38.4 MB/s
-            The best possible is at least 651.1 points; the recommended moves capture at least 61.4 % of the improvement that can exist.
+            The best possible is at least 936.7 points; the recommended moves capture at least 84.8 % of the improvement that can exist.
             Not counted above: 1 move resting on guesses (below) would add 53.2 points if the evidence held.
 
             Moves that clear the bars, in order, numbered by step (a compound step is one step;

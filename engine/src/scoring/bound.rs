@@ -23,6 +23,11 @@
 //!   headroom term, a constant plus a slope charged to each movable
 //!   service that ends on the cluster, carried into its choice above.
 //!
+//! On estates small enough (`pairwise.rs`, at most 300,000 cells) a
+//! second, tighter bound keeps the coupling the first drops: the dual of
+//! the LP relaxation with pair variables, with headroom, capacity and the
+//! move cap as Lagrangian prices. The larger of the two is returned.
+//!
 //! Work is `O(Σ candidates + flows × (clusters/64 + sites))`, the sites
 //! being those a service could be in: no flow ever looks at a pair of
 //! clusters. Every loop runs in index order. The headroom arithmetic
@@ -30,6 +35,8 @@
 //! cost term needs its bound here too (ARCHITECTURE.md).
 
 use serde::{Deserialize, Serialize};
+
+mod pairwise;
 
 use crate::candidates::Candidates;
 use crate::constraints::Load;
@@ -441,6 +448,21 @@ fn sites_of_domains(site_set: &[Bits], dom: &Table, movable: &[bool]) -> Table {
 /// `State::totals(P).cost + copy` below it. `candidates` are the statically
 /// allowed destinations of `advise::feasibility`.
 pub fn cost_at_least(ctx: &Ctx, candidates: &Candidates) -> f64 {
+    cost_at_least_within(ctx, candidates, usize::MAX, None)
+}
+
+/// [`cost_at_least`] over the reachable placements that move at most
+/// `max_moves` services (`usize::MAX`: any number): what an advice result
+/// carries, with the policy's `max_moves`. `upper` is the cost (estate +
+/// copy) of some placement within the cap — the advice's own — which the
+/// pairwise relaxation's price steps aim at; `None`: the current
+/// placement's.
+pub fn cost_at_least_within(
+    ctx: &Ctx,
+    candidates: &Candidates,
+    max_moves: usize,
+    upper: Option<f64>,
+) -> f64 {
     let estate = ctx.estate;
     let (nc, ns) = (estate.clusters.len(), estate.sites.len());
     let (dom, movable) = domains(ctx, candidates);
@@ -582,9 +604,25 @@ pub fn cost_at_least(ctx: &Ctx, candidates: &Candidates) -> f64 {
     }
 
     let raw = fixed + pairs + own + headroom;
+    let per_term = raw - ROUNDING_SLACK * (1.0 + raw.abs());
+    let room = certified_room(ctx);
+    let inputs = pairwise::Inputs {
+        dom: &dom,
+        movable: &movable,
+        home: &home,
+        room: &room,
+    };
+    let upper = upper.unwrap_or_else(|| crate::cost::State::initial(estate).totals(ctx).cost);
+    let pairs_bound = pairwise::Pairwise::build(ctx, &inputs).map(|mut pw| {
+        // Flows between services that cannot move are outside it.
+        let (value, magnitude) = pw.solve(max_moves, upper);
+        let raw = fixed + value;
+        raw - ROUNDING_SLACK * (1.0 + fixed.abs() + magnitude)
+    });
     // Every point of cost is ≥ 0 (facts and weights are), so 0 is a bound
-    // too: the slack never takes the bound below it.
-    (raw - ROUNDING_SLACK * (1.0 + raw.abs())).max(0.0)
+    // too: the slack never takes the bound below it. Both relaxations are
+    // bounds; the larger is kept.
+    per_term.max(pairs_bound.unwrap_or(0.0)).max(0.0)
 }
 
 #[cfg(test)]

@@ -551,7 +551,12 @@ pub(super) fn plan_run(
     let totals_after = state.totals(&ctx);
     let copy = recommended_copy(&moves);
     let bound = Bound::new(
-        bound::cost_at_least(&ctx, &feas.candidates),
+        bound::cost_at_least_within(
+            &ctx,
+            &feas.candidates,
+            policy.max_moves,
+            Some(totals_after.cost + copy),
+        ),
         totals_before.cost,
         totals_after.cost + copy,
     );
