@@ -1,12 +1,19 @@
 //! Applied moves and their outcomes through the API (issue 36,
 //! docs/outcomes.md), on SQLite and PostgreSQL: an estate, an advice
 //! snapshot recommending `a → c2`, a Kubernetes import in which `a` now
-//! runs in `c2`, measured round trips, flows and capacity posted by an
-//! agent after the move, and the outcome held to figures computed here
-//! from the policy's weights and the posted values; before the settling
-//! window ends it waits and says why; an estate upload that moves `d`,
-//! which Berth did not advise, is judged by the model at the move.
+//! runs in `c2` — read from a fake Kubernetes API server by the real
+//! `kube` client and sent to the server over HTTP, as `berth agent
+//! --kubernetes` re-syncs a cluster — measured round trips, flows and
+//! capacity posted by an agent after the move, and the outcome held to
+//! figures computed here from the policy's weights and the posted values;
+//! before the settling window ends it waits and says why; an estate
+//! upload that moves `d`, which Berth did not advise, is judged by the
+//! model at the move. A compound step waits until all its members have
+//! moved (one by an upload, one by a Kubernetes import) and is then
+//! judged whole, against the whole step's prediction.
 
+#[path = "support/kube_api.rs"]
+mod kube_api;
 mod support;
 
 use axum::body::Body;
@@ -22,6 +29,9 @@ const ADMIN: &str = "admin-token-for-tests-0123456789abcdef";
 
 struct TestApp {
     app: Router,
+    /// The same application served on a loopback port, for the clients
+    /// that speak HTTP (the agent's `BerthClient`).
+    base: String,
     state: berth::AppState,
     _db: TestDb,
 }
@@ -47,8 +57,14 @@ impl TestApp {
             config: berth::Config::default(),
         };
         let (state, _) = berth::serve::prepare(&opts).await.expect("server prepares");
+        let app = berth::http::app(state.clone());
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let base = format!("http://{}", listener.local_addr().unwrap());
+        let served = app.clone();
+        tokio::spawn(async move { axum::serve(listener, served).await.unwrap() });
         TestApp {
-            app: berth::http::app(state.clone()),
+            app,
+            base,
             state,
             _db: db,
         }
@@ -159,26 +175,59 @@ fn estate(at: i64) -> Value {
     })
 }
 
-/// `a` as a Deployment of c2.
-const MANIFEST: &str = "apiVersion: apps/v1
-kind: Deployment
-metadata:
-  name: a
-  namespace: default
-  labels: {app: a}
-spec:
-  selector:
-    matchLabels: {app: a}
-  template:
-    metadata:
-      labels: {app: a}
-    spec:
-      containers:
-        - name: a
-          image: registry.example/a:1
-          resources:
-            requests: {cpu: '2', memory: 4Gi}
-";
+/// A Deployment of namespace `default` as `kubectl apply` sends it:
+/// one replica whose container requests `cpu` cores and `memory`.
+fn deployment(name: &str, cpu: &str, memory: &str) -> Value {
+    json!({
+        "apiVersion": "apps/v1", "kind": "Deployment",
+        "metadata": {"name": name, "namespace": "default", "labels": {"app": name}},
+        "spec": {
+            "replicas": 1,
+            "selector": {"matchLabels": {"app": name}},
+            "template": {
+                "metadata": {"labels": {"app": name}},
+                "spec": {"containers": [{"name": name, "image": format!("registry.example/{name}:1"),
+                    "resources": {"requests": {"cpu": cpu, "memory": memory}}}]}
+            }
+        }
+    })
+}
+
+/// Cluster `cluster` re-synced as `berth agent --kubernetes` does it: a
+/// fake API server holding `objects` (with the ReplicaSets, Pods and
+/// Nodes it adds) is read through a kubeconfig by the real `kube` client
+/// (`KubeSource`), and what it read is sent to the server's Kubernetes
+/// import route over HTTP (`BerthClient::import_kubernetes`), with an
+/// operator's token. The import's answer.
+async fn resync(t: &TestApp, cluster: &str, objects: Vec<Value>) -> berth_api::ImportAnswer {
+    let kube = kube_api::FakeKube::start(kube_api::Script {
+        objects: Some(objects),
+        ..Default::default()
+    })
+    .await;
+    let dir = tempfile::tempdir().unwrap();
+    let config = kube_api::kubeconfig(dir.path(), &kube.url);
+    let source = berth::kube_source::KubeSource::connect(
+        Some(config.as_path()),
+        Some("shop"),
+        berth::kube_source::DEFAULT_PAGE_SIZE,
+        berth::kube_source::user_agent("agent", "est"),
+    )
+    .await
+    .unwrap();
+    let snapshot = source.read().await.unwrap();
+    assert!(snapshot.complete(), "{:?}", snapshot.notes());
+    let client =
+        berth::submit::BerthClient::new(&t.base, berth::submit::Secret::new(ADMIN.into()), "est")
+            .unwrap();
+    let answer = client
+        .import_kubernetes(cluster, &snapshot.inputs(), !snapshot.complete())
+        .await
+        .unwrap();
+    // Every kind was listed from the fake, through the real client.
+    assert!(!kube.requests("deployments").is_empty());
+    answer
+}
 
 fn close(got: &Value, want: f64, what: &str) {
     let got = got
@@ -232,16 +281,12 @@ async fn an_advised_move_is_measured_against_its_prediction(b: Backend) {
     .await
     .unwrap();
 
-    // The Kubernetes import of c2 finds a's workload there: a now runs in c2.
-    let r = t
-        .send(
-            ADMIN,
-            Method::POST,
-            "/api/estates/est/import/kubernetes",
-            &json!({"cluster": "c2", "files": [{"name": "a.yaml", "text": MANIFEST}]}),
-        )
-        .await;
-    assert_eq!(r["written"], true, "{r}");
+    // The Kubernetes API of c2 now holds a's workload: its re-sync moves
+    // a to c2.
+    let r = resync(&t, "c2", vec![deployment("a", "2", "4Gi")]).await;
+    assert!(r.written, "{:?}", r.report);
+    assert_eq!(r.report.changed.len(), 1, "{:?}", r.report);
+    assert_eq!(r.report.changed[0].id, "a");
     let moved_at = berth::clock::now_s();
     let out = t.outcomes(moved_at + 7200).await;
     let applied = out["applied"].as_array().unwrap();
@@ -773,4 +818,229 @@ async fn three_advised_moves_calibrate_the_next_why_and_the_short_one_is_notifie
         .filter(|b| b.contains("fell short"))
         .count();
     assert_eq!(again, short.len(), "sent once");
+}
+
+/// `a` and `e` in c1 (site s1) call each other heavily and each call `b`
+/// in c2 (site s2), which is pinned; `e` also calls `d` in c3 (site s2,
+/// pinned): either moved alone to c2 tears their heavy flow across sites
+/// and loses; moved together they gain. Both entries are the ones the
+/// Kubernetes import of c2 wrote (their provenance), put in c1 by hand
+/// since.
+fn pair_estate(at: i64) -> Value {
+    let fact = |v: f64| json!({"value": v, "class": "measured", "source": "probe", "observed_at": format_time(at)});
+    let cluster = |id: &str, site: &str| {
+        json!({"id": id, "site": site, "tier": "prod", "trust_zone": "general", "health": "healthy",
+               "cpu_total": 64, "memory_total_gib": 256, "cpu_free": fact(40.0), "memory_free_gib": fact(200.0)})
+    };
+    json!({
+        "schema": 1,
+        "name": "outcomes-pair",
+        "traffic": "declared",
+        "sites": [
+            {"id": "s1", "name": "S1", "lat": 50.11, "lon": 8.68, "jurisdiction": "eu"},
+            {"id": "s2", "name": "S2", "lat": 48.86, "lon": 2.35, "jurisdiction": "eu"}
+        ],
+        "clusters": [cluster("c1", "s1"), cluster("c2", "s2"), cluster("c3", "s2")],
+        "paths": [
+            {"a": "c1", "b": "c2", "rtt_ms": fact(20.0)},
+            {"a": "c1", "b": "c3", "rtt_ms": fact(25.0)},
+            {"a": "c2", "b": "c3", "rtt_ms": fact(3.0)}
+        ],
+        "services": [
+            {"id": "a", "owner": "team-a", "cluster": "c1", "cpu": 2, "memory_gib": 4,
+             "source": "kubernetes:c2/default/Deployment/a"},
+            {"id": "e", "owner": "team-e", "cluster": "c1", "cpu": 1, "memory_gib": 2,
+             "source": "kubernetes:c2/default/Deployment/e"},
+            {"id": "b", "owner": "team-b", "cluster": "c2", "cpu": 1, "memory_gib": 2,
+             "constraints": {"pinned": true}},
+            {"id": "d", "owner": "team-d", "cluster": "c3", "cpu": 1, "memory_gib": 2,
+             "constraints": {"pinned": true}}
+        ],
+        "flows": [
+            {"from": "a", "to": "e", "weight": fact(10.0), "mb_s": fact(1.0)},
+            {"from": "a", "to": "b", "weight": fact(4.0), "mb_s": fact(2.0)},
+            {"from": "e", "to": "b", "weight": fact(4.0), "mb_s": fact(2.0)},
+            {"from": "e", "to": "d", "weight": fact(2.0), "mb_s": fact(0.5)}
+        ]
+    })
+}
+
+both!(a_compound_step_is_judged_whole_once_every_member_moved);
+async fn a_compound_step_is_judged_whole_once_every_member_moved(b: Backend) {
+    let t = TestApp::new(b).await;
+    let t0 = berth::clock::now_s();
+    t.send(
+        ADMIN,
+        Method::POST,
+        "/api/estates?id=est",
+        &pair_estate(t0 - 60),
+    )
+    .await;
+    let policy = t.get("/api/estates/est/policy").await;
+    let policy = berth_engine::Policy::from_json(&policy["policy"].to_string()).unwrap();
+    let (rtw, xsw) = (policy.round_trip_weight, policy.cross_site_weight);
+    let same = policy.rtt.same_cluster_ms;
+
+    // The advice: one compound step, a and e to c2 together.
+    let advice = t
+        .get(&format!("/api/estates/est/advice?now={}", format_time(t0)))
+        .await;
+    let result = advice["result"].clone();
+    let moves = result["moves"].as_array().unwrap();
+    assert_eq!(moves.len(), 2, "{result}");
+    for m in moves {
+        assert!(m.get("evidence").is_none(), "recommended: {m}");
+        assert!(m["group"]["steps"].is_array(), "a member of a step: {m}");
+        assert_eq!((&m["from"], &m["to"]), (&json!("c1"), &json!("c2")), "{m}");
+    }
+    let identity = moves
+        .iter()
+        .map(|m| format!("{}|c1|c2", m["service"].as_str().unwrap()))
+        .collect::<Vec<_>>()
+        .join("+");
+    let predicted: f64 = moves.iter().map(|m| m["gain"].as_f64().unwrap()).sum();
+    // The model's prediction, written out: both flows to b stop crossing
+    // and drop to the same-cluster round trip; e→d stops crossing and
+    // runs c2↔c3 (3 ms) instead of c1↔c3 (25 ms); a↔e stays in one
+    // cluster; every cluster stays below the headroom threshold.
+    close(
+        &json!(predicted),
+        rtw * ((4.0 + 4.0) * (20.0 - same) + 2.0 * (25.0 - 3.0)) + xsw * (2.0 + 2.0 + 0.5),
+        "the step's predicted gain",
+    );
+    berth::store::insert_snapshot(
+        &t.state.db,
+        berth::store::NewSnapshot {
+            estate: "est",
+            estate_version: 1,
+            content_digest: advice["content_digest"].as_str().unwrap_or(""),
+            policy_digest: advice["policy_digest"].as_str().unwrap_or(""),
+            evaluated_at: t0,
+            moves: moves.len() as i64,
+            result: &result.to_string(),
+        },
+    )
+    .await
+    .unwrap();
+
+    // An estate upload moves e alone: the step waits for a.
+    let mut file = t.get("/api/estates/est/file").await;
+    for s in file["services"].as_array_mut().unwrap() {
+        if s["id"] == "e" {
+            s["cluster"] = json!("c2");
+        }
+    }
+    put_file(&t, &file).await;
+    let half = t.outcomes(berth::clock::now_s() + 7200).await;
+    let applied = half["applied"].as_array().unwrap();
+    assert_eq!(applied.len(), 1, "{half}");
+    let step = &applied[0];
+    assert_eq!(step["identity"], identity.as_str());
+    assert_eq!(step["basis"], "advised");
+    assert_eq!(step["kind"], "compound");
+    assert_eq!(step["noticed_by"], "estate_upload");
+    let o = &step["outcome"];
+    assert_eq!(o["status"], "waiting", "{o}");
+    assert_eq!(
+        o["waiting_for"],
+        json!(["a to move c1 → c2 (the rest of the step)"])
+    );
+    close(
+        &o["predicted_gain"],
+        predicted,
+        "the whole step's prediction",
+    );
+
+    // c2's Kubernetes API now runs both: its re-sync moves a (e is
+    // already there).
+    let r = resync(
+        &t,
+        "c2",
+        vec![deployment("a", "2", "4Gi"), deployment("e", "1", "2Gi")],
+    )
+    .await;
+    assert!(r.written, "{:?}", r.report);
+    let moved_at = berth::clock::now_s();
+
+    // Measured since: the demand grew, c2↔c3 is 4.5 ms; the free capacity
+    // of the clusters the step left and entered.
+    let agent = t
+        .send(
+            ADMIN,
+            Method::POST,
+            "/api/tokens",
+            &json!({"name": "agent", "role": "agent", "estate": "est", "clusters": ["c1", "c2", "c3"]}),
+        )
+        .await["token"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let at = format_time(berth::clock::now_s() + 30);
+    let o = |fact: &str, v: f64, more: Value| {
+        let mut x = json!({"fact": fact, "value": v, "observed_at": at});
+        x.as_object_mut()
+            .unwrap()
+            .extend(more.as_object().unwrap().clone());
+        x
+    };
+    let after = [
+        ("a", "e", 12.0, 1.5),
+        ("a", "b", 5.0, 2.5),
+        ("e", "b", 4.5, 3.0),
+        ("e", "d", 2.5, 0.75),
+    ];
+    let mut obs = vec![o("rtt_ms", 4.5, json!({"a": "c2", "b": "c3"}))];
+    for (from, to, w, mb) in after {
+        obs.push(o("flow_weight", w, json!({"from": from, "to": to})));
+        obs.push(o("flow_mb_s", mb, json!({"from": from, "to": to})));
+    }
+    obs.push(o("cpu_free", 43.0, json!({"cluster": "c1"})));
+    obs.push(o("memory_free_gib", 206.0, json!({"cluster": "c1"})));
+    obs.push(o("cpu_free", 37.0, json!({"cluster": "c2"})));
+    obs.push(o("memory_free_gib", 194.0, json!({"cluster": "c2"})));
+    let n = obs.len();
+    let r = t
+        .send(
+            &agent,
+            Method::POST,
+            "/api/estates/est/observations",
+            &json!({"batch_id": "after-the-step", "observations": obs}),
+        )
+        .await;
+    assert_eq!(r["applied"], n, "{r}");
+
+    let report = t.outcomes(moved_at + 7200).await;
+    let applied = report["applied"].as_array().unwrap();
+    assert_eq!(applied.len(), 1, "one step, not two moves: {report}");
+    let step = &applied[0];
+    assert_eq!(step["kind"], "compound");
+    assert_eq!(step["events"].as_array().unwrap().len(), 2);
+    assert_eq!(step["noticed_by"], "kubernetes_import", "its last move's");
+    let o = &step["outcome"];
+    assert_eq!(o["status"], "observed", "{o}");
+    assert_eq!(o["flows"].as_array().unwrap().len(), 4);
+    let ob = &o["observed"];
+    // Independently: a→b and e→b went from 20 ms across sites to one
+    // cluster; e→d from 25 ms across sites to c2↔c3, measured 4.5 ms
+    // since; a↔e was in one cluster before and is after.
+    let rt_b = rtw * ((4.0 + 4.0) * (20.0 - same) + 2.0 * (25.0 - 4.5));
+    let rt_a = rtw * ((5.0 + 4.5) * (20.0 - same) + 2.5 * (25.0 - 4.5));
+    close(
+        &ob["round_trip_at_demand_before"],
+        rt_b,
+        "round trip, before",
+    );
+    close(&ob["round_trip_at_demand_after"], rt_a, "round trip, after");
+    close(&ob["cross_site_mb_s_before"], 4.5, "cross-site MB/s before");
+    close(&ob["cross_site_mb_s_after"], 0.0, "cross-site MB/s after");
+    close(&ob["headroom"], 0.0, "headroom");
+    let gain_b = rt_b + xsw * 4.5;
+    let gain_a = rt_a + xsw * (2.5 + 3.0 + 0.75);
+    close(&ob["gain_at_demand_before"], gain_b, "gain, demand before");
+    close(&ob["gain_at_demand_after"], gain_a, "gain, demand after");
+    close(&ob["ratio"], gain_b / predicted, "ratio");
+    eprintln!(
+        "compound {identity}: predicted {predicted:.3}, observed {gain_b:.3} (at the demand since {gain_a:.3}), ratio {:.4}",
+        gain_b / predicted
+    );
 }
