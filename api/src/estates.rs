@@ -197,6 +197,13 @@ pub struct ResultEnvelope {
     /// the engine's exact bytes.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub calibration: Option<String>,
+    /// Beside `calibration`, always with it: the same steps split by kind
+    /// (single, compound) and by the class of the deciding facts their
+    /// predictions rested on, one sentence per part with at least one
+    /// step ("single moves: 5 judged, median 90 % (middle half 80–100
+    /// %)"; a part of fewer than three lists its ratios).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub calibration_parts: Option<Vec<String>>,
 }
 
 impl ResultEnvelope {
@@ -224,11 +231,15 @@ impl ResultEnvelope {
         )
     }
 
-    /// [`Self::write`]'s bytes with `calibration` added as the last
-    /// member (nothing added for `None`).
-    pub fn with_calibration(envelope: &str, calibration: Option<&str>) -> String {
+    /// [`Self::write`]'s bytes with `calibration` and its `parts` added
+    /// as the last members (nothing added for `None`).
+    pub fn with_calibration(envelope: &str, calibration: Option<&str>, parts: &[String]) -> String {
         match (calibration, envelope.strip_suffix('}')) {
-            (Some(c), Some(head)) => format!("{head},\"calibration\":{}}}", Value::from(c)),
+            (Some(c), Some(head)) => format!(
+                "{head},\"calibration\":{},\"calibration_parts\":{}}}",
+                Value::from(c),
+                Value::from(parts.to_vec())
+            ),
             _ => envelope.to_string(),
         }
     }

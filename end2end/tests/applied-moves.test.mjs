@@ -154,6 +154,11 @@ test('Placement shows applied moves, predicted against observed, the calibration
     assert.ok(text.includes(`${o.observed.cross_site_mb_s_before.toFixed(2)} → ${o.observed.cross_site_mb_s_after.toFixed(2)} MB/s`), text);
   }
   assert.equal(await page.getByTestId('calibration').textContent(), `Calibration: ${line}.`);
+  // Under it, the calibration split by kind of step and by class, the
+  // server's sentences one per line.
+  const parts = report.calibration_parts.map(p => `${p.line}.`);
+  assert.ok(parts.length >= 2 && parts[0].startsWith('single moves: 3 judged, median '), JSON.stringify(parts));
+  assert.deepEqual(await page.getByTestId('calibration-parts').locator('li').allTextContents(), parts);
 
   // The Why of a recommendation still open quotes the calibration.
   await page.locator('[data-testid=provenance][data-parity=match]').waitFor();

@@ -9,7 +9,7 @@
 //! transaction, with the old document (what the outcome is measured
 //! against). In the same transaction each move is matched to the advice
 //! ([`advised_in`], [`planned_in`]): a recommendation of that move in an
-//! advice snapshot of the last [`OUTCOME_LOOKBACK_S`], else a `planned`
+//! advice snapshot of the policy's `outcome_lookback_s` ([`lookback_s`]), else a `planned`
 //! review, else nothing — and the advice's prediction is kept as it was,
 //! since snapshots are pruned.
 //!
@@ -19,19 +19,16 @@
 use berth_engine::fact::Class;
 use serde_json::{json, Value};
 
-/// 14 days: how far back a move is matched to the advice that
-/// recommended it. Teams plan a move in one sprint and carry it out in the
-/// next; a recommendation older than two weeks was made on facts that have
-/// since aged out of every class but guessed, so crediting it would hold
-/// the advice to a prediction it no longer stood behind.
-pub const OUTCOME_LOOKBACK_S: i64 = 14 * 24 * 3600;
-
-/// 1 hour: how long after a move the outcome waits before it is judged.
-/// Rollouts, connection pools and caches take minutes to settle, and the
-/// mesh's rates are windows of minutes (the agent's default is 5): a
-/// figure from the first minutes measures the migration, not the
-/// placement.
-pub const OUTCOME_SETTLE_S: i64 = 3600;
+/// How far back, seconds, a move is matched to the advice that
+/// recommended it: the estate's policy's `outcome_lookback_s` (14 days
+/// unless set; the why is the field's, `engine/src/model/policy.rs`). A
+/// stored policy that no longer reads (it was validated when written)
+/// gives the default rather than refusing the write that moved services.
+pub fn lookback_s(policy: &str) -> i64 {
+    berth_engine::Policy::from_json(policy)
+        .unwrap_or_default()
+        .outcome_lookback_s
+}
 
 /// How a move was noticed: a write under the estate lock that moves a
 /// service is a Kubernetes import (an operator's, or an agent's re-sync

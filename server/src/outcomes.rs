@@ -18,7 +18,6 @@ use crate::cache::Cache;
 use crate::db::Db;
 use crate::error::{ApiError, ApiResult};
 use crate::estates::loaded_estate;
-use crate::moves::OUTCOME_SETTLE_S;
 use crate::store;
 
 /// What the engine judges an estate's moves from.
@@ -48,7 +47,7 @@ impl Inputs {
             &self.after,
             &self.policy,
             now,
-            OUTCOME_SETTLE_S,
+            self.policy.outcome_settle_s,
         )
     }
 
@@ -60,7 +59,7 @@ impl Inputs {
             &self.after,
             &self.policy,
             now,
-            OUTCOME_SETTLE_S,
+            self.policy.outcome_settle_s,
         )
     }
 }
@@ -124,15 +123,16 @@ pub async fn report_bytes(db: &Db, cache: &Cache, id: &str, now: i64) -> ApiResu
 }
 
 /// The calibration in words at `now`, as the Why of new advice quotes it
-/// (`docs/outcomes.md`, "Calibration"); `None` with fewer than three
+/// (`docs/outcomes.md`, "Calibration"), with its parts (by kind of step,
+/// by class of the deciding facts) in words; `None` with fewer than three
 /// judged advised or planned steps. Without that many move events there
 /// cannot be that many steps, and nothing is judged.
-pub async fn calibration_line(
+pub async fn calibration(
     db: &Db,
     cache: &Cache,
     id: &str,
     now: i64,
-) -> ApiResult<Option<String>> {
+) -> ApiResult<Option<(String, Vec<String>)>> {
     let advised = store::move_events(db, id)
         .await?
         .iter()
@@ -141,7 +141,12 @@ pub async fn calibration_line(
     if advised < CALIBRATION_MIN {
         return Ok(None);
     }
-    judged(db, cache, id, move |i| i.report(now).calibration_line).await
+    judged(db, cache, id, move |i| {
+        let r = i.report(now);
+        let parts = r.calibration_parts.into_iter().map(|p| p.line).collect();
+        r.calibration_line.map(|line| (line, parts))
+    })
+    .await
 }
 
 /// The event type of an outcome notification's webhook body.

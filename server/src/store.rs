@@ -164,15 +164,16 @@ pub async fn replace_document(
     let mut tx = db.begin().await?;
     // The document it replaces, for the moves it makes (read in the
     // transaction that writes, so it is the one replaced).
-    let before: Option<String> =
-        sqlx::query_scalar("SELECT document FROM estates WHERE id = $1 AND version = $2")
-            .bind(id)
-            .bind(expected_version)
-            .fetch_optional(&mut *tx)
-            .await?;
+    let before = sqlx::query("SELECT document, policy FROM estates WHERE id = $1 AND version = $2")
+        .bind(id)
+        .bind(expected_version)
+        .fetch_optional(&mut *tx)
+        .await?;
     let Some(before) = before else {
         return Ok(Err(Stale));
     };
+    let (before, policy): (String, String) =
+        (before.try_get("document")?, before.try_get("policy")?);
     let done = sqlx::query(
         "UPDATE estates SET name = $1, document = $2, content_digest = $3, version = version + 1, updated_at = $4 \
          WHERE id = $5 AND version = $6",
@@ -196,7 +197,7 @@ pub async fn replace_document(
     record_moves(
         &mut tx,
         &meta,
-        &before,
+        (&before, &policy),
         document,
         now,
         moves::BY_ESTATE_UPLOAD,
@@ -395,7 +396,7 @@ impl EstateLock<'_> {
         record_moves(
             &mut self.tx,
             &meta,
-            &self.row.document,
+            (&self.row.document, &self.row.policy),
             document,
             now,
             moves::BY_KUBERNETES_IMPORT,
@@ -2014,7 +2015,7 @@ pub async fn record_attempt(db: &Db, id: i64, a: &Attempt<'_>) -> StoreResult<()
 async fn record_moves(
     tx: &mut Tx,
     meta: &EstateMeta,
-    before: &str,
+    (before, policy): (&str, &str),
     after: &str,
     now: i64,
     noticed_by: &str,
@@ -2040,7 +2041,7 @@ async fn record_moves(
          ORDER BY evaluated_at DESC, id DESC",
     )
     .bind(&meta.id)
-    .bind(now - moves::OUTCOME_LOOKBACK_S)
+    .bind(now.saturating_sub(moves::lookback_s(policy)))
     .bind(now)
     .fetch_all(&mut **tx)
     .await?;

@@ -376,6 +376,41 @@ async fn an_advised_move_is_measured_against_its_prediction(b: Backend) {
     );
     assert_eq!(o["observed"], Value::Null);
 
+    // The settling window is the policy's `outcome_settle_s`: at five
+    // minutes, the same read ten minutes after the move is judged...
+    t.send(
+        ADMIN,
+        Method::PUT,
+        "/api/estates/est/policy",
+        &json!({"outcome_settle_s": 300}),
+    )
+    .await;
+    let short = t.outcomes(moved_at + 600).await;
+    assert_eq!(short["settle_s"], 300);
+    let o = &short["applied"][0]["outcome"];
+    assert_eq!(o["status"], "observed", "{o}");
+    assert_eq!(o["settles_at"], format_time(moved_at + 300).as_str());
+    // ...and at three hours, two hours after the move still waits.
+    t.send(
+        ADMIN,
+        Method::PUT,
+        "/api/estates/est/policy",
+        &json!({"outcome_settle_s": 3 * 3600}),
+    )
+    .await;
+    let long = t.outcomes(moved_at + 7200).await;
+    let o = &long["applied"][0]["outcome"];
+    assert_eq!(o["status"], "waiting", "{o}");
+    assert_eq!(
+        o["waiting_for"],
+        json!([format!(
+            "the settling window: it ends at {} (10800 s after the move)",
+            format_time(moved_at + 3 * 3600)
+        )])
+    );
+    t.send(ADMIN, Method::PUT, "/api/estates/est/policy", &json!({}))
+        .await;
+
     // Settled: the figures, computed here from the policy and the values.
     let late = t.outcomes(moved_at + 7200).await;
     let o = &late["applied"][0]["outcome"];
@@ -762,6 +797,33 @@ async fn three_advised_moves_calibrate_the_next_why_and_the_short_one_is_notifie
         ))
         .await;
     assert_eq!(why["calibration"], line.as_str(), "the next Why quotes it");
+    // Split by kind and by the class the predictions rested on: all three
+    // are single moves on measured facts, so each part is the whole.
+    let part = |label: &str| {
+        format!(
+            "{label}: 3 judged, median {:.0} % (middle half {:.0}–{:.0} %)",
+            ratios[1] * 100.0,
+            ratios[0] * 100.0,
+            ratios[2] * 100.0
+        )
+    };
+    let parts = json!([part("single moves"), part("resting on measured facts")]);
+    let got: Vec<&Value> = report["calibration_parts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| &p["line"])
+        .collect();
+    assert_eq!(json!(got), parts, "{report}");
+    assert_eq!(report["calibration_parts"][0]["by"], "kind");
+    assert_eq!(report["calibration_parts"][0]["count"], 3);
+    assert_eq!(report["calibration_parts"][1]["value"], "measured");
+    close(
+        &report["calibration_parts"][1]["calibration"]["median"],
+        ratios[1],
+        "the measured part's median",
+    );
+    assert_eq!(why["calibration_parts"], parts, "the Why quotes the parts");
     assert!(why["result"]["why"].is_array(), "{why}");
     // The result itself is still the engine's bytes (the browser's parity
     // check compares their digest), and plain advice carries no quote.
@@ -1039,6 +1101,21 @@ async fn a_compound_step_is_judged_whole_once_every_member_moved(b: Backend) {
     close(&ob["gain_at_demand_before"], gain_b, "gain, demand before");
     close(&ob["gain_at_demand_after"], gain_a, "gain, demand after");
     close(&ob["ratio"], gain_b / predicted, "ratio");
+    // One judged step: no calibration yet, but its parts say what there is.
+    assert_eq!(report["calibration"], Value::Null);
+    let pct = format!("{:.0} %", gain_b / predicted * 100.0);
+    assert_eq!(
+        report["calibration_parts"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|p| p["line"].as_str().unwrap().to_string())
+            .collect::<Vec<_>>(),
+        [
+            format!("compound steps: 1 judged ({pct}), too few for a median"),
+            format!("resting on measured facts: 1 judged ({pct}), too few for a median"),
+        ]
+    );
     eprintln!(
         "compound {identity}: predicted {predicted:.3}, observed {gain_b:.3} (at the demand since {gain_a:.3}), ratio {:.4}",
         gain_b / predicted

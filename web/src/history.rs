@@ -620,6 +620,7 @@ mod tests {
             applied: Vec::new(),
             calibration: None,
             calibration_line: None,
+            calibration_parts: Vec::new(),
         };
         assert!(marks(&r).is_empty());
         let m = |label: &str| Mark {

@@ -179,8 +179,16 @@ pub fn AppliedMoves() -> impl IntoView {
                     }.into_any();
                 }
                 let items = r.applied.iter().rev().map(applied_item).collect::<Vec<_>>();
+                // The calibration by kind of step and by the class of the
+                // deciding facts, one line per part with a judged step.
+                let parts = r
+                    .calibration_parts
+                    .iter()
+                    .map(|p| view! { <li data-by=p.by.clone() data-value=p.value.clone()>{format!("{}.", p.line)}</li> })
+                    .collect::<Vec<_>>();
                 view! {
                     {calibration}
+                    {(!parts.is_empty()).then(|| view! { <ul class="calibration-parts" data-testid="calibration-parts">{parts}</ul> })}
                     <ul class="applied">{items}</ul>
                 }.into_any()
             })}
@@ -232,6 +240,7 @@ mod tests {
             applied: vec![applied("advised")],
             calibration: None,
             calibration_line: None,
+            calibration_parts: Vec::new(),
         };
         assert_eq!(why_quote(&r), None);
         r.calibration_line = Some(

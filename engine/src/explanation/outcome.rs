@@ -38,8 +38,8 @@ use crate::rtt::{Derivation, Rtt, RttSource};
 
 mod report;
 pub use report::{
-    calibration, calibration_line, report, text, Applied, Calibration, Event, Report,
-    CALIBRATION_MIN,
+    calibration, calibration_line, calibration_parts, report, text, Applied, Calibration,
+    CalibrationPart, Event, Report, CALIBRATION_MIN,
 };
 
 /// One moved service of a step: where it ran and where it went.
@@ -961,6 +961,47 @@ mod tests {
             predict(&before, &p, T0, &m("a", "c1", "c1")).unwrap_err(),
             "member 0: a stays in c1"
         );
+    }
+
+    #[test]
+    fn the_calibration_is_split_by_kind_and_by_class() {
+        let judged = [
+            ("single", Class::Measured, 0.9),
+            ("single", Class::Measured, 1.1),
+            ("compound", Class::Reported, 0.5),
+            ("single", Class::Reported, 0.8),
+        ];
+        let parts = calibration_parts(&judged);
+        let lines: Vec<&str> = parts.iter().map(|p| p.line.as_str()).collect();
+        assert_eq!(
+            lines,
+            [
+                "single moves: 3 judged, median 90 % (middle half 80–110 %)",
+                "compound steps: 1 judged (50 %), too few for a median",
+                "resting on measured facts: 2 judged (90 %, 110 %), too few for a median",
+                "resting on reported facts: 2 judged (50 %, 80 %), too few for a median",
+            ]
+        );
+        assert_eq!(
+            (
+                parts[0].by.as_str(),
+                parts[0].value.as_str(),
+                parts[0].count
+            ),
+            ("kind", "single", 3)
+        );
+        let c = parts[0].calibration.as_ref().unwrap();
+        assert_eq!((c.median, c.p25, c.p75), (0.9, 0.8, 1.1));
+        assert_eq!(parts[1].calibration, None);
+        assert_eq!(
+            (parts[3].by.as_str(), parts[3].value.as_str()),
+            ("class", "reported")
+        );
+        // The order they come in does not matter.
+        let mut rev = judged;
+        rev.reverse();
+        assert_eq!(calibration_parts(&rev), parts);
+        assert!(calibration_parts(&[]).is_empty());
     }
 
     #[test]

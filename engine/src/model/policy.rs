@@ -60,6 +60,22 @@ pub struct Policy {
     pub unknown_flow: UnknownFlow,
     /// Weights of the single-service placement scorer (SPEC §10).
     pub placement: PlacementWeights,
+    /// How far back, seconds, an applied move is matched to the advice
+    /// that recommended it (`docs/outcomes.md`). 14 days: teams plan a
+    /// move in one sprint and carry it out in the next; a recommendation
+    /// older than two weeks was made on facts that have since aged out of
+    /// every class but guessed, so crediting it would hold the advice to a
+    /// prediction it no longer stood behind. Not in [`Policy::digest`]:
+    /// no result that names the digest depends on it.
+    pub outcome_lookback_s: i64,
+    /// How long, seconds, after a move its outcome waits before it is
+    /// judged. 1 hour: rollouts, connection pools and caches take minutes
+    /// to settle, and the mesh's rates are windows of minutes (the agent's
+    /// default is 5), so a figure from the first minutes measures the
+    /// migration, not the placement. Not in [`Policy::digest`], like
+    /// `outcome_lookback_s`. These two stay the struct's last fields (the
+    /// digest leaves them out by cutting them off the end).
+    pub outcome_settle_s: i64,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -186,6 +202,9 @@ pub enum Group {
     Assumptions,
     /// Weights of the single-service placement scorer.
     Placement,
+    /// How applied moves are matched to the advice and when they are
+    /// judged (`docs/outcomes.md`).
+    Outcomes,
 }
 
 impl Group {
@@ -198,6 +217,7 @@ impl Group {
             Group::NominalValues => "nominal values",
             Group::Assumptions => "assumptions",
             Group::Placement => "placement",
+            Group::Outcomes => "outcomes",
         }
     }
 }
@@ -582,6 +602,32 @@ pub const FIELDS: &[PolicyField] = &[
         get: |p| p.placement.youth_window_s as f64,
         set: |p, v| p.placement.youth_window_s = v as i64,
     },
+    PolicyField {
+        path: "outcome_lookback_s",
+        group: Group::Outcomes,
+        kind: Kind::Integer,
+        default: (14 * 24 * 3600) as f64,
+        // At least a minute: the advice a move is matched to was evaluated
+        // before it, and the driver evaluates every few minutes at most.
+        min: 60.0,
+        max: 1e10,
+        unit: "seconds",
+        meaning: "how far back an applied move is matched to the advice that recommended it",
+        get: |p| p.outcome_lookback_s as f64,
+        set: |p, v| p.outcome_lookback_s = v as i64,
+    },
+    PolicyField {
+        path: "outcome_settle_s",
+        group: Group::Outcomes,
+        kind: Kind::Integer,
+        default: 3600.0,
+        min: 0.0,
+        max: 1e10,
+        unit: "seconds",
+        meaning: "how long after a move its outcome waits before it is judged",
+        get: |p| p.outcome_settle_s as f64,
+        set: |p, v| p.outcome_settle_s = v as i64,
+    },
 ];
 
 /// Every default comes from [`FIELDS`]; the zeros below are overwritten
@@ -627,6 +673,8 @@ impl Default for Policy {
                 youth_bonus: 0.0,
                 youth_window_s: 0,
             },
+            outcome_lookback_s: 0,
+            outcome_settle_s: 0,
         };
         for f in FIELDS {
             (f.set)(&mut policy, f.default);
@@ -737,9 +785,23 @@ impl Policy {
 
     /// Short stable digest of the full policy (defaults included), named by
     /// every result so two results can be told apart by what produced them.
+    ///
+    /// The outcome settings (`outcome_lookback_s`, `outcome_settle_s`) are
+    /// left out: they change how applied moves are judged, which no
+    /// digest-naming result holds, so changing them leaves every advice,
+    /// what-if and plan (and their caches) as they were. They are the
+    /// struct's last fields, cut off the end of its serialisation.
     pub fn digest(&self) -> String {
-        let canonical = serde_json::to_vec(self).expect("policy serialises");
-        let hash = Sha256::digest(&canonical);
+        let full = serde_json::to_string(self).expect("policy serialises");
+        let tail = format!(
+            ",\"outcome_lookback_s\":{},\"outcome_settle_s\":{}}}",
+            self.outcome_lookback_s, self.outcome_settle_s
+        );
+        let canonical = match full.strip_suffix(&tail) {
+            Some(head) => format!("{head}}}"),
+            None => unreachable!("the outcome settings are the policy's last fields"),
+        };
+        let hash = Sha256::digest(canonical.as_bytes());
         hash.iter().take(8).map(|b| format!("{b:02x}")).collect()
     }
 }
@@ -843,6 +905,20 @@ mod tests {
         assert_eq!(p.round_trip_weight, 1.0);
         assert_ne!(p.digest(), Policy::default().digest());
         assert_eq!(Policy::default().digest(), Policy::default().digest());
+    }
+
+    #[test]
+    fn the_outcome_settings_leave_the_digest_alone() {
+        let p =
+            Policy::from_json(r#"{"outcome_settle_s": 600, "outcome_lookback_s": 86400}"#).unwrap();
+        assert_eq!((p.outcome_settle_s, p.outcome_lookback_s), (600, 86_400));
+        assert_eq!(p.digest(), Policy::default().digest());
+        // Everything before them still counts.
+        let q = Policy {
+            cross_site_weight: 4.0,
+            ..p
+        };
+        assert_ne!(q.digest(), Policy::default().digest());
     }
 
     #[test]

@@ -172,15 +172,15 @@ async fn advice(
     // docs/outcomes.md): judged now, never cached with the result — a
     // measurement or the settling window can change it while the estate's
     // version and the evaluation time stay.
-    let line = crate::outcomes::calibration_line(&state.db, &state.cache, &id, now).await?;
-    let Some(line) = line else {
+    let quoted = crate::outcomes::calibration(&state.db, &state.cache, &id, now).await?;
+    let Some((line, parts)) = quoted else {
         return Ok(raw_json(StatusCode::OK, body));
     };
     let text = std::str::from_utf8(&body)
         .map_err(|e| ApiError::Internal(format!("advice envelope: {e}")))?;
     Ok(raw_json(
         StatusCode::OK,
-        berth_api::ResultEnvelope::with_calibration(text, Some(&line)),
+        berth_api::ResultEnvelope::with_calibration(text, Some(&line), &parts),
     ))
 }
 

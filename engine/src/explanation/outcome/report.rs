@@ -60,6 +60,91 @@ pub fn calibration_line(c: &Calibration) -> String {
     )
 }
 
+/// One part of an estate's calibration: its advised and planned steps of
+/// one kind, or whose prediction rested on one class of deciding facts
+/// (`docs/outcomes.md`, "Calibration").
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[cfg_attr(feature = "schema", schemars(rename = "OutcomeCalibrationPart"))]
+pub struct CalibrationPart {
+    /// `kind` or `class`.
+    pub by: String,
+    /// For `kind`: `single` or `compound`. For `class`: `measured`,
+    /// `reported`, `inferred` or `guessed`, the class of the weakest
+    /// deciding fact the prediction rested on.
+    pub value: String,
+    /// The part's steps observed with a ratio.
+    pub count: usize,
+    /// The median and middle half of their ratios; `null` with fewer than
+    /// three.
+    pub calibration: Option<Calibration>,
+    /// The part in words: "single moves: 5 judged, median 90 % (middle
+    /// half 80–100 %)", or with fewer than three each ratio ("compound
+    /// steps: 1 judged (97 %), too few for a median").
+    pub line: String,
+}
+
+/// The part of `ratios` (each finite; none: no part) under `label`.
+fn calibration_part(by: &str, value: &str, label: &str, ratios: &[f64]) -> Option<CalibrationPart> {
+    let mut r: Vec<f64> = ratios.iter().copied().filter(|x| x.is_finite()).collect();
+    if r.is_empty() {
+        return None;
+    }
+    r.sort_by(|a, b| a.total_cmp(b));
+    let c = calibration(&r);
+    let line = match &c {
+        Some(c) => format!(
+            "{label}: {} judged, median {:.0} % (middle half {:.0}–{:.0} %)",
+            c.count,
+            c.median * 100.0,
+            c.p25 * 100.0,
+            c.p75 * 100.0
+        ),
+        None => format!(
+            "{label}: {} judged ({}), too few for a median",
+            r.len(),
+            r.iter()
+                .map(|x| format!("{:.0} %", x * 100.0))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    };
+    Some(CalibrationPart {
+        by: by.into(),
+        value: value.into(),
+        count: r.len(),
+        calibration: c,
+        line,
+    })
+}
+
+/// The calibration split by kind of step (single, compound) and by the
+/// class of the deciding facts its prediction rested on, from `(kind,
+/// class, ratio)` of every advised or planned step observed with a ratio.
+/// In that order (kinds, then classes from measured to guessed); a part
+/// with no step is left out.
+pub fn calibration_parts(judged: &[(&str, Class, f64)]) -> Vec<CalibrationPart> {
+    let mut parts = Vec::new();
+    for (kind, label) in [("single", "single moves"), ("compound", "compound steps")] {
+        let r: Vec<f64> = judged
+            .iter()
+            .filter(|(k, _, _)| *k == kind)
+            .map(|(_, _, r)| *r)
+            .collect();
+        parts.extend(calibration_part("kind", kind, label, &r));
+    }
+    for class in Class::ALL {
+        let r: Vec<f64> = judged
+            .iter()
+            .filter(|(_, c, _)| *c == class)
+            .map(|(_, _, r)| *r)
+            .collect();
+        let label = format!("resting on {} facts", class.as_str());
+        parts.extend(calibration_part("class", class.as_str(), &label, &r));
+    }
+    parts
+}
+
 /// A recorded move of one service, as the server hands it over.
 #[derive(Clone, Debug)]
 pub struct Event {
@@ -107,6 +192,10 @@ pub struct Report {
     pub calibration: Option<Calibration>,
     /// The calibration in words, as the Why quotes it; `null` without one.
     pub calibration_line: Option<String>,
+    /// The same steps split by kind (single, compound) and by the class
+    /// of the deciding facts their predictions rested on; every part
+    /// with at least one step, each with its median from three.
+    pub calibration_parts: Vec<CalibrationPart>,
 }
 
 /// One applied step: what Berth said, and what came of it.
@@ -289,18 +378,24 @@ pub fn report(
         }
         applied.push(a);
     }
-    let ratios: Vec<f64> = applied
+    let judged: Vec<(&str, Class, f64)> = applied
         .iter()
         .filter(|a| a.basis != "unadvised")
-        .filter_map(|a| a.outcome.as_ref()?.observed.as_ref()?.ratio)
+        .filter_map(|a| {
+            let r = a.outcome.as_ref()?.observed.as_ref()?.ratio?;
+            Some((a.kind.as_str(), a.predicted_confidence, r))
+        })
         .collect();
+    let ratios: Vec<f64> = judged.iter().map(|(_, _, r)| *r).collect();
     let calibration = calibration(&ratios);
+    let calibration_parts = calibration_parts(&judged);
     Report {
         now: format_time(now),
         settle_s,
-        applied,
         calibration_line: calibration.as_ref().map(calibration_line),
         calibration,
+        calibration_parts,
+        applied,
     }
 }
 
@@ -364,6 +459,9 @@ pub fn text(r: &Report) -> String {
         None => out.push_str(&format!(
             "Calibration: fewer than {CALIBRATION_MIN} advised moves judged yet.\n"
         )),
+    }
+    for p in &r.calibration_parts {
+        out.push_str(&format!("  {}.\n", p.line));
     }
     out
 }
