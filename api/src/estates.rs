@@ -204,6 +204,43 @@ pub struct ResultEnvelope {
     /// %)"; a part of fewer than three lists its ratios).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub calibration_parts: Option<Vec<String>>,
+    /// Only beside advice, once the server has proven the optimum within
+    /// the move cap for the estate's current version and policy (the
+    /// driver, in the background after each snapshot; docs/advice.md
+    /// §6b): how far the advice of that snapshot is from the best
+    /// possible. Absent: the result's own `bound` is what is known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub proof: Option<AdviceProof>,
+}
+
+/// The optimum within the move cap, proven by the server's solver
+/// (HiGHS, `berth-solver`) for one advice snapshot: its inputs' version
+/// and time, and the advice's distance from it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub struct AdviceProof {
+    /// The estate version the proof belongs to.
+    pub estate_version: i64,
+    /// The snapshot's evaluation time.
+    #[cfg_attr(feature = "schema", schemars(with = "Timestamp"))]
+    pub evaluated_at: String,
+    /// When the proof was finished.
+    #[cfg_attr(feature = "schema", schemars(with = "Timestamp"))]
+    pub computed_at: String,
+    /// The move cap the optimum is within (the policy's `max_moves`).
+    pub max_moves: i64,
+    /// Points: the estate's cost as it stands, the snapshot's advice's
+    /// cost after its moves (copy included), and the proven optimum's.
+    pub cost_before: f64,
+    pub advice_cost: f64,
+    pub optimum_cost: f64,
+    /// The share of the best possible improvement the advice leaves:
+    /// `1 − (cost_before − advice_cost) / (cost_before − optimum_cost)`,
+    /// 0 when nothing can be gained. "Within 2.8 % of the best possible"
+    /// is 0.028.
+    pub missed: f64,
+    /// Milliseconds the solver took (model building included).
+    pub solve_ms: i64,
 }
 
 impl ResultEnvelope {
@@ -229,6 +266,18 @@ impl ResultEnvelope {
             s(now),
             s(result_digest),
         )
+    }
+
+    /// [`Self::write`]'s bytes (or [`Self::with_calibration`]'s) with
+    /// `proof` added as the last member.
+    pub fn with_proof(envelope: &str, proof: &AdviceProof) -> String {
+        match envelope.strip_suffix('}') {
+            Some(head) => format!(
+                "{head},\"proof\":{}}}",
+                serde_json::to_string(proof).expect("serialises")
+            ),
+            None => envelope.to_string(),
+        }
     }
 
     /// [`Self::write`]'s bytes with `calibration` and its `parts` added

@@ -36,7 +36,9 @@ pub use deciders::{
     NewDecider, ScenarioList, ScenarioMeta, SecretRotation,
 };
 pub use error::{ErrorBody, ErrorCode, InputError};
-pub use estates::{Counts, EstateList, EstateMeta, EstateSnapshot, EstateSummary, ResultEnvelope};
+pub use estates::{
+    AdviceProof, Counts, EstateList, EstateMeta, EstateSnapshot, EstateSummary, ResultEnvelope,
+};
 pub use facts::{
     ClusterRecord, FactBatch, FactUpdate, KubernetesImportRequest, ManifestFile, ObservationBatch,
     ProbeRecord,

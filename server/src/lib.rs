@@ -46,6 +46,7 @@ pub mod metrics;
 pub mod moves;
 pub mod outcomes;
 pub mod prom_client;
+pub mod proofs;
 pub mod random;
 pub mod retry;
 pub mod reviews;

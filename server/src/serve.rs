@@ -151,6 +151,7 @@ pub async fn prepare(opts: &ServeOptions) -> Result<(AppState, Option<String>), 
         state = state.with_driver(DriverConfig {
             every: std::time::Duration::from_secs(every),
             history_retention_s: i64::from(opts.history_retention_days) * 86_400,
+            proof_budget_s: Some(crate::proofs::DEFAULT_BUDGET_S),
             ..DriverConfig::default()
         });
     }

@@ -67,6 +67,11 @@ pub struct DriverConfig {
     /// Advice snapshots older than this are deleted at every pass, except
     /// each estate's newest (`store::prune_snapshots`). Seconds.
     pub history_retention_s: i64,
+    /// Seconds the solver may take to prove each snapshot's optimum in the
+    /// background (`crate::proofs`); `None`: no proofs. `berth serve`
+    /// sets `proofs::DEFAULT_BUDGET_S`; the default is `None` so that
+    /// embedders and tests opt in (a proof holds a core for seconds).
+    pub proof_budget_s: Option<f64>,
 }
 
 /// Days of advice snapshots kept by default (`--history-retention-days`).
@@ -90,6 +95,7 @@ impl Default for DriverConfig {
             max_backoff_s: 3600,
             replica: replica_name(),
             history_retention_s: i64::from(DEFAULT_HISTORY_RETENTION_DAYS) * 86_400,
+            proof_budget_s: None,
         }
     }
 }
@@ -388,7 +394,7 @@ async fn pass_locked(state: &Handles, cfg: &DriverConfig) -> Result<Pass, ApiErr
         for p in group {
             match &p.subject {
                 Subject::Estate(_) => {
-                    let f = snapshot(state, &meta, &estate, &policy, now).await?;
+                    let f = snapshot(state, cfg, &meta, &estate, &policy, now).await?;
                     store::clear_backoff(&state.db, &p.subject.key()).await?;
                     pass.evaluated += 1;
                     fresh.insert(meta.id.clone(), f);
@@ -453,6 +459,7 @@ struct Evaluation<'a> {
 /// notifications after the pass read of it.
 async fn snapshot(
     state: &Handles,
+    cfg: &DriverConfig,
     meta: &store::EstateMeta,
     estate: &Arc<berth_engine::Estate>,
     policy: &berth_engine::Policy,
@@ -479,6 +486,23 @@ async fn snapshot(
         },
     )
     .await?;
+    // The proof of this snapshot's optimum, in the background: the pass
+    // does not wait for it.
+    if let Some(budget_s) = cfg.proof_budget_s {
+        crate::proofs::spawn(
+            state.db.clone(),
+            crate::proofs::Job {
+                estate_id: meta.id.clone(),
+                estate_version: meta.version,
+                policy_digest: meta.policy_digest.clone(),
+                estate: estate.clone(),
+                policy: policy.clone(),
+                evaluated_at: now,
+                advice: advice.2.clone(),
+                budget_s,
+            },
+        );
+    }
     Ok(notify::Fresh {
         version: meta.version,
         policy_digest: meta.policy_digest.clone(),

@@ -165,6 +165,7 @@ async fn advice(
         },
     )
     .await?;
+    let body = with_proof(&state, &id, body).await?;
     if !why {
         return Ok(raw_json(StatusCode::OK, body));
     }
@@ -182,6 +183,26 @@ async fn advice(
         StatusCode::OK,
         berth_api::ResultEnvelope::with_calibration(text, Some(&line), &parts),
     ))
+}
+
+/// The advice envelope with the newest proof of the estate's current
+/// version and policy added (`crate::proofs`, docs/advice.md §6b); as it
+/// was when there is none. Read at every request, never cached with the
+/// result: a proof arrives in the background after the snapshot.
+async fn with_proof(state: &AppState, id: &str, body: Bytes) -> ApiResult<Bytes> {
+    let Some(meta) = store::estate_meta(&state.db, id).await? else {
+        return Ok(body);
+    };
+    let proof = crate::proofs::newest(&state.db, id, meta.version, &meta.policy_digest).await?;
+    let Some(proof) = proof else {
+        return Ok(body);
+    };
+    let text = std::str::from_utf8(&body)
+        .map_err(|e| ApiError::Internal(format!("advice envelope: {e}")))?;
+    Ok(Bytes::from(berth_api::ResultEnvelope::with_proof(
+        text,
+        &proof.to_api(),
+    )))
 }
 
 #[derive(Deserialize)]

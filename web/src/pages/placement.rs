@@ -102,6 +102,11 @@ pub fn Placement() -> impl IntoView {
     // Applied moves, the Why's calibration and the history's marks read
     // one outcomes report.
     provide_context(crate::outcomes::Outcomes::new());
+    // The server's proof of the optimum for this version, once its answer
+    // is in (`GET …/advice` carries it; docs/advice.md §6b): the distance
+    // line says it instead of the engine's bound.
+    let proof = RwSignal::new(None::<berth_api::AdviceProof>);
+    provide_context(ProvenGap(proof));
 
     Effect::new(move |_| {
         let Some(id) = auth.estate.get() else { return };
@@ -142,7 +147,14 @@ pub fn Placement() -> impl IntoView {
                 .query("why", "true")
                 .query("now", &engine::format_time(now));
             match client::get_typed::<ResultEnvelope>(&url).await {
-                Ok(env) => parity.set(check_parity(&env, &l.meta, &digest)),
+                Ok(env) => {
+                    parity.set(check_parity(&env, &l.meta, &digest));
+                    proof.set(
+                        env.proof
+                            .clone()
+                            .filter(|p| p.estate_version == l.meta.version),
+                    );
+                }
                 Err(f) => parity.set(Parity::Failed(format!(
                     "Could not ask the server for its advice to compare: {}",
                     f.message
@@ -864,6 +876,48 @@ pub fn distance_sentence(advice: &Advice) -> String {
     }
 }
 
+/// The server's proof of the optimum for the estate version on show, when
+/// it has one (`Placement` provides it).
+#[derive(Clone, Copy)]
+pub struct ProvenGap(pub RwSignal<Option<berth_api::AdviceProof>>);
+
+/// How far the advice is from the best possible by the server's proof
+/// (docs/advice.md §6b): the share of the best possible saving the steps
+/// leave, rounded up so the words stay true, with the proof's version,
+/// time and solve time. The proof is of the advice the server's driver
+/// made at `evaluated_at`, which the page names.
+pub fn proven_sentence(p: &berth_api::AdviceProof) -> String {
+    let up = |x: f64| (x * 10.0).ceil() / 10.0;
+    let when = p.evaluated_at.replace('T', " ").replace('Z', " UTC");
+    let whose = format!(
+        "proven by the server's solver for version {}, advice of {when}, in {:.1} s",
+        p.estate_version,
+        p.solve_ms as f64 / 1000.0
+    );
+    if p.missed <= 0.0 {
+        format!(
+            "Distance from the best possible: none. These steps are the best possible within {} moves ({whose}).",
+            p.max_moves
+        )
+    } else {
+        format!(
+            "Distance from the best possible: within {:.1} % of the best possible within {} moves ({whose}).",
+            up(p.missed * 100.0),
+            p.max_moves
+        )
+    }
+}
+
+/// The distance line, live: the server's proof once it is known, else
+/// `bound` (the engine's bound, named as one).
+fn distance_words(bound: String) -> impl Fn() -> String + Send + Sync + 'static {
+    let gap = use_context::<ProvenGap>();
+    move || match gap.and_then(|g| g.0.get()) {
+        Some(p) => proven_sentence(&p),
+        None => bound.clone(),
+    }
+}
+
 #[component]
 fn Moves(shown: Arc<Shown>, now: Signal<String>) -> impl IntoView {
     let (recommended, weak) = cards(&shown);
@@ -885,7 +939,7 @@ fn Moves(shown: Arc<Shown>, now: Signal<String>) -> impl IntoView {
         } else {
             "No move is worth making: every service is where it should be, or no move clears the bars.".to_string()
         };
-        let bound = distance_sentence(advice);
+        let bound = distance_words(distance_sentence(advice));
         return view! {
             <h2 id="moves-h">"Recommended steps"</h2>
             <p class="empty lead" data-testid="moves-empty">{why_none}</p>
@@ -897,7 +951,7 @@ fn Moves(shown: Arc<Shown>, now: Signal<String>) -> impl IntoView {
     let n_moves: usize = recommended.iter().map(|c| c.members.len()).sum();
     let summary = summary_sentence(advice, n_steps, n_moves);
     let totals = totals_sentence(advice);
-    let distance = distance_sentence(advice);
+    let distance = distance_words(distance_sentence(advice));
     let identities: Vec<String> = recommended.iter().map(|c| c.identity.clone()).collect();
     let filter = MoveFilter::new();
     let mut clusters: Vec<String> = recommended
@@ -1448,6 +1502,29 @@ mod tests {
             distance_sentence(&advice),
             "Distance from the best possible: no placement could save more than 10.0 points beyond these steps, so they capture at least 75.1 % of the saving that can exist — a proven bound (no placement costs under 812.4), not a placement Berth found."
         );
+    }
+
+    #[test]
+    fn the_proven_gap_reads_as_a_share_left_rounded_up() {
+        let mut p = berth_api::AdviceProof {
+            estate_version: 3,
+            evaluated_at: "2026-12-07T14:05:00Z".into(),
+            computed_at: "2026-12-07T14:05:09Z".into(),
+            max_moves: 40,
+            cost_before: 1687.45,
+            advice_cost: 1050.84,
+            optimum_cost: 975.23,
+            missed: 0.10617,
+            solve_ms: 9233,
+        };
+        assert_eq!(
+            proven_sentence(&p),
+            "Distance from the best possible: within 10.7 % of the best possible within 40 moves (proven by the server's solver for version 3, advice of 2026-12-07 14:05:00 UTC, in 9.2 s)."
+        );
+        p.missed = 0.0;
+        assert!(proven_sentence(&p).starts_with(
+            "Distance from the best possible: none. These steps are the best possible within 40 moves"
+        ));
     }
 
     #[test]
