@@ -32,7 +32,7 @@ pub use formats::{export, front, numfmt, plan, text};
 pub use model::{chars, copies, estate, fact, gen, json_shape, k8s, policy, strict};
 use model::{class, load, locate};
 use scoring::deltas;
-pub use scoring::{bound, candidates, constraints, cost};
+pub use scoring::{bound, candidates, constraints, cost, money};
 pub use search::{advise, anneal, decider, group, leaderboard, optimum, place, proposal, request};
 
 pub use advise::{advise, Advice};

@@ -146,10 +146,17 @@ fn advise_text_format_is_for_people() {
     assert!(out.contains("Cannot move:"));
     let e = load(&std::fs::read_to_string(sample()).unwrap(), Format::Json).unwrap();
     let now = berth_engine::estate::parse_time(NOW).unwrap();
-    assert_eq!(
-        out,
-        text::advice(&berth_engine::advise(&e, &Policy::default(), now))
-    );
+    let advice = berth_engine::advise(&e, &Policy::default(), now);
+    let money = berth_engine::money::of_advice(&e, &Policy::default(), &advice);
+    assert_eq!(out, text::advice_report(&advice, &[], Some(&money)));
+    // The traffic as money where its MB/s is shown: before, after, the
+    // saving and each step (docs/advice.md §1a).
+    let before = berth_engine::money::dollars_month(money.before.usd_month);
+    assert!(out.contains(&format!("MB/s (transfer {before})")), "{out}");
+    assert!(out.contains("Money: the steps cut cross-site traffic by"), "{out}");
+    assert!(out.contains("a reading, not part of the cost"), "{out}");
+    assert!(out.contains(", saves $"), "{out}");
+    assert!(money.saving().usd_month > 0.0);
 }
 
 #[test]

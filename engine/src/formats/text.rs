@@ -5,6 +5,7 @@ use std::fmt::Write;
 
 use crate::advise::{Advice, Move};
 use crate::cost::{Term, Terms, Totals};
+use crate::money::{self, Money, Saving, Transfer};
 use crate::why::MoveWhy;
 
 /// Kept here for callers that format like the text does (tests, tools).
@@ -147,35 +148,88 @@ fn nonzero_terms(t: &Terms) -> Vec<String> {
         .collect()
 }
 
-fn totals(t: &Totals) -> String {
+fn totals(t: &Totals, money: Option<&Transfer>) -> String {
     let terms: Vec<String> = t
         .iter()
         .map(|(term, v)| format!("{} {v:.1}", term.label()))
         .collect();
+    let dollars = money
+        .map(|m| format!(" (transfer {})", money::dollars_month(m.usd_month)))
+        .unwrap_or_default();
     format!(
-        "cost {:.1} ({}); cross-site traffic {:.1} MB/s",
+        "cost {:.1} ({}); cross-site traffic {:.1} MB/s{dollars}",
         t.cost,
         terms.join(", "),
         t.cross_site_mb_s
     )
 }
 
+/// A step's cross-site traffic and money in words: "cross-site traffic
+/// −2.1 MB/s, saves $110/month".
+fn step_money_line(v: &Saving) -> String {
+    format!(
+        "cross-site traffic {}{:.1} MB/s, {} {}",
+        match v.cross_site_mb_s {
+            x if x > 0.0 => "\u{2212}",
+            x if x < 0.0 => "+",
+            _ => "",
+        },
+        v.cross_site_mb_s.abs(),
+        if v.usd_month >= 0.0 { "saves" } else { "adds" },
+        money::dollars_month(v.usd_month)
+    )
+}
+
 /// The whole advice as a report for people.
 pub fn advice(a: &Advice) -> String {
-    advice_with_why(a, &[])
+    advice_report(a, &[], None)
 }
 
 /// The advice as a report for people, with each move's explanation
 /// (`why::explain`, aligned with the moves) printed under it.
 pub fn advice_with_why(a: &Advice, why: &[MoveWhy]) -> String {
+    advice_report(a, why, None)
+}
+
+/// The advice as a report for people: with each move's explanation when
+/// `why` has them, and with the traffic read as money (`money::of_advice`)
+/// when given — what `berth advise --format text` prints.
+pub fn advice_report(a: &Advice, why: &[MoveWhy], money: Option<&Money>) -> String {
     let mut out = String::new();
     let _ = writeln!(
         out,
         "Estate {} (version {}), policy {}, evaluated at {}",
         a.estate, a.estate_version, a.policy_digest, a.now
     );
-    let _ = writeln!(out, "Before: {}", totals(&a.totals_before));
-    let _ = writeln!(out, "After:  {}", totals(&a.totals_after));
+    let _ = writeln!(
+        out,
+        "Before: {}",
+        totals(&a.totals_before, money.map(|m| &m.before))
+    );
+    let _ = writeln!(
+        out,
+        "After:  {}",
+        totals(&a.totals_after, money.map(|m| &m.after))
+    );
+    if let Some(m) = money {
+        let s = m.saving();
+        let _ = writeln!(
+            out,
+            "Money: the steps {} cross-site traffic by {:.1} MB/s, {} {} of transfer at the policy's prices (a month of 730 h; a reading, not part of the cost)",
+            if s.cross_site_mb_s >= 0.0 {
+                "cut"
+            } else {
+                "add"
+            },
+            s.cross_site_mb_s.abs(),
+            if s.usd_month >= 0.0 {
+                "saving"
+            } else {
+                "adding"
+            },
+            money::dollars_month(s.usd_month)
+        );
+    }
     let _ = writeln!(out, "{}", bound_line(&a.bound));
     let unbacked = a.moves.iter().filter(|m| m.evidence.is_some()).count();
     if unbacked > 0 {
@@ -213,6 +267,8 @@ pub fn advice_with_why(a: &Advice, why: &[MoveWhy]) -> String {
                 );
                 let _ = writeln!(out, "     {}", g.summary);
             }
+            // The step's traffic as money, under its last move's line.
+            let step_money = money.map(|m| step_money_line(&m.of_moves(&s.moves)));
             for &i in &s.moves {
                 let m = &a.moves[i];
                 let indent = if s.moves.len() > 1 {
@@ -221,6 +277,12 @@ pub fn advice_with_why(a: &Advice, why: &[MoveWhy]) -> String {
                     format!("{mark} ")
                 };
                 let _ = writeln!(out, "{indent}{}", move_line(m));
+                if let Some(line) = step_money
+                    .as_ref()
+                    .filter(|_| i == *s.moves.last().unwrap_or(&i))
+                {
+                    let _ = writeln!(out, "     {line}");
+                }
                 if let Some(e) = m.evidence.as_ref().filter(|_| i == s.moves[0]) {
                     let _ = writeln!(out, "     {e}");
                 }
@@ -325,7 +387,7 @@ pub fn comparison(c: &crate::decider::Comparison) -> String {
         "Estate {} (version {}), policy {}, evaluated at {}",
         c.estate, c.estate_version, c.policy_digest, c.now
     );
-    let _ = writeln!(out, "Before: {}", totals(&c.totals_before));
+    let _ = writeln!(out, "Before: {}", totals(&c.totals_before, None));
     for d in &c.deciders {
         let kind = match d.kind {
             crate::decider::DeciderKind::Builtin => "built in",
@@ -360,9 +422,10 @@ pub fn comparison(c: &crate::decider::Comparison) -> String {
             signed(r.projected_gain),
             r.copy_cost,
             signed(r.cross_site_mb_s_change),
-            r.weakest_confidence.map_or("none (no accepted move)", |c| c.as_str())
+            r.weakest_confidence
+                .map_or("none (no accepted move)", |c| c.as_str())
         );
-        let _ = writeln!(out, "After: {}", totals(&r.totals_after));
+        let _ = writeln!(out, "After: {}", totals(&r.totals_after, None));
         if !r.accepted.is_empty() {
             let _ = writeln!(out, "Accepted, in the order applied:");
             for a in &r.accepted {

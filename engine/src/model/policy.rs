@@ -60,6 +60,11 @@ pub struct Policy {
     pub unknown_flow: UnknownFlow,
     /// Weights of the single-service placement scorer (SPEC §10).
     pub placement: PlacementWeights,
+    /// Prices of traffic between clusters by link class, to read the
+    /// cross-site traffic as money (`crate::money`). A display only: the
+    /// cost weighs traffic through `cross_site_weight`. Not in
+    /// [`Policy::digest`]: no result that names the digest reads them.
+    pub transfer_price: TransferPrice,
     /// How far back, seconds, an applied move is matched to the advice
     /// that recommended it (`docs/outcomes.md`). 14 days: teams plan a
     /// move in one sprint and carry it out in the next; a recommendation
@@ -182,6 +187,30 @@ pub struct PlacementWeights {
     pub youth_window_s: i64,
 }
 
+/// US dollars per GB of traffic between two clusters, by the class of
+/// the link between them (`docs/advice.md` §1a; `crate::money`). Traffic
+/// inside one cluster is free. The defaults are public list prices (AWS
+/// EC2 On-Demand pricing, "Data Transfer", as read on 2026-12-07); an
+/// operator with other contracts writes their own.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(default, deny_unknown_fields)]
+pub struct TransferPrice {
+    /// Between clusters of one site: a site is a campus, its clusters in
+    /// different zones; AWS bills traffic between availability zones of
+    /// a region $0.01/GB leaving and $0.01/GB arriving, 0.02 per GB moved.
+    pub same_site_usd_per_gb: f64,
+    /// Between sites of one jurisdiction: AWS's inter-region rate out of
+    /// its US and EU regions is $0.02/GB (e.g. us-east-1 → us-west-2,
+    /// eu-central-1 → eu-west-1).
+    pub same_jurisdiction_usd_per_gb: f64,
+    /// Between sites of different jurisdictions: usually another
+    /// continent, where AWS's inter-region rates reach $0.08/GB (us-east-1
+    /// → ap-south-1); a US↔EU pair is billed $0.02/GB, so an estate of
+    /// only those pairs reads high until the operator sets 0.02.
+    pub across_jurisdictions_usd_per_gb: f64,
+}
+
 /// What a policy field tunes. The order is the order of [`FIELDS`] and of
 /// the table in `docs/advice.md` §8.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
@@ -202,6 +231,8 @@ pub enum Group {
     Assumptions,
     /// Weights of the single-service placement scorer.
     Placement,
+    /// Prices that turn traffic into money, for display.
+    Prices,
     /// How applied moves are matched to the advice and when they are
     /// judged (`docs/outcomes.md`).
     Outcomes,
@@ -217,6 +248,7 @@ impl Group {
             Group::NominalValues => "nominal values",
             Group::Assumptions => "assumptions",
             Group::Placement => "placement",
+            Group::Prices => "prices",
             Group::Outcomes => "outcomes",
         }
     }
@@ -603,6 +635,42 @@ pub const FIELDS: &[PolicyField] = &[
         set: |p, v| p.placement.youth_window_s = v as i64,
     },
     PolicyField {
+        path: "transfer_price.same_site_usd_per_gb",
+        group: Group::Prices,
+        kind: Kind::Number,
+        default: 0.02,
+        min: 0.0,
+        max: 1e3,
+        unit: "US$ per GB",
+        meaning: "price of traffic between two clusters of one site (display only)",
+        get: |p| p.transfer_price.same_site_usd_per_gb,
+        set: |p, v| p.transfer_price.same_site_usd_per_gb = v,
+    },
+    PolicyField {
+        path: "transfer_price.same_jurisdiction_usd_per_gb",
+        group: Group::Prices,
+        kind: Kind::Number,
+        default: 0.02,
+        min: 0.0,
+        max: 1e3,
+        unit: "US$ per GB",
+        meaning: "price of traffic between two sites of one jurisdiction (display only)",
+        get: |p| p.transfer_price.same_jurisdiction_usd_per_gb,
+        set: |p, v| p.transfer_price.same_jurisdiction_usd_per_gb = v,
+    },
+    PolicyField {
+        path: "transfer_price.across_jurisdictions_usd_per_gb",
+        group: Group::Prices,
+        kind: Kind::Number,
+        default: 0.08,
+        min: 0.0,
+        max: 1e3,
+        unit: "US$ per GB",
+        meaning: "price of traffic between sites of different jurisdictions (display only)",
+        get: |p| p.transfer_price.across_jurisdictions_usd_per_gb,
+        set: |p, v| p.transfer_price.across_jurisdictions_usd_per_gb = v,
+    },
+    PolicyField {
         path: "outcome_lookback_s",
         group: Group::Outcomes,
         kind: Kind::Integer,
@@ -673,6 +741,11 @@ impl Default for Policy {
                 youth_bonus: 0.0,
                 youth_window_s: 0,
             },
+            transfer_price: TransferPrice {
+                same_site_usd_per_gb: 0.0,
+                same_jurisdiction_usd_per_gb: 0.0,
+                across_jurisdictions_usd_per_gb: 0.0,
+            },
             outcome_lookback_s: 0,
             outcome_settle_s: 0,
         };
@@ -710,6 +783,12 @@ impl Default for UnknownFlow {
 impl Default for PlacementWeights {
     fn default() -> Self {
         Policy::default().placement
+    }
+}
+
+impl Default for TransferPrice {
+    fn default() -> Self {
+        Policy::default().transfer_price
     }
 }
 
@@ -793,6 +872,13 @@ impl Policy {
     /// struct's last fields, cut off the end of its serialisation.
     pub fn digest(&self) -> String {
         let full = serde_json::to_string(self).expect("policy serialises");
+        // The transfer prices are a display (`crate::money`): no result
+        // that names the digest reads them, so they are cut out too.
+        let prices = format!(
+            ",\"transfer_price\":{}",
+            serde_json::to_string(&self.transfer_price).expect("prices serialise")
+        );
+        let full = full.replacen(&prices, "", 1);
         let tail = format!(
             ",\"outcome_lookback_s\":{},\"outcome_settle_s\":{}}}",
             self.outcome_lookback_s, self.outcome_settle_s

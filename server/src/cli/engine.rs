@@ -50,13 +50,17 @@ pub fn run(command: Command) -> Result<String, Failure> {
             Ok(match (format, why) {
                 (OutputFormat::Json, false) => line(front::advice(&e, &policy, now)),
                 (OutputFormat::Json, true) => line(front::advice_why(&e, &policy, now)),
-                (OutputFormat::Text, false) => {
-                    berth_engine::text::advice(&berth_engine::advise(&e, &policy, now))
-                }
-                (OutputFormat::Text, true) => {
+                (OutputFormat::Text, why) => {
+                    // The traffic read as money beside its MB/s
+                    // (docs/advice.md §1a).
                     let advice = berth_engine::advise(&e, &policy, now);
-                    let why = berth_engine::explain(&e, &policy, now, &advice);
-                    berth_engine::text::advice_with_why(&advice, &why)
+                    let money = berth_engine::money::of_advice(&e, &policy, &advice);
+                    let why = if why {
+                        berth_engine::explain(&e, &policy, now, &advice)
+                    } else {
+                        Vec::new()
+                    };
+                    berth_engine::text::advice_report(&advice, &why, Some(&money))
                 }
             })
         }

@@ -1259,6 +1259,11 @@ pub fn schemas() -> Vec<(&'static str, Value)> {
                         "description": "Weights of the single-service placement scorer (`docs/placement.md`); `over_target_cost` must exceed `headroom_bonus + incumbency_bonus + youth_bonus`.",
                         "type": "object",
                         "additionalProperties": false
+                    },
+                    "transfer_price": {
+                        "description": "US$ per GB of traffic between two clusters by link class, to read traffic as money (`docs/advice.md` §1a): a display only, not part of the cost nor of the policy digest.",
+                        "type": "object",
+                        "additionalProperties": false
                     }
                 }
             }),
