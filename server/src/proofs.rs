@@ -183,9 +183,8 @@ pub struct Job {
 /// the caller does not wait. Failures are logged: the bound stands.
 pub fn spawn(db: Db, job: Job) {
     tokio::spawn(async move {
-        match prove(&db, job).await {
-            Ok(_) => {}
-            Err(e) => tracing::warn!(error = %e, "advice proof failed"),
+        if let Err(e) = prove(&db, job).await {
+            tracing::warn!(error = %e, "advice proof failed");
         }
     });
 }
