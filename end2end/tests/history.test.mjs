@@ -91,7 +91,21 @@ test('Placement charts the snapshots and lists what changed since the last', asy
     assert.ok(svg.includes(title), `the chart says ${title}: ${svg}`);
   }
   assert.match(await chart.locator('svg').getAttribute('aria-label'), /^Over 4 snapshots from .* open recommendations \d+ → \d+\.$/);
-  assert.equal(await page.getByTestId('history-legend').locator('li').count(), 3);
+  // The three series in the legend, then a key for each kind of
+  // annotation drawn: the policy change and the new estate versions.
+  const legend = await page.getByTestId('history-legend').locator('li').allTextContents();
+  assert.deepEqual(legend.slice(0, 3), ['cost of the estate as it stood (points)', 'traffic between sites (MB/s)', 'recommendations open (count)']);
+  assert.ok(legend.includes('a policy change') && legend.includes('a new estate version'), legend.join(' | '));
+  // The policy change is a marker on the chart: who, what, when on hover
+  // (its <title>), and its effect on the advice across it.
+  const policyMark = chart.locator('g.annot-policy').first();
+  assert.ok(await chart.locator('g.annot-policy').count() >= 1);
+  const hover = await policyMark.locator('title').textContent();
+  assert.match(hover, /^Policy changed by \S+ at \d{4}-\d\d-\d\dT[\d:.]+Z: min_gain_points 2(\.0)? → 7\.5\. Across it: the estate cost [\d.]+ → [\d.]+ points/);
+  assert.equal(await policyMark.locator('text').textContent(), 'policy');
+  // Each facts post made a new estate version: a marker each, v2 → …
+  assert.ok(await chart.locator('g.annot-estate').count() >= 1);
+  assert.match(await page.getByTestId('history-annotations').textContent(), /Policy changed by/);
   assert.equal(await page.getByTestId('history-table').locator('tbody tr').count(), 4);
 
   // What changed: the move that rested on the weight is gone (or kept
@@ -119,6 +133,37 @@ test('Placement charts the snapshots and lists what changed since the last', asy
   const overflow = await page.evaluate(() => document.documentElement.scrollWidth);
   assert.ok(overflow <= 390, `the page scrolls sideways at 390 px: ${overflow}`);
   await page.getByTestId('history').screenshot({ path: join(artifacts, 'placement-history-390.png') });
+  await context.close();
+  assert.deepEqual(problems, [], 'no console errors');
+});
+
+test('a policy change is a marker, and "What changed" names it with its effect on the advice', async () => {
+  const n = (await snapshots()).length;
+  await admin(server.base, 'PUT', '/api/estates/sample/policy', { min_gain_points: 7.5, cross_site_weight: 16 });
+  await snapshotCount(n + 1);
+  const history = await admin(server.base, 'GET', '/api/estates/sample/history');
+  const [b, a] = history.points.slice(-2);
+  assert.notEqual(b.policy_digest, a.policy_digest, 'the newest snapshot is of the new policy');
+  const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+  const page = await context.newPage();
+  const problems = [];
+  page.on('pageerror', e => problems.push(`page error: ${e.message}`));
+  page.on('console', m => { if (m.type() === 'error') problems.push(`console error: ${m.text()}`); });
+  await signIn(page, server.base, viewer);
+  await page.goto(`${server.base}/?now=${SAMPLE_NOW}`);
+  const chart = page.getByTestId('history-chart');
+  await chart.waitFor();
+  await page.waitForFunction(() => document.querySelectorAll('[data-testid=history-chart] g.annot-policy').length === 2);
+  const last = await chart.locator('g.annot-policy').last().locator('title').textContent();
+  assert.match(last, /: cross_site_weight 8(\.0)? → 16(\.0)?\. Across it: /);
+  // In "What changed": the change between the two newest snapshots and
+  // its effect, the figures those snapshots hold.
+  const causes = page.getByTestId('changes-causes');
+  await causes.waitFor();
+  const policy = await causes.locator('li[data-kind=policy]').textContent();
+  const effect = `Across it: the estate cost ${b.cost.toFixed(1)} → ${a.cost.toFixed(1)} points, cross-site traffic ${b.cross_site_mb_s.toFixed(2)} → ${a.cross_site_mb_s.toFixed(2)} MB/s, open recommendations ${b.open} → ${a.open}`;
+  assert.ok(policy.includes('cross_site_weight') && policy.includes(effect), `${policy}\nexpected: ${effect}`);
+  await page.getByTestId('history').screenshot({ path: join(artifacts, 'placement-history-policy.png') });
   await context.close();
   assert.deepEqual(problems, [], 'no console errors');
 });

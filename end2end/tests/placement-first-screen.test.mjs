@@ -13,7 +13,7 @@ import { startServer, makeUser, launch, artifacts, signIn, admin, SAMPLE_NOW as 
 
 // Where the screenshots a person looks at go (named in the issue's note).
 const shots = process.env.BERTH_SHOTS || '/work/notes/shots';
-let server, browser, operator, advice, proof;
+let server, browser, operator, advice, money, proof;
 
 before(async () => {
   server = await startServer();
@@ -30,6 +30,9 @@ before(async () => {
     assert.ok(Date.now() < deadline, 'the server proved no optimum within 180 s');
     await new Promise(r => setTimeout(r, 1000));
   }
+  const estate = await admin(server.base, 'GET', '/api/estates/sample/file');
+  const { policy } = await admin(server.base, 'GET', '/api/estates/sample/policy');
+  money = moneyOf(estate, policy, advice.moves);
   mkdirSync(shots, { recursive: true });
 });
 
@@ -50,6 +53,47 @@ function serverSteps(moves) {
   }
   return steps;
 }
+
+/// docs/advice.md §1a computed here from the estate file and the
+/// server's policy: each flow's MB/s (the policy's assumption where
+/// unknown) × 730 h × 3600 s / 1000 × the price of its link class, summed
+/// over flows between different clusters; before the steps, after them,
+/// and what each step saves.
+function moneyOf(estate, policy, moves) {
+  const siteOf = Object.fromEntries(estate.clusters.map(c => [c.id, c.site]));
+  const jurisdiction = Object.fromEntries(estate.sites.map(s => [s.id, s.jurisdiction]));
+  const price = policy.transfer_price;
+  assert.ok(price && price.same_site_usd_per_gb >= 0, 'the policy has transfer prices');
+  const mbs = f => {
+    const v = f.mb_s === null || f.mb_s === undefined ? null : (typeof f.mb_s === 'object' ? f.mb_s.value : f.mb_s);
+    return v === null || v === undefined ? policy.unknown_flow.mb_s : v;
+  };
+  const usd = where => estate.flows.reduce((sum, f) => {
+    const a = where[f.from], b = where[f.to];
+    if (a === b) return sum;
+    const [sa, sb] = [siteOf[a], siteOf[b]];
+    const p = sa === sb ? price.same_site_usd_per_gb
+      : jurisdiction[sa] === jurisdiction[sb] ? price.same_jurisdiction_usd_per_gb
+      : price.across_jurisdictions_usd_per_gb;
+    return sum + mbs(f) * 730 * 3600 / 1000 * p;
+  }, 0);
+  const where = Object.fromEntries(estate.services.map(s => [s.id, s.cluster]));
+  const cross = where => estate.flows.reduce((sum, f) =>
+    siteOf[where[f.from]] === siteOf[where[f.to]] ? sum : sum + mbs(f), 0);
+  const before = usd(where);
+  const steps = [], mb = [];
+  for (const s of serverSteps(moves)) {
+    const [t0, x0] = [usd(where), cross(where)];
+    for (const m of s.members) where[m.service] = m.to;
+    steps.push(t0 - usd(where));
+    mb.push(x0 - cross(where));
+  }
+  return { before, after: usd(where), steps, mb };
+}
+
+/// `$1,234/month`, as the page writes dollars (whole, grouped).
+const dollars = x => (Math.abs(x) > 0 && Math.abs(x) < 0.5 ? '<$1/month'
+  : `$${Math.round(Math.abs(x)).toLocaleString('en-US')}/month`);
 
 const one = x => Math.abs(x).toFixed(1);
 const signedOne = x => (x < 0 ? '−' : '+') + Math.abs(x).toFixed(1);
@@ -88,6 +132,7 @@ async function layout(page) {
       cards: [...document.querySelectorAll('[data-testid=moves] > li.move')].map(li => ({
         ...box(li), step: li.dataset.step, service: li.dataset.service,
         gain: li.querySelector('.gain').textContent, no: li.querySelector('.step-no')?.textContent,
+        money: li.querySelector('[data-testid=step-money]')?.textContent,
       })),
       provenance: box(q('[data-testid=provenance]')),
       // The text of every element that ends above the cards' first row.
@@ -106,9 +151,14 @@ function assertFirstScreen(l, limit, what) {
   const steps = serverSteps(advice.moves);
   const b = advice.totals_before, a = advice.totals_after;
   const moves = steps.reduce((n, s) => n + s.members.length, 0);
-  // The sentence: steps, moves, the saving in points and in MB/s.
+  // The sentence: steps, moves, the saving in points, in MB/s and in
+  // dollars a month of transfer (docs/advice.md §1a).
+  const saved = money.before - money.after;
+  assert.ok(saved > 0, `the steps save money (${saved})`);
   assert.equal(l.summary.text.split('What is a point?')[0].trim(),
-    `${steps.length} recommended steps (${moves} moves) save ${one(b.cost - a.cost)} points and cut cross-site traffic by ${one(b.cross_site_mb_s - a.cross_site_mb_s)} MB/s.`);
+    `${steps.length} recommended steps (${moves} moves) save ${one(b.cost - a.cost)} points, cut cross-site traffic by ${one(b.cross_site_mb_s - a.cross_site_mb_s)} MB/s and save ${dollars(saved)} in transfer.`);
+  // It is a reading, and the page says so beside the totals.
+  assert.ok(l.headline.text.endsWith(`Transfer ${dollars(money.before)} → ${dollars(money.after)} at the policy's prices (730-hour month): a reading, not part of the points.`), l.headline.text);
   assert.ok(l.summary.bottom <= limit, `${what}: the sentence ends at ${l.summary.bottom}`);
   assert.ok(l.pointDef.bottom <= limit, `${what}: "What is a point?" at ${l.pointDef.bottom}`);
   assert.ok(l.headline.bottom <= limit, `${what}: the totals end at ${l.headline.bottom}`);
@@ -128,6 +178,9 @@ function assertFirstScreen(l, limit, what) {
     assert.equal(c.no, String(i + 1));
     assert.equal(c.service, steps[i].members[0].service);
     assert.equal(c.gain, `${signedOne(steps[i].gain)} points`);
+    // Each card: its cross-site MB/s and dollars a month, signed as gains.
+    const sign = x => (x < 0 ? '−' : '+');
+    assert.equal(c.money, `${sign(money.mb[i])}${one(money.mb[i])} MB/s · ${sign(money.steps[i])}${dollars(money.steps[i])}`, `step ${i + 1}`);
   }
   for (const c of l.cards.slice(0, 3)) {
     assert.ok(c.bottom <= limit, `${what}: step ${c.step} (${c.service}) ends at ${c.bottom}, past ${limit}`);

@@ -4,8 +4,12 @@
 //! since the last snapshot. Read from `GET /api/estates/{id}/history`
 //! (`docs/history.md`); applied moves are marked on it from the outcomes
 //! report the Placement page reads (`GET …/outcomes`, which has each
-//! move's time). The geometry helpers are pure and tested here.
+//! move's time). Policy changes and review decisions (who, what, when,
+//! from `GET …/audit`) and new estate versions (from the snapshots) are
+//! annotations on the same axis. The geometry helpers are pure and tested
+//! here.
 
+use berth_api::{AuditEntry, AuditList};
 use berth_engine::history::{Changes, FactValue, History, Recommendation};
 use berth_engine::outcome::Report;
 use leptos::prelude::*;
@@ -37,6 +41,7 @@ pub struct Point {
     pub at: i64,
     pub at_text: String,
     pub version: i64,
+    pub policy: String,
     pub cost: f64,
     pub cross: f64,
     pub open: f64,
@@ -53,6 +58,7 @@ pub fn points(history: &History) -> Vec<Point> {
                 at: berth_engine::estate::parse_time(&p.at)?,
                 at_text: p.at.clone(),
                 version: p.estate_version,
+                policy: p.policy_digest.clone(),
                 cost: p.cost,
                 cross: p.cross_site_mb_s,
                 open: p.open as f64,
@@ -143,6 +149,113 @@ pub fn marks(r: &Report) -> Vec<Mark> {
         })
         .collect();
     out.sort_by_key(|m| m.at);
+    out
+}
+
+/// An annotation on the chart: a policy change, a review decision or a
+/// new estate version.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Annotation {
+    pub at: i64,
+    /// `policy`, `review` or `estate`.
+    pub kind: &'static str,
+    /// Short, drawn by the line: `policy`, `dismissed`, `v4`.
+    pub label: String,
+    /// Who, what and when in words (the hover text and the list's line).
+    pub words: String,
+}
+
+/// The policy fields a `policy.changed` entry changed, in words:
+/// "cross_site_weight 8 → 16".
+pub fn policy_fields_words(e: &AuditEntry) -> String {
+    let changed = e.policy_changes();
+    if changed.is_empty() {
+        return "no field changed".into();
+    }
+    changed
+        .iter()
+        .map(|(f, from, to)| format!("{f} {from} \u{2192} {to}"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// The estate's cost, cross-site traffic and open recommendations in the
+/// last snapshot before `at` and the first at or after it: a change's
+/// effect on the advice. `None` when the series does not span `at`.
+pub fn effect_across(points: &[Point], at: i64) -> Option<String> {
+    let before = points.iter().rev().find(|p| p.at < at)?;
+    let after = points.iter().find(|p| p.at >= at)?;
+    Some(format!(
+        "the estate cost {:.1} \u{2192} {:.1} points, cross-site traffic {:.2} \u{2192} {:.2} MB/s, open recommendations {} \u{2192} {} (snapshots of {} and {})",
+        before.cost, after.cost, before.cross, after.cross, before.open, after.open, before.at_text, after.at_text
+    ))
+}
+
+/// The annotations of the chart, by time: every policy change and review
+/// decision of the audit trail from the first snapshot on, and every new
+/// estate version between two snapshots (an upload, an import or an
+/// agent's facts: the estate does not record who wrote it, so the words
+/// say so).
+pub fn annotations(audit: &[AuditEntry], points: &[Point]) -> Vec<Annotation> {
+    let Some(first) = points.first() else {
+        return Vec::new();
+    };
+    let mut out: Vec<Annotation> = Vec::new();
+    for e in audit {
+        let Some(at) = berth_engine::estate::parse_time(&e.at) else {
+            continue;
+        };
+        if at < first.at {
+            continue;
+        }
+        let reason = if e.reason.is_empty() {
+            String::new()
+        } else {
+            format!(" \u{2014} \u{201c}{}\u{201d}", e.reason)
+        };
+        if e.action == "policy.changed" {
+            let effect = effect_across(points, at)
+                .map(|x| format!(". Across it: {x}"))
+                .unwrap_or_default();
+            out.push(Annotation {
+                at,
+                kind: "policy",
+                label: "policy".into(),
+                words: format!(
+                    "Policy changed by {} at {}: {}{reason}{effect}",
+                    e.actor,
+                    e.at,
+                    policy_fields_words(e)
+                ),
+            });
+        } else if let Some(decision) = e.action.strip_prefix("review.") {
+            out.push(Annotation {
+                at,
+                kind: "review",
+                label: decision.to_string(),
+                words: format!(
+                    "Review: {} {decision} {} at {}{reason}",
+                    e.actor,
+                    e.subject.replace('|', " "),
+                    e.at
+                ),
+            });
+        }
+    }
+    for w in points.windows(2) {
+        if w[1].version != w[0].version {
+            out.push(Annotation {
+                at: w[1].at,
+                kind: "estate",
+                label: format!("v{}", w[1].version),
+                words: format!(
+                    "Estate version {} \u{2192} {}, first in the snapshot of {} (an upload, an import or an agent's facts; who wrote it is not recorded)",
+                    w[0].version, w[1].version, w[1].at_text
+                ),
+            });
+        }
+    }
+    out.sort_by(|a, b| a.at.cmp(&b.at).then(a.kind.cmp(b.kind)));
     out
 }
 
@@ -292,13 +405,15 @@ fn panel(
 /// The chart of the series (three panels on one time axis), with a
 /// dashed line across the panels where each applied move was noticed.
 #[component]
-fn Chart(points: Vec<Point>, marks: Vec<Mark>) -> impl IntoView {
-    // The axis spans the snapshots and the marks: a move after the last
-    // snapshot (the driver has not taken the next yet) is still shown.
+fn Chart(points: Vec<Point>, marks: Vec<Mark>, annots: Vec<Annotation>) -> impl IntoView {
+    // The axis spans the snapshots, the marks and the annotations: a move
+    // or a change after the last snapshot (the driver has not taken the
+    // next yet) is still shown.
     let all = points
         .iter()
         .map(|p| p.at)
-        .chain(marks.iter().map(|m| m.at));
+        .chain(marks.iter().map(|m| m.at))
+        .chain(annots.iter().map(|a| a.at));
     let t0 = all.clone().min().unwrap_or(0);
     let t1 = all.max().unwrap_or(0);
     let x: Vec<f64> = points.iter().map(|p| x_at(p.at, t0, t1)).collect();
@@ -367,6 +482,34 @@ fn Chart(points: Vec<Point>, marks: Vec<Mark>) -> impl IntoView {
             }
         })
         .collect::<Vec<_>>();
+    // Annotations: a dotted line each, labelled in the second panel so
+    // their labels never sit on the applied moves' (drawn in the first).
+    let annot_lines = annots
+        .iter()
+        .map(|a| {
+            let ax = x_at(a.at, t0, t1);
+            let w = label_width(&a.label);
+            let (lx, anchor) = if ax + 3.0 + w <= W - RIGHT {
+                (ax + 3.0, "start")
+            } else {
+                (ax - 3.0, "end")
+            };
+            view! {
+                <g class=format!("annot annot-{}", a.kind) data-kind=a.kind>
+                    <title>{a.words.clone()}</title>
+                    <line x1=format!("{ax:.1}") y1=TITLE_H - 4.0 x2=format!("{ax:.1}") y2=axis_y class="annot-line"/>
+                    <text x=format!("{lx:.1}") y=2.0 * TITLE_H + PANEL_H + 10.0 text-anchor=anchor class="annot-label">{a.label.clone()}</text>
+                </g>
+            }
+        })
+        .collect::<Vec<_>>();
+    let annot_items = annots
+        .iter()
+        .map(|a| view! { <li data-kind=a.kind>{a.words.clone()}</li> })
+        .collect::<Vec<_>>();
+    let kinds = |k: &str| annots.iter().any(|a| a.kind == k);
+    let (has_policy, has_review, has_estate) = (kinds("policy"), kinds("review"), kinds("estate"));
+    let n_annots = annots.len();
     let mark_items = marks
         .iter()
         .map(|m| view! { <li data-identity=m.identity.clone()>{m.words.clone()}</li> })
@@ -382,12 +525,13 @@ fn Chart(points: Vec<Point>, marks: Vec<Mark>) -> impl IntoView {
         _ => String::new(),
     };
     view! {
-        <figure class="history-chart" data-testid="history-chart" data-points=points.len() data-marks=marks.len() data-mark-lines=lines.len()>
+        <figure class="history-chart" data-testid="history-chart" data-points=points.len() data-marks=marks.len() data-mark-lines=lines.len() data-annotations=n_annots>
             <svg viewBox=format!("0 0 {W} {h}") role="img" aria-label=summary.clone()>
                 {panel(0, "Cost (points)".into(), "cost", &x, &cost, false)}
                 {panel(1, "Cross-site traffic (MB/s)".into(), "cross", &x, &cross, false)}
                 {panel(2, "Open recommendations".into(), "open", &x, &open, true)}
                 {labels}
+                {annot_lines}
                 {mark_lines}
                 <text x="0" y=axis_y + 16.0 class="xtick">"UTC"</text>
             </svg>
@@ -397,8 +541,14 @@ fn Chart(points: Vec<Point>, marks: Vec<Mark>) -> impl IntoView {
                     <li><span class="key cross"></span>"traffic between sites (MB/s)"</li>
                     <li><span class="key open"></span>"recommendations open (count)"</li>
                     {has_marks.then(|| view! { <li><span class="key mark"></span>"an applied move (see Applied moves)"</li> })}
+                    {has_policy.then(|| view! { <li><span class="key annot-policy"></span>"a policy change"</li> })}
+                    {has_review.then(|| view! { <li><span class="key annot-review"></span>"a review decision"</li> })}
+                    {has_estate.then(|| view! { <li><span class="key annot-estate"></span>"a new estate version"</li> })}
                 </ul>
                 <p class="hint">{summary}</p>
+                {(n_annots > 0).then(|| view! {
+                    <ul class="annots" data-testid="history-annotations" aria-label="Changes marked on the chart">{annot_items}</ul>
+                })}
                 {has_marks.then(|| view! {
                     <ul class="marks" data-testid="history-marks" aria-label="Applied moves marked on the chart">{mark_items}</ul>
                 })}
@@ -509,12 +659,27 @@ fn change_list(
     }
 }
 
-/// What changed between the two newest snapshots.
+/// What changed between the two newest snapshots: the policy changes and
+/// new estate versions between them with their effect on the advice, then
+/// the recommendations.
 #[component]
-fn ChangesView(changes: Changes) -> impl IntoView {
+fn ChangesView(changes: Changes, annots: Vec<Annotation>) -> impl IntoView {
+    let from = berth_engine::estate::parse_time(&changes.from_at).unwrap_or(i64::MIN);
+    let to = berth_engine::estate::parse_time(&changes.to_at).unwrap_or(i64::MAX);
+    let causes = annots
+        .into_iter()
+        .filter(|a| a.kind != "review" && a.at > from && a.at <= to)
+        .map(|a| view! { <li data-kind=a.kind>{a.words}</li> })
+        .collect::<Vec<_>>();
     view! {
         <div class="what-changed" data-testid="what-changed">
             <p>{format!("From the snapshot of {} to that of {}.", changes.from_at, changes.to_at)}</p>
+            {(!causes.is_empty()).then(|| view! {
+                <section data-testid="changes-causes">
+                    <h4>"Changed in between"</h4>
+                    <ul class="changes">{causes}</ul>
+                </section>
+            })}
             {change_list("New recommendations", "changes-appeared", changes.appeared)}
             {change_list("Recommendations gone", "changes-disappeared", changes.disappeared)}
             {change_list("Still recommended, deciding facts changed", "changes-changed", changes.changed)}
@@ -528,10 +693,24 @@ pub fn History() -> impl IntoView {
     let auth = expect_context::<Auth>();
     let outcomes = use_context::<crate::outcomes::Outcomes>();
     let history = RwSignal::new(None::<History>);
+    let audit = RwSignal::new(Vec::<AuditEntry>::new());
     let error = RwSignal::new(None::<String>);
     Effect::new(move |_| {
         let Some(id) = auth.estate.get() else { return };
         leptos::task::spawn_local(async move {
+            // Who changed the policy or decided a review, and when: the
+            // annotations (their absence leaves the chart as it was).
+            match client::get_typed::<AuditList>(
+                &berth_api::endpoint::estate_audit(&id).query("limit", "200"),
+            )
+            .await
+            {
+                Ok(list) => audit.set(list.entries),
+                Err(f) => error.set(Some(format!(
+                    "Could not read the audit trail for the chart's annotations: {}",
+                    f.message
+                ))),
+            }
             match client::get_typed::<History>(&berth_api::endpoint::get_advice_history(&id)).await
             {
                 Ok(h) => history.set(Some(h)),
@@ -565,14 +744,16 @@ pub fn History() -> impl IntoView {
                 let marked = outcomes
                     .and_then(|o| o.report.get().as_ref().map(marks))
                     .unwrap_or_default();
+                let annots = annotations(&audit.get(), &pts);
+                let for_changes = annots.clone();
                 view! {
                     {note}
-                    <Chart points=pts.clone() marks=marked/>
+                    <Chart points=pts.clone() marks=marked annots=annots/>
                     <Table points=pts/>
                     <h3>"What changed since the last snapshot"</h3>
                     {match h.changes {
                         None => view! { <p class="empty">"Nothing to compare."</p> }.into_any(),
-                        Some(c) => view! { <ChangesView changes=c/> }.into_any(),
+                        Some(c) => view! { <ChangesView changes=c annots=for_changes/> }.into_any(),
                     }}
                 }.into_any()
             })}
@@ -646,6 +827,55 @@ mod tests {
             mark_label(100.0, &[&a, &b]),
             (103.0, "start", "2 moves".into())
         );
+    }
+
+    #[test]
+    fn policy_changes_and_new_versions_are_annotations_with_their_effect() {
+        let p = |at: &str, version: i64, cost: f64| Point {
+            at: berth_engine::estate::parse_time(at).unwrap(),
+            at_text: at.into(),
+            version,
+            policy: String::new(),
+            cost,
+            cross: 1.0,
+            open: 2.0,
+        };
+        let pts = [
+            p("2026-11-30T04:00:00Z", 1, 100.0),
+            p("2026-11-30T04:10:00Z", 1, 150.0),
+            p("2026-11-30T04:20:00Z", 2, 140.0),
+        ];
+        let detail: serde_json::Value = serde_json::json!({
+            "changed": [{"field": "cross_site_weight", "from": 8.0, "to": 16.0}]
+        });
+        let entry = |action: &str, at: &str| AuditEntry {
+            action: action.into(),
+            actor: "ada".into(),
+            at: at.into(),
+            detail: detail.as_object().unwrap().clone(),
+            estate: "e".into(),
+            id: 1,
+            reason: String::new(),
+            subject: "policy".into(),
+        };
+        let a = annotations(
+            &[
+                entry("policy.changed", "2026-11-30T04:05:00Z"),
+                // Before the first snapshot: not on the chart.
+                entry("policy.changed", "2026-11-30T03:00:00Z"),
+            ],
+            &pts,
+        );
+        let kinds: Vec<&str> = a.iter().map(|x| x.kind).collect();
+        assert_eq!(kinds, ["policy", "estate"]);
+        assert_eq!(
+            a[0].words,
+            "Policy changed by ada at 2026-11-30T04:05:00Z: cross_site_weight 8.0 \u{2192} 16.0. Across it: the estate cost 100.0 \u{2192} 150.0 points, cross-site traffic 1.00 \u{2192} 1.00 MB/s, open recommendations 2 \u{2192} 2 (snapshots of 2026-11-30T04:00:00Z and 2026-11-30T04:10:00Z)"
+        );
+        assert_eq!(a[1].label, "v2");
+        assert!(a[1].words.starts_with(
+            "Estate version 1 \u{2192} 2, first in the snapshot of 2026-11-30T04:20:00Z"
+        ));
     }
 
     #[test]

@@ -106,6 +106,26 @@ pub fn facts(estate: &Estate, policy: &Policy, now: i64) -> Vec<FactRow> {
     out
 }
 
+/// How a drawn fact reads on hover, and whether it is stale: its class
+/// as stored, its age at `now`, and — once it has outlived its class's
+/// window (the engine's [`Fact::class_at`], as the Facts table marks it)
+/// — the class it counts as now. Unknown is said as such, never stale.
+pub fn fact_note(f: &Fact, policy: &Policy, now: i64) -> (bool, String) {
+    if f.value.is_none() {
+        return (false, "unknown".into());
+    }
+    let now_class = f.class_at(now, policy);
+    let stale = now_class != f.class;
+    let mut words = f.class.as_str().to_string();
+    if f.observed_at.is_some() {
+        words.push_str(&format!(", {} old", age(f.age_s(now))));
+    }
+    if stale {
+        words.push_str(&format!("; stale: counts as {} now", now_class.as_str()));
+    }
+    (stale, words)
+}
+
 /// Facts one page of the table shows. An estate of 1,000 services has
 /// some 11,000 facts: all of them at once is a page 350,000 px tall and
 /// 80,000 elements, which no one reads and every browser renders slowly;
@@ -178,8 +198,8 @@ pub fn EstatePage() -> impl IntoView {
                     let moves = Arc::new(recommended_moves());
                     let service_facts = Arc::new(rows.clone());
                     view! {
-                        <Map estate=estate.clone() moves=moves.clone()/>
-                        <Clusters estate=estate.clone()/>
+                        <Map estate=estate.clone() moves=moves.clone() policy=policy.clone() now=now/>
+                        <Clusters estate=estate.clone() policy=policy.clone() now=now/>
                         <Graph estate=estate moves=moves facts=service_facts/>
                         <section aria-labelledby="facts-h">
                             <h2 id="facts-h">"Facts"</h2>
@@ -275,7 +295,12 @@ fn rtt_colour(ms: Option<f64>) -> &'static str {
 }
 
 #[component]
-fn Map(estate: Arc<Estate>, moves: Arc<Vec<RecommendedMove>>) -> impl IntoView {
+fn Map(
+    estate: Arc<Estate>,
+    moves: Arc<Vec<RecommendedMove>>,
+    policy: Arc<Policy>,
+    now: i64,
+) -> impl IntoView {
     let sites = &estate.sites;
     let at = |id: &str| estate.site_index(id).and_then(|i| xy(&sites[i]));
     let placed: Vec<(String, f64, f64)> = sites
@@ -307,9 +332,12 @@ fn Map(estate: Arc<Estate>, moves: Arc<Vec<RecommendedMove>>) -> impl IntoView {
             let ms = l.rtt_ms.value;
             // An unknown RTT is drawn as a guess, as the file writes it.
             let class = if ms.is_none() { Class::Guessed } else { l.rtt_ms.class }.as_str();
-            let title = format!("{}↔{}: {} ms ({class})", sa.id, sb.id, fixed(ms, 1));
+            // A stale RTT is drawn faded, its class and age on hover.
+            let (stale, note) = fact_note(&l.rtt_ms, &policy, now);
+            let title = format!("{}↔{}: {} ms ({note})", sa.id, sb.id, fixed(ms, 1));
             Some(view! {
-                <line x1=a.0 y1=a.1 x2=b.0 y2=b.1 class=format!("link {} ev-{class}", rtt_colour(ms))><title>{title}</title></line>
+                <line x1=a.0 y1=a.1 x2=b.0 y2=b.1 class=format!("link {} ev-{class}{}", rtt_colour(ms), if stale { " stale" } else { "" })
+                    data-link=format!("{}-{}", sa.id, sb.id) data-stale=stale.to_string()><title>{title}</title></line>
             })
         })
         .collect_view();
@@ -427,14 +455,14 @@ fn Map(estate: Arc<Estate>, moves: Arc<Vec<RecommendedMove>>) -> impl IntoView {
                     "{} site name{} left out where sites crowd together: zoom in, or hover a dot.",
                     hidden(), if hidden() == 1 { "" } else { "s" })}</p>
             })}
-            <p class="legend">"Links: "<span class="key rtt-near">"< 10 ms"</span>" "<span class="key rtt-mid">"10–40 ms"</span>" "<span class="key rtt-far">"> 40 ms"</span>"; solid = measured, dashed = reported, dotted = inferred or guessed. Click a site to zoom in on it."</p>
+            <p class="legend">"Links: "<span class="key rtt-near">"< 10 ms"</span>" "<span class="key rtt-mid">"10–40 ms"</span>" "<span class="key rtt-far">"> 40 ms"</span>"; solid = measured, dashed = reported, dotted = inferred or guessed; faded = stale (older than its class's window: hover for class and age). Click a site to zoom in on it."</p>
             {(!unplaced.is_empty()).then(|| view! { <p class="hint">"Not on the map (no coordinates recorded): "{unplaced.join(", ")}</p> })}
         </section>
     }
 }
 
 #[component]
-fn Clusters(estate: Arc<Estate>) -> impl IntoView {
+fn Clusters(estate: Arc<Estate>, policy: Arc<Policy>, now: i64) -> impl IntoView {
     let rows = estate
         .clusters
         .iter()
@@ -446,10 +474,19 @@ fn Clusters(estate: Arc<Estate>) -> impl IntoView {
                         let pct = format!("{:.0}", used * 100.0);
                         // Over 80 % is where the headroom penalty starts.
                         let hot = used > 0.8;
+                        // A stale capacity is hatched and says so: an old
+                        // 84 % is not today's 84 %.
+                        let (stale, note) = fact_note(free, &policy, now);
+                        let words = if stale {
+                            format!("{label} {pct}% (stale: {} old)", age(free.age_s(now)))
+                        } else {
+                            format!("{label} {pct}% ({} class)", free.class.as_str())
+                        };
                         view! {
-                            <div class="loadbar" role="meter" aria-valuemin="0" aria-valuemax="100" aria-valuenow=pct.clone() aria-label=format!("{label} used")>
+                            <div class="loadbar" class:stale=stale role="meter" aria-valuemin="0" aria-valuemax="100" aria-valuenow=pct.clone()
+                                aria-label=format!("{label} used") title=format!("{label} free: {note}") data-stale=stale.to_string()>
                                 <span class:hot=hot style=format!("width:{}%", used * 100.0)></span>
-                                <em>{format!("{label} {pct}% ({} class)", free.class.as_str())}</em>
+                                <em>{words}</em>
                             </div>
                         }.into_any()
                     }
@@ -549,6 +586,8 @@ fn Graph(
         zoom.set(z1);
     };
     let moves_for_drawing = moves.clone();
+    // The flows' facts, for the lines' stale marks.
+    let facts_for_edges = facts.clone();
     let drawing = move || {
         let l = lay.get();
         let maxw = l.edges.iter().map(|e| e.weight).fold(1e-9, f64::max);
@@ -598,18 +637,54 @@ fn Graph(
             .edges
             .iter()
             .map(|e| {
+                // A line between two services is one flow (either way):
+                // stale when its weight or MB/s is, said on hover with
+                // each fact's class and age.
+                let stale_facts: Vec<String> = facts_for_edges
+                    .iter()
+                    .filter(|r| {
+                        r.stale
+                            && [
+                                format!("flow {}→{} ", e.a, e.b),
+                                format!("flow {}→{} ", e.b, e.a),
+                            ]
+                            .iter()
+                            .any(|p| r.fact.starts_with(p.as_str()))
+                    })
+                    .map(|r| {
+                        format!(
+                            "{} {} ({}, {} old; stale)",
+                            r.fact,
+                            fixed(r.value, 2),
+                            r.class.as_str(),
+                            r.age_s.map(age).unwrap_or_else(|| "?".into())
+                        )
+                    })
+                    .collect();
+                let stale = !stale_facts.is_empty();
                 let title = format!(
-                    "{} — {}: weight {:.1} over {} flow{}{}",
+                    "{} — {}: weight {:.1} over {} flow{}{}{}",
                     e.a,
                     e.b,
                     e.weight,
                     e.flows,
                     if e.flows == 1 { "" } else { "s" },
-                    if e.cross_site { ", across sites" } else { "" }
+                    if e.cross_site { ", across sites" } else { "" },
+                    if stale {
+                        format!("; {}", stale_facts.join("; "))
+                    } else {
+                        String::new()
+                    }
                 );
+                let class = match (e.cross_site, stale) {
+                    (true, true) => "g-edge cross stale",
+                    (true, false) => "g-edge cross",
+                    (false, true) => "g-edge stale",
+                    (false, false) => "g-edge",
+                };
                 view! {
                     <line x1=e.from.0 y1=e.from.1 x2=e.to.0 y2=e.to.1
-                        class=if e.cross_site { "g-edge cross" } else { "g-edge" }
+                        class=class data-stale=stale.to_string()
                         stroke-width=0.6 + 5.0 * e.weight / maxw><title>{title}</title></line>
                 }
             })
@@ -833,6 +908,20 @@ mod tests {
         );
         assert!(rows[0].stale, "an hour-old measurement is stale");
         assert_eq!(rows[0].class, Class::Measured, "shown as stored");
+        // Drawn (capacity bar, map link, graph line): marked the same way,
+        // class and age in the hover text.
+        let c = &estate.clusters[0];
+        assert_eq!(
+            fact_note(&c.cpu_free, &Policy::default(), now),
+            (
+                true,
+                "measured, 60 min old; stale: counts as reported now".to_string()
+            )
+        );
+        assert_eq!(
+            fact_note(&c.cpu_free, &Policy::default(), now - 3000),
+            (false, "measured, 10 min old".to_string())
+        );
         // A bare number is reported at the file's time: two hours old,
         // inside the reported window.
         assert_eq!(

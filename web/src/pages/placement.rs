@@ -9,6 +9,7 @@ use berth_api::ResultEnvelope;
 use berth_engine::advise::{CantTell as CantTellEntry, Move};
 use berth_engine::cost::Term;
 use berth_engine::fact::Class;
+use berth_engine::money::{dollars_month, Money, Saving};
 use berth_engine::why::Flip;
 use berth_engine::{Advice, MoveWhy};
 use leptos::prelude::*;
@@ -78,6 +79,9 @@ pub fn check_parity(
 pub struct Shown {
     pub advice: Advice,
     pub why: Vec<MoveWhy>,
+    /// The traffic read as money (`berth_engine::money`, docs/advice.md
+    /// §1a), aligned with `advice.moves`.
+    pub money: Money,
 }
 
 impl Shown {
@@ -123,10 +127,12 @@ pub fn Placement() -> impl IntoView {
             // larger part of the work) and the parity check over both.
             let t0 = client::perf_ms();
             let computed = engine::advice(&l, now);
+            let money = berth_engine::money::of_advice(&l.estate, &l.policy, &computed);
             computed_ms.set(Some(client::perf_ms() - t0));
             advice.set(Some(Arc::new(Shown {
                 advice: computed.clone(),
                 why: Vec::new(),
+                money: money.clone(),
             })));
             now_text.set(engine::format_time(now));
             meta.set(Some(l.meta.clone()));
@@ -142,6 +148,7 @@ pub fn Placement() -> impl IntoView {
             advice.set(Some(Arc::new(Shown {
                 advice: computed,
                 why,
+                money,
             })));
             let url = berth_api::endpoint::get_advice(&id)
                 .query("why", "true")
@@ -380,6 +387,8 @@ struct Card {
     /// (once computed) and what the filter reads of it.
     members: Vec<(Move, Option<MoveWhy>, MoveContext)>,
     gain: f64,
+    /// Cross-site MB/s and US$ a month the step saves (its moves' sum).
+    saving: Saving,
     confidence: Class,
     /// The review identity (a compound step's members joined).
     identity: String,
@@ -427,6 +436,7 @@ fn cards(shown: &Shown) -> (Vec<Card>, Vec<Card>) {
                 .map(|&i| (moves[i].clone(), shown.why(i), MoveContext::of(&moves[i])))
                 .collect(),
             gain: s.gain,
+            saving: shown.money.of_moves(&s.moves),
             confidence: s.confidence,
             identity: identity(moves, first),
         };
@@ -569,6 +579,7 @@ fn card_view(card: Card, filter: Option<MoveFilter>, scale: f64) -> impl IntoVie
                 {card.number.map(|n| view! { <span class="step-no" aria-label=format!("step {n}")>{n}</span> })}
                 {head}
                 <span class=gain_class>{format!("{} points", signed(gain, 1))}</span>
+                <span class="money" data-testid="step-money" title="cross-site traffic this step cuts (+) or adds (−), and its transfer at the policy's prices a month: a reading, not part of the points">{money_words(&card.saving)}</span>
                 <span class=format!("badge conf-{class}") title="the weakest fact deciding this step">{class}</span>
             </div>
             <div class="move-figures">
@@ -807,10 +818,23 @@ fn point_definition() -> impl IntoView {
     }
 }
 
+/// A step's cross-site traffic and money, signed as gains are (a saving
+/// positive): "+2.1 MB/s · +$110/month".
+fn money_words(s: &Saving) -> String {
+    let sign = |x: f64| if x < 0.0 { "\u{2212}" } else { "+" };
+    format!(
+        "{}{:.1} MB/s \u{b7} {}{}",
+        sign(s.cross_site_mb_s),
+        s.cross_site_mb_s.abs(),
+        sign(s.usd_month),
+        dollars_month(s.usd_month)
+    )
+}
+
 /// The one sentence that answers the page's question: how many steps,
-/// what they save in points (positive: a saving) and in MB/s of
-/// cross-site traffic.
-fn summary_sentence(advice: &Advice, steps: usize, moves: usize) -> String {
+/// what they save in points (positive: a saving), in MB/s of cross-site
+/// traffic and in dollars a month of transfer.
+fn summary_sentence(advice: &Advice, money: &Money, steps: usize, moves: usize) -> String {
     let before = &advice.totals_before;
     let after = &advice.totals_after;
     let saved = before.cost - after.cost;
@@ -820,8 +844,14 @@ fn summary_sentence(advice: &Advice, steps: usize, moves: usize) -> String {
     } else {
         format!("add {:.1} MB/s of cross-site traffic", -mb)
     };
+    let usd = money.saving().usd_month;
+    let dollars = if usd >= 0.0 {
+        format!("save {} in transfer", dollars_month(usd))
+    } else {
+        format!("add {} of transfer", dollars_month(usd))
+    };
     format!(
-        "{steps} recommended step{} ({moves} move{}) {} {} point{} and {traffic}.",
+        "{steps} recommended step{} ({moves} move{}) {} {} point{}, {traffic} and {dollars}.",
         if steps == 1 { "" } else { "s" },
         if moves == 1 { "" } else { "s" },
         if saved >= 0.0 { "save" } else { "cost" },
@@ -949,8 +979,13 @@ fn Moves(shown: Arc<Shown>, now: Signal<String>) -> impl IntoView {
     }
     let n_steps = recommended.len();
     let n_moves: usize = recommended.iter().map(|c| c.members.len()).sum();
-    let summary = summary_sentence(advice, n_steps, n_moves);
+    let summary = summary_sentence(advice, &shown.money, n_steps, n_moves);
     let totals = totals_sentence(advice);
+    let money_note = format!(
+        "Transfer {} \u{2192} {} at the policy's prices (730-hour month): a reading, not part of the points.",
+        dollars_month(shown.money.before.usd_month),
+        dollars_month(shown.money.after.usd_month)
+    );
     let distance = distance_words(distance_sentence(advice));
     let identities: Vec<String> = recommended.iter().map(|c| c.identity.clone()).collect();
     let filter = MoveFilter::new();
@@ -1075,7 +1110,7 @@ fn Moves(shown: Arc<Shown>, now: Signal<String>) -> impl IntoView {
     view! {
         <h2 id="moves-h">"Recommended steps"</h2>
         <p class="lead" data-testid="summary">{summary}" "{point_definition()}</p>
-        <p class="lead-detail" data-testid="headline">{totals}</p>
+        <p class="lead-detail" data-testid="headline">{totals}" "<span data-testid="money-note">{money_note}</span></p>
         <p class="distance" data-testid="bound">{distance}</p>
         {hidden_line(identities)}
         <div class="move-filter" role="search" aria-label="Narrow the recommendations">

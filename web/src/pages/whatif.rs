@@ -379,6 +379,30 @@ fn ProjectionView(p: Projection, ms: f64, target: f64) -> impl IntoView {
             }
         })
         .collect_view();
+    // The traffic as money before and after (docs/advice.md §1a): the
+    // projection's moves replayed on the loaded estate.
+    let money = client::loaded_now().map(|l| {
+        let pairs: Vec<(&str, &str)> = moves
+            .iter()
+            .map(|m| (m.service.as_str(), m.to.as_str()))
+            .collect();
+        berth_engine::money::of_placement_change(&l.estate, &l.policy, &pairs)
+    });
+    let money_words = money.map(|(b, a)| {
+        format!(
+            " Transfer {} \u{2192} {} at the policy's prices (a 730-hour month; a reading, not part of the points).",
+            berth_engine::money::dollars_month(b.usd_month),
+            berth_engine::money::dollars_month(a.usd_month)
+        )
+    });
+    let money_saving = money.map(|(b, a)| {
+        let d = b.usd_month - a.usd_month;
+        view! { <span class=if d < 0.0 { "bad" } else { "good" } data-testid="money-saving">{format!(
+            " Saving {}{}.",
+            if d < 0.0 { "\u{2212}" } else { "+" },
+            berth_engine::money::dollars_month(d)
+        )}</span> }
+    });
     let moved = moves.len();
     let move_items = moves
         .iter()
@@ -435,7 +459,7 @@ fn ProjectionView(p: Projection, ms: f64, target: f64) -> impl IntoView {
             <BeforeAfter title="Network cost (points)" before=cb after=ca testid="chart-cost"/>
             <BeforeAfter title="Cross-site traffic (MB/s)" before=xb after=xa testid="chart-cross"/>
         </div>
-        <p data-testid="totals">{format!("Cost {cb:.1} → {ca:.1} points (")}{super::saving_span(cb, ca)}{format!("), cross-site traffic {xb:.2} → {xa:.2} MB/s.")}</p>
+        <p data-testid="totals">{format!("Cost {cb:.1} → {ca:.1} points (")}{super::saving_span(cb, ca)}{format!("), cross-site traffic {xb:.2} → {xa:.2} MB/s.")}{money_words}{money_saving}</p>
         <table class="terms" data-testid="term-breakdown">
             <caption>"Cost by term (points)"</caption>
             <thead><tr><th scope="col">"term"</th><th scope="col">"before"</th><th scope="col">"after"</th><th scope="col" title="positive: the cost falls; negative: it rises">"saving"</th></tr></thead>
