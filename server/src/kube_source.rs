@@ -85,6 +85,14 @@ pub const DEFAULT_PAGE_SIZE: u32 = 500;
 /// dead connection.
 const READ_TIMEOUT: Duration = Duration::from_secs(60);
 
+/// The most one answer of the API server may hold, checked from its
+/// `Content-Length` and again while it is read: a page of 500 pods is a
+/// few MB (their managed fields included), so 64 MiB is room for 500
+/// objects of 128 KiB each, while an answer that would never end (a
+/// broken proxy, a hostile server) cannot take the agent's memory. The
+/// message then suggests a smaller `--page-size`.
+pub const ANSWER_LIMIT: usize = 64 * 1024 * 1024;
+
 /// How long a connection (TCP and TLS) may take: an API server answers in
 /// milliseconds; 30 s is kubectl's own default.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
@@ -261,6 +269,8 @@ pub struct KubeSource {
     page_size: u32,
     /// Sent on every request.
     user_agent: String,
+    /// The most bytes one answer may hold ([`ANSWER_LIMIT`]).
+    answer_limit: usize,
 }
 
 impl std::fmt::Debug for KubeSource {
@@ -371,7 +381,69 @@ impl KubeSource {
             origin,
             page_size: page_size.max(1),
             user_agent,
+            answer_limit: ANSWER_LIMIT,
         })
+    }
+
+    /// The same source with another bound on one answer's size (tests
+    /// use a small one; [`ANSWER_LIMIT`] otherwise).
+    pub fn with_answer_limit(mut self, bytes: usize) -> KubeSource {
+        self.answer_limit = bytes;
+        self
+    }
+
+    /// One request's JSON answer, as `kube::Client::request` reads it
+    /// (an error status becomes `kube::Error::Api` with the server's
+    /// `Status`), but never more than `answer_limit` bytes of it: a
+    /// declared length over it is refused before reading, and the read
+    /// stops as soon as the bytes pass it.
+    async fn request_json(&self, request: http::Request<Vec<u8>>) -> Result<Value, kube::Error> {
+        use http_body_util::BodyExt;
+        let limit = self.answer_limit;
+        let too_large = |what: String| {
+            kube::Error::Service(
+                format!(
+                    "the answer {what}, over the {} MiB Berth reads of one answer: try a smaller --page-size",
+                    limit / (1024 * 1024)
+                )
+                .into(),
+            )
+        };
+        let res = self
+            .client
+            .send(request.map(kube::client::Body::from))
+            .await?;
+        let status = res.status();
+        let declared = res
+            .headers()
+            .get(http::header::CONTENT_LENGTH)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.parse::<u64>().ok());
+        if let Some(n) = declared.filter(|&n| n > limit as u64) {
+            return Err(too_large(format!("declares {n} bytes")));
+        }
+        let mut body = res.into_body();
+        let mut bytes: Vec<u8> = Vec::new();
+        while let Some(frame) = body.frame().await {
+            let frame = frame?;
+            if let Some(data) = frame.data_ref() {
+                if bytes.len() + data.len() > limit {
+                    return Err(too_large(format!("passed {limit} bytes")));
+                }
+                bytes.extend_from_slice(data);
+            }
+        }
+        if status.is_client_error() || status.is_server_error() {
+            let text = String::from_utf8_lossy(&bytes);
+            let s = match serde_json::from_str::<kube::core::Status>(&text) {
+                Ok(s) => s,
+                // As kube words an answer that is not a `Status`.
+                Err(_) => kube::core::Status::failure(text.trim(), "Failed to parse error data")
+                    .with_code(status.as_u16()),
+            };
+            return Err(kube::Error::Api(s.boxed()));
+        }
+        serde_json::from_slice(&bytes).map_err(kube::Error::SerdeError)
     }
 
     /// Read every kind of [`RESOURCES`], page by page.
@@ -449,7 +521,7 @@ impl KubeSource {
             let Ok(request) = request else {
                 continue;
             };
-            match self.client.request::<Value>(request).await {
+            match self.request_json(request).await {
                 Ok(answer) => {
                     let user = answer.pointer("/status/userInfo");
                     let name = user
@@ -516,7 +588,7 @@ impl KubeSource {
                 .body(Vec::new())
                 .map_err(|e| format!("{}{uri}: {e}", self.server))?;
             listed.requests += 1;
-            let page: Value = match self.client.request::<Value>(request).await {
+            let page: Value = match self.request_json(request).await {
                 Ok(page) => page,
                 Err(kube::Error::Api(s)) if s.code == 403 => {
                     return Ok(Err(if s.message.is_empty() {

@@ -153,7 +153,10 @@ fn advise_text_format_is_for_people() {
     // saving and each step (docs/advice.md §1a).
     let before = berth_engine::money::dollars_month(money.before.usd_month);
     assert!(out.contains(&format!("MB/s (transfer {before})")), "{out}");
-    assert!(out.contains("Money: the steps cut cross-site traffic by"), "{out}");
+    assert!(
+        out.contains("Money: the steps cut cross-site traffic by"),
+        "{out}"
+    );
     assert!(out.contains("a reading, not part of the cost"), "{out}");
     assert!(out.contains(", saves $"), "{out}");
     assert!(money.saving().usd_month > 0.0);
@@ -427,5 +430,40 @@ fn scenario_errors_come_in_one_pass() {
             format!("{path}:3: /steps/0/move/to: unknown cluster \"c-fra-9\": the estate has no cluster with that id"),
             format!("{path}:4: /steps/1/evacuate: unknown cluster \"c-nope\": the estate has no cluster with that id"),
         ]
+    );
+}
+
+/// `berth import kubernetes --into` a YAML estate reads it as the engine
+/// reads an estate: a `.nan` capacity is refused with its path (it became
+/// `null` before, an *unknown* capacity, silently), and nothing is written.
+#[test]
+fn import_into_a_yaml_estate_refuses_non_finite_numbers() {
+    let dir = temp_dir("import-nan");
+    let estate = "name: e\nsites:\n  - {id: s1, name: S1}\nclusters:\n  - {id: c1, site: s1, cpu_total: .nan, memory_total_gib: 64}\nservices: []\nflows: []\n";
+    let into = write(&dir, "estate.yaml", estate);
+    let manifest = write(
+        &dir,
+        "app.yaml",
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web}\nspec:\n  template:\n    spec:\n      containers: [{name: web, image: web}]\n",
+    );
+    let out = berth(&[
+        "import",
+        "kubernetes",
+        "--cluster",
+        "c1",
+        "--into",
+        &into,
+        &manifest,
+    ]);
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("/clusters/0/cpu_total") && err.contains(".nan"),
+        "{err}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(&into).unwrap(),
+        estate,
+        "the estate is untouched"
     );
 }

@@ -1475,3 +1475,87 @@ async fn a_silent_api_server_times_out_and_says_where() {
     assert!(!output.exists(), "nothing written");
     eprintln!("silent server, after {waited:?}: {err}");
 }
+
+/// An API server whose answer is larger than Berth reads of one answer
+/// (`kube_source::ANSWER_LIMIT`, 64 MiB): one that declares more in its
+/// `Content-Length` is refused before its body is read, one that sends
+/// an endless chunked body is cut off as the bytes pass the limit. Either
+/// way the import says which list, the limit and what to try, and writes
+/// nothing: an answer can no longer take the memory of an agent.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_answer_over_the_limit_is_refused_and_says_so() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    const LIMIT: usize = berth::kube_source::ANSWER_LIMIT;
+    for endless in [false, true] {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let sent = Arc::new(Mutex::new(0usize));
+        let counter = sent.clone();
+        tokio::spawn(async move {
+            while let Ok((mut tcp, _)) = listener.accept().await {
+                let counter = counter.clone();
+                tokio::spawn(async move {
+                    let mut buf = vec![0u8; 8192];
+                    let _ = tcp.read(&mut buf).await;
+                    if !endless {
+                        let head = format!(
+                            "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n{{\"items\":[",
+                            LIMIT + 1
+                        );
+                        let _ = tcp.write_all(head.as_bytes()).await;
+                        // Nothing more: the declared length is refused.
+                        tokio::time::sleep(Duration::from_secs(30)).await;
+                        return;
+                    }
+                    let head = "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ntransfer-encoding: chunked\r\n\r\n";
+                    if tcp.write_all(head.as_bytes()).await.is_err() {
+                        return;
+                    }
+                    let piece = " ".repeat(64 * 1024);
+                    let chunk = format!("{:x}\r\n{piece}\r\n", piece.len());
+                    // Until the reader hangs up (or far past the limit).
+                    for _ in 0..(4 * LIMIT / piece.len()) {
+                        if tcp.write_all(chunk.as_bytes()).await.is_err() {
+                            return;
+                        }
+                        *counter.lock().unwrap() += piece.len();
+                    }
+                });
+            }
+        });
+        let dir = tempfile::tempdir().unwrap();
+        let estate = estate_file(dir.path());
+        let before = std::fs::read_to_string(&estate).unwrap();
+        let kc = kubeconfig(dir.path(), &format!("http://{addr}"));
+        let output = dir.path().join("out.json");
+        let mut c = berth_clean();
+        c.args(["import", "kubernetes", "--cluster", "c-par", "--into"])
+            .arg(&estate)
+            .arg("--output")
+            .arg(&output)
+            .args(["--kubeconfig", s(&kc), "--context", "shop"]);
+        let (code, _, err) = run(c).await;
+        assert_eq!(code, 2, "{err}");
+        let what = if endless {
+            format!("passed {LIMIT} bytes")
+        } else {
+            format!("declares {} bytes", LIMIT + 1)
+        };
+        assert!(
+            err.contains(&format!(
+                "context shop (http://{addr}/): listing deployments (/apis/apps/v1/deployments): "
+            )) && err.contains(&format!(
+                "the answer {what}, over the 64 MiB Berth reads of one answer: try a smaller --page-size"
+            )),
+            "{err}"
+        );
+        if endless {
+            // Cut off near the limit, not read to the end of 256 MiB.
+            let sent = *sent.lock().unwrap();
+            assert!(sent < 2 * LIMIT, "{sent} bytes were sent before it stopped");
+        }
+        assert!(!output.exists(), "nothing written");
+        assert_eq!(std::fs::read_to_string(&estate).unwrap(), before);
+        eprintln!("answer over the limit ({what}): {err}");
+    }
+}

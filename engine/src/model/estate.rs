@@ -505,7 +505,7 @@ impl Format {
     }
 }
 
-pub use crate::load::load;
+pub use crate::load::{load, yaml_value};
 
 /// Parse an RFC 3339 time into unix seconds.
 ///

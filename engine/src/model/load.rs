@@ -63,20 +63,7 @@ pub fn load(text: &str, format: Format) -> Result<Estate, Vec<EstateError>> {
                 }
             }
         },
-        Format::Yaml => {
-            let non_finite = non_finite_numbers(text);
-            if !non_finite.is_empty() {
-                return Err(non_finite);
-            }
-            let value: Value = serde_yaml::from_str(text).map_err(|e| {
-                vec![EstateError {
-                    path: String::new(),
-                    line: e.location().map(|l| l.line()),
-                    message: format!("not valid YAML: {e}"),
-                }]
-            })?;
-            slow(&value)
-        }
+        Format::Yaml => slow(&yaml_value(text)?),
     };
     result.map_err(|mut errors| {
         if format == Format::Json {
@@ -89,6 +76,24 @@ pub fn load(text: &str, format: Format) -> Result<Estate, Vec<EstateError>> {
             errors.sort_by_key(|e| e.line.unwrap_or(usize::MAX));
         }
         errors
+    })
+}
+
+/// YAML text as a JSON value, as an estate is read: `.nan`, `.inf` and
+/// `-.inf` refused with their paths (see [`non_finite_numbers`]), a
+/// syntax error with its line. For readers of a YAML estate other than
+/// [`load`] (the CLI's import reads the estate it merges into).
+pub fn yaml_value(text: &str) -> Result<Value, Vec<EstateError>> {
+    let non_finite = non_finite_numbers(text);
+    if !non_finite.is_empty() {
+        return Err(non_finite);
+    }
+    serde_yaml::from_str(text).map_err(|e| {
+        vec![EstateError {
+            path: String::new(),
+            line: e.location().map(|l| l.line()),
+            message: format!("not valid YAML: {e}"),
+        }]
     })
 }
 

@@ -67,12 +67,26 @@ pub fn import_kubernetes(
 ) -> Result<String, Failure> {
     use berth::import::{self, kubernetes, ReportText};
     let estate_text = read_text(into)?;
-    let estate: serde_json::Value = match into.extension().and_then(|e| e.to_str()) {
-        Some("yaml" | "yml") => serde_yaml::from_str(&estate_text).map_err(|e| e.to_string()),
-        _ if Format::sniff(&estate_text) == Format::Yaml => {
-            serde_yaml::from_str(&estate_text).map_err(|e| e.to_string())
-        }
-        _ => serde_json::from_str(&estate_text).map_err(|e| e.to_string()),
+    let yaml = matches!(
+        into.extension().and_then(|e| e.to_str()),
+        Some("yaml" | "yml")
+    ) || Format::sniff(&estate_text) == Format::Yaml;
+    // YAML as the engine reads an estate: `.nan` and `.inf` refused with
+    // their paths, not turned into null (which would read as unknown).
+    let estate: serde_json::Value = if yaml {
+        berth_engine::estate::yaml_value(&estate_text).map_err(|errors| {
+            errors
+                .iter()
+                .map(|e| match e.line {
+                    Some(l) => format!("line {l}: {}", e.message),
+                    None if e.path.is_empty() => e.message.clone(),
+                    None => format!("{}: {}", e.path, e.message),
+                })
+                .collect::<Vec<_>>()
+                .join("; ")
+        })
+    } else {
+        serde_json::from_str(&estate_text).map_err(|e| e.to_string())
     }
     .map_err(|e| Failure {
         code: 1,

@@ -14,10 +14,8 @@
 
 use std::collections::BTreeMap;
 
+use super::tree::{describe, Map, Value};
 use serde::Deserialize;
-use serde_json::{Map, Value};
-
-use berth_engine::json_shape::describe;
 
 use super::quantity;
 use super::{ImportError, Imported, ImportedFlow, ImportedService, Input, Note, NoteCode};
@@ -275,21 +273,21 @@ fn yaml_to_json(v: serde_yaml::Value) -> Value {
             } else {
                 let f = n.as_f64().unwrap_or(f64::NAN);
                 serde_json::Number::from_f64(f)
-                    .map_or_else(|| Value::String(n.to_string()), Value::Number)
+                    .map_or_else(|| Value::String(n.to_string().into()), Value::Number)
             }
         }
-        Y::String(s) => Value::String(s),
+        Y::String(s) => Value::String(s.into_boxed_str()),
         Y::Sequence(items) => Value::Array(items.into_iter().map(yaml_to_json).collect()),
         Y::Mapping(m) => {
-            let mut out = Map::new();
+            let mut out = Vec::with_capacity(m.len());
             for (k, v) in m {
                 let key = match yaml_to_json(k) {
                     Value::String(s) => s,
-                    other => other.to_string(),
+                    other => other.to_string().into_boxed_str(),
                 };
-                out.insert(key, yaml_to_json(v));
+                out.push((key, yaml_to_json(v)));
             }
-            Value::Object(out)
+            Value::Object(Map::from_entries(out))
         }
         Y::Tagged(t) => yaml_to_json(t.value),
     }
@@ -330,23 +328,30 @@ fn objects(
     if let Some(item_kind) = list_item_kind {
         // Taken, not cloned: a List from the API is most of an agent's
         // re-sync, and a copy of it doubled the import's memory.
-        let mut m = m;
-        let Some(Value::Array(items)) = m.remove("items") else {
-            unreachable!("checked above")
-        };
-        drop(m);
-        for (i, item) in items.into_iter().enumerate() {
+        let items = m
+            .into_entries()
+            .into_iter()
+            .find_map(|(k, v)| match v {
+                Value::Array(items) if &*k == "items" => Some(items),
+                _ => None,
+            })
+            .expect("checked above");
+        for (i, item) in items.into_vec().into_iter().enumerate() {
             let at = format!("/items/{i}");
-            let Value::Object(mut item) = item else {
+            let Value::Object(item) = item else {
                 errors.push(err(
                     at,
                     format!("expected a Kubernetes object, found {}", describe(&item)),
                 ));
                 continue;
             };
-            if !item.contains_key("kind") && !item_kind.is_empty() {
-                item.insert("kind".into(), Value::String(item_kind.clone()));
-            }
+            let item = if !item.contains_key("kind") && !item_kind.is_empty() {
+                let mut entries = item.into_entries();
+                entries.push(("kind".into(), Value::String(item_kind.as_str().into())));
+                Map::from_entries(entries)
+            } else {
+                item
+            };
             object(file, document, at, Value::Object(item), out, errors);
         }
         return;
@@ -371,7 +376,7 @@ fn object(
         message,
     };
     let kind = match v.get("kind") {
-        Some(Value::String(k)) if !k.is_empty() => k.clone(),
+        Some(Value::String(k)) if !k.is_empty() => k.to_string(),
         Some(other) => {
             errors.push(err(
                 "/kind",
@@ -392,7 +397,7 @@ fn object(
     let meta = v.get("metadata");
     let name = meta.and_then(|m| m.get("name"));
     let name = match name {
-        Some(Value::String(n)) if !n.is_empty() => n.clone(),
+        Some(Value::String(n)) if !n.is_empty() => n.to_string(),
         Some(Value::String(_)) | None | Some(Value::Null) => {
             // A kind that is not read needs no name to be left aside.
             if !reads(&kind) {
@@ -425,7 +430,7 @@ fn object(
     };
     let namespace = match meta.and_then(|m| m.get("namespace")) {
         None | Some(Value::Null) => None,
-        Some(Value::String(ns)) if !ns.is_empty() => Some(ns.clone()),
+        Some(Value::String(ns)) if !ns.is_empty() => Some(ns.to_string()),
         Some(other) => {
             errors.push(err(
                 "/metadata/namespace",
@@ -495,7 +500,7 @@ impl<'o> Reader<'o> {
         self.obj.value.pointer(path).filter(|v| !v.is_null())
     }
 
-    fn map(&mut self, path: &str) -> Option<&'o Map<String, Value>> {
+    fn map(&mut self, path: &str) -> Option<&'o Map> {
         match self.at(path)? {
             Value::Object(m) => Some(m),
             other => {
@@ -541,15 +546,15 @@ impl<'o> Reader<'o> {
         let Some(m) = self.map(path) else {
             return out;
         };
-        for (k, v) in m {
+        for (k, v) in m.iter() {
             match v {
                 Value::String(s) => {
-                    out.insert(k.as_str(), s.clone());
+                    out.insert(k, s.to_string());
                 }
                 // Unquoted YAML scalars (`enabled: true`, `tier: 1`) mean
                 // the same text to Kubernetes tooling that quotes them.
                 Value::Bool(_) | Value::Number(_) => {
-                    out.insert(k.as_str(), v.to_string());
+                    out.insert(k, v.to_string());
                 }
                 other => self.err(
                     &format!("{path}/{}", escape(k)),
@@ -578,7 +583,7 @@ impl<'o> Reader<'o> {
     /// A quantity at `path`, `None` when absent (or unreadable: error).
     fn quantity(&mut self, path: &str) -> Option<quantity::Quantity> {
         let text = match self.at(path)? {
-            Value::String(s) => s.clone(),
+            Value::String(s) => s.to_string(),
             Value::Number(n) => n.to_string(),
             other => {
                 self.err(
@@ -806,8 +811,10 @@ fn pod_request(r: &mut Reader, spec: &str) -> ([Amount; 2], Vec<(NoteCode, Strin
 // Workloads.
 
 /// What the walk over one workload found (before ids and edges).
-struct Workload {
-    obj: Obj,
+struct Workload<'o> {
+    /// Borrowed: a copy of every workload's object doubled the memory
+    /// an import takes (issue 37 item 4).
+    obj: &'o Obj,
     /// Pointer of the pod spec within the object.
     spec: String,
     /// Labels of the pods (what a Service selects).
@@ -937,7 +944,6 @@ fn authored_node_name(pod: &Obj) -> Option<String> {
     let managers = meta
         .and_then(|m| m.get("managedFields"))
         .and_then(Value::as_array)
-        .map(Vec::as_slice)
         .unwrap_or(&[]);
     managers
         .iter()
@@ -1097,7 +1103,7 @@ fn template_instances<'a>(sts: &Obj, template: &str, index: &Index<'a>) -> Vec<&
         .collect()
 }
 
-fn workload(obj: &Obj, index: &Index) -> Result<Workload, Vec<ImportError>> {
+fn workload<'o>(obj: &'o Obj, index: &Index) -> Result<Workload<'o>, Vec<ImportError>> {
     let mut r = Reader::new(obj);
     let mut notes: Vec<(NoteCode, String)> = Vec::new();
     let spec = if obj.kind == "Pod" {
@@ -1390,7 +1396,7 @@ fn workload(obj: &Obj, index: &Index) -> Result<Workload, Vec<ImportError>> {
         notes.push((NoteCode::LocalVolumes, l.clone()));
     }
     Ok(Workload {
-        obj: obj.clone(),
+        obj,
         spec,
         pod_labels,
         service,
@@ -1784,7 +1790,7 @@ impl Vars {
 /// in the input are known, as is `fieldRef: metadata.namespace`; values
 /// from Secrets, other fields and ConfigMaps not in the input are unknown,
 /// and a reference to one stays unresolved, with why.
-fn env_vars(w: &Workload, index: &Index) -> Vec<EnvVar> {
+fn env_vars(w: &Workload<'_>, index: &Index) -> Vec<EnvVar> {
     let v = &w.obj.value;
     let ns = w.obj.ns();
     // Some(None): the ConfigMap is in the input but holds no data.
@@ -1844,7 +1850,7 @@ fn env_vars(w: &Workload, index: &Index) -> Vec<EnvVar> {
                     continue;
                 };
                 let literal = match e.get("value") {
-                    Some(Value::String(s)) => Some(s.clone()),
+                    Some(Value::String(s)) => Some(s.to_string()),
                     Some(Value::Number(n)) => Some(n.to_string()),
                     Some(Value::Bool(b)) => Some(b.to_string()),
                     _ => None,
@@ -1930,10 +1936,10 @@ fn env_vars(w: &Workload, index: &Index) -> Vec<EnvVar> {
 
 /// Workloads in `ns` whose pod labels include every pair of `selector`.
 fn selected<'w>(
-    workloads: &'w [Workload],
+    workloads: &'w [Workload<'w>],
     ns: &str,
     selector: &BTreeMap<String, String>,
-) -> Vec<&'w Workload> {
+) -> Vec<&'w Workload<'w>> {
     if selector.is_empty() {
         return Vec::new();
     }
@@ -1972,7 +1978,7 @@ impl Unread<'_> {
             .and_then(Value::as_object)
             .into_iter()
             .flatten()
-            .filter_map(|(k, v)| Some((k.clone(), v.as_str()?.to_string())))
+            .filter_map(|(k, v)| Some((k.to_string(), v.as_str()?.to_string())))
             .collect()
     }
 
@@ -2018,7 +2024,7 @@ impl Unread<'_> {
 /// addresses that name nothing in the input and references that could
 /// not be resolved.
 fn edges(
-    workloads: &[Workload],
+    workloads: &[Workload<'_>],
     index: &Index,
     unread: &Unread,
 ) -> (Vec<ImportedFlow>, Vec<(usize, NoteCode, String)>) {
@@ -2038,7 +2044,7 @@ fn edges(
                 ));
             }
             for (host, host_ns) in hosts(&var.value, ns) {
-                let targets: Vec<&Workload> =
+                let targets: Vec<&Workload<'_>> =
                     match index.services.get(&(host_ns.clone(), host.clone())) {
                         Some(selector) => selected(workloads, &host_ns, selector),
                         None => workloads
@@ -2083,7 +2089,7 @@ fn edges(
 /// Ids for the workloads, in order: the name when no other workload in
 /// the input has it; else `namespace/name`; else `namespace/kind/name`
 /// (kind in lower case).
-fn ids(workloads: &[Workload]) -> Vec<String> {
+fn ids(workloads: &[Workload<'_>]) -> Vec<String> {
     let mut by_name: BTreeMap<&str, Vec<usize>> = BTreeMap::new();
     for (i, w) in workloads.iter().enumerate() {
         by_name.entry(&w.obj.name).or_default().push(i);

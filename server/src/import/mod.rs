@@ -17,6 +17,7 @@ pub mod mesh;
 pub mod prometheus;
 pub mod quantity;
 pub mod rtt;
+pub mod tree;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::{self, Write};
