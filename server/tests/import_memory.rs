@@ -30,8 +30,11 @@ struct Counting;
 static NOW: AtomicUsize = AtomicUsize::new(0);
 static PEAK: AtomicUsize = AtomicUsize::new(0);
 
+// SAFETY: every call is passed on unchanged to the system allocator, which
+// upholds GlobalAlloc's contract; the counters only observe the sizes.
 unsafe impl GlobalAlloc for Counting {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        // SAFETY: the caller's layout, passed on as received.
         let p = unsafe { System.alloc(layout) };
         if !p.is_null() {
             let now = NOW.fetch_add(layout.size(), Ordering::Relaxed) + layout.size();
@@ -41,11 +44,13 @@ unsafe impl GlobalAlloc for Counting {
     }
 
     unsafe fn dealloc(&self, p: *mut u8, layout: Layout) {
+        // SAFETY: `p` came from `System` with this layout (alloc above).
         unsafe { System.dealloc(p, layout) };
         NOW.fetch_sub(layout.size(), Ordering::Relaxed);
     }
 
     unsafe fn realloc(&self, p: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        // SAFETY: `p` came from `System` with `layout`; the caller's size.
         let q = unsafe { System.realloc(p, layout, new_size) };
         if !q.is_null() {
             if new_size >= layout.size() {

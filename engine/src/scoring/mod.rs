@@ -12,5 +12,5 @@ pub mod bound;
 pub mod candidates;
 pub mod constraints;
 pub mod cost;
-pub mod money;
 pub(crate) mod deltas;
+pub mod money;

@@ -2236,7 +2236,7 @@ pub fn parse(inputs: &[Input], options: Options) -> Result<Imported, Vec<ImportE
                 let default = DEFAULT_CLASS_ANNOTATIONS.iter().any(|a| {
                     o.value
                         .pointer("/metadata/annotations")
-                        .and_then(|m| m.get(*a))
+                        .and_then(|m| m.get(a))
                         .and_then(Value::as_str)
                         == Some("true")
                 });
