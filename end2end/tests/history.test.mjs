@@ -101,7 +101,7 @@ test('Placement charts the snapshots and lists what changed since the last', asy
   const policyMark = chart.locator('g.annot-policy').first();
   assert.ok(await chart.locator('g.annot-policy').count() >= 1);
   const hover = await policyMark.locator('title').textContent();
-  assert.match(hover, /^Policy changed by \S+ at \d{4}-\d\d-\d\dT[\d:.]+Z: min_gain_points 2(\.0)? → 7\.5\. Across it: the estate cost [\d.]+ → [\d.]+ points/);
+  assert.match(hover, /^Policy changed by \S+ at \d{4}-\d\d-\d\dT[\d:.]+Z: \/min_gain_points 2(\.0)? → 7\.5\. Across it: the estate cost [\d.]+ → [\d.]+ points/);
   assert.equal(await policyMark.locator('text').textContent(), 'policy');
   // Each facts post made a new estate version: a marker each, v2 → …
   assert.ok(await chart.locator('g.annot-estate').count() >= 1);
@@ -155,7 +155,7 @@ test('a policy change is a marker, and "What changed" names it with its effect o
   await chart.waitFor();
   await page.waitForFunction(() => document.querySelectorAll('[data-testid=history-chart] g.annot-policy').length === 2);
   const last = await chart.locator('g.annot-policy').last().locator('title').textContent();
-  assert.match(last, /: cross_site_weight 8(\.0)? → 16(\.0)?\. Across it: /);
+  assert.match(last, /: \/cross_site_weight 8(\.0)? → 16(\.0)?\. Across it: /);
   // In "What changed": the change between the two newest snapshots and
   // its effect, the figures those snapshots hold.
   const causes = page.getByTestId('changes-causes');

@@ -122,7 +122,7 @@ test('capacity bars, map links and graph lines mark stale facts, with class and 
   assert.ok(edges.some(e => e.stale === 'false'), 'fresh lines stay unmarked');
 
   // The facts table: the same capacity, stale, with its class and age.
-  await page.getByLabel('Age').selectOption('stale');
+  await page.getByLabel('Age', { exact: true }).selectOption('stale');
   const row = page.locator('tr.stale').filter({ hasText: 'c-pdx-1 cpu_free' });
   await row.waitFor();
   assert.match(await row.textContent(), /measured.*38 h \(stale\)/);
