@@ -269,8 +269,6 @@ pub struct KubeSource {
     page_size: u32,
     /// Sent on every request.
     user_agent: String,
-    /// The most bytes one answer may hold ([`ANSWER_LIMIT`]).
-    answer_limit: usize,
 }
 
 impl std::fmt::Debug for KubeSource {
@@ -381,25 +379,17 @@ impl KubeSource {
             origin,
             page_size: page_size.max(1),
             user_agent,
-            answer_limit: ANSWER_LIMIT,
         })
-    }
-
-    /// The same source with another bound on one answer's size (tests
-    /// use a small one; [`ANSWER_LIMIT`] otherwise).
-    pub fn with_answer_limit(mut self, bytes: usize) -> KubeSource {
-        self.answer_limit = bytes;
-        self
     }
 
     /// One request's JSON answer, as `kube::Client::request` reads it
     /// (an error status becomes `kube::Error::Api` with the server's
-    /// `Status`), but never more than `answer_limit` bytes of it: a
+    /// `Status`), but never more than [`ANSWER_LIMIT`] bytes of it: a
     /// declared length over it is refused before reading, and the read
     /// stops as soon as the bytes pass it.
     async fn request_json(&self, request: http::Request<Vec<u8>>) -> Result<Value, kube::Error> {
         use http_body_util::BodyExt;
-        let limit = self.answer_limit;
+        let limit = ANSWER_LIMIT;
         let too_large = |what: String| {
             kube::Error::Service(
                 format!(
