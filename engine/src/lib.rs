@@ -24,7 +24,7 @@ pub mod search;
 
 // Every module keeps its flat path (`berth_engine::why`, `crate::cost`, …):
 // the folders group the code by stage, the paths callers name stay put.
-pub use evidence::{rtt, rtt_reference};
+pub use evidence::{published_rtt, rtt, rtt_reference};
 pub use explanation::{history, outcome, review, whatif, why};
 #[cfg(feature = "schema")]
 pub use formats::schema;

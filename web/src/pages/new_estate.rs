@@ -1,10 +1,16 @@
 //! New estate: a name and id, sites (each from a city picker, every field
-//! still editable) and clusters, checked in the browser by the engine the
-//! server loads estates with — each error shown next to the field it is
-//! about — then created with `POST /api/estates?id=…`.
+//! still editable), the round trip between each pair of sites (pre-filled
+//! from a published table where both sites lie in its regions) and
+//! clusters, checked in the browser by the engine the server loads estates
+//! with — each error shown next to the field it is about — then created
+//! with `POST /api/estates?id=…`.
 
 use leptos::prelude::*;
 use serde_json::{json, Map, Value};
+
+use berth_engine::published_rtt::{self, Published};
+use berth_engine::rtt::{great_circle_km, great_circle_rtt_ms};
+use berth_engine::Policy;
 
 use crate::cities::{self, CITIES};
 use crate::client;
@@ -67,6 +73,98 @@ pub struct ClusterFields {
     pub memory_total_gib: String,
     pub cpu_free: String,
     pub memory_free_gib: String,
+}
+
+/// A round trip between two sites as the form sends it: the link's
+/// `rtt_ms` fact, class `reported`, with who or what reported it.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct RoundTripFields {
+    pub a: String,
+    pub b: String,
+    pub ms: String,
+    pub source: String,
+}
+
+/// What the page knows of a pair of sites before anyone types.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Suggestion {
+    /// Both sites lie in regions of the published table.
+    Published(Published),
+    /// Both have coordinates: the great-circle estimate (docs/advice.md
+    /// §3 rung 5), ms.
+    Estimate(f64),
+    /// A site without coordinates: nothing to go on.
+    Nothing,
+}
+
+/// A site's coordinates, when both inputs read as numbers.
+fn coords(s: &SiteFields) -> Option<(f64, f64)> {
+    let lat: f64 = s.lat.trim().parse().ok()?;
+    let lon: f64 = s.lon.trim().parse().ok()?;
+    ((-90.0..=90.0).contains(&lat) && (-180.0..=180.0).contains(&lon)).then_some((lat, lon))
+}
+
+/// The published figure for the pair, else the estimate, else nothing.
+pub fn suggestion(a: &SiteFields, b: &SiteFields) -> Suggestion {
+    match (coords(a), coords(b)) {
+        (Some(pa), Some(pb)) => match published_rtt::published_rtt(pa, pb) {
+            Some(p) => Suggestion::Published(p),
+            None => Suggestion::Estimate(great_circle_rtt_ms(great_circle_km(pa, pb))),
+        },
+        _ => Suggestion::Nothing,
+    }
+}
+
+/// Milliseconds as an input shows them: whole when whole, else one
+/// decimal (the table's means are whole or halves).
+pub fn ms_text(ms: f64) -> String {
+    if ms.fract() == 0.0 {
+        format!("{ms:.0}")
+    } else {
+        format!("{ms:.1}")
+    }
+}
+
+/// The round trip the form sends for a pair: what was typed (reported by
+/// `user`), else the published figure (reported, its source named);
+/// nothing for a pair left empty or cleared, which stays unknown.
+pub fn round_trip(
+    a: &str,
+    b: &str,
+    typed: Option<&str>,
+    suggested: &Suggestion,
+    user: &str,
+) -> Option<RoundTripFields> {
+    let (ms, source) = match (typed, suggested) {
+        (Some(t), _) if t.trim().is_empty() => return None,
+        (Some(t), _) => (t.trim().to_string(), format!("user:{user}")),
+        (None, Suggestion::Published(p)) => (ms_text(p.ms), p.source()),
+        (None, _) => return None,
+    };
+    Some(RoundTripFields {
+        a: a.trim().to_string(),
+        b: b.trim().to_string(),
+        ms,
+        source,
+    })
+}
+
+/// What leaving the pair empty costs, in the policy's words (docs/advice.md
+/// §2 margins, §3 rungs 5 and 6).
+pub fn empty_cost(suggested: &Suggestion) -> String {
+    let p = Policy::default();
+    match suggested {
+        Suggestion::Estimate(ms) => format!(
+            "Left empty, the engine estimates {} ms from the distance: inferred (±{:.0} %), so a move resting on it is at best inferred.",
+            ms_text((ms * 10.0).round() / 10.0),
+            p.margins.inferred * 100.0
+        ),
+        _ => format!(
+            "Left empty, it is unknown: the engine assumes {} ms as a guess (±{:.0} %), and a move resting on it is shown apart as a guess, never recommended.",
+            ms_text(p.rtt.unknown_ms),
+            p.margins.guessed * 100.0
+        ),
+    }
 }
 
 /// The site fields that have an input of their own.
@@ -135,7 +233,12 @@ fn number_or_text(text: &str) -> Option<Value> {
 
 /// The estate file the form describes (docs/estate-format.md): blank
 /// optional fields left out, so the engine says what is missing.
-pub fn estate_document(name: &str, sites: &[SiteFields], clusters: &[ClusterFields]) -> Value {
+pub fn estate_document(
+    name: &str,
+    sites: &[SiteFields],
+    clusters: &[ClusterFields],
+    round_trips: &[RoundTripFields],
+) -> Value {
     let text = |m: &mut Map<String, Value>, k: &str, v: &str| {
         if !v.trim().is_empty() {
             m.insert(k.into(), Value::String(v.trim().to_string()));
@@ -175,13 +278,29 @@ pub fn estate_document(name: &str, sites: &[SiteFields], clusters: &[ClusterFiel
             Value::Object(m)
         })
         .collect();
-    json!({
+    let links: Vec<Value> = round_trips
+        .iter()
+        .map(|r| {
+            let mut fact = Map::new();
+            if let Some(x) = number_or_text(&r.ms) {
+                fact.insert("value".into(), x);
+            }
+            fact.insert("class".into(), json!("reported"));
+            fact.insert("source".into(), json!(r.source));
+            json!({"a": r.a, "b": r.b, "rtt_ms": Value::Object(fact)})
+        })
+        .collect();
+    let mut doc = json!({
         "schema": 1,
         "name": name.trim(),
         "sites": sites,
         "clusters": clusters,
         "services": [],
-    })
+    });
+    if !links.is_empty() {
+        doc["links"] = Value::Array(links);
+    }
+    doc
 }
 
 /// The engine's errors for the document (none when it loads).
@@ -206,6 +325,7 @@ pub fn anchor(p: &Problem, n_sites: usize, n_clusters: usize) -> String {
         .and_then(|m| m.split('"').next());
     match parts.as_slice() {
         ["name", ..] => "/name".into(),
+        ["links", i, ..] => format!("/links/{i}"),
         [list @ ("sites" | "clusters")] => format!("/{list}"),
         [list @ ("sites" | "clusters"), i, rest @ ..] => {
             let (n, inputs) = if *list == "sites" {
@@ -259,6 +379,16 @@ impl SiteRow {
             lat: RwSignal::new(String::new()),
             lon: RwSignal::new(String::new()),
             jurisdiction: RwSignal::new(String::new()),
+        }
+    }
+    /// The fields as typed, read as a reactive dependency.
+    fn fields_tracked(&self) -> SiteFields {
+        SiteFields {
+            id: self.id.get(),
+            name: self.name.get(),
+            lat: self.lat.get(),
+            lon: self.lon.get(),
+            jurisdiction: self.jurisdiction.get(),
         }
     }
     fn fields(&self) -> SiteFields {
@@ -362,6 +492,13 @@ pub fn NewEstate() -> impl IntoView {
     let sites = RwSignal::new(vec![SiteRow::new(0)]);
     let clusters = RwSignal::new(vec![ClusterRow::new(1)]);
     let placed = Placed(RwSignal::new(Vec::new()));
+    // What was typed for each pair of sites (by their rows' keys); a pair
+    // absent here shows the published figure, if any.
+    let typed_rtt = RwSignal::new(std::collections::BTreeMap::<(usize, usize), String>::new());
+    let user = move || match auth.session.get_untracked() {
+        Some(Some(s)) => s.subject,
+        _ => "unknown".to_string(),
+    };
     let checked = RwSignal::new(None::<String>);
     let error = RwSignal::new(None::<String>);
     let busy = RwSignal::new(false);
@@ -380,11 +517,43 @@ pub fn NewEstate() -> impl IntoView {
             .iter()
             .map(ClusterRow::fields)
             .collect();
-        let doc = estate_document(&name.get_untracked(), &s, &c);
+        // Every pair of sites with ids, in the form's order; the link of
+        // each pair that has a value, and which pair each link is.
+        let rows = sites.get_untracked();
+        let typed = typed_rtt.get_untracked();
+        let mut pair_of_link = Vec::new();
+        let mut trips = Vec::new();
+        for (i, ra) in rows.iter().enumerate() {
+            for rb in &rows[i + 1..] {
+                let (fa, fb) = (ra.fields(), rb.fields());
+                if fa.id.trim().is_empty() || fb.id.trim().is_empty() {
+                    continue;
+                }
+                let t = typed.get(&(ra.key, rb.key)).map(String::as_str);
+                if let Some(r) = round_trip(&fa.id, &fb.id, t, &suggestion(&fa, &fb), &user()) {
+                    pair_of_link.push((ra.key, rb.key));
+                    trips.push(r);
+                }
+            }
+        }
+        let doc = estate_document(&name.get_untracked(), &s, &c, &trips);
         let mut found: Vec<(String, Problem)> = engine_problems(&doc)
             .into_iter()
             .filter(|p| !empty_list_echo(p, s.len(), c.len()))
-            .map(|p| (anchor(&p, s.len(), c.len()), p))
+            .map(|p| {
+                let mut place = anchor(&p, s.len(), c.len());
+                // A link's error is shown at its pair's input.
+                if let Some(i) = place
+                    .strip_prefix("/links/")
+                    .and_then(|i| i.parse::<usize>().ok())
+                {
+                    place = match pair_of_link.get(i) {
+                        Some((ka, kb)) => format!("/pair/{ka}-{kb}"),
+                        None => String::new(),
+                    };
+                }
+                (place, p)
+            })
             .collect();
         let id = id_typed
             .get_untracked()
@@ -537,6 +706,82 @@ pub fn NewEstate() -> impl IntoView {
         }
     };
 
+    // The pairs of sites, by their rows' keys, in the form's order.
+    let pairs = move || {
+        let rows = sites.get();
+        let mut out = Vec::new();
+        for (i, a) in rows.iter().enumerate() {
+            for b in &rows[i + 1..] {
+                out.push((a.key, b.key));
+            }
+        }
+        out
+    };
+    let pair_view = move |(ka, kb): (usize, usize)| {
+        let rows = sites.get_untracked();
+        let (Some(ra), Some(rb)) = (
+            rows.iter().find(|r| r.key == ka).copied(),
+            rows.iter().find(|r| r.key == kb).copied(),
+        ) else {
+            return ().into_any();
+        };
+        let name_of = move |r: SiteRow| {
+            let id = r.id.get();
+            if id.trim().is_empty() {
+                format!("site {}", site_index(r.key)() + 1)
+            } else {
+                id
+            }
+        };
+        let suggested = Memo::new(move |_| suggestion(&ra.fields_tracked(), &rb.fields_tracked()));
+        let typed = move || typed_rtt.with(|m| m.get(&(ka, kb)).cloned());
+        let value = move || {
+            typed().unwrap_or_else(|| match suggested.get() {
+                Suggestion::Published(p) => ms_text(p.ms),
+                _ => String::new(),
+            })
+        };
+        let placeholder = move || match suggested.get() {
+            Suggestion::Estimate(ms) => {
+                format!("≈ {} (estimate)", ms_text((ms * 10.0).round() / 10.0))
+            }
+            _ => "unknown".to_string(),
+        };
+        let note = move || {
+            match (typed(), suggested.get()) {
+            (Some(t), s) if !t.trim().is_empty() => {
+                let mut line = format!("Typed by you: stored as reported, source user:{}.", user());
+                if let Suggestion::Published(p) = s {
+                    line.push_str(&format!(" The published figure is {} ms ({}).", ms_text(p.ms), p.words()));
+                }
+                view! { <span data-kind="typed">{line}</span> }.into_any()
+            }
+            (None, Suggestion::Published(p)) => view! {
+                <span data-kind="published">
+                    "Pre-filled from "{p.words()}" ("
+                    <a href=published_rtt::SOURCE_URL target="_blank" rel="noopener">"source"</a>
+                    "): stored as reported, with that source. Change it if you know better; clear it to leave it unknown."
+                </span>
+            }.into_any(),
+            (_, s) => view! { <span data-kind="empty">{empty_cost(&s)}</span> }.into_any(),
+        }
+        };
+        let id = format!("pair-{ka}-{kb}");
+        view! {
+            <div class="field wide round-trip" data-testid="round-trip">
+                <label for=id.clone()>{move || format!("Round trip {} ↔ {} (ms)", name_of(ra), name_of(rb))}</label>
+                <input id=id inputmode="decimal" prop:value=value placeholder=placeholder
+                    on:input=move |ev| {
+                        let v = event_target_value(&ev);
+                        typed_rtt.update(|m| { m.insert((ka, kb), v); });
+                    }/>
+                <span class="hint" data-testid="rtt-source">{note}</span>
+                <Errors problems=Signal::derive(placed.at(format!("/pair/{ka}-{kb}")))/>
+            </div>
+        }
+        .into_any()
+    };
+
     let cluster_view = move |row: ClusterRow| {
         let k = row.key;
         let index = cluster_index(k);
@@ -670,6 +915,13 @@ pub fn NewEstate() -> impl IntoView {
                     <Errors problems=Signal::derive(placed.at("/sites".into()))/>
                     <For each=move || sites.get() key=|r| r.key children=site_view/>
                     <button type="button" on:click=add_site>"Add a site"</button>
+                    {move || (sites.with(Vec::len) > 1).then(|| view! {
+                        <h2>"Round trips between sites"</h2>
+                        <p class="hint">"How long a request takes to go from one site to the other and back. Where both sites lie in cloud regions of a published table, its median is filled in; a figure you know better wins; a pair left empty stays unknown, and each pair says what that costs."</p>
+                    })}
+                    <div class="round-trips" data-testid="round-trips">
+                        <For each=pairs key=|k| *k children=pair_view/>
+                    </div>
                     <h2>"Clusters"</h2>
                     <Errors problems=Signal::derive(placed.at("/clusters".into()))/>
                     <For each=move || clusters.get() key=|r| r.key children=cluster_view/>
@@ -739,7 +991,7 @@ mod tests {
 
     #[test]
     fn a_complete_form_is_an_estate_the_engine_loads() {
-        let doc = estate_document("Lab", &[site("fra")], &[cluster("c1", "fra", "32")]);
+        let doc = estate_document("Lab", &[site("fra")], &[cluster("c1", "fra", "32")], &[]);
         assert_eq!(engine_problems(&doc), vec![]);
         assert_eq!(doc["clusters"][0]["cpu_total"], json!(32.0));
         assert!(
@@ -760,6 +1012,7 @@ mod tests {
                 cluster("c2", "fra", "lots"),
                 ClusterFields::default(),
             ],
+            &[],
         );
         let problems: Vec<Problem> = engine_problems(&doc)
             .into_iter()
@@ -790,5 +1043,90 @@ mod tests {
         assert_eq!(anchor(&p("/sites/7/lat"), 1, 1), "/sites");
         assert_eq!(anchor(&p("/name"), 1, 1), "/name");
         assert_eq!(anchor(&p("/"), 1, 1), "");
+    }
+
+    fn city(name: &str) -> SiteFields {
+        let c = cities::by_name(name).unwrap();
+        SiteFields {
+            id: c.site_id.into(),
+            name: c.name.into(),
+            lat: format!("{:.2}", c.lat),
+            lon: format!("{:.2}", c.lon),
+            jurisdiction: c.jurisdiction.into(),
+        }
+    }
+
+    #[test]
+    fn a_published_pair_is_prefilled_as_reported_with_its_source() {
+        let (fra, dub) = (city("Frankfurt"), city("Dublin"));
+        let s = suggestion(&fra, &dub);
+        let Suggestion::Published(p) = &s else {
+            panic!("{s:?}")
+        };
+        assert_eq!(p.ms, 26.5);
+        let r = round_trip("fra", "dub", None, &s, "otto").unwrap();
+        assert_eq!(
+            (r.ms.as_str(), r.source.as_str()),
+            ("26.5", p.source().as_str())
+        );
+        // Typed wins, reported by the user; cleared is unknown.
+        let t = round_trip("fra", "dub", Some("31"), &s, "otto").unwrap();
+        assert_eq!((t.ms.as_str(), t.source.as_str()), ("31", "user:otto"));
+        assert_eq!(round_trip("fra", "dub", Some("  "), &s, "otto"), None);
+
+        let doc = estate_document(
+            "Lab",
+            &[fra, dub],
+            &[cluster("c1", "fra", "32"), cluster("c2", "dub", "16")],
+            &[r],
+        );
+        assert_eq!(engine_problems(&doc), vec![]);
+        let estate = berth_engine::front::read_estate(&doc.to_string()).unwrap();
+        assert_eq!(estate.links.len(), 1);
+        let f = &estate.links[0].rtt_ms;
+        assert_eq!(f.value, Some(26.5));
+        assert_eq!(f.class, berth_engine::fact::Class::Reported);
+        assert!(
+            f.source.contains("Germany West Central ↔ North Europe"),
+            "{}",
+            f.source
+        );
+    }
+
+    #[test]
+    fn without_a_published_figure_the_estimate_is_only_shown_and_empty_costs_confidence() {
+        // Stockholm is no region of the table: the estimate, never sent.
+        let (sto, fra) = (city("Stockholm"), city("Frankfurt"));
+        let s = suggestion(&sto, &fra);
+        let Suggestion::Estimate(ms) = s else {
+            panic!("{s:?}")
+        };
+        assert!((15.0..30.0).contains(&ms), "{ms}");
+        assert_eq!(round_trip("sto", "fra", None, &s, "otto"), None);
+        assert!(
+            empty_cost(&s).contains("inferred (±35 %)"),
+            "{}",
+            empty_cost(&s)
+        );
+        // Without coordinates: unknown, the 80 ms guess.
+        let bare = SiteFields {
+            id: "x".into(),
+            ..Default::default()
+        };
+        let n = suggestion(&bare, &fra);
+        assert_eq!(n, Suggestion::Nothing);
+        assert!(
+            empty_cost(&n).contains("80 ms as a guess (±100 %)"),
+            "{}",
+            empty_cost(&n)
+        );
+        // A bad figure is the engine's to name, at the link.
+        let bad = round_trip("sto", "fra", Some("fast"), &s, "otto").unwrap();
+        let doc = estate_document("Lab", &[sto, fra], &[cluster("c1", "fra", "32")], &[bad]);
+        let problems = engine_problems(&doc);
+        assert!(
+            problems.iter().any(|p| anchor(p, 2, 1) == "/links/0"),
+            "{problems:?}"
+        );
     }
 }
