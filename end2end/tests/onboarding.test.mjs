@@ -103,6 +103,9 @@ test('an operator creates the estate "Lab" from the city picker; the engine plac
   await shot('new-estate-form');
 
   await page.getByRole('button', { name: 'Create the estate' }).click();
+  // The form gives way to the next steps (issue 35), then to the estate.
+  await page.getByTestId('next-steps').waitFor();
+  await page.getByRole('link', { name: 'Open the estate' }).click();
   await page.waitForURL(`${server.base}/estate?estate=lab`);
   const switcher = page.getByTestId('estate-switcher');
   await switcher.locator('option[value=lab]').waitFor({ state: 'attached' });

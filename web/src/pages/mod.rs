@@ -7,6 +7,7 @@ pub mod health;
 pub mod import;
 pub mod login;
 pub mod new_estate;
+pub mod next_steps;
 pub mod place;
 pub mod placement;
 pub mod policy;

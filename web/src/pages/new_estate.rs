@@ -501,6 +501,9 @@ pub fn NewEstate() -> impl IntoView {
     };
     let checked = RwSignal::new(None::<String>);
     let error = RwSignal::new(None::<String>);
+    // The id of the estate once created: the form gives way to its next
+    // steps.
+    let created = RwSignal::new(None::<String>);
     let busy = RwSignal::new(false);
     let may_operate = move || matches!(auth.session.get(), Some(Some(s)) if s.may_operate());
 
@@ -590,11 +593,17 @@ pub fn NewEstate() -> impl IntoView {
         leptos::task::spawn_local(async move {
             let path = berth_api::endpoint::create_estate().query("id", &id);
             match client::request("POST", &path, Some(doc.to_string())).await {
-                Ok(_) => client::go(&crate::common::keep_query(
-                    "/estate",
-                    Some(&id),
-                    client::query_param("now").as_deref(),
-                )),
+                // The next steps, read from the estate just created.
+                Ok(_) => {
+                    auth.estates.update(|v| {
+                        if !v.iter().any(|(e, _)| *e == id) {
+                            v.push((id.clone(), name.get_untracked().trim().to_string()));
+                        }
+                    });
+                    auth.estate.set(Some(id.clone()));
+                    busy.set(false);
+                    created.set(Some(id));
+                }
                 Err(f) => {
                     let (n_sites, n_clusters) =
                         (sites.get_untracked().len(), clusters.get_untracked().len());
@@ -946,7 +955,24 @@ pub fn NewEstate() -> impl IntoView {
             Some(Some(_)) if !may_operate() => view! {
                 <p class="notice" role="status" data-testid="operators-only">"Creating an estate is for operators and administrators; your role may only look. Ask an administrator for an operator account."</p>
             }.into_any(),
-            Some(Some(_)) => form().into_any(),
+            Some(Some(_)) => match created.get() {
+                Some(id) => {
+                    let now = client::query_param("now");
+                    let at = |path: &str| crate::common::keep_query(path, Some(&id), now.as_deref());
+                    view! {
+                        <section class="created" data-testid="created">
+                            <p class="ok-line" role="status">{format!("✓ Estate “{}” created (id {id}).", name.get_untracked().trim())}</p>
+                            <p class="links">
+                                <a href=at("/import")>"Import services"</a>" · "
+                                <a href=at("/estate")>"Open the estate"</a>" · "
+                                <a href=at("/")>"Placement"</a>
+                            </p>
+                            <super::next_steps::NextSteps estate=id.clone() always=true/>
+                        </section>
+                    }.into_any()
+                }
+                None => form().into_any(),
+            },
         }}
     }
 }

@@ -185,6 +185,7 @@ pub fn Placement() -> impl IntoView {
                         <Moves shown=a.clone() now=now_text.into()/>
                         <Provenance meta=meta.into() now=now_text.into() computed_ms=computed_ms.into() why_ms=why_ms.into() parity=parity.into()/>
                     </section>
+                    <super::next_steps::NextSteps/>
                     <WeakMoves shown=a.clone()/>
                     <Immovable shown=a.clone()/>
                     <UnknownRequests shown=a.clone()/>
