@@ -199,9 +199,11 @@ pub struct ResultEnvelope {
     pub calibration: Option<String>,
     /// Beside `calibration`, always with it: the same steps split by kind
     /// (single, compound) and by the class of the deciding facts their
-    /// predictions rested on, one sentence per part with at least one
-    /// step ("single moves: 5 judged, median 90 % (middle half 80–100
-    /// %)"; a part of fewer than three lists its ratios).
+    /// predictions rested on when they were made — "advised on reported
+    /// facts", not the class of what was observed since — one sentence
+    /// per part with at least one step ("single moves: 5 judged, median
+    /// 90 % (middle half 80–100 %)"; a part of fewer than three lists its
+    /// ratios).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub calibration_parts: Option<Vec<String>>,
     /// Only beside advice, once the server has proven the optimum within

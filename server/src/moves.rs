@@ -13,8 +13,8 @@
 //! review, else nothing — and the advice's prediction is kept as it was,
 //! since snapshots are pruned.
 //!
-//! A leaf: pure functions of documents and stored advice text, below the
-//! store that calls them.
+//! A leaf: pure functions of documents, stored advice text and saved
+//! what-ifs (run by the engine), below the store that calls them.
 
 use berth_engine::fact::Class;
 use serde_json::{json, Value};
@@ -164,6 +164,86 @@ pub fn planned_in<'a>(reviews: &'a [(String, String)], m: &MovedService) -> Opti
         .iter()
         .find(|(identity, kind)| kind == "planned" && identity.split('+').any(|t| t == own))
         .map(|(identity, _)| identity.as_str())
+}
+
+/// The basis of a move that a saved what-if contained (and neither the
+/// advice nor a planned review accounted for).
+pub const BASIS_WHATIF: &str = "whatif";
+
+/// A saved what-if that contained a move, and what it predicted for it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct WhatIfMatch {
+    pub name: String,
+    /// When the what-if was saved (its last edit).
+    pub saved_at: i64,
+    /// JSON of [`berth_engine::outcome::Kept`]: the what-if's predicted
+    /// gain, terms, confidence and deciding facts for the move.
+    pub prediction: String,
+}
+
+/// The saved what-ifs a write's moves are matched against, run on the
+/// estate before the write when first asked (a write whose moves the
+/// advice accounts for loads nothing).
+pub struct WhatIfs<'a> {
+    before: &'a str,
+    policy: &'a str,
+    at: i64,
+    /// `(name, body, saved_at)`, the newest first.
+    saved: &'a [(String, String, i64)],
+    loaded: Option<Option<(berth_engine::Estate, berth_engine::Policy)>>,
+}
+
+impl<'a> WhatIfs<'a> {
+    pub fn new(
+        before: &'a str,
+        policy: &'a str,
+        at: i64,
+        saved: &'a [(String, String, i64)],
+    ) -> WhatIfs<'a> {
+        WhatIfs {
+            before,
+            policy,
+            at,
+            saved,
+            loaded: None,
+        }
+    }
+
+    /// The newest saved what-if one of whose moves, run on the estate
+    /// before the write at the write's time, is `m` (same service, from
+    /// and to), with what it predicted for that move
+    /// ([`berth_engine::outcome::whatif_prediction`]). A what-if that no
+    /// longer reads or runs is passed over.
+    pub fn containing(&mut self, m: &MovedService) -> Option<WhatIfMatch> {
+        if self.saved.is_empty() {
+            return None;
+        }
+        let (before, policy) = self
+            .loaded
+            .get_or_insert_with(|| {
+                let e = berth_engine::estate::load(self.before, berth_engine::Format::Json).ok()?;
+                Some((
+                    e,
+                    berth_engine::Policy::from_json(self.policy).unwrap_or_default(),
+                ))
+            })
+            .as_ref()?;
+        let member = berth_engine::outcome::Member {
+            service: m.service.clone(),
+            from: m.from.clone(),
+            to: m.to.clone(),
+        };
+        self.saved.iter().find_map(|(name, body, saved_at)| {
+            let sc = berth_engine::whatif::Scenario::from_json(body).ok()?;
+            let k =
+                berth_engine::outcome::whatif_prediction(before, policy, self.at, &sc, &member)?;
+            Some(WhatIfMatch {
+                name: name.clone(),
+                saved_at: *saved_at,
+                prediction: serde_json::to_string(&k).ok()?,
+            })
+        })
+    }
 }
 
 /// The identity of the move alone (`service|from|to`).

@@ -92,6 +92,7 @@ pub async fn inputs(db: &Db, cache: &Cache, id: &str) -> ApiResult<Inputs> {
             identity: r.identity,
             snapshot: r.snapshot_id,
             advised_at: r.advised_at,
+            scenario: r.scenario,
             prediction: r.prediction,
         })
         .collect();
@@ -160,7 +161,8 @@ pub const SHORT_OF_PREDICTION: f64 = 0.5;
 
 /// Why an applied step is news: it made things worse (observed gain at
 /// the demand before the move below zero: its round trips and crossings
-/// cost points), or, advised or planned, it delivered less than
+/// cost points), or, held to a prediction (advised, planned or a
+/// what-if's), it delivered less than
 /// [`SHORT_OF_PREDICTION`] of a positive prediction. `None` for a step
 /// not yet observed, and for one that held.
 pub fn shortfall(a: &Applied) -> Option<&'static str> {
@@ -172,7 +174,9 @@ pub fn shortfall(a: &Applied) -> Option<&'static str> {
     if ob.gain_at_demand_before < 0.0 {
         return Some("made things worse");
     }
-    let advised = a.basis == "advised" || a.basis == "planned";
+    // Held to a prediction made before the move: the advice's, a planned
+    // review's, or a saved what-if's.
+    let advised = a.basis != "unadvised";
     match ob.ratio {
         Some(r) if advised && o.predicted_gain > 0.0 && r < SHORT_OF_PREDICTION => {
             Some("delivered less than half of its prediction")
@@ -384,6 +388,7 @@ mod tests {
             events: vec![1],
             snapshot: None,
             advised_at: None,
+            scenario: None,
             predicted_confidence: Class::Measured,
             predicted_facts: Vec::new(),
             outcome: Some(Outcome {

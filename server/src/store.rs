@@ -2010,7 +2010,8 @@ pub async fn record_attempt(db: &Db, id: i64, a: &Attempt<'_>) -> StoreResult<()
 /// cluster than `before`), in the write's transaction, each attributed to
 /// what Berth had said of it when it happened (`moves.rs`): the newest
 /// advice snapshot within the lookback that recommended it, else a
-/// planned review of it, else nothing. Nothing is written when nothing
+/// planned review of it, else the newest what-if saved within the
+/// lookback that contained it, else nothing. Nothing is written when nothing
 /// moved.
 async fn record_moves(
     tx: &mut Tx,
@@ -2045,6 +2046,29 @@ async fn record_moves(
     .bind(now)
     .fetch_all(&mut **tx)
     .await?;
+    // Saved what-ifs within the lookback (by when they were saved), the
+    // newest first; each is run on the estate before the write only for a
+    // move neither the advice nor a planned review accounts for.
+    let scenarios: Vec<(String, String, i64)> = sqlx::query(
+        "SELECT name, body, updated_at FROM scenarios \
+         WHERE estate_id = $1 AND updated_at >= $2 AND updated_at <= $3 \
+         ORDER BY updated_at DESC, name",
+    )
+    .bind(&meta.id)
+    .bind(now.saturating_sub(moves::lookback_s(policy)))
+    .bind(now)
+    .fetch_all(&mut **tx)
+    .await?
+    .iter()
+    .map(|r| {
+        Ok((
+            r.try_get("name")?,
+            r.try_get("body")?,
+            r.try_get("updated_at")?,
+        ))
+    })
+    .collect::<Result<_, sqlx::Error>>()?;
+    let mut whatifs = moves::WhatIfs::new(before, policy, now, &scenarios);
     let reviews: Vec<(String, String)> =
         sqlx::query("SELECT identity, kind FROM reviews WHERE estate_id = $1 ORDER BY identity")
             .bind(&meta.id)
@@ -2066,6 +2090,7 @@ async fn record_moves(
                 break;
             }
         }
+        let mut scenario = None;
         let (basis, identity, snapshot, advised_at, prediction) = match advised {
             Some((id, at, a)) => (
                 "advised",
@@ -2076,13 +2101,25 @@ async fn record_moves(
             ),
             None => match moves::planned_in(&reviews, m) {
                 Some(identity) => ("planned", identity.to_string(), None, None, None),
-                None => ("unadvised", moves::own_identity(m), None, None, None),
+                None => match whatifs.containing(m) {
+                    Some(w) => {
+                        scenario = Some(w.name);
+                        (
+                            moves::BASIS_WHATIF,
+                            moves::own_identity(m),
+                            None,
+                            Some(w.saved_at),
+                            Some(w.prediction),
+                        )
+                    }
+                    None => ("unadvised", moves::own_identity(m), None, None, None),
+                },
             },
         };
         sqlx::query(
             "INSERT INTO move_events (move_id, estate_id, service, from_cluster, to_cluster, \
-             basis, identity, snapshot_id, advised_at, prediction) \
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)",
+             basis, identity, snapshot_id, advised_at, prediction, scenario) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)",
         )
         .bind(move_id)
         .bind(&meta.id)
@@ -2094,6 +2131,7 @@ async fn record_moves(
         .bind(snapshot)
         .bind(advised_at)
         .bind(prediction)
+        .bind(scenario)
         .execute(&mut **tx)
         .await?;
     }
@@ -2112,12 +2150,15 @@ pub struct MoveEvent {
     pub moved_at: i64,
     pub estate_version: i64,
     pub noticed_by: String,
-    /// `advised`, `planned` or `unadvised`.
+    /// `advised`, `planned`, `whatif` or `unadvised`.
     pub basis: String,
     pub identity: String,
     pub snapshot_id: Option<i64>,
+    /// When the advice was made, or the what-if saved.
     pub advised_at: Option<i64>,
-    /// JSON text of the advised step's prediction.
+    /// The saved what-if's name, for basis `whatif`.
+    pub scenario: Option<String>,
+    /// JSON text of the advised step's (or the what-if's) prediction.
     pub prediction: Option<String>,
 }
 
@@ -2125,7 +2166,7 @@ pub struct MoveEvent {
 pub async fn move_events(db: &Db, estate: &str) -> StoreResult<Vec<MoveEvent>> {
     let rows = sqlx::query(
         "SELECT e.id, e.move_id, e.service, e.from_cluster, e.to_cluster, m.moved_at, m.estate_version, \
-         m.noticed_by, e.basis, e.identity, e.snapshot_id, e.advised_at, e.prediction \
+         m.noticed_by, e.basis, e.identity, e.snapshot_id, e.advised_at, e.prediction, e.scenario \
          FROM move_events e JOIN estate_moves m ON m.id = e.move_id \
          WHERE e.estate_id = $1 ORDER BY e.id",
     )
@@ -2147,6 +2188,7 @@ pub async fn move_events(db: &Db, estate: &str) -> StoreResult<Vec<MoveEvent>> {
                 identity: r.try_get("identity")?,
                 snapshot_id: r.try_get("snapshot_id")?,
                 advised_at: r.try_get("advised_at")?,
+                scenario: r.try_get("scenario")?,
                 prediction: r.try_get("prediction")?,
             })
         })

@@ -807,7 +807,7 @@ async fn three_advised_moves_calibrate_the_next_why_and_the_short_one_is_notifie
             ratios[2] * 100.0
         )
     };
-    let parts = json!([part("single moves"), part("resting on measured facts")]);
+    let parts = json!([part("single moves"), part("advised on measured facts")]);
     let got: Vec<&Value> = report["calibration_parts"]
         .as_array()
         .unwrap()
@@ -1113,11 +1113,169 @@ async fn a_compound_step_is_judged_whole_once_every_member_moved(b: Backend) {
             .collect::<Vec<_>>(),
         [
             format!("compound steps: 1 judged ({pct}), too few for a median"),
-            format!("resting on measured facts: 1 judged ({pct}), too few for a median"),
+            format!("advised on measured facts: 1 judged ({pct}), too few for a median"),
         ]
     );
     eprintln!(
         "compound {identity}: predicted {predicted:.3}, observed {gain_b:.3} (at the demand since {gain_a:.3}), ratio {:.4}",
         gain_b / predicted
+    );
+}
+
+both!(a_move_a_saved_what_if_contained_is_held_to_the_what_ifs_prediction);
+/// No advice recommended `a → c2` and no review planned it, but a what-if
+/// saved before the move contained it (after moving `d` to c2 first): the
+/// move's basis is the what-if, and it is held to what the what-if
+/// predicted for it — `a`'s flows to `b` and to `d` (in c2 in the what-if)
+/// both from 20 ms to one cluster, 7 MB/s no longer crossing sites —
+/// which is not what the model alone says on the estate (where `d` stayed
+/// in c3). The observed figures are the measured ones.
+async fn a_move_a_saved_what_if_contained_is_held_to_the_what_ifs_prediction(b: Backend) {
+    let t = TestApp::new(b).await;
+    let t0 = berth::clock::now_s();
+    t.send(ADMIN, Method::POST, "/api/estates?id=est", &estate(t0 - 60))
+        .await;
+    let policy = t.get("/api/estates/est/policy").await;
+    let policy = berth_engine::Policy::from_json(&policy["policy"].to_string()).unwrap();
+    let (rtw, xsw) = (policy.round_trip_weight, policy.cross_site_weight);
+    let same = policy.rtt.same_cluster_ms;
+
+    // Two what-ifs: one that moves a elsewhere (not this move), and the
+    // one that contains it.
+    let save = |name: &'static str, steps: Value| {
+        let body = json!({"schema": 1, "name": name, "steps": steps}).to_string();
+        let t = &t;
+        async move {
+            let (status, text) = t
+                .call(
+                    ADMIN,
+                    Method::PUT,
+                    &format!("/api/estates/est/scenarios/{name}"),
+                    Some(body),
+                )
+                .await;
+            assert_eq!(status, StatusCode::NO_CONTENT, "{text}");
+        }
+    };
+    save("a-to-c3", json!([{"move": {"service": "a", "to": "c3"}}])).await;
+    let saved_from = berth::clock::now_s();
+    save(
+        "d-then-a",
+        json!([{"move": {"service": "d", "to": "c2"}}, {"move": {"service": "a", "to": "c2"}}]),
+    )
+    .await;
+    let saved_to = berth::clock::now_s();
+    // No advice snapshot exists (the driver is off in these tests).
+    let snaps = t.get("/api/estates/est/advice-snapshots").await;
+    assert_eq!(snaps["snapshots"], json!([]), "{snaps}");
+
+    let r = resync(&t, "c2", vec![deployment("a", "2", "4Gi")]).await;
+    assert!(r.written, "{:?}", r.report);
+    let moved_at = berth::clock::now_s();
+    let out = t.outcomes(moved_at + 7200).await;
+    let applied = out["applied"].as_array().unwrap();
+    assert_eq!(applied.len(), 1, "{out}");
+    let a = &applied[0];
+    assert_eq!(a["identity"], "a|c1|c2");
+    assert_eq!(a["basis"], "whatif", "{a}");
+    assert_eq!(a["scenario"], "d-then-a", "{a}");
+    assert_eq!(a["kind"], "single");
+    assert_eq!(a["snapshot"], Value::Null);
+    let saved_at = a["advised_at"].as_str().unwrap();
+    assert!(
+        (saved_from..=saved_to).any(|s| format_time(s) == saved_at),
+        "saved at {saved_at}, between {saved_from} and {saved_to}"
+    );
+    assert_eq!(a["predicted_confidence"], "measured");
+    // The what-if's prediction, computed here: with d already in c2,
+    // both of a's flows go from c1↔c2 (20 ms) to inside c2, and neither
+    // crosses sites any more; c2 keeps its headroom.
+    let o = &a["outcome"];
+    let terms = &o["predicted_terms"];
+    let rt_predicted = rtw * (4.0 + 1.0) * (20.0 - same);
+    let xs_predicted = xsw * (2.0 + 5.0);
+    close(&terms["round_trip"], rt_predicted, "predicted round trip");
+    close(&terms["cross_site"], xs_predicted, "predicted cross-site");
+    assert_eq!(terms["headroom"], 0.0, "{terms}");
+    assert_eq!(terms["copy"], 0.0, "{terms}");
+    let predicted = rt_predicted + xs_predicted;
+    close(&o["predicted_gain"], predicted, "predicted gain");
+    // The model alone, on the estate as it was (d in c3), says less.
+    let model = rtw * (4.0 * (20.0 - same) + 1.0 * (25.0 - 3.0)) + xsw * 7.0;
+    assert!((predicted - model).abs() > 1.0, "{predicted} vs {model}");
+
+    // Measured since the move, as an agent posts it.
+    let agent = t
+        .send(
+            ADMIN,
+            Method::POST,
+            "/api/tokens",
+            &json!({"name": "agent", "role": "agent", "estate": "est", "clusters": ["c1", "c2", "c3"]}),
+        )
+        .await["token"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let at = format_time(berth::clock::now_s() + 30);
+    let ob = |fact: &str, v: f64, more: Value| {
+        let mut x = json!({"fact": fact, "value": v, "observed_at": at});
+        x.as_object_mut()
+            .unwrap()
+            .extend(more.as_object().unwrap().clone());
+        x
+    };
+    let r = t
+        .send(
+            &agent,
+            Method::POST,
+            "/api/estates/est/observations",
+            &json!({"batch_id": "after-the-what-if", "observations": [
+                ob("flow_weight", 5.0, json!({"from": "a", "to": "b"})),
+                ob("flow_mb_s", 3.0, json!({"from": "a", "to": "b"})),
+                ob("flow_weight", 1.5, json!({"from": "a", "to": "d"})),
+                ob("flow_mb_s", 6.0, json!({"from": "a", "to": "d"})),
+                ob("rtt_ms", 3.4, json!({"a": "c2", "b": "c3"})),
+                ob("cpu_free", 38.0, json!({"cluster": "c2"})),
+                ob("memory_free_gib", 196.0, json!({"cluster": "c2"})),
+                ob("cpu_free", 42.0, json!({"cluster": "c1"})),
+                ob("memory_free_gib", 204.0, json!({"cluster": "c1"})),
+            ]}),
+        )
+        .await;
+    assert_eq!(r["applied"], 9, "{r}");
+    let late = t.outcomes(moved_at + 7200).await;
+    let o = &late["applied"][0]["outcome"];
+    assert_eq!(o["status"], "observed", "{o}");
+    let observed = &o["observed"];
+    // d stayed in c3: a→d went from c1↔c3 (25 ms) to c2↔c3 (3.4 ms).
+    let gain_b = rtw * (4.0 * (20.0 - same) + 1.0 * (25.0 - 3.4)) + xsw * 7.0;
+    let gain_a = rtw * (5.0 * (20.0 - same) + 1.5 * (25.0 - 3.4)) + xsw * 9.0;
+    close(
+        &observed["gain_at_demand_before"],
+        gain_b,
+        "gain, demand before",
+    );
+    close(&observed["gain_at_demand_after"], gain_a, "gain, demand after");
+    close(&observed["ratio"], gain_b / predicted, "ratio");
+    // Counted in the calibration's parts under the class it was advised on.
+    let parts = late["calibration_parts"].as_array().unwrap();
+    assert!(
+        parts.iter().any(|p| p["by"] == "class"
+            && p["value"] == "measured"
+            && p["line"]
+                .as_str()
+                .unwrap()
+                .starts_with("advised on measured facts: 1 judged")),
+        "{late}"
+    );
+
+    // `berth outcomes`' text names the what-if.
+    let report: berth_engine::outcome::Report = serde_json::from_value(late.clone()).unwrap();
+    let text = berth_engine::outcome::text(&report);
+    assert!(
+        text.contains(
+            "a|c1|c2 (what-if \"d-then-a\", single, noticed by kubernetes_import): observed"
+        ),
+        "{text}"
     );
 }

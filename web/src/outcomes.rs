@@ -30,6 +30,15 @@ pub fn basis_words(a: &Applied) -> String {
             None => "advised".into(),
         },
         "planned" => "planned in a review".into(),
+        // A saved what-if that contained the move: held to what that
+        // what-if predicted for it (`docs/outcomes.md`).
+        "whatif" => {
+            let name = a.scenario.as_deref().unwrap_or("(unnamed)");
+            match &a.advised_at {
+                Some(at) => format!("tried in the what-if \u{201c}{name}\u{201d} saved {at}: held to what it predicted"),
+                None => format!("tried in the what-if \u{201c}{name}\u{201d}: held to what it predicted"),
+            }
+        }
         _ => "not advised: judged by the model at the move".into(),
     }
 }
@@ -55,6 +64,12 @@ fn applied_item(a: &Applied) -> impl IntoView {
         None => view! { <p class="warn">{a.error.clone().unwrap_or_default()}</p> }.into_any(),
         Some(o) => {
             let predicted = format!("{} points", signed(o.predicted_gain, 1));
+            let predicted_by = match a.basis.as_str() {
+                "advised" => "predicted by the advice",
+                "planned" => "predicted",
+                "whatif" => "predicted by the what-if",
+                _ => "predicted by the model at the move",
+            };
             let observed = o.observed.as_ref().map(|ob| {
                 let ratio = ratio_text(a).map(|r| format!(" ({r})")).unwrap_or_default();
                 view! {
@@ -82,7 +97,7 @@ fn applied_item(a: &Applied) -> impl IntoView {
                 .collect::<Vec<_>>();
             view! {
                 <table class="outcome">
-                    <tr><th scope="row">"predicted"</th><td class="n" data-testid="predicted">{predicted}</td></tr>
+                    <tr><th scope="row">{predicted_by}</th><td class="n" data-testid="predicted">{predicted}</td></tr>
                     {observed}
                 </table>
                 {(!waiting.is_empty()).then(|| view! { <p>"Waiting for:"</p><ul class="waiting">{waiting}</ul> })}
@@ -180,7 +195,9 @@ pub fn AppliedMoves() -> impl IntoView {
                 }
                 let items = r.applied.iter().rev().map(applied_item).collect::<Vec<_>>();
                 // The calibration by kind of step and by the class of the
-                // deciding facts, one line per part with a judged step.
+                // deciding facts the prediction rested on when it was made
+                // ("advised on reported facts"; each step's "rests on" is
+                // the observation's class), one line per part.
                 let parts = r
                     .calibration_parts
                     .iter()
@@ -188,7 +205,10 @@ pub fn AppliedMoves() -> impl IntoView {
                     .collect::<Vec<_>>();
                 view! {
                     {calibration}
-                    {(!parts.is_empty()).then(|| view! { <ul class="calibration-parts" data-testid="calibration-parts">{parts}</ul> })}
+                    {(!parts.is_empty()).then(|| view! {
+                        <p class="hint">"By kind of step, and by the class of the facts each prediction rested on when it was advised (not what was observed since):"</p>
+                        <ul class="calibration-parts" data-testid="calibration-parts">{parts}</ul>
+                    })}
                     <ul class="applied">{items}</ul>
                 }.into_any()
             })}
@@ -210,6 +230,7 @@ mod tests {
             events: vec![1],
             snapshot: None,
             advised_at: Some("2026-11-30T04:00:00Z".into()),
+            scenario: None,
             predicted_confidence: Class::Measured,
             predicted_facts: Vec::new(),
             outcome: None,
@@ -224,6 +245,12 @@ mod tests {
             "advised in the advice of 2026-11-30T04:00:00Z"
         );
         assert_eq!(basis_words(&applied("planned")), "planned in a review");
+        let mut w = applied("whatif");
+        w.scenario = Some("drain c1".into());
+        assert_eq!(
+            basis_words(&w),
+            "tried in the what-if \u{201c}drain c1\u{201d} saved 2026-11-30T04:00:00Z: held to what it predicted"
+        );
         assert_eq!(
             basis_words(&applied("unadvised")),
             "not advised: judged by the model at the move"

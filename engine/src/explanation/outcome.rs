@@ -37,10 +37,12 @@ use crate::policy::Policy;
 use crate::rtt::{Derivation, Rtt, RttSource};
 
 mod report;
+mod whatif;
 pub use report::{
-    calibration, calibration_line, calibration_parts, report, text, Applied, Calibration,
-    CalibrationPart, Event, Report, CALIBRATION_MIN,
+    basis_words, calibration, calibration_line, calibration_parts, report, text, Applied,
+    Calibration, CalibrationPart, Event, Kept, Report, CALIBRATION_MIN,
 };
+pub use whatif::whatif_prediction;
 
 /// One moved service of a step: where it ran and where it went.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
@@ -879,6 +881,7 @@ mod tests {
             identity: identity.into(),
             snapshot: Some(7),
             advised_at: Some(T0 - 600),
+            scenario: None,
             prediction: Some(
                 r#"{"gain": 50.0, "terms": {"round_trip": 40.0, "cross_site": 12.0, "headroom": -2.0, "copy": 0.0}, "confidence": "measured", "facts": []}"#.into(),
             ),
@@ -978,8 +981,8 @@ mod tests {
             [
                 "single moves: 3 judged, median 90 % (middle half 80–110 %)",
                 "compound steps: 1 judged (50 %), too few for a median",
-                "resting on measured facts: 2 judged (90 %, 110 %), too few for a median",
-                "resting on reported facts: 2 judged (50 %, 80 %), too few for a median",
+                "advised on measured facts: 2 judged (90 %, 110 %), too few for a median",
+                "advised on reported facts: 2 judged (50 %, 80 %), too few for a median",
             ]
         );
         assert_eq!(

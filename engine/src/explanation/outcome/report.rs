@@ -71,7 +71,9 @@ pub struct CalibrationPart {
     pub by: String,
     /// For `kind`: `single` or `compound`. For `class`: `measured`,
     /// `reported`, `inferred` or `guessed`, the class of the weakest
-    /// deciding fact the prediction rested on.
+    /// deciding fact the *prediction* rested on when it was made (the
+    /// advice's, or the what-if's) — not the class of the facts observed
+    /// since, which each step's `observed.confidence` gives.
     pub value: String,
     /// The part's steps observed with a ratio.
     pub count: usize,
@@ -79,8 +81,9 @@ pub struct CalibrationPart {
     /// three.
     pub calibration: Option<Calibration>,
     /// The part in words: "single moves: 5 judged, median 90 % (middle
-    /// half 80–100 %)", or with fewer than three each ratio ("compound
-    /// steps: 1 judged (97 %), too few for a median").
+    /// half 80–100 %)", "advised on reported facts: 3 judged, …", or with
+    /// fewer than three each ratio ("compound steps: 1 judged (97 %), too
+    /// few for a median").
     pub line: String,
 }
 
@@ -139,7 +142,10 @@ pub fn calibration_parts(judged: &[(&str, Class, f64)]) -> Vec<CalibrationPart> 
             .filter(|(_, c, _)| *c == class)
             .map(|(_, _, r)| *r)
             .collect();
-        let label = format!("resting on {} facts", class.as_str());
+        // "advised on": the class the prediction rested on when it was
+        // made, not the class of what was observed since (each step's own
+        // "rests on" says that).
+        let label = format!("advised on {} facts", class.as_str());
         parts.extend(calibration_part("class", class.as_str(), &label, &r));
     }
     parts
@@ -155,24 +161,33 @@ pub struct Event {
     pub member: Member,
     pub moved_at: i64,
     pub noticed_by: String,
-    /// `advised`, `planned` or `unadvised`.
+    /// `advised`, `planned`, `whatif` or `unadvised`.
     pub basis: String,
     /// The recommendation's identity (`review::identity`), or the move's
-    /// own for an unadvised one.
+    /// own for a what-if's or an unadvised one.
     pub identity: String,
     pub snapshot: Option<i64>,
+    /// When the advice was made, or the what-if saved.
     pub advised_at: Option<i64>,
-    /// The advised step's prediction as the snapshot made it (JSON text).
+    /// The name of the saved what-if, for basis `whatif`.
+    pub scenario: Option<String>,
+    /// The advised step's prediction as the snapshot made it, or the
+    /// what-if's ([`Kept`], JSON text).
     pub prediction: Option<String>,
 }
 
-/// An advised step's prediction as kept from its snapshot.
-#[derive(Clone, Debug, Deserialize)]
-pub(super) struct Kept {
-    pub(super) gain: f64,
-    pub(super) terms: Terms,
-    pub(super) confidence: Class,
-    pub(super) facts: Vec<FactRef>,
+/// A step's prediction as kept when its move was noticed: an advised
+/// step's from its snapshot, a what-if's as the what-if predicted it
+/// ([`super::whatif_prediction`]). Stored as JSON with the move event.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Kept {
+    /// Points: the sum of `terms`.
+    pub gain: f64,
+    pub terms: Terms,
+    /// The weakest deciding fact's class.
+    pub confidence: Class,
+    /// The deciding facts, by key.
+    pub facts: Vec<FactRef>,
 }
 
 /// Every applied move of an estate, judged, and the estate's calibration
@@ -187,8 +202,9 @@ pub struct Report {
     pub settle_s: i64,
     /// Oldest first.
     pub applied: Vec<Applied>,
-    /// Over the advised and planned steps observed, with a ratio; `null`
-    /// with fewer than three.
+    /// Over the advised, planned and what-if steps observed (every step
+    /// held to a prediction made before it), with a ratio; `null` with
+    /// fewer than three.
     pub calibration: Option<Calibration>,
     /// The calibration in words, as the Why quotes it; `null` without one.
     pub calibration_line: Option<String>,
@@ -205,7 +221,9 @@ pub struct Report {
 pub struct Applied {
     pub identity: String,
     /// `advised` (a recommendation of an advice snapshot), `planned` (a
-    /// planned review) or `unadvised` (judged by the model at the move).
+    /// planned review), `whatif` (a move of a saved what-if, held to what
+    /// the what-if predicted for it) or `unadvised` (judged by the model
+    /// at the move).
     pub basis: String,
     /// `single` or `compound`.
     pub kind: String,
@@ -214,11 +232,13 @@ pub struct Applied {
     /// The move events, ascending.
     pub events: Vec<i64>,
     pub snapshot: Option<i64>,
-    /// RFC 3339: when the advice (or the planned review's evaluation)
-    /// was made.
+    /// RFC 3339: when the advice was made, or the what-if saved.
     pub advised_at: Option<String>,
+    /// The saved what-if's name, for basis `whatif`; omitted otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scenario: Option<String>,
     /// The class the prediction rested on: the snapshot's for an advised
-    /// step, else the model's at the move.
+    /// step, the what-if's for a what-if's, else the model's at the move.
     pub predicted_confidence: Class,
     pub predicted_facts: Vec<FactRef>,
     /// `null` when the step could not be judged (`error` says why).
@@ -300,6 +320,7 @@ pub fn report(
             events: step.iter().map(|e| e.id).collect(),
             snapshot: first.snapshot,
             advised_at: first.advised_at.map(format_time),
+            scenario: first.scenario.clone(),
             predicted_confidence: kept.as_ref().map_or(Class::Guessed, |k| k.confidence),
             predicted_facts: kept.as_ref().map(|k| k.facts.clone()).unwrap_or_default(),
             outcome: None,
@@ -399,6 +420,16 @@ pub fn report(
     }
 }
 
+/// What an applied step was held to, in words: `advised`, `planned`,
+/// `unadvised`, or `what-if "name"` for a saved what-if's move.
+pub fn basis_words(a: &Applied) -> String {
+    match (a.basis.as_str(), &a.scenario) {
+        ("whatif", Some(name)) => format!("what-if {name:?}"),
+        ("whatif", None) => "what-if".into(),
+        (b, _) => b.into(),
+    }
+}
+
 /// The report for people (`berth outcomes --format text`).
 pub fn text(r: &Report) -> String {
     use crate::numfmt::signed;
@@ -417,7 +448,10 @@ pub fn text(r: &Report) -> String {
         };
         out.push_str(&format!(
             "- {} ({}, {}, noticed by {}): {status}\n",
-            a.identity, a.basis, a.kind, a.noticed_by
+            a.identity,
+            basis_words(a),
+            a.kind,
+            a.noticed_by
         ));
         if let Some(e) = &a.error {
             out.push_str(&format!("    {e}\n"));
