@@ -366,7 +366,7 @@ fn merge_report_golden() {
           [unknown_request] session-db: CPU and memory requests unknown: container session-db declares none
           [unresolved_address] shipping: ZIPKIN=zipkin.jaeger.svc.cluster.local: zipkin (namespace jaeger) is neither a Service nor a workload in the input; no flow
           [unknown_request] user-db: CPU and memory requests unknown: container user-db declares none
-          [traffic_unknown] traffic never observed for 14 of 14 imported services; 12 got no call edge from the input (carts, carts-db, catalogue, catalogue-db, front-end, orders, orders-db, payment, queue-master, rabbitmq and 2 more), which is not the same as calling nobody. A move of any of them is listed under "Not enough evidence" until a mesh import (berth import prometheus) or an agent pass observes it
+          [traffic_unknown] traffic never observed for 14 of 14 imported services; 12 got no call edge from the input (carts, carts-db, catalogue, catalogue-db, front-end, orders, orders-db, payment, queue-master, rabbitmq and 2 more), which is not the same as calling nobody. A move of any of them is listed under "Not enough evidence" until a mesh import (berth import prometheus) or an agent pass observes it. Only 1 call edge for 14 services: these manifests name few of the calls the application makes (its services may find each other by names set inside their images), so the advice cannot see how they talk. The flows will come from the service mesh's metrics (berth import prometheus --url PROMETHEUS_URL) or from an agent beside each cluster (berth agent --prometheus PROMETHEUS_URL), which see every call.
         Not imported, by kind: Namespace 1, Service 14
     "#]]
     .assert_eq(&format!("{}{}", r1.text(), r2.text()));

@@ -95,7 +95,7 @@ pub fn steps(estate: &Estate, policy: &Policy, id: &str, server: &str) -> Vec<St
             },
             How::Page {
                 words:
-                    "Or type cpu_free and memory_free_gib into the estate file on the Import page"
+                    "Or type the free CPU and memory of each cluster into the estate file on the Import page"
                         .into(),
                 href: import.clone(),
             },
