@@ -101,7 +101,10 @@ test('Placement charts the snapshots and lists what changed since the last', asy
   const policyMark = chart.locator('g.annot-policy').first();
   assert.ok(await chart.locator('g.annot-policy').count() >= 1);
   const hover = await policyMark.locator('title').textContent();
-  assert.match(hover, /^Policy changed by \S+ at \d{4}-\d\d-\d\dT[\d:.]+Z: \/min_gain_points 2(\.0)? → 7\.5($|\. Across it: the estate cost [\d.]+ → [\d.]+ points)/);
+  // The field in words, as the Policy page lists it (its meaning, its
+  // name there, its unit), not the audit's JSON pointer.
+  assert.match(hover, /^Policy changed by \S+ at \d{4}-\d\d-\d\dT[\d:.]+Z: a move must gain at least this many points \(min_gain_points\): 2(\.0)? → 7\.5 points($|\. Across it: the estate cost [\d.]+ → [\d.]+ points)/);
+  assert.ok(!hover.includes('/min_gain_points'), hover);
   // ("Across it" needs a snapshot on each side of the change, to the
   // second; the next test checks the effect where it waits for both.)
   assert.equal(await policyMark.locator('text').textContent(), 'policy');
@@ -157,7 +160,8 @@ test('a policy change is a marker, and "What changed" names it with its effect o
   await chart.waitFor();
   await page.waitForFunction(() => document.querySelectorAll('[data-testid=history-chart] g.annot-policy').length === 2);
   const last = await chart.locator('g.annot-policy').last().locator('title').textContent();
-  assert.match(last, /: \/cross_site_weight 8(\.0)? → 16(\.0)?\. Across it: /);
+  assert.match(last, /cost of traffic whose two ends are on different sites \(cross_site_weight\): 8(\.0)? → 16(\.0)? points per MB\/s\. Across it: /);
+  assert.ok(!last.includes(': /'), last);
   // In "What changed": the change between the two newest snapshots and
   // its effect, the figures those snapshots hold.
   const causes = page.getByTestId('changes-causes');

@@ -121,6 +121,47 @@ test('capacity bars, map links and graph lines mark stale facts, with class and 
   assert.ok(staleEdges >= 1, 'a stale flow drawn as a line');
   assert.ok(edges.some(e => e.stale === 'false'), 'fresh lines stay unmarked');
 
+  // A collapsed cluster's summed line: close the cluster of a stale
+  // flow's caller (the flow leaves it), and every line then drawn is
+  // stale exactly when a flow summed into it has a stale weight or MB/s,
+  // which its hover names with class and age.
+  const clusterOf = Object.fromEntries(estate.services.map(s => [s.id, s.cluster]));
+  const leaving = staleFlows.find(f => clusterOf[f.from] !== clusterOf[f.to]);
+  assert.ok(leaving, 'a stale flow between two clusters');
+  const closed = clusterOf[leaving.from];
+  const g = graph.locator(`g.g-cluster[data-cluster="${closed}"]`);
+  if (await g.getAttribute('data-expanded') === 'true') {
+    await graph.getByRole('button', { name: `Close cluster ${closed}`, exact: true }).click();
+  }
+  await graph.locator(`g.g-cluster[data-cluster="${closed}"][data-expanded=false]`).waitFor();
+  const open = new Set(await graph.locator('g.g-cluster[data-expanded=true]').evaluateAll(gs => gs.map(g => g.dataset.cluster)));
+  const node = s => (open.has(clusterOf[s]) ? s : `cluster:${clusterOf[s]}`);
+  const lines = await graph.locator('line.g-edge').evaluateAll(ls => ls.map(l => ({ stale: l.dataset.stale, title: l.querySelector('title').textContent, cls: l.getAttribute('class') })));
+  let summedStale = 0, summedFresh = 0;
+  for (const l of lines) {
+    // "a — b: weight …", a and b a service or "cluster:ID".
+    const sep = l.title.indexOf(' — ');
+    const [a, b] = [l.title.slice(0, sep), l.title.slice(sep + 3, l.title.indexOf(': weight'))];
+    if (!a.startsWith('cluster:') && !b.startsWith('cluster:')) continue;
+    const summed = estate.flows.filter(f => {
+      const [x, y] = [node(f.from), node(f.to)];
+      return (x === a && y === b) || (x === b && y === a);
+    });
+    assert.ok(summed.length >= 1, `flows of ${l.title}`);
+    const want = summed.some(f => stale(f.weight) || stale(f.mb_s));
+    assert.equal(l.stale, String(want), l.title);
+    assert.equal(/\bstale\b/.test(l.cls), want, l.cls);
+    if (want) {
+      summedStale++;
+      assert.match(l.title, /; flow \S+→\S+ (weight|mb_s) [\d.]+ \((measured|reported|inferred), \d+ (s|min|h|d) old; stale\)/, l.title);
+    } else {
+      summedFresh++;
+      assert.doesNotMatch(l.title, /stale/);
+    }
+  }
+  assert.ok(summedStale >= 1, `a collapsed cluster's summed line is marked stale (${summedStale} stale, ${summedFresh} fresh)`);
+  await graph.screenshot({ path: join(artifacts, 'estate-graph-collapsed-stale.png') });
+
   // The facts table: the same capacity, stale, with its class and age.
   await page.getByLabel('Age', { exact: true }).selectOption('stale');
   const row = page.locator('tr.stale').filter({ hasText: 'c-pdx-1 cpu_free' });

@@ -82,6 +82,9 @@ pub struct Edge {
     pub weight: f64,
     pub flows: usize,
     pub cross_site: bool,
+    /// The flows summed into the line, `(from, to)` service ids in flow
+    /// order: what its stale mark is read from.
+    pub pairs: Vec<(String, String)>,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -264,9 +267,14 @@ pub fn layout(estate: &Estate, expanded: &BTreeSet<String>) -> Layout {
             weight: 0.0,
             flows: 0,
             cross_site: cross,
+            pairs: Vec::new(),
         });
         e.weight += w;
         e.flows += 1;
+        e.pairs.push((
+            estate.services[f.from].id.clone(),
+            estate.services[f.to].id.clone(),
+        ));
         e.cross_site |= cross;
     }
     let mut edges: Vec<Edge> = summed.into_values().collect();

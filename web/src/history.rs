@@ -165,8 +165,22 @@ pub struct Annotation {
     pub words: String,
 }
 
-/// The policy fields a `policy.changed` entry changed, in words:
-/// "cross_site_weight 8 → 16".
+/// One changed policy field as the Policy page names it: the audit keeps
+/// a JSON pointer (`/transfer_price/same_site_usd_per_gb`); the page lists
+/// the field by its dotted path with its meaning and unit. `(meaning
+/// (path), unit)`; a field the table does not know (a policy of another
+/// version) by its dotted path alone.
+pub fn policy_field_words(field: &str) -> (String, &'static str) {
+    let path = field.trim_start_matches('/').replace('/', ".");
+    match crate::policy_fields::FIELDS.iter().find(|f| f.path == path) {
+        Some(f) => (format!("{} ({path})", f.meaning), f.unit),
+        None => (path, ""),
+    }
+}
+
+/// The policy fields a `policy.changed` entry changed, in words: "cost of
+/// traffic whose two ends are on different sites (cross_site_weight): 8.0
+/// → 16.0 points per MB/s".
 pub fn policy_fields_words(e: &AuditEntry) -> String {
     let changed = e.policy_changes();
     if changed.is_empty() {
@@ -174,9 +188,17 @@ pub fn policy_fields_words(e: &AuditEntry) -> String {
     }
     changed
         .iter()
-        .map(|(f, from, to)| format!("{f} {from} \u{2192} {to}"))
+        .map(|(f, from, to)| {
+            let (words, unit) = policy_field_words(f);
+            let unit = if unit.is_empty() {
+                String::new()
+            } else {
+                format!(" {unit}")
+            };
+            format!("{words}: {from} \u{2192} {to}{unit}")
+        })
         .collect::<Vec<_>>()
-        .join(", ")
+        .join("; ")
 }
 
 /// The estate's cost, cross-site traffic and open recommendations in the
@@ -846,7 +868,7 @@ mod tests {
             p("2026-11-30T04:20:00Z", 2, 140.0),
         ];
         let detail: serde_json::Value = serde_json::json!({
-            "changed": [{"field": "cross_site_weight", "from": 8.0, "to": 16.0}]
+            "changed": [{"field": "/cross_site_weight", "from": 8.0, "to": 16.0}]
         });
         let entry = |action: &str, at: &str| AuditEntry {
             action: action.into(),
@@ -870,7 +892,7 @@ mod tests {
         assert_eq!(kinds, ["policy", "estate"]);
         assert_eq!(
             a[0].words,
-            "Policy changed by ada at 2026-11-30T04:05:00Z: cross_site_weight 8.0 \u{2192} 16.0. Across it: the estate cost 100.0 \u{2192} 150.0 points, cross-site traffic 1.00 \u{2192} 1.00 MB/s, open recommendations 2 \u{2192} 2 (snapshots of 2026-11-30T04:00:00Z and 2026-11-30T04:10:00Z)"
+            "Policy changed by ada at 2026-11-30T04:05:00Z: cost of traffic whose two ends are on different sites (cross_site_weight): 8.0 \u{2192} 16.0 points per MB/s. Across it: the estate cost 100.0 \u{2192} 150.0 points, cross-site traffic 1.00 \u{2192} 1.00 MB/s, open recommendations 2 \u{2192} 2 (snapshots of 2026-11-30T04:00:00Z and 2026-11-30T04:10:00Z)"
         );
         assert_eq!(a[1].label, "v2");
         assert!(a[1].words.starts_with(

@@ -19,6 +19,7 @@ use crate::client;
 use crate::common::{Auth, ErrorLine, Gate};
 use crate::graph;
 use crate::map;
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
 /// A move the advice recommends (its evidence backs it), as the map and
@@ -102,6 +103,34 @@ pub fn facts(estate: &Estate, policy: &Policy, now: i64) -> Vec<FactRow> {
         let (a, b) = (&estate.services[f.from].id, &estate.services[f.to].id);
         push(format!("flow {a}→{b} weight"), &f.weight);
         push(format!("flow {a}→{b} mb_s"), &f.mb_s);
+    }
+    out
+}
+
+/// How many stale facts a graph line's hover lists before "and N more".
+const STALE_LISTED: usize = 6;
+
+/// The stale weight and MB/s facts of the estate's flows by `(from, to)`
+/// service ids, each in words with its value, class and age: "flow a→b
+/// weight 4.00 (measured, 38 h old; stale)".
+pub fn stale_flow_facts(rows: &[FactRow]) -> BTreeMap<(String, String), Vec<String>> {
+    let mut out: BTreeMap<(String, String), Vec<String>> = BTreeMap::new();
+    for r in rows.iter().filter(|r| r.stale) {
+        let Some((ends, _)) = r.fact.strip_prefix("flow ").and_then(|x| x.split_once(' ')) else {
+            continue;
+        };
+        let Some((a, b)) = ends.split_once('\u{2192}') else {
+            continue;
+        };
+        out.entry((a.to_string(), b.to_string()))
+            .or_default()
+            .push(format!(
+                "{} {} ({}, {} old; stale)",
+                r.fact,
+                fixed(r.value, 2),
+                r.class.as_str(),
+                r.age_s.map(age).unwrap_or_else(|| "?".into())
+            ));
     }
     out
 }
@@ -586,8 +615,9 @@ fn Graph(
         zoom.set(z1);
     };
     let moves_for_drawing = moves.clone();
-    // The flows' facts, for the lines' stale marks.
-    let facts_for_edges = facts.clone();
+    // The flows' stale facts by (from, to), in words with class and age,
+    // for the lines' stale marks.
+    let stale_by_flow = stale_flow_facts(&facts);
     let drawing = move || {
         let l = lay.get();
         let maxw = l.edges.iter().map(|e| e.weight).fold(1e-9, f64::max);
@@ -637,30 +667,28 @@ fn Graph(
             .edges
             .iter()
             .map(|e| {
-                // A line between two services is one flow (either way):
-                // stale when its weight or MB/s is, said on hover with
-                // each fact's class and age.
-                let stale_facts: Vec<String> = facts_for_edges
+                // A line is stale when the weight or MB/s of any flow
+                // summed into it is: one flow (either way) between two
+                // services, or every flow a collapsed cluster's line sums.
+                // Each stale fact is said on hover with its class and age.
+                let stale_facts: Vec<String> = e
+                    .pairs
                     .iter()
-                    .filter(|r| {
-                        r.stale
-                            && [
-                                format!("flow {}→{} ", e.a, e.b),
-                                format!("flow {}→{} ", e.b, e.a),
-                            ]
-                            .iter()
-                            .any(|p| r.fact.starts_with(p.as_str()))
-                    })
-                    .map(|r| {
-                        format!(
-                            "{} {} ({}, {} old; stale)",
-                            r.fact,
-                            fixed(r.value, 2),
-                            r.class.as_str(),
-                            r.age_s.map(age).unwrap_or_else(|| "?".into())
-                        )
-                    })
+                    .filter_map(|p| stale_by_flow.get(p))
+                    .flatten()
+                    .cloned()
                     .collect();
+                let stale_facts = if stale_facts.len() > STALE_LISTED {
+                    let more = stale_facts.len() - STALE_LISTED;
+                    let mut listed = stale_facts[..STALE_LISTED].to_vec();
+                    listed.push(format!(
+                        "and {more} more stale flow fact{}",
+                        if more == 1 { "" } else { "s" }
+                    ));
+                    listed
+                } else {
+                    stale_facts
+                };
                 let stale = !stale_facts.is_empty();
                 let title = format!(
                     "{} — {}: weight {:.1} over {} flow{}{}{}",
