@@ -1255,7 +1255,11 @@ async fn a_move_a_saved_what_if_contained_is_held_to_the_what_ifs_prediction(b: 
         gain_b,
         "gain, demand before",
     );
-    close(&observed["gain_at_demand_after"], gain_a, "gain, demand after");
+    close(
+        &observed["gain_at_demand_after"],
+        gain_a,
+        "gain, demand after",
+    );
     close(&observed["ratio"], gain_b / predicted, "ratio");
     // Counted in the calibration's parts under the class it was advised on.
     let parts = late["calibration_parts"].as_array().unwrap();
