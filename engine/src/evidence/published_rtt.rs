@@ -100,7 +100,7 @@ pub const REGIONS: &[Region] = &[
     region("Central India", "Pune", 18.52, 73.86),
     region("South India", "Chennai", 13.08, 80.27),
     region("Southeast Asia", "Singapore", 1.35, 103.82),
-    region("Malaysia West", "Kuala Lumpur", 3.14, 101.69),
+    region("Malaysia West", "Kuala Lumpur", 3.139, 101.687),
     region("Indonesia Central", "Jakarta", -6.21, 106.85),
     region("East Asia", "Hong Kong", 22.32, 114.17),
     region("Korea Central", "Seoul", 37.57, 126.98),
