@@ -62,7 +62,8 @@ pub struct ErrorBody {
     /// What went wrong and where, for people.
     pub message: String,
     /// `null`, except for `bad_request` on a JSON syntax error (`line`,
-    /// `column`) and `invalid` (`errors`: `InputError`s).
+    /// `column`) or a form's rule (`errors`: `InputError`s, a new user's
+    /// name and password), and `invalid` (`errors`: `InputError`s).
     #[cfg_attr(
         feature = "schema",
         schemars(with = "Nullable<serde_json::Map<String, Value>>")

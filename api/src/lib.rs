@@ -47,7 +47,10 @@ pub use imports::{
     ChangedService, FlowRef, ImportAnswer, ImportError, ImportNote, ImportNoteCode, ImportReport,
     ImportServiceSummary, ObservationAnswer, ProbePeer,
 };
-pub use ops::{DriverBackoff, DriverHealth, DriverPass, Ready};
+pub use ops::{
+    AgentHealth, DriverBackoff, DriverHealth, DriverPass, EstateChange, EstateHealth,
+    FactKindHealth, ProbeHealth, Ready, TrafficHealth,
+};
 pub use reviews::{
     AuditEntry, AuditList, ClearReview, NewReview, NewReviewCondition, Review, ReviewAnswer,
     ReviewBasis, ReviewBasisFact, ReviewCondition, ReviewDecision, ReviewList, ReviewStanding,

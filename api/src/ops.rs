@@ -99,10 +99,162 @@ pub struct DriverBackoff {
     pub until: String,
 }
 
+/// `GET /api/estates/{id}/health`: what an operator reads to see whether
+/// the estate's picture is complete and fresh — its agents and what each
+/// sends, recent writes with their notes, its facts by kind (stale and
+/// unknown ones counted), round trips missing between sites, and whose
+/// traffic has been observed.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(JsonSchema), schemars(deny_unknown_fields))]
+pub struct EstateHealth {
+    /// The estate's agent tokens (revoked ones included, so a silent
+    /// cluster can be told from one whose token was withdrawn), newest
+    /// first, each with what it sent.
+    pub agents: Vec<AgentHealth>,
+    /// The estate's recent writes by people and imports (uploads,
+    /// Kubernetes imports and re-syncs, fact updates), newest first, at
+    /// most 20. Agents' observation batches are counted under `agents`.
+    pub changes: Vec<EstateChange>,
+    pub estate: String,
+    #[cfg_attr(feature = "schema", schemars(with = "Timestamp"))]
+    pub evaluated_at: String,
+    /// Every kind of fact, counted at `evaluated_at`.
+    pub facts: Vec<FactKindHealth>,
+    /// Probe addresses registered by agents, by cluster: where round
+    /// trips are measured from.
+    pub probes: Vec<ProbeHealth>,
+    /// Pairs of distinct sites.
+    #[cfg_attr(feature = "schema", schemars(range(min = 0)))]
+    pub site_pairs: u64,
+    /// Pairs of sites with no round-trip fact: their round trip is a
+    /// great-circle estimate (or unknown without coordinates).
+    #[cfg_attr(feature = "schema", schemars(range(min = 0)))]
+    pub site_pairs_without_rtt: u64,
+    pub traffic: TrafficHealth,
+    #[cfg_attr(feature = "schema", schemars(range(min = 1)))]
+    pub version: i64,
+}
+
+/// One agent token and what it has sent to the estate.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(JsonSchema), schemars(deny_unknown_fields))]
+pub struct AgentHealth {
+    /// Observation batches it sent (every time).
+    #[cfg_attr(feature = "schema", schemars(range(min = 0)))]
+    pub batches: i64,
+    /// The clusters it may write for; `null`: any of the estate's.
+    pub clusters: Option<Vec<String>>,
+    #[cfg_attr(feature = "schema", schemars(with = "Timestamp"))]
+    pub created_at: String,
+    /// Its newest observation batch, probe registration or re-sync;
+    /// `null`: never heard from.
+    #[cfg_attr(feature = "schema", schemars(with = "Nullable<Timestamp>"))]
+    pub last_seen_at: Option<String>,
+    /// Seconds since `last_seen_at` at the evaluation time.
+    pub last_seen_age_s: Option<i64>,
+    /// The token's name.
+    pub name: String,
+    /// Observations applied from its batches (every time).
+    #[cfg_attr(feature = "schema", schemars(range(min = 0)))]
+    pub observations: i64,
+    /// Kubernetes re-syncs of its cluster's services that changed the
+    /// estate (`berth agent --kubernetes`).
+    #[cfg_attr(feature = "schema", schemars(range(min = 0)))]
+    pub resyncs: i64,
+    #[cfg_attr(feature = "schema", schemars(with = "Nullable<Timestamp>"))]
+    pub revoked_at: Option<String>,
+    /// What it sends, in words: "observations", "probe address",
+    /// "service re-syncs".
+    pub sends: Vec<String>,
+    /// The token's id.
+    pub token: String,
+}
+
+/// A write to the estate from the audit trail.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(JsonSchema), schemars(deny_unknown_fields))]
+pub struct EstateChange {
+    /// `estate.uploaded`, `estate.imported` (Kubernetes manifests or an
+    /// agent's re-sync) or `facts.updated`.
+    pub action: String,
+    /// Who: a user name or `token:ID`.
+    pub actor: String,
+    #[cfg_attr(feature = "schema", schemars(with = "Timestamp"))]
+    pub at: String,
+    /// An import's notes (what it could not read, what it assumed).
+    pub notes: Vec<String>,
+    /// What it changed, in words.
+    pub summary: String,
+    /// The estate version it wrote.
+    pub version: Option<i64>,
+}
+
+/// One kind of fact, counted at the evaluation time.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(JsonSchema), schemars(deny_unknown_fields))]
+pub struct FactKindHealth {
+    #[cfg_attr(feature = "schema", schemars(range(min = 0)))]
+    pub guessed: u64,
+    #[cfg_attr(feature = "schema", schemars(range(min = 0)))]
+    pub inferred: u64,
+    /// "free CPU", "free memory", "round trip between sites", "round trip
+    /// between clusters", "flow requests", "flow MB/s".
+    pub kind: String,
+    #[cfg_attr(feature = "schema", schemars(range(min = 0)))]
+    pub measured: u64,
+    /// The oldest fact's age, seconds; `null` when none has a time.
+    pub oldest_age_s: Option<i64>,
+    #[cfg_attr(feature = "schema", schemars(range(min = 0)))]
+    pub reported: u64,
+    /// With a value but past their class's staleness window (counted at
+    /// the class they aged to).
+    #[cfg_attr(feature = "schema", schemars(range(min = 0)))]
+    pub stale: u64,
+    #[cfg_attr(feature = "schema", schemars(range(min = 0)))]
+    pub total: u64,
+    /// Without a value: not zero, not known.
+    #[cfg_attr(feature = "schema", schemars(range(min = 0)))]
+    pub unknown: u64,
+}
+
+/// An agent's probe address.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(JsonSchema), schemars(deny_unknown_fields))]
+pub struct ProbeHealth {
+    pub address: String,
+    pub cluster: String,
+    /// Who registered it (`token:ID`).
+    pub submitter: String,
+    #[cfg_attr(feature = "schema", schemars(with = "Timestamp"))]
+    pub updated_at: String,
+}
+
+/// Whose traffic is known.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(JsonSchema), schemars(deny_unknown_fields))]
+pub struct TrafficHealth {
+    /// Services whose flows the file declares complete.
+    #[cfg_attr(feature = "schema", schemars(range(min = 0)))]
+    pub declared: u64,
+    /// Services whose traffic a mesh import or an agent observed.
+    #[cfg_attr(feature = "schema", schemars(range(min = 0)))]
+    pub observed: u64,
+    #[cfg_attr(feature = "schema", schemars(range(min = 0)))]
+    pub services: u64,
+    /// Observed, but longer ago than the class's window.
+    #[cfg_attr(feature = "schema", schemars(range(min = 0)))]
+    pub stale: u64,
+    /// Services whose traffic nothing has observed: no flow of theirs
+    /// counts as zero.
+    #[cfg_attr(feature = "schema", schemars(range(min = 0)))]
+    pub unknown: u64,
+}
+
 #[cfg(feature = "schema")]
 pub(crate) fn schemas(generator: &mut schemars::SchemaGenerator) {
     let _ = generator.subschema_for::<Ready>();
     let _ = generator.subschema_for::<DriverHealth>();
+    let _ = generator.subschema_for::<EstateHealth>();
 }
 
 #[cfg(test)]

@@ -198,19 +198,24 @@ pub struct ReviewAnswer {
 pub struct AuditEntry {
     #[cfg_attr(
         feature = "schema",
-        schemars(extend("enum" = ["review.planned", "review.dismissed", "review.snoozed", "review.cleared", "policy.changed"]))
+        schemars(extend("enum" = ["review.planned", "review.dismissed", "review.snoozed", "review.cleared", "policy.changed", "estate.uploaded", "estate.imported", "facts.updated"]))
     )]
+    /// A review decision, a policy change, or a write of the estate by a
+    /// person or an import: an estate file uploaded, Kubernetes services
+    /// imported (or re-synced by an agent), facts updated (docs/reviews.md).
     pub action: String,
     pub actor: String,
     #[cfg_attr(feature = "schema", schemars(with = "Timestamp"))]
     pub at: String,
     /// The action's particulars (for `policy.changed`, `changed`: each
-    /// field with its old and new value).
+    /// field with its old and new value; for an import, the cluster, the
+    /// counts and the first 20 notes).
     pub detail: Map<String, Value>,
     pub estate: String,
     pub id: i64,
     pub reason: String,
-    /// What it is about: a recommendation's identity, or the policy.
+    /// What it is about: a recommendation's identity, the policy, the
+    /// estate, or the cluster imported into.
     pub subject: String,
 }
 

@@ -164,9 +164,11 @@ test('Placement shows applied moves, predicted against observed, the calibration
   await page.locator('[data-testid=provenance][data-parity=match]').waitFor();
   const card = page.locator('[data-testid=moves] li.move').first();
   await card.locator('details.why > summary').click();
-  const quote = card.getByTestId('why-calibration');
+  // (A compound step's card opens one Why per member: each quotes it.)
+  const quote = card.getByTestId('why-calibration').first();
   await quote.waitFor();
-  assert.equal(await quote.textContent(), `How past advice held: ${line}.`);
+  const quotes = await card.getByTestId('why-calibration').allTextContents();
+  assert.ok(quotes.length >= 1 && quotes.every(q => q === `How past advice held: ${line}.`), JSON.stringify(quotes));
   await card.screenshot({ path: join(shots, 'why-calibration.png') });
 
   // The history chart: one line for the one upload, between the first

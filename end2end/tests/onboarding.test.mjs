@@ -295,11 +295,19 @@ test('an administrator creates a viewer token, sees it once, it reads the API; r
   // Users: one made and deleted here.
   await page.getByLabel('User name').fill('temp-user');
   await page.getByLabel('Role', { exact: true }).selectOption('viewer');
+  // The rules are said at their fields as they are typed (the engine's,
+  // the server's own), before anything is sent (issue 35).
   await page.getByLabel('Password', { exact: true }).fill('short');
+  await page.getByLabel('User name').focus();
+  assert.equal(await page.getByTestId('user-password-problem').textContent(), 'At least 12 characters; this one has 5.');
+  await page.getByLabel('User name').fill('Temp');
+  await page.getByLabel('Password', { exact: true }).focus();
+  assert.match(await page.getByTestId('user-name-problem').textContent(), /^Character 1 'T' is a capital letter; a user name is 1–64 characters of a–z/);
   await page.getByRole('button', { name: 'Create user' }).click();
-  expectRefusals(400);
-  await page.getByTestId('users-error').waitFor();
-  assert.match(await page.getByTestId('users-error').textContent(), /at least 12 characters/);
+  assert.equal(await page.getByTestId('users-error').count(), 0, 'nothing went to the server');
+  await shot('admin-user-field-problems');
+  await page.getByLabel('User name').fill('temp-user');
+  assert.equal(await page.getByTestId('user-name-problem').textContent(), '');
   await page.getByLabel('Password', { exact: true }).fill('temp-user-password-long');
   await page.getByRole('button', { name: 'Create user' }).click();
   const temp = page.getByTestId('users').locator('tr[data-user=temp-user]');

@@ -267,14 +267,31 @@ test('review memory: a dismissed recommendation leaves the list until shown, a p
   // Each review control names its move.
   const reviewNames = await page.locator('details.review-form > summary').evaluateAll(ss => ss.map(s => s.getAttribute('aria-label')));
   assert.ok(reviewNames.length >= 1 && reviewNames.every(n => /^Review \S+ to \S+$/.test(n)), reviewNames.join(', '));
-  // A dismissal without a reason is refused at the form, nothing hidden.
+  // A dismissal without a reason is refused at the form, at its field, in
+  // plain words, by the engine's rule in the browser: nothing is sent and
+  // nothing hidden (issue 35).
   await item.locator('details.review-form > summary').click();
+  let sent = 0;
+  const count = r => { if (r.url().includes('/reviews?now=') && r.method() === 'POST') sent += 1; };
+  page.on('request', count);
   await item.getByTestId('review-save').click();
-  await item.getByTestId('review-error').waitFor();
-  assert.match(await item.getByTestId('review-error').textContent(), /a dismissal needs a reason/);
-  // That refusal was provoked on purpose; the browser logs every 4xx.
-  problems = problems.filter(p => !(p.includes('status of 422') && p.includes('/api/estates/sample/reviews?now=')));
+  await page.waitForFunction(el => el.textContent.length > 0, await item.getByTestId('review-reason-problem').elementHandle());
+  assert.equal(await item.getByTestId('review-reason-problem').textContent(), 'A dismissal needs a reason: it is what the next person reads.');
+  assert.equal(await item.getByTestId('review-reason').getAttribute('aria-invalid'), 'true');
+  assert.equal(await item.getByTestId('review-error').count(), 0, 'no server-worded line');
+  assert.equal(sent, 0, 'the browser refused it without asking the server');
+  // A plan's link that is not a web address: the same, at the link field.
+  await item.getByTestId('review-decision').selectOption('planned');
+  await item.getByTestId('review-link').fill('tickets/NET-41');
+  await item.getByTestId('review-save').click();
+  assert.match(await item.getByTestId('review-link-problem').textContent(), /^"tickets\/NET-41" is not an http\(s\) URL/);
+  assert.equal(sent, 0);
+  page.off('request', count);
+  await item.getByTestId('review-link').fill('');
+  await item.getByTestId('review-decision').selectOption('dismissed');
+  await shot('placement-review-field-problem');
   await item.getByTestId('review-reason').fill('notifications stay beside the Paris mail relay');
+  assert.equal(await item.getByTestId('review-reason-problem').textContent(), '', 'the problem goes as the reason is typed');
   await item.getByTestId('review-save').click();
   await page.waitForSelector('[data-testid=moves] li.move[data-service=notifications][data-review=hidden]', { state: 'attached' });
   assert.equal(await item.isVisible(), false, 'a dismissed recommendation leaves the list');
@@ -736,10 +753,29 @@ test('Estate and Health pages render their parts', async () => {
   await page.getByLabel('Class').selectOption('guessed');
   await page.waitForFunction(n => document.querySelectorAll('[data-testid=facts] tbody tr').length < n, all);
   await shot('estate');
-  await page.goto(`${server.base}/health`);
+  // The facts table's stale facts (all pages), to hold Health's counts to.
+  await page.getByLabel('Class').selectOption('');
+  await page.getByLabel('Age', { exact: true }).selectOption('stale');
+  await page.waitForFunction(() => /of \d+ facts?\.$|^No fact matches/.test(document.querySelector('[data-testid=facts-count]')?.textContent ?? '')
+    && [...document.querySelectorAll('[data-testid=facts] tbody tr')].every(r => r.classList.contains('stale')));
+  const staleWords = await page.getByTestId('facts-count').textContent();
+  const tableCounts = { stale: staleWords.startsWith('No fact') ? 0 : Number(staleWords.match(/of (\d+) facts?\.$/)[1]) };
+  await page.goto(`${server.base}/health?now=${NOW}`);
   await page.getByTestId('ready').waitFor();
   assert.match(await page.getByTestId('ready').textContent(), /Ready/);
   await page.getByTestId('driver').waitFor();
+  // The estate's part (issue 35): agents, facts by kind, round trips,
+  // traffic, recent writes — in words that say what fills a gap.
+  const eh = page.getByTestId('estate-health');
+  await eh.waitFor();
+  assert.match(await eh.locator('h2').textContent(), /^Estate sample \(version \d+\), at 2026-11-30T04:05:00Z$/);
+  assert.match(await page.getByTestId('agents').textContent(), /^No agent token for this estate/);
+  assert.equal(await page.getByTestId('fact-kinds').locator('tbody tr').count(), 6);
+  const staleSum = await page.getByTestId('fact-kinds').locator('[data-testid=stale]').evaluateAll(cs => cs.reduce((n, c) => n + Number(c.textContent), 0));
+  assert.equal(staleSum, tableCounts.stale, 'Health counts the stale facts the Estate page marks');
+  assert.ok(staleSum > 0, 'the sample has stale facts');
+  assert.match(await page.getByTestId('rtt-pairs').textContent(), /pairs of sites/);
+  assert.match(await page.getByTestId('traffic').textContent(), /^Traffic observed for \d+ of \d+ services/);
   await shot('health');
 });
 
@@ -750,7 +786,23 @@ test('one clock: the header says when every page is evaluated, a chosen time goe
   const clock = page.getByTestId('clock');
   await page.waitForFunction(n => document.querySelector('[data-testid=clock]')?.dataset.now === n, NOW);
   assert.equal(await page.getByLabel('Evaluated at (UTC)').inputValue(), '2026-11-30T04:05');
+  // One button in the header (one Tab stop, issue 35), saying the time.
+  const button = page.locator('#clock-button');
+  assert.equal((await button.textContent()).trim(), 'At 2026-11-30 04:05 UTC');
+  assert.equal(await button.getAttribute('aria-expanded'), 'false');
+  assert.ok(!(await page.getByLabel('Evaluated at (UTC)').isVisible()), 'the picker is folded');
+  // Reached from the estate switcher with one Tab; Enter opens the picker
+  // and puts the focus in its field; Escape folds it back.
+  await page.getByTestId('estate-switcher').focus();
+  await page.keyboard.press('Tab');
+  assert.equal(await page.evaluate(() => document.activeElement?.id), 'clock-button');
+  await page.keyboard.press('Enter');
+  await page.waitForFunction(() => document.activeElement?.id === 'clock-at');
+  await page.keyboard.press('Escape');
+  await page.waitForFunction(() => document.activeElement?.id === 'clock-button');
+  assert.ok(!(await page.getByLabel('Evaluated at (UTC)').isVisible()), 'Escape folds the picker');
   // A later time: the page reloads evaluated at it, the estate kept.
+  await button.click();
   await page.getByLabel('Evaluated at (UTC)').fill('2026-11-30T06:35');
   await page.waitForURL(u => u.searchParams.get('now') === '2026-11-30T06:35:00Z');
   // Folded at the bottom of the answer (issue 34): present, not open.
@@ -761,6 +813,7 @@ test('one clock: the header says when every page is evaluated, a chosen time goe
   await page.waitForURL(u => u.pathname === '/estate' && u.searchParams.get('now') === '2026-11-30T06:35:00Z');
   assert.equal(await clock.getAttribute('data-now'), '2026-11-30T06:35:00Z');
   // Back to now: no `now` in the address; the pages use the wall clock.
+  await page.locator('#clock-button').click();
   await page.getByRole('button', { name: 'Back to now' }).click();
   await page.waitForURL(u => u.pathname === '/estate' && !u.searchParams.has('now'));
   await page.waitForFunction(() => document.querySelector('[data-testid=clock]')?.dataset.now === 'live');

@@ -29,7 +29,7 @@ pub use explanation::{history, outcome, review, whatif, why};
 #[cfg(feature = "schema")]
 pub use formats::schema;
 pub use formats::{export, front, numfmt, plan, text};
-pub use model::{chars, copies, estate, fact, gen, json_shape, k8s, policy, strict};
+pub use model::{accounts, chars, copies, estate, fact, gen, json_shape, k8s, policy, strict};
 use model::{class, load, locate};
 use scoring::deltas;
 pub use scoring::{bound, candidates, constraints, cost, money};

@@ -94,13 +94,15 @@ pub async fn canonicalise(text: String, format: Format) -> ApiResult<Canonical> 
 
 /// Store a changed estate document under the lock the change was computed
 /// under: canonicalise it, write it as the next version (with an
-/// observation batch, if any, in the same transaction), and cache the
-/// parsed estate. Facts, observations and Kubernetes imports all end here.
+/// observation batch or an audit entry, if any, in the same transaction),
+/// and cache the parsed estate. Facts, observations and Kubernetes imports
+/// all end here.
 pub async fn write_locked(
     cache: &Cache,
     lock: store::EstateLock<'_>,
     doc: &Value,
     batch: Option<store::NewBatch<'_>>,
+    audit: Option<&store::NewAudit<'_>>,
 ) -> ApiResult<store::EstateMeta> {
     let c = canonicalise(
         serde_json::to_string(doc).expect("serialises"),
@@ -114,6 +116,7 @@ pub async fn write_locked(
             &c.content_digest,
             now_s(),
             batch,
+            audit,
         )
         .await?;
     cache.put_estate(

@@ -159,6 +159,7 @@ pub async fn replace_document(
     document: &str,
     content_digest: &str,
     now: i64,
+    audit: Option<&NewAudit<'_>>,
 ) -> StoreResult<Result<EstateMeta, Stale>> {
     let _w = db.write_guard().await;
     let mut tx = db.begin().await?;
@@ -203,6 +204,9 @@ pub async fn replace_document(
         moves::BY_ESTATE_UPLOAD,
     )
     .await?;
+    if let Some(a) = audit {
+        insert_audit(&mut tx, a).await?;
+    }
     tx.commit().await?;
     Ok(Ok(meta))
 }
@@ -361,6 +365,7 @@ impl EstateLock<'_> {
         content_digest: &str,
         now: i64,
         batch: Option<NewBatch<'_>>,
+        audit: Option<&NewAudit<'_>>,
     ) -> StoreResult<EstateMeta> {
         sqlx::query(
             "UPDATE estates SET name = $1, document = $2, content_digest = $3, version = version + 1, updated_at = $4 \
@@ -402,6 +407,9 @@ impl EstateLock<'_> {
             moves::BY_KUBERNETES_IMPORT,
         )
         .await?;
+        if let Some(a) = audit {
+            insert_audit(&mut self.tx, a).await?;
+        }
         self.tx.commit().await?;
         Ok(meta)
     }
@@ -712,21 +720,24 @@ pub async fn audit(db: &Db, estate: &str, limit: i64) -> StoreResult<Vec<AuditEn
     .bind(limit)
     .fetch_all(&db.pool)
     .await?;
-    rows.iter()
-        .map(|r| {
-            let detail: String = r.try_get("detail")?;
-            Ok(AuditEntry {
-                id: r.try_get("id")?,
-                estate: r.try_get("estate_id")?,
-                actor: r.try_get("actor")?,
-                at: r.try_get("at")?,
-                action: r.try_get("action")?,
-                subject: r.try_get("subject")?,
-                reason: r.try_get("reason")?,
-                detail: serde_json::from_str(&detail).unwrap_or(serde_json::Value::Null),
-            })
-        })
-        .collect()
+    Ok(rows
+        .iter()
+        .map(audit_entry_of)
+        .collect::<Result<Vec<_>, _>>()?)
+}
+
+fn audit_entry_of(r: &sqlx::any::AnyRow) -> Result<AuditEntry, sqlx::Error> {
+    let detail: String = r.try_get("detail")?;
+    Ok(AuditEntry {
+        id: r.try_get("id")?,
+        estate: r.try_get("estate_id")?,
+        actor: r.try_get("actor")?,
+        at: r.try_get("at")?,
+        action: r.try_get("action")?,
+        subject: r.try_get("subject")?,
+        reason: r.try_get("reason")?,
+        detail: serde_json::from_str(&detail).unwrap_or(serde_json::Value::Null),
+    })
 }
 
 // ---- tokens ----------------------------------------------------------
@@ -2203,4 +2214,88 @@ pub async fn move_before_document(db: &Db, move_id: i64) -> StoreResult<Option<S
             .fetch_optional(&db.pool)
             .await?,
     )
+}
+
+// ---- estate health --------------------------------------------------
+
+/// What one submitter's observation batches amount to in an estate.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SubmitterBatches {
+    /// `token:ID`, a user's name, or `''` for batches from before
+    /// submitters were recorded.
+    pub submitter: String,
+    pub batches: i64,
+    pub observations: i64,
+    pub last_at: i64,
+}
+
+/// Every submitter of observation batches to `estate`, by submitter.
+/// (PostgreSQL sums a BIGINT as NUMERIC, which the Any driver does not
+/// read as an integer: hence the cast.)
+pub async fn batches_by_submitter(db: &Db, estate: &str) -> StoreResult<Vec<SubmitterBatches>> {
+    let rows = sqlx::query(
+        "SELECT submitter, COUNT(*) AS batches, CAST(SUM(applied) AS BIGINT) AS observations, MAX(received_at) AS last_at \
+         FROM observation_batches WHERE estate_id = $1 GROUP BY submitter ORDER BY submitter",
+    )
+    .bind(estate)
+    .fetch_all(&db.pool)
+    .await?;
+    rows.iter()
+        .map(|r| {
+            Ok(SubmitterBatches {
+                submitter: r.try_get("submitter")?,
+                batches: r.try_get("batches")?,
+                observations: r.try_get::<Option<i64>, _>("observations")?.unwrap_or(0),
+                last_at: r.try_get("last_at")?,
+            })
+        })
+        .collect()
+}
+
+/// A probe address with who registered it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ProbeRow {
+    pub cluster: String,
+    pub address: String,
+    pub submitter: String,
+    pub updated_at: i64,
+}
+
+/// Every probe address registered for `estate`, by cluster.
+pub async fn probes_of(db: &Db, estate: &str) -> StoreResult<Vec<ProbeRow>> {
+    let rows = sqlx::query(
+        "SELECT cluster, address, submitter, updated_at FROM agent_probes \
+         WHERE estate_id = $1 ORDER BY cluster",
+    )
+    .bind(estate)
+    .fetch_all(&db.pool)
+    .await?;
+    rows.iter()
+        .map(|r| {
+            Ok(ProbeRow {
+                cluster: r.try_get("cluster")?,
+                address: r.try_get("address")?,
+                submitter: r.try_get("submitter")?,
+                updated_at: r.try_get("updated_at")?,
+            })
+        })
+        .collect()
+}
+
+/// The estate's writes in the audit trail (`estate.*` and `facts.*`
+/// actions: uploads, imports, re-syncs, fact updates), newest first.
+pub async fn estate_writes(db: &Db, estate: &str, limit: i64) -> StoreResult<Vec<AuditEntry>> {
+    let rows = sqlx::query(
+        "SELECT id, estate_id, actor, at, action, subject, reason, detail FROM audit \
+         WHERE estate_id = $1 AND (action LIKE 'estate.%' OR action LIKE 'facts.%') \
+         ORDER BY id DESC LIMIT $2",
+    )
+    .bind(estate)
+    .bind(limit)
+    .fetch_all(&db.pool)
+    .await?;
+    Ok(rows
+        .iter()
+        .map(audit_entry_of)
+        .collect::<Result<Vec<_>, _>>()?)
 }

@@ -908,14 +908,33 @@ both!(browser_sessions_with_csrf_rotation_and_logout);
 async fn browser_sessions_with_csrf_rotation_and_logout(b: Backend) {
     let t = TestApp::new(b).await;
     let admin = TestApp::admin();
-    t.send(
-        &admin,
-        Method::POST,
-        "/api/users",
-        &json!({"name": "olga", "role": "operator", "password": "short"}),
-    )
-    .await
-    .expect(StatusCode::BAD_REQUEST);
+    // Refused at its field, in the words the Admin page says as it is
+    // typed (the engine's rule, `berth_engine::accounts`).
+    let r = t
+        .send(
+            &admin,
+            Method::POST,
+            "/api/users",
+            &json!({"name": "Olga", "role": "operator", "password": "short"}),
+        )
+        .await
+        .expect(StatusCode::BAD_REQUEST)
+        .json();
+    assert_eq!(
+        r["details"]["errors"],
+        json!([
+            {"path": "/name", "line": null, "message": berth_engine::accounts::name_problem("Olga").unwrap()},
+            {"path": "/password", "line": null, "message": "at least 12 characters; this one has 5"}
+        ]),
+        "{r}"
+    );
+    assert!(
+        r["message"]
+            .as_str()
+            .unwrap()
+            .starts_with("the new user is refused: name: character 1 'O' is a capital letter"),
+        "{r}"
+    );
     t.send(
         &admin,
         Method::POST,

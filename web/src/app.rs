@@ -276,14 +276,48 @@ fn Clock() -> impl IntoView {
             .map(|t| t.strip_suffix(":00Z").map_or(t.clone(), str::to_string))
             .unwrap_or_default()
     };
+    // The picker is folded behind one button, so the header costs one Tab
+    // stop for it (a datetime-local field is six: month, day, year, hour,
+    // minute and its calendar; issue 35). Escape folds it again and gives
+    // the focus back to the button.
+    let open = RwSignal::new(false);
+    let toggle = move |_| {
+        let now_open = !open.get_untracked();
+        open.set(now_open);
+        if now_open {
+            // After the picker is drawn (it is hidden until the next frame).
+            request_animation_frame(|| client::focus_by_id("clock-at"));
+        }
+    };
+    let on_key = move |ev: leptos::ev::KeyboardEvent| {
+        if ev.key() == "Escape" {
+            open.set(false);
+            client::focus_by_id("clock-button");
+        }
+    };
+    let shown = move || match chosen.get() {
+        Some(t) => format!(
+            "At {} UTC",
+            crate::engine::parse_time(&t)
+                .map(|t| crate::engine::format_time(t / 60 * 60))
+                .map(|t| t.trim_end_matches(":00Z").replace('T', " "))
+                .unwrap_or(t)
+        ),
+        None => "At: now".to_string(),
+    };
     view! {
-        <span class="clock" data-testid="clock" data-now=move || chosen.get().unwrap_or_else(|| "live".into())>
-            <label for="clock-at">"Evaluated at (UTC) "</label>
-            <input id="clock-at" type="datetime-local" step="60" prop:value=value on:change=on_change/>
-            {move || match chosen.get() {
-                Some(_) => view! { <button type="button" class="small" on:click=move |_| go(None)>"Back to now"</button> }.into_any(),
-                None => view! { <span class="hint">" now"</span> }.into_any(),
-            }}
+        <span class="clock" data-testid="clock" data-now=move || chosen.get().unwrap_or_else(|| "live".into()) on:keydown=on_key>
+            <button type="button" id="clock-button" class="small clock-button" class:travelling=move || chosen.get().is_some()
+                aria-expanded=move || if open.get() { "true" } else { "false" } aria-controls="clock-picker"
+                title="The time every page is evaluated at (UTC); choose another to look back"
+                on:click=toggle>{shown}</button>
+            <span id="clock-picker" class="clock-picker" hidden=move || !open.get()>
+                <label for="clock-at">"Evaluated at (UTC) "</label>
+                <input id="clock-at" type="datetime-local" step="60" prop:value=value on:change=on_change/>
+                {move || chosen.get().is_some().then(|| view! {
+                    <button type="button" class="small" on:click=move |_| go(None)>"Back to now"</button>
+                })}
+            </span>
         </span>
     }
 }

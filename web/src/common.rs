@@ -150,6 +150,58 @@ pub fn ErrorLine(message: Signal<Option<String>>) -> impl IntoView {
     }
 }
 
+/// A rule's words as a sentence at a field: first letter capital, a full
+/// stop at the end ("at least 12 characters" → "At least 12 characters.").
+pub fn plain_words(what: &str) -> String {
+    let t = what.trim().trim_end_matches('.');
+    let mut chars = t.chars();
+    match chars.next() {
+        Some(c) => format!("{}{}.", c.to_uppercase(), chars.as_str()),
+        None => String::new(),
+    }
+}
+
+/// The problems a refusal names at fields of the form: every input error
+/// of its `details.errors` as (pointer, sentence). A form shows each at
+/// its field and the headline only for what has no field.
+pub fn refusals_at_fields(f: &crate::client::Failure) -> Vec<(String, String)> {
+    f.errors
+        .iter()
+        .filter(|e| !e.path.is_empty())
+        .map(|e| (e.path.clone(), plain_words(&e.message)))
+        .collect()
+}
+
+/// The first problem at `path`: what the engine's rule says of the typed
+/// value (shown once the field was left or the form was sent), else the
+/// server's refusal at that field.
+pub fn problem_at(
+    path: &str,
+    typed: &[(&'static str, String)],
+    show_typed: bool,
+    refused: &[(String, String)],
+) -> Option<String> {
+    typed
+        .iter()
+        .find(|(p, _)| show_typed && *p == path)
+        .map(|(_, w)| plain_words(w))
+        .or_else(|| {
+            refused
+                .iter()
+                .find(|(p, _)| p == path)
+                .map(|(_, w)| w.clone())
+        })
+}
+
+/// A field's problem, under it, announced; `id` is what the input's
+/// `aria-describedby` names.
+#[component]
+pub fn FieldProblem(id: &'static str, problem: Signal<Option<String>>) -> impl IntoView {
+    view! {
+        <span id=id class="error field-error" role="alert" data-testid=id>{move || problem.get()}</span>
+    }
+}
+
 /// The most services a picker lists at once: a `<select>` of 5,000
 /// options is 5,000 elements and a list no one scrolls; typing narrows it.
 pub const PICKER_MAX: usize = 200;

@@ -108,4 +108,34 @@ endpoints! {
         ],
         ..Default::default()
     }
+
+    /// What an operator reads to see whether the estate's picture is complete and fresh: its
+    /// agent tokens with when each was last heard from and what it sends (observation batches,
+    /// a probe address, service re-syncs), the probe addresses by cluster, the estate's recent
+    /// writes (uploads, Kubernetes imports with their notes, fact updates), every kind of fact
+    /// counted by class at the evaluation time with the stale and unknown ones, the pairs of
+    /// sites with no round trip, and how many services' traffic has been observed. The Health
+    /// page shows it.
+    GET_ESTATE_HEALTH = getEstateHealth, get_estate_health(id) ["now"]:
+        GET "/api/estates/{id}/health", Viewer, "the estate's agents, recent writes, facts by kind and traffic coverage" {
+        tag: "health",
+        params: vec![
+            Param::Shared("EstateId"),
+            Param::Shared("Now"),
+        ],
+        answers: vec![
+            (200, Answer::Json {
+                description: "The estate's health.",
+                schema: named("EstateHealth"),
+                extra: None,
+            }),
+            (400, Answer::Shared("BadRequest")),
+            (401, Answer::Shared("Unauthenticated")),
+            (403, Answer::Shared("Forbidden")),
+            (404, Answer::Shared("NoEstate")),
+            (500, Answer::Shared("Internal")),
+            (503, Answer::Shared("Unavailable")),
+        ],
+        ..Default::default()
+    }
 }

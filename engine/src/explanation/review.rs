@@ -388,6 +388,93 @@ fn with_unit(v: f64, unit: &str) -> String {
     }
 }
 
+/// Longest reason or link kept, in characters: a sentence or a ticket
+/// URL, not a document (the audit keeps every one of them).
+pub const MAX_TEXT_CHARS: usize = 2_000;
+
+/// A decision as typed, before the server looks at the advice: the
+/// checks that need nothing but the form, shared by the server (which
+/// refuses) and the browser (which says so at the field while it is
+/// typed, in the same words).
+#[derive(Clone, Debug, Default)]
+pub struct DecisionInput<'a> {
+    pub decision: &'a str,
+    pub reason: &'a str,
+    pub link: &'a str,
+    /// Whether an until time was given (its syntax and whether it lies
+    /// after the evaluation time are the caller's: it holds the clock).
+    pub has_until: bool,
+    pub has_condition: bool,
+}
+
+/// Every problem of a typed decision as (JSON pointer of the field,
+/// words for the person who typed it). Empty when the form is fine.
+pub fn decision_problems(d: &DecisionInput) -> Vec<(&'static str, String)> {
+    let mut out: Vec<(&'static str, String)> = Vec::new();
+    let kind = Kind::parse(d.decision);
+    if kind.is_none() {
+        out.push((
+            "/decision",
+            format!(
+                "unknown decision {:?}; expected planned, dismissed or snoozed",
+                d.decision
+            ),
+        ));
+    }
+    let reason = d.reason.trim();
+    if kind == Some(Kind::Dismissed) && reason.is_empty() {
+        out.push((
+            "/reason",
+            "a dismissal needs a reason: it is what the next person reads".into(),
+        ));
+    }
+    let reason_chars = reason.chars().count();
+    if reason_chars > MAX_TEXT_CHARS {
+        out.push((
+            "/reason",
+            format!("{reason_chars} characters; at most {MAX_TEXT_CHARS} are kept"),
+        ));
+    } else if let Some(p) = crate::chars::name_problem(reason) {
+        out.push(("/reason", p));
+    }
+    let link = d.link.trim();
+    if !link.is_empty() && !link_looks_like_a_url(link) {
+        out.push((
+            "/link",
+            format!("{link:?} is not an http(s) URL of at most {MAX_TEXT_CHARS} characters"),
+        ));
+    }
+    if kind == Some(Kind::Snoozed) && !d.has_until && !d.has_condition {
+        out.push((
+            "/until",
+            "a snooze needs an until time, a condition, or both".into(),
+        ));
+    }
+    if kind.is_some() && kind != Some(Kind::Snoozed) && (d.has_until || d.has_condition) {
+        out.push((
+            "/decision",
+            "until and condition belong to a snooze only".into(),
+        ));
+    }
+    out
+}
+
+/// An http(s) address with a host, no spaces or control characters, not
+/// longer than [`MAX_TEXT_CHARS`]. (The server parses it fully as well;
+/// this is the part a form can say while it is typed.)
+fn link_looks_like_a_url(link: &str) -> bool {
+    let rest = link
+        .strip_prefix("https://")
+        .or_else(|| link.strip_prefix("http://"));
+    let Some(rest) = rest else {
+        return false;
+    };
+    let host = rest.split(['/', '?', '#']).next().unwrap_or("");
+    link.chars().count() <= MAX_TEXT_CHARS
+        && !host.is_empty()
+        && !link.chars().any(|c| c.is_whitespace() || c.is_control())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -549,5 +636,49 @@ mod tests {
             ..dismissed()
         };
         assert_eq!(standing(&d, &[], 0).state, State::Planned);
+    }
+
+    #[test]
+    fn a_typed_decision_is_checked_in_the_servers_words() {
+        let ok = DecisionInput {
+            decision: "dismissed",
+            reason: "owned by another team",
+            ..Default::default()
+        };
+        assert!(decision_problems(&ok).is_empty());
+        let no_reason = DecisionInput {
+            decision: "dismissed",
+            reason: "  ",
+            ..Default::default()
+        };
+        assert_eq!(
+            decision_problems(&no_reason),
+            vec![(
+                "/reason",
+                "a dismissal needs a reason: it is what the next person reads".to_string()
+            )]
+        );
+        let snooze = DecisionInput {
+            decision: "snoozed",
+            link: "ftp://x",
+            ..Default::default()
+        };
+        let paths: Vec<&str> = decision_problems(&snooze).iter().map(|p| p.0).collect();
+        assert_eq!(paths, ["/link", "/until"]);
+        let planned_until = DecisionInput {
+            decision: "planned",
+            link: "https://tickets.example/OPS-1",
+            has_until: true,
+            ..Default::default()
+        };
+        assert_eq!(decision_problems(&planned_until)[0].0, "/decision");
+        assert!(!link_looks_like_a_url("https:///path"));
+        assert!(!link_looks_like_a_url("https://a b"));
+        let hidden = DecisionInput {
+            decision: "planned",
+            reason: "ok\u{202e}",
+            ..Default::default()
+        };
+        assert_eq!(decision_problems(&hidden)[0].0, "/reason");
     }
 }

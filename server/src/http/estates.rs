@@ -265,7 +265,26 @@ async fn import_file(
     // An import replaces whatever is there, so a concurrent change is
     // overwritten by design; the version check only keeps the bump exact.
     let mut expected = meta.version;
+    // Who replaced the estate, in the audit trail (the Health page's
+    // recent writes), in the same transaction as the write.
+    let actor = caller.principal()?.subject.clone();
+    let detail = serde_json::json!({
+        "services": c.estate.services.len(),
+        "clusters": c.estate.clusters.len(),
+        "sites": c.estate.sites.len(),
+        "flows": c.estate.flows.len(),
+    })
+    .to_string();
     for _ in 0..5 {
+        let audit = store::NewAudit {
+            estate: &id,
+            actor: &actor,
+            at: now_s(),
+            action: "estate.uploaded",
+            subject: "estate",
+            reason: "",
+            detail: &detail,
+        };
         match store::replace_document(
             &state.db,
             &id,
@@ -274,6 +293,7 @@ async fn import_file(
             &c.document,
             &c.content_digest,
             now_s(),
+            Some(&audit),
         )
         .await?
         {

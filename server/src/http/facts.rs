@@ -21,6 +21,11 @@ use crate::estates::{visible_estate, write_locked};
 use crate::state::AppState;
 use crate::store;
 
+/// How many of an import's notes the audit entry keeps (the import's
+/// answer has them all): enough to read what it said, not a copy of a
+/// report of thousands.
+const AUDIT_NOTES: usize = 20;
+
 /// Fact updates, observations and imports.
 pub const ROUTES: &[Route] = &[
     route!(UPDATE_FACTS => update_facts),
@@ -55,7 +60,20 @@ async fn update_facts(
             errors,
         )
     })?;
-    let meta = write_locked(&state.cache, lock, &new_doc, None).await?;
+    // The audit trail keeps who changed which facts (the Health page's
+    // recent writes); in the same transaction as the write.
+    let actor = caller.principal()?.subject.clone();
+    let detail = json!({"count": batch.updates.len()}).to_string();
+    let audit = store::NewAudit {
+        estate: &id,
+        actor: &actor,
+        at: received_at,
+        action: "facts.updated",
+        subject: "estate",
+        reason: "",
+        detail: &detail,
+    };
+    let meta = write_locked(&state.cache, lock, &new_doc, None, Some(&audit)).await?;
     Ok(Json(json!({
         "estate": id,
         "version": meta.version,
@@ -326,7 +344,7 @@ async fn observe(
         body_digest: &digest,
         applied,
     };
-    let meta = write_locked(&state.cache, lock, &new_doc, Some(record)).await?;
+    let meta = write_locked(&state.cache, lock, &new_doc, Some(record), None).await?;
     if let Some(c) = &cluster_created {
         tracing::info!(estate = %id, cluster = %c, by = %p.subject, "cluster created by its agent");
     }
@@ -431,7 +449,28 @@ async fn import_kubernetes(
         // Dropping the lock rolls back: nothing was written.
         lock.row.meta.version
     } else {
-        let meta = write_locked(&state.cache, lock, &merged, None).await?;
+        // Who imported what, with its notes, in the audit trail (the
+        // Health page's recent writes), in the same transaction.
+        let detail = json!({
+            "cluster": b.cluster,
+            "added": report.added.len(),
+            "changed": report.changed.len(),
+            "removed": report.removed.len(),
+            "flows_added": report.flows_added.len(),
+            "notes": report.notes.iter().take(AUDIT_NOTES).map(|n| n.message.as_str()).collect::<Vec<_>>(),
+            "notes_total": report.notes.len(),
+        })
+        .to_string();
+        let audit = store::NewAudit {
+            estate: &id,
+            actor: &p.subject,
+            at: now_s(),
+            action: "estate.imported",
+            subject: &b.cluster,
+            reason: "",
+            detail: &detail,
+        };
+        let meta = write_locked(&state.cache, lock, &merged, None, Some(&audit)).await?;
         tracing::info!(estate = %id, cluster = %b.cluster, version = meta.version, added = report.added.len(), changed = report.changed.len(), removed = report.removed.len(), "kubernetes import");
         meta.version
     };

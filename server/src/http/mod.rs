@@ -33,6 +33,7 @@ mod deciders;
 mod estates;
 pub mod extract;
 mod facts;
+mod health;
 mod notify;
 mod openapi;
 mod ops;

@@ -1,5 +1,6 @@
 //! Operations: liveness, readiness and Prometheus metrics, open to
-//! anyone (no secrets in them).
+//! anyone (no secrets in them); and an estate's health (`health.rs`),
+//! for its viewers.
 
 use axum::extract::State;
 use axum::http::{header, StatusCode};
@@ -15,6 +16,7 @@ pub const ROUTES: &[Route] = &[
     route!(GET_HEALTH => healthz),
     route!(GET_READINESS => readyz),
     route!(GET_METRICS => metrics),
+    route!(GET_ESTATE_HEALTH => super::health::estate_health),
 ];
 
 async fn healthz() -> Json<Value> {

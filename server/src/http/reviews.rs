@@ -40,9 +40,8 @@ pub const ROUTES: &[Route] = &[
     route!(ESTATE_AUDIT => audit),
 ];
 
-/// Longest reason or link kept, in characters: a sentence or a ticket
-/// URL, not a document (the audit keeps every one of them).
-const MAX_TEXT_CHARS: usize = 2_000;
+// Longest reason or link kept (the engine's rule, shared with the page).
+use berth_engine::review::MAX_TEXT_CHARS;
 
 /// Audit entries returned when the caller gives no limit, and the most it
 /// may ask for: a page of history, not the whole trail at once.
@@ -186,42 +185,25 @@ async fn decide(
     visible_estate(&state.db, &caller, &id).await?;
     let bytes = read_body(body, SMALL_BODY_LIMIT).await?;
     let b: api::NewReview = json_body(&bytes, "decision")?;
-    let mut errors: Vec<(&str, String)> = Vec::new();
-    let kind = Kind::parse(&b.decision);
-    if kind.is_none() {
-        errors.push((
-            "/decision",
-            format!(
-                "unknown decision {:?}; expected planned, dismissed or snoozed",
-                b.decision
-            ),
-        ));
-    }
     let reason = b.reason.trim().to_string();
     let link = b.link.trim().to_string();
-    if kind == Some(Kind::Dismissed) && reason.is_empty() {
+    // What the form alone decides is the engine's rule, shared with the
+    // page that checks it as it is typed; the rest needs the clock and the
+    // advice.
+    let mut errors: Vec<(&str, String)> = review::decision_problems(&review::DecisionInput {
+        decision: &b.decision,
+        reason: &reason,
+        link: &link,
+        has_until: b.until.is_some(),
+        has_condition: b.condition.is_some(),
+    });
+    let kind = Kind::parse(&b.decision);
+    if !link.is_empty() && !errors.iter().any(|e| e.0 == "/link") && url::Url::parse(&link).is_err()
+    {
         errors.push((
-            "/reason",
-            "a dismissal needs a reason: it is what the next person reads".into(),
+            "/link",
+            format!("{link:?} is not an http(s) URL of at most {MAX_TEXT_CHARS} characters"),
         ));
-    }
-    if too_long(&reason) {
-        errors.push((
-            "/reason",
-            format!("longer than {MAX_TEXT_CHARS} characters"),
-        ));
-    } else if let Some(p) = berth_engine::chars::name_problem(&reason) {
-        errors.push(("/reason", p));
-    }
-    if !link.is_empty() {
-        let ok = (link.starts_with("https://") || link.starts_with("http://"))
-            && url::Url::parse(&link).is_ok();
-        if !ok || too_long(&link) {
-            errors.push((
-                "/link",
-                format!("{link:?} is not an http(s) URL of at most {MAX_TEXT_CHARS} characters"),
-            ));
-        }
     }
     let until = match &b.until {
         None => None,
@@ -246,18 +228,6 @@ async fn decide(
             }
         },
     };
-    if kind == Some(Kind::Snoozed) && b.until.is_none() && b.condition.is_none() {
-        errors.push((
-            "/until",
-            "a snooze needs an until time, a condition, or both".into(),
-        ));
-    }
-    if kind != Some(Kind::Snoozed) && (b.until.is_some() || b.condition.is_some()) {
-        errors.push((
-            "/decision",
-            "until and condition belong to a snooze only".into(),
-        ));
-    }
     let side = match b.condition.as_ref().map(|c| c.side.as_str()) {
         None => None,
         Some("below") => Some(Side::Below),

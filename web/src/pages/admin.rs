@@ -12,11 +12,11 @@ use berth_api::{
 use leptos::prelude::*;
 
 use crate::client;
-use crate::common::Auth;
+use crate::common::{problem_at, refusals_at_fields, Auth, FieldProblem};
 
-/// The shortest password the server accepts (its `MIN_PASSWORD_CHARS`),
-/// said next to the field so nobody learns it from a refusal.
-const MIN_PASSWORD_CHARS: usize = 12;
+/// The shortest password the server accepts (the engine's rule, which
+/// both use), said next to the field so nobody learns it from a refusal.
+use berth_engine::accounts::MIN_PASSWORD_CHARS;
 
 /// A token's state as the list shows it.
 pub fn token_state(t: &TokenInfo) -> String {
@@ -111,10 +111,29 @@ fn Users() -> impl IntoView {
         });
     };
     Effect::new(move |_| load());
+    // Checked as typed by the engine's rules (the server's own): a field's
+    // problem shows once the field is left or the form is sent; a server
+    // refusal lands at its field in the same words.
+    let name_left = RwSignal::new(false);
+    let password_left = RwSignal::new(false);
+    let refused = RwSignal::new(Vec::<(String, String)>::new());
+    let typed =
+        move || berth_engine::accounts::new_user_problems(name.get().trim(), &password.get());
+    let name_problem =
+        Signal::derive(move || problem_at("/name", &typed(), name_left.get(), &refused.get()));
+    let password_problem = Signal::derive(move || {
+        problem_at("/password", &typed(), password_left.get(), &refused.get())
+    });
     let create = move |ev: leptos::ev::SubmitEvent| {
         ev.prevent_default();
         error.set(None);
         done.set(None);
+        refused.set(Vec::new());
+        name_left.set(true);
+        password_left.set(true);
+        if !typed().is_empty() {
+            return;
+        }
         let body = NewUser {
             name: name.get_untracked().trim().to_string(),
             role: role.get_untracked().as_str().to_string(),
@@ -132,9 +151,18 @@ fn Users() -> impl IntoView {
                     done.set(Some(format!("User {} ({}) created.", v.name, v.role)));
                     name.set(String::new());
                     password.set(String::new());
+                    name_left.set(false);
+                    password_left.set(false);
                     load();
                 }
-                Err(f) => error.set(Some(f.message)),
+                Err(f) => {
+                    let at = refusals_at_fields(&f);
+                    if at.is_empty() {
+                        error.set(Some(f.message));
+                    } else {
+                        refused.set(at);
+                    }
+                }
             }
         });
     };
@@ -192,8 +220,11 @@ fn Users() -> impl IntoView {
                 <div class="entry-grid">
                     <div class="field">
                         <label for="user-name">"User name"</label>
-                        <input id="user-name" autocomplete="off" bind:value=name/>
+                        <input id="user-name" autocomplete="off" bind:value=name aria-describedby="user-name-problem"
+                            aria-invalid=move || if name_problem.get().is_some() { "true" } else { "false" }
+                            on:blur=move |_| name_left.set(!name.get_untracked().is_empty() || password_left.get_untracked())/>
                         <span class="hint">"a–z, 0–9, '-' and '_'"</span>
+                        <FieldProblem id="user-name-problem" problem=name_problem/>
                     </div>
                     <div class="field">
                         <label for="user-role">"Role"</label>
@@ -205,8 +236,11 @@ fn Users() -> impl IntoView {
                     </div>
                     <div class="field">
                         <label for="user-password">"Password"</label>
-                        <input id="user-password" type="password" autocomplete="new-password" bind:value=password/>
+                        <input id="user-password" type="password" autocomplete="new-password" bind:value=password aria-describedby="user-password-problem"
+                            aria-invalid=move || if password_problem.get().is_some() { "true" } else { "false" }
+                            on:blur=move |_| password_left.set(!password.get_untracked().is_empty())/>
                         <span class="hint">{format!("at least {MIN_PASSWORD_CHARS} characters")}</span>
+                        <FieldProblem id="user-password-problem" problem=password_problem/>
                     </div>
                 </div>
                 <button type="submit">"Create user"</button>

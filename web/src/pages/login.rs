@@ -38,7 +38,7 @@ pub fn Login() -> impl IntoView {
             {
                 Ok(_) => client::go("/"),
                 Err(f) => {
-                    error.set(Some(f.message));
+                    error.set(Some(sign_in_failure(&f)));
                     busy.set(false);
                 }
             }
@@ -59,5 +59,19 @@ pub fn Login() -> impl IntoView {
                 {move || error.get().map(|m| view! { <p class="error" role="alert">{m}</p> })}
             </fieldset>
         </form>
+    }
+}
+
+/// A refused sign-in in the words of this form. The server answers 403 to
+/// a name, password or token it does not recognise (and to an agent's
+/// token, which it names); the generic "your role may not do this" would
+/// send a user looking for a role when what they typed was wrong.
+pub fn sign_in_failure(f: &client::Failure) -> String {
+    match f.status {
+        403 if f.summary.contains("agent token") => {
+            "That is an agent's token: agents use it to send facts, it does not open the pages. Sign in with a user name and password or a viewer, operator or admin token.".to_string()
+        }
+        403 => "Not recognised: no user has that name and password, and no live token is that one. Check what you typed (a token is shown once when it is created; a revoked token stops working).".to_string(),
+        _ => f.message.clone(),
     }
 }

@@ -15,7 +15,7 @@ use leptos::prelude::*;
 
 use super::fixed;
 use crate::client;
-use crate::common::Auth;
+use crate::common::{problem_at, refusals_at_fields, Auth};
 
 /// The decisions of the estate on show, by identity, with their standing
 /// at the page's evaluation time.
@@ -144,6 +144,34 @@ pub fn ReviewLine(identity: String, why: Option<MoveWhy>, label: String) -> impl
     let measured = RwSignal::new(false);
     let error = RwSignal::new(None::<String>);
     let busy = RwSignal::new(false);
+    // The engine's rules for a typed decision (the server's own, in its
+    // words), shown at their fields once the form was sent; a server
+    // refusal lands at its field the same way.
+    let tried = RwSignal::new(false);
+    let refused = RwSignal::new(Vec::<(String, String)>::new());
+    let typed = move || {
+        let (d, r, l, u, c) = (
+            decision.get(),
+            reason.get(),
+            link.get(),
+            until.get(),
+            condition.get(),
+        );
+        let snooze = d == "snoozed";
+        berth_engine::review::decision_problems(&berth_engine::review::DecisionInput {
+            decision: &d,
+            reason: &r,
+            // Only what the form sends: the link of a plan, the until and
+            // condition of a snooze.
+            link: if d == "planned" { l.as_str() } else { "" },
+            has_until: snooze && !u.is_empty(),
+            has_condition: snooze && !c.is_empty(),
+        })
+    };
+    let at = move |path: &'static str| {
+        Signal::derive(move || problem_at(path, &typed(), tried.get(), &refused.get()))
+    };
+    let (reason_problem, link_problem, until_problem) = (at("/reason"), at("/link"), at("/until"));
     let choices = condition_choices(why.as_ref());
     let id_for_status = identity.clone();
     let status = move || {
@@ -188,6 +216,12 @@ pub fn ReviewLine(identity: String, why: Option<MoveWhy>, label: String) -> impl
         let Some(estate) = auth.estate.get_untracked() else {
             return;
         };
+        tried.set(true);
+        refused.set(Vec::new());
+        error.set(None);
+        if !typed().is_empty() {
+            return;
+        }
         let kind = decision.get_untracked();
         let mut body = berth_api::NewReview {
             identity: ident.get_value(),
@@ -228,9 +262,20 @@ pub fn ReviewLine(identity: String, why: Option<MoveWhy>, label: String) -> impl
             match client::request("POST", &url, Some(body)).await {
                 Ok(_) => {
                     error.set(None);
+                    tried.set(false);
                     reviews.load(estate);
                 }
-                Err(f) => error.set(Some(f.message)),
+                Err(f) => {
+                    let fields = refusals_at_fields(&f);
+                    let placed = ["/reason", "/link", "/until"];
+                    if fields.iter().all(|(p, _)| placed.contains(&p.as_str()))
+                        && !fields.is_empty()
+                    {
+                        refused.set(fields);
+                    } else {
+                        error.set(Some(f.message));
+                    }
+                }
             }
             busy.set(false);
         });
@@ -286,21 +331,27 @@ pub fn ReviewLine(identity: String, why: Option<MoveWhy>, label: String) -> impl
                         </div>
                         <div class="field">
                             <label>{move || if decision.get() == "dismissed" { "Reason (required)" } else { "Reason" }}
-                                <input data-testid="review-reason" bind:value=reason/>
+                                <input data-testid="review-reason" bind:value=reason
+                                    aria-invalid=move || if reason_problem.get().is_some() { "true" } else { "false" }/>
                             </label>
+                            <span class="error field-error" role="alert" data-testid="review-reason-problem">{move || reason_problem.get()}</span>
                         </div>
                         <Show when=move || decision.get() == "planned">
                             <div class="field">
                                 <label>"Link to the change"
-                                    <input type="url" placeholder="https://" data-testid="review-link" bind:value=link/>
+                                    <input type="url" placeholder="https://" data-testid="review-link" bind:value=link
+                                        aria-invalid=move || if link_problem.get().is_some() { "true" } else { "false" }/>
                                 </label>
+                                <span class="error field-error" role="alert" data-testid="review-link-problem">{move || link_problem.get()}</span>
                             </div>
                         </Show>
                         <Show when=move || decision.get() == "snoozed">
                             <div class="field">
                                 <label>"Until (UTC)"
-                                    <input type="datetime-local" data-testid="review-until" bind:value=until/>
+                                    <input type="datetime-local" data-testid="review-until" bind:value=until
+                                        aria-invalid=move || if until_problem.get().is_some() { "true" } else { "false" }/>
                                 </label>
+                                <span class="error field-error" role="alert" data-testid="review-until-problem">{move || until_problem.get()}</span>
                             </div>
                         </Show>
                     </div>

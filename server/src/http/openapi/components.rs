@@ -1066,6 +1066,22 @@ pub fn schemas() -> Vec<(&'static str, Value)> {
                                                 "type": "integer"
                                             }
                                         }
+                                    },
+                                    {
+                                        "type": "object",
+                                        "description": "The fields a form's rule refuses, each at its JSON pointer, as a 422 lists them (a new user's name and password).",
+                                        "required": [
+                                            "errors"
+                                        ],
+                                        "properties": {
+                                            "errors": {
+                                                "type": "array",
+                                                "minItems": 1,
+                                                "items": {
+                                                    "$ref": "#/components/schemas/InputError"
+                                                }
+                                            }
+                                        }
                                     }
                                 ]
                             }
