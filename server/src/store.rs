@@ -149,18 +149,30 @@ pub async fn create_estate(db: &Db, e: NewEstate<'_>, now: i64) -> StoreResult<E
 #[derive(Debug)]
 pub struct Stale;
 
+/// An estate document to store: the estate's name, the canonical
+/// document and its content digest.
+pub struct NewDocument<'a> {
+    pub name: &'a str,
+    pub document: &'a str,
+    pub content_digest: &'a str,
+}
+
 /// Replace an estate's document if it is still at `expected_version`;
-/// bumps the version. One UPDATE: atomic on both backends.
+/// bumps the version, and writes `audit` in the same transaction. One
+/// UPDATE: atomic on both backends.
 pub async fn replace_document(
     db: &Db,
     id: &str,
     expected_version: i64,
-    name: &str,
-    document: &str,
-    content_digest: &str,
+    new: NewDocument<'_>,
     now: i64,
     audit: Option<&NewAudit<'_>>,
 ) -> StoreResult<Result<EstateMeta, Stale>> {
+    let NewDocument {
+        name,
+        document,
+        content_digest,
+    } = new;
     let _w = db.write_guard().await;
     let mut tx = db.begin().await?;
     // The document it replaces, for the moves it makes (read in the

@@ -289,9 +289,11 @@ async fn import_file(
             &state.db,
             &id,
             expected,
-            &c.estate.name,
-            &c.document,
-            &c.content_digest,
+            store::NewDocument {
+                name: &c.estate.name,
+                document: &c.document,
+                content_digest: &c.content_digest,
+            },
             now_s(),
             Some(&audit),
         )
