@@ -166,7 +166,7 @@ mod tests {
                 spec.path
             );
         }
-        assert_eq!(routes().len(), 59);
+        assert_eq!(routes().len(), 60);
     }
 
     #[test]
