@@ -305,7 +305,7 @@ mod tests {
                 e.path
             );
         }
-        assert_eq!(all().count(), 59);
+        assert_eq!(all().count(), 60);
     }
 
     #[test]
