@@ -21,7 +21,11 @@ use crate::store;
 use crate::AppState;
 
 /// The recent writes listed: a page of them, not the trail.
-const CHANGES_LISTED: i64 = 20;
+const CHANGES_LISTED: usize = 20;
+
+/// How many of the newest writes re-syncs are counted from: a year of an
+/// agent re-syncing daily, read in one statement.
+const WRITES_SCANNED: i64 = 1_000;
 
 /// `GET /api/estates/{id}/health?now=` (routed with the operations, `ops.rs`).
 pub(super) async fn estate_health(
@@ -36,9 +40,10 @@ pub(super) async fn estate_health(
     let inv = inventory::inventory(&estate, &policy, now);
     let batches = store::batches_by_submitter(&state.db, &id).await?;
     let probes = store::probes_of(&state.db, &id).await?;
-    let writes = store::estate_writes(&state.db, &id, CHANGES_LISTED).await?;
-    // Re-syncs counted from the whole trail's imports, by actor.
-    let imports = store::estate_writes(&state.db, &id, 1_000).await?;
+    // One read of the trail's writes: re-syncs are counted from all of
+    // them (by actor), the newest `CHANGES_LISTED` are listed.
+    let imports = store::estate_writes(&state.db, &id, WRITES_SCANNED).await?;
+    let writes = &imports[..imports.len().min(CHANGES_LISTED)];
     let mut agents: Vec<AgentHealth> = store::list_tokens(&state.db)
         .await?
         .into_iter()
