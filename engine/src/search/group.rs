@@ -267,8 +267,12 @@ pub fn alone_best(
 }
 
 /// Whether moving `found` together gains more than its members would
-/// moved one at a time, each where it is best alone ([`alone_best`]): the
-/// group then captures something single moves on the same services cannot.
+/// moved one at a time, each where it is best alone ([`alone_best`]), by
+/// at least the group's own bar ([`cost::step_bar`]): the group then
+/// captures something single moves on the same services cannot, and that
+/// extra pays for the step as the step's gain must (every moved service
+/// pays the absolute bar — measuring the extra against one service's bar
+/// let a two-service group in whose coordination was worth half a step).
 pub(crate) fn beats_alone(
     ctx: &Ctx,
     state: &State,
@@ -276,7 +280,7 @@ pub(crate) fn beats_alone(
     found: &Found,
 ) -> bool {
     let ids: Vec<usize> = found.members.iter().map(|&(s, _)| s).collect();
-    let bar = cost::bar(ctx, current_cost(ctx, state, &ids));
+    let bar = cost::step_bar(ctx, current_cost(ctx, state, &ids), ids.len());
     found.gain - alone_best(ctx, state, candidates, &found.members) >= bar
 }
 
