@@ -74,7 +74,7 @@ fn default_cell(f: &PolicyField) -> String {
 /// The region of `docs/advice.md` §8, markers included.
 fn render() -> String {
     let mut out = format!(
-        "{BEGIN}\n<!-- Generated from FIELDS in engine/src/model/policy.rs; do not edit here. \
+        "{BEGIN}\n<!-- Generated from FIELDS in engine/src/model/policy/fields.rs; do not edit here. \
          After changing the table: {UPDATE} -->\n\n\
          | group | field | unit | default | range (inclusive) | meaning |\n\
          |---|---|---|---|---|---|\n"
@@ -123,7 +123,7 @@ fn advice_md_policy_table_is_what_the_table_renders() {
         return;
     }
     panic!(
-        "the policy table in {} is not what FIELDS (engine/src/model/policy.rs) renders.\n\
+        "the policy table in {} is not what FIELDS (engine/src/model/policy/fields.rs) renders.\n\
          Update it with: {UPDATE}\n\nwant:\n{want}\n\nhave:\n{region}",
         path.display()
     );
@@ -219,7 +219,7 @@ fn openapi_policy_schema_agrees_with_the_table() {
     }
     assert!(
         errs.is_empty(),
-        "{} disagrees with FIELDS (engine/src/model/policy.rs):\n{}",
+        "{} disagrees with FIELDS (engine/src/model/policy/fields.rs):\n{}",
         path.display(),
         errs.join("\n")
     );

@@ -196,6 +196,16 @@ pub fn advice_with_why(a: &Advice, why: &[MoveWhy]) -> String {
 /// when given — what `berth advise --format text` prints.
 pub fn advice_report(a: &Advice, why: &[MoveWhy], money: Option<&Money>) -> String {
     let mut out = String::new();
+    report_headline(&mut out, a, money);
+    let _ = writeln!(out);
+    report_steps(&mut out, a, why, money);
+    report_unmoved(&mut out, a);
+    out
+}
+
+/// The report's first lines: what was evaluated, the totals before and
+/// after (with money when given), the bound and what guesses would add.
+fn report_headline(out: &mut String, a: &Advice, money: Option<&Money>) {
     let _ = writeln!(
         out,
         "Estate {} (version {}), policy {}, evaluated at {}",
@@ -240,7 +250,11 @@ pub fn advice_report(a: &Advice, why: &[MoveWhy], money: Option<&Money>) -> Stri
             crate::constraints::round2(a.unbacked_gain)
         );
     }
-    let _ = writeln!(out);
+}
+
+/// The report's steps, numbered, each compound step under its title, with
+/// each move's money, evidence and explanation lines.
+fn report_steps(out: &mut String, a: &Advice, why: &[MoveWhy], money: Option<&Money>) {
     if a.moves.is_empty() {
         let _ = writeln!(out, "No move clears the bars: staying put is best.");
     } else {
@@ -294,6 +308,12 @@ pub fn advice_report(a: &Advice, why: &[MoveWhy], money: Option<&Money>) -> Stri
             }
         }
     }
+}
+
+/// What the report lists besides the steps: services that cannot move,
+/// worthwhile moves whose fit can't be told, unknown capacities and
+/// requests.
+fn report_unmoved(out: &mut String, a: &Advice) {
     if !a.immovable.is_empty() {
         let _ = writeln!(out, "\nCannot move:");
         for i in &a.immovable {
@@ -358,7 +378,6 @@ pub fn advice_report(a: &Advice, why: &[MoveWhy], money: Option<&Money>) -> Stri
             );
         }
     }
-    out
 }
 
 /// The proven bound in one sentence. Both figures are rounded *down* (one

@@ -493,17 +493,7 @@ pub fn cost_at_least_within(
     );
 
     let (headroom, slope) = headroom_tangents(ctx, &movable, &home);
-    // Clusters where arriving or staying costs no headroom slope, and the
-    // (usually few) where it does.
-    let mut flat = Bits::new(nc);
-    let mut sloped = Vec::new();
-    for (c, &(a, b)) in slope.iter().enumerate() {
-        if a == 0.0 && b == 0.0 {
-            flat.insert(c);
-        } else {
-            sloped.push(c);
-        }
-    }
+    let (flat, sloped) = flat_and_sloped(&slope);
 
     // Each movable service's cheapest choice: copy + flows to fixed peers
     // + its share of the headroom tangents where it ends.
@@ -605,24 +595,51 @@ pub fn cost_at_least_within(
 
     let raw = fixed + pairs + own + headroom;
     let per_term = raw - ROUNDING_SLACK * (1.0 + raw.abs());
-    let room = certified_room(ctx);
-    let inputs = pairwise::Inputs {
-        dom: &dom,
-        movable: &movable,
-        home: &home,
-        room: &room,
-    };
-    let upper = upper.unwrap_or_else(|| crate::cost::State::initial(estate).totals(ctx).cost);
-    let pairs_bound = pairwise::Pairwise::build(ctx, &inputs).map(|mut pw| {
-        // Flows between services that cannot move are outside it.
-        let (value, magnitude) = pw.solve(max_moves, upper);
-        let raw = fixed + value;
-        raw - ROUNDING_SLACK * (1.0 + fixed.abs() + magnitude)
-    });
+    let pairs_bound = pairwise_floor(ctx, (&dom, &movable, &home), fixed, max_moves, upper);
     // Every point of cost is ≥ 0 (facts and weights are), so 0 is a bound
     // too: the slack never takes the bound below it. Both relaxations are
     // bounds; the larger is kept.
     per_term.max(pairs_bound.unwrap_or(0.0)).max(0.0)
+}
+
+/// Clusters where arriving or staying costs no headroom slope (as a set),
+/// and the (usually few) where it does.
+fn flat_and_sloped(slope: &[(f64, f64)]) -> (Bits, Vec<usize>) {
+    let mut flat = Bits::new(slope.len());
+    let mut sloped = Vec::new();
+    for (c, &(a, b)) in slope.iter().enumerate() {
+        if a == 0.0 && b == 0.0 {
+            flat.insert(c);
+        } else {
+            sloped.push(c);
+        }
+    }
+    (flat, sloped)
+}
+
+/// The pairwise relaxation's bound (`pairwise`), with the flows between
+/// services that cannot move (`fixed`, which are outside it) added and the
+/// rounding slack taken off; `None` where the relaxation is not built.
+fn pairwise_floor(
+    ctx: &Ctx,
+    (dom, movable, home): (&Table, &[bool], &[usize]),
+    fixed: f64,
+    max_moves: usize,
+    upper: Option<f64>,
+) -> Option<f64> {
+    let room = certified_room(ctx);
+    let inputs = pairwise::Inputs {
+        dom,
+        movable,
+        home,
+        room: &room,
+    };
+    let upper = upper.unwrap_or_else(|| crate::cost::State::initial(ctx.estate).totals(ctx).cost);
+    pairwise::Pairwise::build(ctx, &inputs).map(|mut pw| {
+        let (value, magnitude) = pw.solve(max_moves, upper);
+        let raw = fixed + value;
+        raw - ROUNDING_SLACK * (1.0 + fixed.abs() + magnitude)
+    })
 }
 
 #[cfg(test)]

@@ -27,10 +27,12 @@ use crate::group::{self, Alone, Group, GroupKind};
 use crate::policy::Policy;
 
 mod feasibility;
+mod run;
 mod step;
 mod targeted;
 mod words;
 pub use feasibility::{feasibility, feasibility_with, Feasibility};
+use run::*;
 use step::*;
 use targeted::*;
 pub use targeted::{improvement, plan, target_need, Budgets, Search, TARGET_MARGIN};

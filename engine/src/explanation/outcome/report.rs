@@ -276,18 +276,7 @@ pub fn report(
     now: i64,
     settle_s: i64,
 ) -> Report {
-    // Gather events into steps: an event joins the oldest open step of its
-    // identity that lacks its service, else opens one.
-    let mut steps: Vec<Vec<&Event>> = Vec::new();
-    for e in events {
-        let open = steps.iter_mut().find(|s| {
-            s[0].identity == e.identity && !s.iter().any(|x| x.member.service == e.member.service)
-        });
-        match open {
-            Some(s) => s.push(e),
-            None => steps.push(vec![e]),
-        }
-    }
+    let steps = gather_steps(events);
     let before_of = |write: i64| {
         befores
             .binary_search_by(|(w, _)| w.cmp(&write))
@@ -361,26 +350,13 @@ pub fn report(
             .unwrap_or(first.moved_at);
         if !missing.is_empty() {
             // A compound step is applied when all its members have moved.
-            a.outcome = Some(Outcome {
-                status: Status::Waiting,
-                members: members.clone(),
-                moved_at: format_time(moved_at),
-                settles_at: format_time(moved_at.saturating_add(settle_s)),
-                predicted_gain: gain,
-                predicted_terms: terms,
-                waiting_for: missing
-                    .iter()
-                    .map(|m| {
-                        format!(
-                            "{} to move {} → {} (the rest of the step)",
-                            m.service, m.from, m.to
-                        )
-                    })
-                    .collect(),
-                observed: None,
-                flows: Vec::new(),
-                notes: Vec::new(),
-            });
+            a.outcome = Some(waiting_for_members(
+                &members,
+                &missing,
+                (moved_at, settle_s),
+                gain,
+                terms,
+            ));
             applied.push(a);
             continue;
         }
@@ -417,6 +393,53 @@ pub fn report(
         calibration,
         calibration_parts,
         applied,
+    }
+}
+
+/// Gather events into steps: an event joins the oldest open step of its
+/// identity that lacks its service, else opens one.
+fn gather_steps(events: &[Event]) -> Vec<Vec<&Event>> {
+    let mut steps: Vec<Vec<&Event>> = Vec::new();
+    for e in events {
+        let open = steps.iter_mut().find(|s| {
+            s[0].identity == e.identity && !s.iter().any(|x| x.member.service == e.member.service)
+        });
+        match open {
+            Some(s) => s.push(e),
+            None => steps.push(vec![e]),
+        }
+    }
+    steps
+}
+
+/// A compound step some of whose members have not moved yet: it is
+/// applied when all have, and waits for the `missing` ones till then.
+fn waiting_for_members(
+    members: &[Member],
+    missing: &[&Member],
+    (moved_at, settle_s): (i64, i64),
+    gain: f64,
+    terms: Terms,
+) -> Outcome {
+    Outcome {
+        status: Status::Waiting,
+        members: members.to_vec(),
+        moved_at: format_time(moved_at),
+        settles_at: format_time(moved_at.saturating_add(settle_s)),
+        predicted_gain: gain,
+        predicted_terms: terms,
+        waiting_for: missing
+            .iter()
+            .map(|m| {
+                format!(
+                    "{} to move {} → {} (the rest of the step)",
+                    m.service, m.from, m.to
+                )
+            })
+            .collect(),
+        observed: None,
+        flows: Vec::new(),
+        notes: Vec::new(),
     }
 }
 

@@ -138,6 +138,41 @@ pub(super) struct Inputs<'a> {
     pub room: &'a [Option<(f64, f64)>],
 }
 
+/// θ_s of one movable service `s` over its choices `d` (home first): the
+/// copy away from home, and the cost of its flows to itself and to
+/// services that stay.
+fn unary_costs(ctx: &Ctx, inp: &Inputs, s: usize, d: &[usize]) -> Vec<f64> {
+    let estate = ctx.estate;
+    let copy = ctx.copy_points(s);
+    d.iter()
+        .enumerate()
+        .map(|(k, &c)| {
+            let mut cost = if k == 0 { 0.0 } else { copy };
+            let mut last_self = None;
+            for &(f, peer) in &ctx.adjacency[s] {
+                let fl = &estate.flows[f];
+                let (rt, xs) = if peer == s {
+                    // A flow to itself is listed twice (once
+                    // per end, one after the other): once.
+                    if last_self == Some(f) {
+                        continue;
+                    }
+                    last_self = Some(f);
+                    ctx.flow_cost(f, c, c)
+                } else if inp.movable[peer] {
+                    continue;
+                } else if fl.from == s {
+                    ctx.flow_cost(f, c, inp.home[peer])
+                } else {
+                    ctx.flow_cost(f, inp.home[peer], c)
+                };
+                cost += rt + xs;
+            }
+            cost
+        })
+        .collect()
+}
+
 impl Pairwise {
     /// The relaxation's costs, or `None` when it has more than
     /// [`MAX_CELLS`] cells or the headroom is not piecewise linear
@@ -217,36 +252,7 @@ impl Pairwise {
         let unary: Vec<Vec<f64>> = services
             .iter()
             .zip(&dom)
-            .map(|(&s, d)| {
-                let copy = ctx.copy_points(s);
-                d.iter()
-                    .enumerate()
-                    .map(|(k, &c)| {
-                        let mut cost = if k == 0 { 0.0 } else { copy };
-                        let mut last_self = None;
-                        for &(f, peer) in &ctx.adjacency[s] {
-                            let fl = &estate.flows[f];
-                            let (rt, xs) = if peer == s {
-                                // A flow to itself is listed twice (once
-                                // per end, one after the other): once.
-                                if last_self == Some(f) {
-                                    continue;
-                                }
-                                last_self = Some(f);
-                                ctx.flow_cost(f, c, c)
-                            } else if inp.movable[peer] {
-                                continue;
-                            } else if fl.from == s {
-                                ctx.flow_cost(f, c, inp.home[peer])
-                            } else {
-                                ctx.flow_cost(f, inp.home[peer], c)
-                            };
-                            cost += rt + xs;
-                        }
-                        cost
-                    })
-                    .collect()
-            })
+            .map(|(&s, d)| unary_costs(ctx, inp, s, d))
             .collect();
 
         // θ_e: the flows of each pair, in their own direction.

@@ -2,6 +2,7 @@
 //! placement searched for within a work budget, and the certified order of
 //! moves that reaches it, offered when it beats the step-by-step plans.
 
+use super::run::StepScratch;
 use super::*;
 
 /// How much more the targeted plan must improve the estate than the best
@@ -199,19 +200,10 @@ pub fn target_need(ctx: &Ctx, candidates: &Candidates) -> u64 {
         .sum()
 }
 
-/// Scratch lists of one step, kept between steps to reuse their memory:
-/// the services whose cache was touched, the clusters whose load changed
-/// and the moves made (service, from, to).
-struct StepScratch {
-    touched: Vec<bool>,
-    loaded: Vec<usize>,
-    moved_now: Vec<(usize, usize, usize)>,
-}
-
 /// After a step, the caches of what it changed: the flow gains and
 /// prospects of the moved services' peers, and of every service on a
 /// cluster whose load changed.
-fn refresh_after_step(
+pub(super) fn refresh_after_step(
     ctx: &Ctx,
     state: &State,
     cache: Cache,
@@ -281,7 +273,7 @@ fn refresh_after_step(
 }
 
 /// Clusters whose free capacity is unknown, and which figures.
-fn unknown_capacity(estate: &Estate) -> Vec<UnknownCapacity> {
+pub(super) fn unknown_capacity(estate: &Estate) -> Vec<UnknownCapacity> {
     estate
         .clusters
         .iter()
@@ -302,7 +294,7 @@ fn unknown_capacity(estate: &Estate) -> Vec<UnknownCapacity> {
 }
 
 /// Services whose requests are unknown, and which fields.
-fn unknown_requests(estate: &Estate) -> Vec<UnknownRequest> {
+pub(super) fn unknown_requests(estate: &Estate) -> Vec<UnknownRequest> {
     estate
         .services
         .iter()
@@ -315,278 +307,4 @@ fn unknown_requests(estate: &Estate) -> Vec<UnknownRequest> {
             })
         })
         .collect()
-}
-
-/// One plan's advice, whether it searched for a group at any step, and
-/// the estate's budgets.
-pub(super) struct PlanRun {
-    pub(super) advice: Advice,
-    pub(super) searched: bool,
-    pub(super) budgets: Budgets,
-}
-
-pub(super) fn plan_run(
-    estate: &Estate,
-    policy: &Policy,
-    now: i64,
-    cache: Cache,
-    search: Search,
-) -> PlanRun {
-    let ctx = Ctx::new(estate, policy, now);
-    let feas = feasibility_with(estate, cache);
-    let mut state = State::initial(estate);
-    let totals_before = state.totals(&ctx);
-    let n = estate.services.len();
-    let mut deltas = match cache {
-        Cache::Shared => Deltas::new(&ctx),
-        Cache::PerCandidate => Deltas::exhaustive(&ctx),
-    };
-    for s in 0..n {
-        deltas.refresh(&ctx, &state, feas.candidates.of(s), s);
-    }
-    let mut moved = vec![false; n];
-    let mut moves = Vec::new();
-    let mut blocked = Vec::new();
-    let mut by_site = vec![(0.0, 0.0); estate.sites.len()];
-    let mut prospects = Prospects::new(&ctx, &state, &deltas);
-    let mut hopeful = Vec::new();
-    let mut scratch = StepScratch {
-        touched: vec![false; n],
-        loaded: Vec::new(),
-        moved_now: Vec::new(),
-    };
-    let mut unbacked_gain = 0.0;
-    // Whether a group search ran (for `advise_with`), and the weighing
-    // budget left: each step's weighing spends its search's work, and
-    // once a step's weighing costs more than what is left the plan stops
-    // weighing (`docs/advice.md` §6, "The weighing budget").
-    let mut searched = false;
-    let budgets = Budgets::of(&ctx, &feas.candidates);
-    let mut weigh_left = if search.weighed { budgets.weigh } else { 0 };
-    let target: Option<Vec<usize>> = search.target.then(|| {
-        let doms = anneal::domains_from(&ctx, &feas.candidates);
-        anneal::local_search(&ctx, &doms, budgets.target, anneal::SEED, policy.max_moves).placement
-    });
-    while moves.len() < policy.max_moves {
-        let single = match cache {
-            Cache::Shared => best_move(
-                &ctx,
-                &state,
-                &feas.candidates,
-                &mut deltas,
-                &mut prospects,
-                &moved,
-                &mut blocked,
-                &mut by_site,
-                &mut hopeful,
-            ),
-            Cache::PerCandidate => best_move_in_order(
-                &ctx,
-                &state,
-                &feas.candidates,
-                &deltas,
-                &moved,
-                &mut blocked,
-                &mut by_site,
-            ),
-        };
-        // On estates small enough, a group is also weighed against the best
-        // single move at every step: a whole application may gain more
-        // moved together than its members would each moved alone, and once
-        // singles have scattered it inside its site it can no longer move
-        // (each service moves once).
-        // The targeted plan starts with the moves to the placement its
-        // local search found, as one group, whatever the single moves:
-        // that plan is weighed whole against the others (`advise_with`).
-        let planned = match &target {
-            Some(target) if moves.is_empty() => {
-                planned_group(&ctx, &mut state, target, policy.max_moves)
-            }
-            _ => None,
-        };
-        let rival = match single {
-            _ if planned.is_some() => planned,
-            Some((_, _, gain))
-                if search.weighed
-                    && weigh_left > 0
-                    && spend(
-                        &mut weigh_left,
-                        group::search_work(&ctx, &moved, &feas.candidates),
-                    ) =>
-            {
-                searched = true;
-                prospects.refresh_all(&ctx, &state, &feas.candidates, &mut deltas, &moved);
-                // Only blocked moves that gain more than the best single
-                // move: those every scan order collects (no bound skips a
-                // move above the final floor), so the shared and the
-                // per-candidate caches see the same list; the others a
-                // scan may or may not have met before it found the best.
-                blocked.retain(|&(g, _, _)| g > gain);
-                let inputs = group::Inputs {
-                    candidates: &feas.candidates,
-                    deltas: &deltas,
-                    moved: &moved,
-                    blocked: &blocked,
-                    room: policy.max_moves - moves.len(),
-                    gather: search.gather,
-                };
-                group::best(&ctx, &mut state, &inputs).filter(|found| {
-                    found.gain > gain && group::beats_alone(&ctx, &state, &feas.candidates, found)
-                })
-            }
-            _ => None,
-        };
-        // When a group wins over a single move: that move's gain.
-        let mut over_single: Option<(usize, usize, f64)> = None;
-        let (members, kind) = match (single, rival) {
-            (_, Some(found)) => {
-                over_single = single;
-                (found.members, Some(found.kind))
-            }
-            (Some((s, to, _)), None) => (vec![(s, to)], None),
-            (None, None) => {
-                // No single move clears its bar: one step may move a small
-                // group together (`group`), then singles resume. The group
-                // search reads every cache.
-                searched = true;
-                prospects.refresh_all(&ctx, &state, &feas.candidates, &mut deltas, &moved);
-                let inputs = group::Inputs {
-                    candidates: &feas.candidates,
-                    deltas: &deltas,
-                    moved: &moved,
-                    blocked: &blocked,
-                    room: policy.max_moves - moves.len(),
-                    gather: search.gather,
-                };
-                match group::best(&ctx, &mut state, &inputs) {
-                    Some(found) => (found.members, Some(found.kind)),
-                    None => break,
-                }
-            }
-        };
-        let group = kind.map(|kind| {
-            let mut g = describe_group(&ctx, &mut state, kind, &members, moves.len() + 1);
-            if let Some((s, to, gain)) = over_single {
-                let alone = group::alone_best(&ctx, &state, &feas.candidates, &members);
-                g.summary.push_str(&format!(
-                    " Taken over the best single move ({} to {}, +{}): moved one at a time, each where it is best alone, the group's services would gain {}.",
-                    estate.services[s].id,
-                    estate.clusters[to].id,
-                    constraints::round2(gain),
-                    constraints::round2(alone)
-                ));
-            }
-            g
-        });
-        let group_evidence = group
-            .as_ref()
-            .and_then(|_| evidence_words(&group_facts(&ctx, &state, &members)));
-        // A step the evidence cannot back is listed apart ("Not enough
-        // evidence to recommend") and is *not made*: the placement the
-        // later steps start from, `totals_after` and the bound are those
-        // of the recommended steps alone, so the headline is exactly what
-        // taking the recommended moves gives (`docs/advice.md`, "Totals
-        // are of what is recommended"). Its members are replayed on a copy.
-        let backed = match (&group, members.as_slice()) {
-            (Some(_), _) => group_evidence.is_none(),
-            (None, &[(s, to)]) => {
-                evidence_words(&cost::deciding_facts(&ctx, &state, s, to)).is_none()
-            }
-            (None, _) => unreachable!("a step without a group moves one service"),
-        };
-        let mut aside = (!backed).then(|| state.clone());
-        for &(s, to) in &members {
-            let st: &mut State = aside.as_mut().unwrap_or(&mut state);
-            let current_cost = st.current_cost(&ctx, s);
-            let terms = cost::move_terms(&ctx, st, s, to);
-            // A single move's terms replayed give the gain it was chosen
-            // by (when a group won, `single` is the move it beat, not
-            // one of its members).
-            if let (None, Some((_, _, gain))) = (kind, single) {
-                debug_assert_eq!(terms.gain(), gain);
-            }
-            let facts = cost::deciding_facts(&ctx, st, s, to);
-            let from = st.placement[s];
-            let (bar, confidence, evidence) = match &group {
-                Some(g) => (g.bar, g.confidence, group_evidence.clone()),
-                None => (
-                    cost::bar(&ctx, current_cost),
-                    cost::confidence(&facts),
-                    evidence_words(&facts),
-                ),
-            };
-            moves.push(Move {
-                step: moves.len() + 1,
-                service: estate.services[s].id.clone(),
-                from: estate.clusters[from].id.clone(),
-                to: estate.clusters[to].id.clone(),
-                gain: terms.gain(),
-                current_cost,
-                bar,
-                confidence,
-                evidence,
-                terms,
-                facts,
-                group: group.clone(),
-            });
-            st.apply(&ctx, s, to);
-            moved[s] = true;
-            if backed {
-                scratch.loaded.extend([from, to]);
-                scratch.moved_now.push((s, from, to));
-            } else {
-                unbacked_gain += terms.gain();
-            }
-        }
-        refresh_after_step(
-            &ctx,
-            &state,
-            cache,
-            &feas.candidates,
-            (&mut deltas, &mut prospects),
-            &moved,
-            &mut scratch,
-        );
-    }
-    let totals_after = state.totals(&ctx);
-    let copy = recommended_copy(&moves);
-    let bound = Bound::new(
-        bound::cost_at_least_within(
-            &ctx,
-            &feas.candidates,
-            policy.max_moves,
-            Some(totals_after.cost + copy),
-        ),
-        totals_before.cost,
-        totals_after.cost + copy,
-    );
-    let cant_tell = cant_tell(
-        &ctx,
-        &state,
-        &feas.candidates,
-        &mut deltas,
-        &mut prospects,
-        &moved,
-    );
-    let (unknown_capacity, unknown_requests) = (unknown_capacity(estate), unknown_requests(estate));
-    let advice = Advice {
-        estate: estate.name.clone(),
-        estate_version: crate::export::version(estate),
-        policy_digest: policy.digest(),
-        now: format_time(now),
-        totals_before,
-        totals_after,
-        bound,
-        moves,
-        unbacked_gain,
-        immovable: feas.immovable,
-        cant_tell,
-        unknown_capacity,
-        unknown_requests,
-    };
-    PlanRun {
-        advice,
-        searched,
-        budgets,
-    }
 }
