@@ -1,7 +1,10 @@
 // Every page of the sample at the two sizes new users bring (issue 34):
 // 1280×800 and 390×844, full page, signed in as an administrator, at the
 // sample's instant. Writes artifacts/pages/<page>-<width>.png and prints
-// each page's height and horizontal overflow, for a person to look at.
+// each page's height and horizontal overflow, for a person to look at; a
+// tall page is also cut into screens of the viewport's size
+// (<page>-<width>-s<k>.png, at most SCREENS of them, default 6), which an
+// image viewer shows at a readable scale.
 // Run after the bundle and the release binary are built:
 //   node end2end/screenshots.mjs
 import { mkdirSync } from 'node:fs';
@@ -39,6 +42,11 @@ try {
       }));
       const file = join(out, `${name}-${w}.png`);
       await page.screenshot({ path: file, fullPage: true });
+      const screens = Math.min(Math.ceil(height / h), Number(process.env.SCREENS ?? 6));
+      for (let k = 0; k < screens; k++) {
+        const clip = { x: 0, y: k * h, width: w, height: Math.min(h, height - k * h) };
+        await page.screenshot({ path: join(out, `${name}-${w}-s${k + 1}.png`), clip, fullPage: true });
+      }
       console.log(`${name.padEnd(11)} ${String(w).padStart(4)} px: ${height} px tall, ${overflow > 1 ? `${overflow} px too wide` : 'no horizontal scroll'} → ${file}`);
     }
     await context.close();

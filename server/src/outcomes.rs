@@ -350,7 +350,7 @@ pub async fn enqueue_notifications(db: &Db, cache: &Cache, now: i64) -> ApiResul
             let ev = event(&meta, a, verdict, now);
             for ch in channels.iter().filter(|c| predicted.abs() >= c.min_gain) {
                 let identity = notification_identity(a);
-                let message_id = crate::external::signing::new_webhook_id();
+                let message_id = crate::random::new_webhook_id();
                 let body = body_for(&ch.kind, &ev);
                 queued += store::enqueue_outcome_delivery(
                     db,

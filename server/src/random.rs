@@ -20,3 +20,11 @@ pub fn random_id() -> String {
 pub fn new_token() -> String {
     format!("berth_{}", random_secret())
 }
+
+/// A fresh `webhook-id`: `msg_` + 32 hex digits (128 random bits), so ids
+/// never repeat and a decider can use them to drop duplicates.
+pub fn new_webhook_id() -> String {
+    let mut bytes = [0u8; 16];
+    getrandom::fill(&mut bytes).expect("the operating system's random source works");
+    format!("msg_{}", hex::encode(bytes))
+}

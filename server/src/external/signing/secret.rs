@@ -174,10 +174,6 @@ pub fn generate() -> Secret {
     Secret { text, key }
 }
 
-/// A fresh `webhook-id`: `msg_` + 32 hex digits (128 random bits), so ids
-/// never repeat and a decider can use them to drop duplicates.
-pub fn new_webhook_id() -> String {
-    let mut bytes = [0u8; 16];
-    getrandom::fill(&mut bytes).expect("the operating system's random source works");
-    format!("msg_{}", hex::encode(bytes))
-}
+/// A fresh `webhook-id` (kept with the other random ids in
+/// [`crate::random`], which the outcome queue uses too).
+pub use crate::random::new_webhook_id;
