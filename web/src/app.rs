@@ -101,9 +101,7 @@ pub fn App() -> impl IntoView {
     view! {
         <Router>
             <Nav/>
-            {move || auth.stale.get().map(|m| view! {
-                <p class="notice stale" role="status" data-testid="stale-banner">{m}</p>
-            })}
+            <StaleBanner/>
             // tabindex -1: "Skip to content" moves the focus here (a
             // fragment link focuses its target only if it can take focus).
             <main id="main" tabindex="-1">
@@ -122,6 +120,22 @@ pub fn App() -> impl IntoView {
                 </Routes>
             </main>
         </Router>
+    }
+}
+
+/// The staleness banner of the estate shown. Not on New estate: that page
+/// shows no estate, and the banner would describe the one chosen before.
+#[component]
+fn StaleBanner() -> impl IntoView {
+    let auth = expect_context::<Auth>();
+    let location = leptos_router::hooks::use_location();
+    move || {
+        let about_no_estate = location
+            .pathname
+            .with(|p| p.trim_end_matches('/') == "/estates/new");
+        auth.stale.get().filter(|_| !about_no_estate).map(
+            |m| view! { <p class="notice stale" role="status" data-testid="stale-banner">{m}</p> },
+        )
     }
 }
 
