@@ -88,6 +88,41 @@ pub fn AdminPage() -> impl IntoView {
     }
 }
 
+/// One user's row: name, role, created, and Delete (after a confirmation;
+/// not for oneself).
+fn user_row(
+    u: User,
+    me: Signal<String>,
+    confirming: RwSignal<Option<String>>,
+    on_delete: Callback<String>,
+) -> impl IntoView {
+    let who = u.name.clone();
+    let (w1, w2, w3) = (who.clone(), who.clone(), who.clone());
+    view! {
+        <tr data-user=who.clone()>
+            <th scope="row">{who.clone()}</th>
+            <td>{u.role.to_string()}</td>
+            <td>{u.created_at.clone()}</td>
+            <td>
+                {move || if me.get() == w1 {
+                    view! { <span class="hint">"you"</span> }.into_any()
+                } else if confirming.get().as_deref() == Some(w1.as_str()) {
+                    let (a, b) = (w2.clone(), w2.clone());
+                    view! {
+                        <span class="confirm">{format!("Delete {a}? Their sessions end. ")}
+                            <button type="button" class="danger" on:click=move |_| on_delete.run(b.clone())>"Yes, delete"</button>" "
+                            <button type="button" class="small" on:click=move |_| confirming.set(None)>"Cancel"</button>
+                        </span>
+                    }.into_any()
+                } else {
+                    let w = w3.clone();
+                    view! { <button type="button" class="small" on:click=move |_| confirming.set(Some(w.clone()))>{format!("Delete {w3}")}</button> }.into_any()
+                }}
+            </td>
+        </tr>
+    }
+}
+
 #[component]
 fn Users() -> impl IntoView {
     let auth = expect_context::<Auth>();
@@ -166,7 +201,7 @@ fn Users() -> impl IntoView {
             }
         });
     };
-    let delete = move |who: String| {
+    let delete = Callback::new(move |who: String| {
         error.set(None);
         done.set(None);
         leptos::task::spawn_local(async move {
@@ -179,40 +214,14 @@ fn Users() -> impl IntoView {
                 Err(f) => error.set(Some(f.message)),
             }
         });
-    };
+    });
     view! {
         <section aria-labelledby="users-h">
             <h2 id="users-h">"Users"</h2>
             <table class="accounts" data-testid="users">
                 <thead><tr><th scope="col">"name"</th><th scope="col">"role"</th><th scope="col">"created"</th><th scope="col"><span class="visually-hidden">"actions"</span></th></tr></thead>
                 <tbody>
-                    {move || users.get().into_iter().map(|u| {
-                        let who = u.name.clone();
-                        let (w1, w2, w3) = (who.clone(), who.clone(), who.clone());
-                        view! {
-                            <tr data-user=who.clone()>
-                                <th scope="row">{who.clone()}</th>
-                                <td>{u.role.to_string()}</td>
-                                <td>{u.created_at.clone()}</td>
-                                <td>
-                                    {move || if me() == w1 {
-                                        view! { <span class="hint">"you"</span> }.into_any()
-                                    } else if confirming.get().as_deref() == Some(w1.as_str()) {
-                                        let (a, b) = (w2.clone(), w2.clone());
-                                        view! {
-                                            <span class="confirm">{format!("Delete {a}? Their sessions end. ")}
-                                                <button type="button" class="danger" on:click=move |_| delete(b.clone())>"Yes, delete"</button>" "
-                                                <button type="button" class="small" on:click=move |_| confirming.set(None)>"Cancel"</button>
-                                            </span>
-                                        }.into_any()
-                                    } else {
-                                        let w = w3.clone();
-                                        view! { <button type="button" class="small" on:click=move |_| confirming.set(Some(w.clone()))>{format!("Delete {w3}")}</button> }.into_any()
-                                    }}
-                                </td>
-                            </tr>
-                        }
-                    }).collect_view()}
+                    {move || users.get().into_iter().map(|u| user_row(u, Signal::derive(me), confirming, delete)).collect_view()}
                 </tbody>
             </table>
             <form class="inline-form" on:submit=create>
@@ -248,6 +257,79 @@ fn Users() -> impl IntoView {
             {move || error.get().map(|m| view! { <p class="error" role="alert" data-testid="users-error">{m}</p> })}
             {move || done.get().map(|m| view! { <p class="ok-line" role="status">{m}</p> })}
         </section>
+    }
+}
+
+/// One token's row: name, role, estate, clusters, created, by, state, and
+/// Revoke (after a confirmation) while it is live.
+fn token_row(
+    t: TokenInfo,
+    confirming: RwSignal<Option<String>>,
+    on_revoke: Callback<String>,
+) -> impl IntoView {
+    let id = t.id.clone();
+    let label = t.name.clone();
+    let revoked = t.revoked_at.is_some();
+    let (i1, i2, i3) = (id.clone(), id.clone(), id.clone());
+    let l2 = label.clone();
+    view! {
+        <tr data-token=id.clone() class:revoked=revoked>
+            <th scope="row">{label.clone()}</th>
+            <td>{t.role.to_string()}</td>
+            <td>{t.estate.clone().unwrap_or_else(|| "all".into())}</td>
+            <td data-testid="token-clusters">{match &t.clusters {
+                Some(c) if !c.is_empty() => c.join(", "),
+                Some(_) => "none: it can write nothing until replaced".to_string(),
+                None => "\u{2014}".to_string(),
+            }}</td>
+            <td>{t.created_at.clone()}</td>
+            <td>{t.created_by.clone()}</td>
+            <td data-testid="token-state">{token_state(&t)}</td>
+            <td>
+                {(!revoked).then(|| view! {
+                    {move || if confirming.get().as_deref() == Some(i1.as_str()) {
+                        let i = i2.clone();
+                        view! {
+                            <span class="confirm">{format!("Revoke \u{201c}{l2}\u{201d}? Whatever uses it stops working. ")}
+                                <button type="button" class="danger" on:click=move |_| on_revoke.run(i.clone())>"Yes, revoke"</button>" "
+                                <button type="button" class="small" on:click=move |_| confirming.set(None)>"Cancel"</button>
+                            </span>
+                        }.into_any()
+                    } else {
+                        let i = i3.clone();
+                        view! { <button type="button" class="small" on:click=move |_| confirming.set(Some(i.clone()))>{format!("Revoke {}", l2)}</button> }.into_any()
+                    }}
+                })}
+            </td>
+        </tr>
+    }
+}
+
+/// A token just created, shown once with Copy and the warning.
+fn once_notice(
+    n: String,
+    secret: String,
+    shown_once: RwSignal<Option<(String, String)>>,
+    copied: RwSignal<Option<bool>>,
+) -> impl IntoView {
+    let copy = move |_| {
+        let Some((_, secret)) = shown_once.get_untracked() else {
+            return;
+        };
+        leptos::task::spawn_local(async move {
+            copied.set(Some(client::copy_text(&secret).await));
+        });
+    };
+    view! {
+        <div class="notice once" role="status" data-testid="token-once">
+            <p><strong>{format!("The token \u{201c}{n}\u{201d}, shown only now:")}</strong></p>
+            <p><code class="secret" data-testid="token-secret">{secret}</code>" "
+                <button type="button" class="small" on:click=copy>"Copy"</button>
+                {move || copied.get().map(|ok| view! { <span class="hint">{if ok { " Copied." } else { " The browser would not copy it: select it and copy by hand." }}</span> })}
+            </p>
+            <p class="warning">"Copy it now: it will not be shown again. Berth keeps only its hash, so a lost token cannot be recovered — revoke it and create another."</p>
+            <button type="button" class="small" on:click=move |_| shown_once.set(None)>"I have stored it"</button>
+        </div>
     }
 }
 
@@ -316,7 +398,7 @@ fn Tokens() -> impl IntoView {
             }
         });
     };
-    let revoke = move |id: String| {
+    let revoke = Callback::new(move |id: String| {
         error.set(None);
         leptos::task::spawn_local(async move {
             match client::request("DELETE", &berth_api::endpoint::revoke_token(&id), None).await {
@@ -327,71 +409,16 @@ fn Tokens() -> impl IntoView {
                 Err(f) => error.set(Some(f.message)),
             }
         });
-    };
-    let copy = move |_| {
-        let Some((_, secret)) = shown_once.get_untracked() else {
-            return;
-        };
-        leptos::task::spawn_local(async move {
-            copied.set(Some(client::copy_text(&secret).await));
-        });
-    };
+    });
     view! {
         <section aria-labelledby="tokens-h">
             <h2 id="tokens-h">"API tokens"</h2>
             <p class="hint">"For agents and scripts, sent as "<code>"Authorization: Bearer <token>"</code>". A token scoped to an estate sees only that estate; agent tokens must be."</p>
-            {move || shown_once.get().map(|(n, secret)| view! {
-                <div class="notice once" role="status" data-testid="token-once">
-                    <p><strong>{format!("The token \u{201c}{n}\u{201d}, shown only now:")}</strong></p>
-                    <p><code class="secret" data-testid="token-secret">{secret}</code>" "
-                        <button type="button" class="small" on:click=copy>"Copy"</button>
-                        {move || copied.get().map(|ok| view! { <span class="hint">{if ok { " Copied." } else { " The browser would not copy it: select it and copy by hand." }}</span> })}
-                    </p>
-                    <p class="warning">"Copy it now: it will not be shown again. Berth keeps only its hash, so a lost token cannot be recovered — revoke it and create another."</p>
-                    <button type="button" class="small" on:click=move |_| shown_once.set(None)>"I have stored it"</button>
-                </div>
-            })}
+            {move || shown_once.get().map(|(n, secret)| once_notice(n, secret, shown_once, copied))}
             <table class="accounts" data-testid="tokens">
                 <thead><tr><th scope="col">"name"</th><th scope="col">"role"</th><th scope="col">"estate"</th><th scope="col">"clusters"</th><th scope="col">"created"</th><th scope="col">"by"</th><th scope="col">"state"</th><th scope="col"><span class="visually-hidden">"actions"</span></th></tr></thead>
                 <tbody>
-                    {move || tokens.get().into_iter().map(|t| {
-                        let id = t.id.clone();
-                        let label = t.name.clone();
-                        let revoked = t.revoked_at.is_some();
-                        let (i1, i2, i3) = (id.clone(), id.clone(), id.clone());
-                        let l2 = label.clone();
-                        view! {
-                            <tr data-token=id.clone() class:revoked=revoked>
-                                <th scope="row">{label.clone()}</th>
-                                <td>{t.role.to_string()}</td>
-                                <td>{t.estate.clone().unwrap_or_else(|| "all".into())}</td>
-                                <td data-testid="token-clusters">{match &t.clusters {
-                                    Some(c) if !c.is_empty() => c.join(", "),
-                                    Some(_) => "none: it can write nothing until replaced".to_string(),
-                                    None => "\u{2014}".to_string(),
-                                }}</td>
-                                <td>{t.created_at.clone()}</td>
-                                <td>{t.created_by.clone()}</td>
-                                <td data-testid="token-state">{token_state(&t)}</td>
-                                <td>
-                                    {(!revoked).then(|| view! {
-                                        {move || if confirming.get().as_deref() == Some(i1.as_str()) {
-                                            let i = i2.clone();
-                                            view! {
-                                                <span class="confirm">{format!("Revoke \u{201c}{l2}\u{201d}? Whatever uses it stops working. ")}
-                                                    <button type="button" class="danger" on:click=move |_| revoke(i.clone())>"Yes, revoke"</button>" "
-                                                    <button type="button" class="small" on:click=move |_| confirming.set(None)>"Cancel"</button>
-                                                </span>
-                                            }.into_any()
-                                        } else {
-                                            let i = i3.clone();
-                                            view! { <button type="button" class="small" on:click=move |_| confirming.set(Some(i.clone()))>{format!("Revoke {}", l2)}</button> }.into_any()
-                                        }}
-                                    })}
-                                </td>
-                            </tr>
-                        }
-                    }).collect_view()}
+                    {move || tokens.get().into_iter().map(|t| token_row(t, confirming, revoke)).collect_view()}
                 </tbody>
             </table>
             <form class="inline-form" on:submit=create>
@@ -447,6 +474,40 @@ pub fn channel_thresholds(c: &NotificationChannel) -> String {
         format!("gain at least {gain} points, {classes}")
     } else {
         format!("any gain, {classes}")
+    }
+}
+
+/// One channel's row: name, kind, URL, what it sends, and Delete (after a
+/// confirmation).
+fn channel_row(
+    c: NotificationChannel,
+    confirming: RwSignal<Option<String>>,
+    on_delete: Callback<String>,
+) -> impl IntoView {
+    let which = c.name.clone();
+    let (w1, w2) = (which.clone(), which.clone());
+    let state = if c.enabled { "" } else { " (disabled)" };
+    view! {
+        <tr data-channel=which.clone()>
+            <th scope="row">{which.clone()}</th>
+            <td>{c.kind.clone()}{state}</td>
+            <td><code>{c.url.clone()}</code></td>
+            <td>{channel_thresholds(&c)}</td>
+            <td>
+                {move || if confirming.get().as_deref() == Some(w1.as_str()) {
+                    let (a, b) = (w1.clone(), w1.clone());
+                    view! {
+                        <span class="confirm">{format!("Delete {a}? Its deliveries go with it. ")}
+                            <button type="button" class="danger" on:click=move |_| on_delete.run(b.clone())>"Yes, delete"</button>" "
+                            <button type="button" class="small" on:click=move |_| confirming.set(None)>"Cancel"</button>
+                        </span>
+                    }.into_any()
+                } else {
+                    let w = w2.clone();
+                    view! { <button type="button" class="small" on:click=move |_| confirming.set(Some(w.clone()))>{format!("Delete {w2}")}</button> }.into_any()
+                }}
+            </td>
+        </tr>
     }
 }
 
@@ -520,7 +581,7 @@ fn Channels() -> impl IntoView {
             }
         });
     };
-    let delete = move |which: String| {
+    let delete = Callback::new(move |which: String| {
         error.set(None);
         done.set(None);
         leptos::task::spawn_local(async move {
@@ -539,7 +600,7 @@ fn Channels() -> impl IntoView {
                 Err(f) => error.set(Some(f.message)),
             }
         });
-    };
+    });
     view! {
         <section aria-labelledby="channels-h">
             <h2 id="channels-h">"Notification channels"</h2>
@@ -547,33 +608,7 @@ fn Channels() -> impl IntoView {
             <table class="accounts" data-testid="channels">
                 <thead><tr><th scope="col">"name"</th><th scope="col">"kind"</th><th scope="col">"URL"</th><th scope="col">"sends"</th><th scope="col"><span class="visually-hidden">"actions"</span></th></tr></thead>
                 <tbody>
-                    {move || channels.get().into_iter().map(|c| {
-                        let which = c.name.clone();
-                        let (w1, w2) = (which.clone(), which.clone());
-                        let state = if c.enabled { "" } else { " (disabled)" };
-                        view! {
-                            <tr data-channel=which.clone()>
-                                <th scope="row">{which.clone()}</th>
-                                <td>{c.kind.clone()}{state}</td>
-                                <td><code>{c.url.clone()}</code></td>
-                                <td>{channel_thresholds(&c)}</td>
-                                <td>
-                                    {move || if confirming.get().as_deref() == Some(w1.as_str()) {
-                                        let (a, b) = (w1.clone(), w1.clone());
-                                        view! {
-                                            <span class="confirm">{format!("Delete {a}? Its deliveries go with it. ")}
-                                                <button type="button" class="danger" on:click=move |_| delete(b.clone())>"Yes, delete"</button>" "
-                                                <button type="button" class="small" on:click=move |_| confirming.set(None)>"Cancel"</button>
-                                            </span>
-                                        }.into_any()
-                                    } else {
-                                        let w = w2.clone();
-                                        view! { <button type="button" class="small" on:click=move |_| confirming.set(Some(w.clone()))>{format!("Delete {w2}")}</button> }.into_any()
-                                    }}
-                                </td>
-                            </tr>
-                        }
-                    }).collect_view()}
+                    {move || channels.get().into_iter().map(|c| channel_row(c, confirming, delete)).collect_view()}
                 </tbody>
             </table>
             <form class="inline-form" on:submit=create>

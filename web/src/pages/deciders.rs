@@ -20,22 +20,31 @@ use crate::engine::Step;
 #[component]
 pub fn Deciders() -> impl IntoView {
     let auth = expect_context::<Auth>();
-    let comparison = RwSignal::new(None::<Comparison>);
-    let registered = RwSignal::new(None::<Result<Vec<berth_api::Decider>, String>>);
     let chosen = RwSignal::new(Vec::<String>::new());
-    let uploads = RwSignal::new(BTreeMap::<String, Value>::new());
-    let preview = RwSignal::new(None::<String>);
-    let copied = RwSignal::new(None::<&'static str>);
-    let board_result = RwSignal::new(None::<Leaderboard>);
-    let board_busy = RwSignal::new(false);
-    let board_suite = RwSignal::new("quick".to_string());
     let error = RwSignal::new(None::<String>);
-    let busy = RwSignal::new(false);
-    let secret = RwSignal::new(None::<String>);
-    let may_operate = move || matches!(auth.session.get(), Some(Some(s)) if s.may_operate());
-    let is_admin = move || matches!(auth.session.get(), Some(Some(s)) if s.is_admin());
+    let may_operate =
+        Signal::derive(move || matches!(auth.session.get(), Some(Some(s)) if s.may_operate()));
+    view! {
+        <h1>"Deciders"</h1>
+        <Gate>
+            <ErrorLine message=error.into()/>
+            <Registered chosen error/>
+            <Compare chosen error may_operate/>
+            <RequestPreview error/>
+            <LeaderboardSection error may_operate/>
+        </Gate>
+    }
+}
 
-    let load_registered = move || {
+/// The registered external deciders, each to choose for a comparison;
+/// administrators rotate, remove and register them.
+#[component]
+fn Registered(chosen: RwSignal<Vec<String>>, error: RwSignal<Option<String>>) -> impl IntoView {
+    let auth = expect_context::<Auth>();
+    let registered = RwSignal::new(None::<Result<Vec<berth_api::Decider>, String>>);
+    let secret = RwSignal::new(None::<String>);
+    let is_admin = move || matches!(auth.session.get(), Some(Some(s)) if s.is_admin());
+    let load_registered = Callback::new(move |()| {
         leptos::task::spawn_local(async move {
             registered.set(Some(
                 match client::get_typed::<berth_api::DeciderList>(
@@ -51,129 +60,95 @@ pub fn Deciders() -> impl IntoView {
                 },
             ));
         });
-    };
+    });
     // Only once signed in: signed out the list answers 401.
     Effect::new(move |_| {
         if matches!(auth.session.get(), Some(Some(_))) {
-            load_registered();
+            load_registered.run(());
         }
     });
+    view! {
+        <section aria-labelledby="reg-h">
+            <h2 id="reg-h">"Registered external deciders"</h2>
+            {move || match registered.get() {
+                None => view! { <p role="status">"Asking the server…"</p> }.into_any(),
+                Some(Err(m)) => view! { <p data-testid="no-externals">{m}</p> }.into_any(),
+                Some(Ok(list)) if list.is_empty() => view! { <p data-testid="no-externals">"None registered."</p> }.into_any(),
+                Some(Ok(list)) => list.into_iter().map(|d| view! { <DeciderRow d chosen secret error on_change=load_registered/> }).collect_view().into_any(),
+            }}
+            {move || secret.get().map(|k| view! { <p class="notice" role="status">"The decider's secret, shown once — copy it now: "<code>{k}</code></p> })}
+            <Show when=move || is_admin() && matches!(registered.get(), Some(Ok(_)))>
+                <RegisterForm secret error on_change=load_registered/>
+            </Show>
+        </section>
+    }
+}
 
-    let run = move || {
-        let Some(id) = auth.estate.get_untracked() else {
-            return;
-        };
-        let body = berth_api::CompareRequest {
-            responses: uploads.get_untracked(),
-            external: chosen.get_untracked(),
-        };
-        let body = serde_json::to_string(&body).expect("a comparison request serialises");
-        busy.set(true);
-        error.set(None);
-        leptos::task::spawn_local(async move {
-            let now = crate::engine::format_time(client::eval_now());
-            match client::request_text(
-                "POST",
-                &berth_api::endpoint::compare_deciders(&id).query("now", &now),
-                Some(body),
-            )
-            .await
-            {
-                Ok(text) => match engine_result::<Comparison>(&text, "comparison") {
-                    Ok(c) => comparison.set(Some(c)),
-                    Err(m) => error.set(Some(m)),
-                },
-                Err(f) => error.set(Some(f.message)),
-            }
-            busy.set(false);
-        });
-    };
-    let show_preview = move |_| {
-        let Some(id) = auth.estate.get_untracked() else {
-            return;
-        };
-        leptos::task::spawn_local(async move {
-            let now = crate::engine::format_time(client::eval_now());
-            match client::request_text(
-                "GET",
-                &berth_api::endpoint::get_decider_request(&id).query("now", &now),
-                None,
-            )
-            .await
-            {
-                // The result's own bytes, as the server wrote them, not a
-                // re-serialisation: what a decider receives, byte for byte.
-                Ok(text) => match result_bytes(&text) {
-                    Some(r) => preview.set(Some(r.to_string())),
-                    None => error.set(Some(
-                        "The server's preview answer has no result; reload the page.".into(),
-                    )),
-                },
-                Err(f) => error.set(Some(f.message)),
-            }
-        });
-    };
-    let run_board = move |_| {
-        let Some(id) = auth.estate.get_untracked() else {
-            return;
-        };
-        let suite = board_suite.get_untracked();
-        board_busy.set(true);
-        error.set(None);
-        leptos::task::spawn_local(async move {
-            let now = crate::engine::format_time(client::eval_now());
-            match client::request_text(
-                "POST",
-                &berth_api::endpoint::decider_leaderboard(&id)
-                    .query("now", &now)
-                    .query("suite", &suite),
-                None,
-            )
-            .await
-            {
-                Ok(text) => match engine_result::<Leaderboard>(&text, "leaderboard") {
-                    Ok(b) => board_result.set(Some(b)),
-                    Err(m) => error.set(Some(m)),
-                },
-                Err(f) => error.set(Some(f.message)),
-            }
-            board_busy.set(false);
-        });
-    };
-    #[allow(unused_variables)]
-    let on_file = move |ev: leptos::ev::Event| {
-        #[cfg(feature = "hydrate")]
-        {
-            use wasm_bindgen::JsCast;
-            let Some(input) = ev
-                .target()
-                .and_then(|t| t.dyn_into::<web_sys::HtmlInputElement>().ok())
-            else {
-                return;
-            };
-            let Some(file) = input.files().and_then(|f| f.get(0)) else {
-                return;
-            };
-            let name = file.name();
-            let name = name.strip_suffix(".json").unwrap_or(&name).to_string();
-            leptos::task::spawn_local(async move {
-                match client::file_text(file).await {
-                    Ok(text) => match serde_json::from_str::<Value>(&text) {
-                        Ok(v) => {
-                            uploads.update(|u| { u.insert(name, v); });
-                            run();
-                        }
-                        Err(e) => error.set(Some(format!(
-                            "{name}.json is not JSON ({e}). A response file holds what a decider answers: {{\"proposals\": [{{\"serviceId\": \"…\", \"to\": \"…\", \"reason\": \"…\"}}]}} (docs/deciders.md); fix the file and pick it again."
-                        ))),
-                    },
-                    Err(f) => error.set(Some(f.message)),
+/// One registered decider: its checkbox and, for administrators, Rotate
+/// secret and Remove.
+#[component]
+fn DeciderRow(
+    d: berth_api::Decider,
+    chosen: RwSignal<Vec<String>>,
+    secret: RwSignal<Option<String>>,
+    error: RwSignal<Option<String>>,
+    on_change: Callback<()>,
+) -> impl IntoView {
+    let auth = expect_context::<Auth>();
+    let is_admin = move || matches!(auth.session.get(), Some(Some(s)) if s.is_admin());
+    let name = d.name.clone();
+    let n2 = name.clone();
+    let n3 = name.clone();
+    let n4 = name.clone();
+    view! {
+        <div class="decider-row">
+            <input type="checkbox" id=format!("ext-{name}")
+                on:change=move |ev| {
+                    let on = event_target_checked(&ev);
+                    let n = n2.clone();
+                    chosen.update(|c| { c.retain(|x| *x != n); if on { c.push(n); } });
+                }/>
+            <label for=format!("ext-{n3}")>{format!("{} — {} (timeout {} ms{}, key {})", name, d.url, d.timeout_ms,
+                if d.enabled { "" } else { ", disabled" }, d.secret_fingerprint.as_deref().unwrap_or_default())}</label>
+            <Show when=is_admin>
+                {
+                    let n = n4.clone();
+                    let n5 = n4.clone();
+                    view! {
+                        <button type="button" class="small" on:click=move |_| {
+                            let n = n.clone();
+                            leptos::task::spawn_local(async move {
+                                let rotation = berth_api::SecretRotation { overlap_s: Some(3600) };
+                                match client::send_typed::<_, berth_api::DeciderWithSecret>("POST", &berth_api::endpoint::rotate_decider_secret(&n), &rotation).await {
+                                    Ok(a) => secret.set(a.secret),
+                                    Err(f) => error.set(Some(f.message)),
+                                }
+                            });
+                        }>"Rotate secret"</button>
+                        <button type="button" class="small" on:click=move |_| {
+                            let n = n5.clone();
+                            leptos::task::spawn_local(async move {
+                                match client::request("DELETE", &berth_api::endpoint::delete_decider(&n), None).await {
+                                    Ok(_) => on_change.run(()),
+                                    Err(f) => error.set(Some(f.message)),
+                                }
+                            });
+                        }>"Remove"</button>
+                    }
                 }
-            });
-        }
-    };
+            </Show>
+        </div>
+    }
+}
 
-    // Admin: register, rotate, remove.
+/// Administrators register a decider: name, URL, timeout, interval, and
+/// whether calls are signed (the secret is shown once).
+#[component]
+fn RegisterForm(
+    secret: RwSignal<Option<String>>,
+    error: RwSignal<Option<String>>,
+    on_change: Callback<()>,
+) -> impl IntoView {
     let reg_name = RwSignal::new(String::new());
     let reg_url = RwSignal::new(String::new());
     // 5,000 ms: room for a decider doing real work, well inside the
@@ -212,7 +187,7 @@ pub fn Deciders() -> impl IntoView {
             {
                 Ok(a) => {
                     secret.set(a.secret);
-                    load_registered();
+                    on_change.run(());
                 }
                 Err(f) => error.set(Some(f.message)),
             }
@@ -220,138 +195,230 @@ pub fn Deciders() -> impl IntoView {
     };
 
     view! {
-        <h1>"Deciders"</h1>
-        <Gate>
-            <ErrorLine message=error.into()/>
-            <section aria-labelledby="reg-h">
-                <h2 id="reg-h">"Registered external deciders"</h2>
-                {move || match registered.get() {
-                    None => view! { <p role="status">"Asking the server…"</p> }.into_any(),
-                    Some(Err(m)) => view! { <p data-testid="no-externals">{m}</p> }.into_any(),
-                    Some(Ok(list)) if list.is_empty() => view! { <p data-testid="no-externals">"None registered."</p> }.into_any(),
-                    Some(Ok(list)) => list.into_iter().map(|d| {
-                        let name = d.name.clone();
-                        let n2 = name.clone();
-                        let n3 = name.clone();
-                        let n4 = name.clone();
-                        view! {
-                            <div class="decider-row">
-                                <input type="checkbox" id=format!("ext-{name}")
-                                    on:change=move |ev| {
-                                        let on = event_target_checked(&ev);
-                                        let n = n2.clone();
-                                        chosen.update(|c| { c.retain(|x| *x != n); if on { c.push(n); } });
-                                    }/>
-                                <label for=format!("ext-{n3}")>{format!("{} — {} (timeout {} ms{}, key {})", name, d.url, d.timeout_ms,
-                                    if d.enabled { "" } else { ", disabled" }, d.secret_fingerprint.as_deref().unwrap_or_default())}</label>
-                                <Show when=is_admin>
-                                    {
-                                        let n = n4.clone();
-                                        let n5 = n4.clone();
-                                        view! {
-                                            <button type="button" class="small" on:click=move |_| {
-                                                let n = n.clone();
-                                                leptos::task::spawn_local(async move {
-                                                    let rotation = berth_api::SecretRotation { overlap_s: Some(3600) };
-                                                    match client::send_typed::<_, berth_api::DeciderWithSecret>("POST", &berth_api::endpoint::rotate_decider_secret(&n), &rotation).await {
-                                                        Ok(a) => secret.set(a.secret),
-                                                        Err(f) => error.set(Some(f.message)),
-                                                    }
-                                                });
-                                            }>"Rotate secret"</button>
-                                            <button type="button" class="small" on:click=move |_| {
-                                                let n = n5.clone();
-                                                leptos::task::spawn_local(async move {
-                                                    match client::request("DELETE", &berth_api::endpoint::delete_decider(&n), None).await {
-                                                        Ok(_) => load_registered(),
-                                                        Err(f) => error.set(Some(f.message)),
-                                                    }
-                                                });
-                                            }>"Remove"</button>
-                                        }
-                                    }
-                                </Show>
-                            </div>
-                        }
-                    }).collect_view().into_any(),
-                }}
-                {move || secret.get().map(|k| view! { <p class="notice" role="status">"The decider's secret, shown once — copy it now: "<code>{k}</code></p> })}
-                <Show when=move || is_admin() && matches!(registered.get(), Some(Ok(_)))>
                     <fieldset>
-                        <legend>"Register a decider"</legend>
-                        <label for="reg-name">"Name"</label><input id="reg-name" bind:value=reg_name/>
-                        <label for="reg-url">"URL"</label><input id="reg-url" type="url" bind:value=reg_url/>
-                        <label for="reg-timeout">"Timeout (ms, 1000–25000)"</label>
-                        <input id="reg-timeout" inputmode="decimal" bind:value=reg_timeout/>
-                        <label for="reg-interval">"Run by the advice driver every (seconds, 60–604800; blank: only on request)"</label>
-                        <input id="reg-interval" inputmode="numeric" bind:value=reg_interval/>
-                        <label><input id="reg-secret" type="checkbox" bind:checked=reg_secret/>" Sign calls with a shared secret (shown once)"</label>
-                        <button type="button" on:click=register>"Register"</button>
-                    </fieldset>
-                </Show>
-            </section>
-            <section aria-labelledby="cmp-h">
-                <h2 id="cmp-h">"Compare"</h2>
-                <Show when=may_operate fallback=|| view! { <p class="hint">"Running deciders needs an operator or administrator."</p> }>
-                    <button type="button" on:click=move |_| run() disabled=move || busy.get() || auth.estate.get().is_none()>
-                        {move || if busy.get() { "Running the deciders…" } else { "Run the deciders" }}
-                    </button>
-                    " "
-                    <label for="upload">"Score a response file: "</label>
-                    <input id="upload" type="file" accept=".json,application/json" on:change=on_file/>
-                </Show>
-                {move || comparison.get().map(|c| view! { <ComparisonView c=c/> })}
-            </section>
-            <section aria-labelledby="pre-h">
-                <h2 id="pre-h">"Request preview"</h2>
-                <p>"The request a decider receives for this estate, exactly as it would be sent."</p>
-                // Off until the estate is known: a click before would do nothing.
-                <button type="button" on:click=show_preview disabled=move || auth.estate.get().is_none()>"Show the request"</button>
-                {move || preview.get().map(|p| {
-                    let size = p.len();
-                    // A data: link doubles the bytes and browsers refuse
-                    // addresses past about 2 MB: past 1 MB, no link, and
-                    // the page says where to get the bytes instead.
-                    let href = (size <= 1_000_000).then(|| format!("data:application/json;charset=utf-8,{}", crate::common::encode(&p)));
-                    let bytes = p.clone();
-                    view! {
-                        <p class="hint">{format!("{} bytes as sent; laid out below for reading (the download and the copy are the exact bytes).", size)}</p>
-                        <p>
-                            <button type="button" class="small" on:click=move |_| {
-                                let b = bytes.clone();
-                                leptos::task::spawn_local(async move {
-                                    copied.set(Some(if client::copy_text(&b).await { "Copied." } else { "The browser refused the clipboard: use the download." }));
-                                });
-                            }>"Copy the request"</button>
-                            " "
-                            {match href {
-                                Some(href) => view! { <a class="button small" data-testid="preview-download" download="berth-decider-request.json" href=href>"Download the request"</a> }.into_any(),
-                                None => view! { <span class="hint">"Too large to download from here: use Copy, or "<code>"GET /api/estates/ID/preview"</code>" (its "<code>"result"</code>")."</span> }.into_any(),
-                            }}
-                            " "
-                            <span role="status">{move || copied.get()}</span>
-                        </p>
-                        <pre class="preview" data-testid="preview" data-bytes=p.len() tabindex="0">{pretty_json(&p)}</pre>
-                    }
-                })}
-            </section>
-            <section aria-labelledby="board-h">
-                <h2 id="board-h">"Leaderboard"</h2>
-                <p>"Every built-in decider over the generated benchmark estates and this one, under this estate's policy: its share of the best improvement any decider reached on each estate (the proven optimum where "<code>"optimum"</code>" proved it) and of the proven lower bound. The same figures as "<code>"berth bench-deciders"</code>" without "<code>"--now"</code>"."</p>
-                <Show when=may_operate fallback=|| view! { <p class="hint">"Running the leaderboard needs an operator or administrator."</p> }>
-                    <label for="board-suite">"Suite "</label>
-                    <select id="board-suite" on:change=move |ev| board_suite.set(event_target_value(&ev)) prop:value=move || board_suite.get()>
-                        <option value="quick">"quick: 13 generated estates + this one (seconds)"</option>
-                        <option value="default">"default: 88 generated estates + this one (ten seconds or so)"</option>
-                    </select>
-                    " "
-                    <button type="button" on:click=run_board disabled=move || board_busy.get() || auth.estate.get().is_none()>
-                        {move || if board_busy.get() { "Running the leaderboard…" } else { "Run the leaderboard" }}
-                    </button>
-                </Show>
-                {move || board_result.get().map(|b| view! { <LeaderboardView b=b/> })}
-            </section>
-        </Gate>
+        <legend>"Register a decider"</legend>
+        <label for="reg-name">"Name"</label><input id="reg-name" bind:value=reg_name/>
+        <label for="reg-url">"URL"</label><input id="reg-url" type="url" bind:value=reg_url/>
+        <label for="reg-timeout">"Timeout (ms, 1000–25000)"</label>
+        <input id="reg-timeout" inputmode="decimal" bind:value=reg_timeout/>
+        <label for="reg-interval">"Run by the advice driver every (seconds, 60–604800; blank: only on request)"</label>
+        <input id="reg-interval" inputmode="numeric" bind:value=reg_interval/>
+        <label><input id="reg-secret" type="checkbox" bind:checked=reg_secret/>" Sign calls with a shared secret (shown once)"</label>
+        <button type="button" on:click=register>"Register"</button>
+    </fieldset>
+    }
+}
+
+/// Run the built-ins (and the chosen externals) side by side, or score an
+/// uploaded response file.
+#[component]
+fn Compare(
+    chosen: RwSignal<Vec<String>>,
+    error: RwSignal<Option<String>>,
+    may_operate: Signal<bool>,
+) -> impl IntoView {
+    let auth = expect_context::<Auth>();
+    let comparison = RwSignal::new(None::<Comparison>);
+    let uploads = RwSignal::new(BTreeMap::<String, Value>::new());
+    let busy = RwSignal::new(false);
+    let run = move || {
+        let Some(id) = auth.estate.get_untracked() else {
+            return;
+        };
+        let body = berth_api::CompareRequest {
+            responses: uploads.get_untracked(),
+            external: chosen.get_untracked(),
+        };
+        let body = serde_json::to_string(&body).expect("a comparison request serialises");
+        busy.set(true);
+        error.set(None);
+        leptos::task::spawn_local(async move {
+            let now = crate::engine::format_time(client::eval_now());
+            match client::request_text(
+                "POST",
+                &berth_api::endpoint::compare_deciders(&id).query("now", &now),
+                Some(body),
+            )
+            .await
+            {
+                Ok(text) => match engine_result::<Comparison>(&text, "comparison") {
+                    Ok(c) => comparison.set(Some(c)),
+                    Err(m) => error.set(Some(m)),
+                },
+                Err(f) => error.set(Some(f.message)),
+            }
+            busy.set(false);
+        });
+    };
+    #[allow(unused_variables)]
+    let on_file = move |ev: leptos::ev::Event| {
+        #[cfg(feature = "hydrate")]
+        {
+            use wasm_bindgen::JsCast;
+            let Some(input) = ev
+                .target()
+                .and_then(|t| t.dyn_into::<web_sys::HtmlInputElement>().ok())
+            else {
+                return;
+            };
+            let Some(file) = input.files().and_then(|f| f.get(0)) else {
+                return;
+            };
+            let name = file.name();
+            let name = name.strip_suffix(".json").unwrap_or(&name).to_string();
+            leptos::task::spawn_local(async move {
+                match client::file_text(file).await {
+                    Ok(text) => match serde_json::from_str::<Value>(&text) {
+                        Ok(v) => {
+                            uploads.update(|u| { u.insert(name, v); });
+                            run();
+                        }
+                        Err(e) => error.set(Some(format!(
+                            "{name}.json is not JSON ({e}). A response file holds what a decider answers: {{\"proposals\": [{{\"serviceId\": \"…\", \"to\": \"…\", \"reason\": \"…\"}}]}} (docs/deciders.md); fix the file and pick it again."
+                        ))),
+                    },
+                    Err(f) => error.set(Some(f.message)),
+                }
+            });
+        }
+    };
+
+    view! {
+        <section aria-labelledby="cmp-h">
+            <h2 id="cmp-h">"Compare"</h2>
+            <Show when=move || may_operate.get() fallback=|| view! { <p class="hint">"Running deciders needs an operator or administrator."</p> }>
+                <button type="button" on:click=move |_| run() disabled=move || busy.get() || auth.estate.get().is_none()>
+                    {move || if busy.get() { "Running the deciders…" } else { "Run the deciders" }}
+                </button>
+                " "
+                <label for="upload">"Score a response file: "</label>
+                <input id="upload" type="file" accept=".json,application/json" on:change=on_file/>
+            </Show>
+            {move || comparison.get().map(|c| view! { <ComparisonView c=c/> })}
+        </section>
+    }
+}
+
+/// The request a decider receives, laid out for reading, with its exact
+/// bytes to copy or download.
+#[component]
+fn RequestPreview(error: RwSignal<Option<String>>) -> impl IntoView {
+    let auth = expect_context::<Auth>();
+    let preview = RwSignal::new(None::<String>);
+    let copied = RwSignal::new(None::<&'static str>);
+    let show_preview = move |_| {
+        let Some(id) = auth.estate.get_untracked() else {
+            return;
+        };
+        leptos::task::spawn_local(async move {
+            let now = crate::engine::format_time(client::eval_now());
+            match client::request_text(
+                "GET",
+                &berth_api::endpoint::get_decider_request(&id).query("now", &now),
+                None,
+            )
+            .await
+            {
+                // The result's own bytes, as the server wrote them, not a
+                // re-serialisation: what a decider receives, byte for byte.
+                Ok(text) => match result_bytes(&text) {
+                    Some(r) => preview.set(Some(r.to_string())),
+                    None => error.set(Some(
+                        "The server's preview answer has no result; reload the page.".into(),
+                    )),
+                },
+                Err(f) => error.set(Some(f.message)),
+            }
+        });
+    };
+    view! {
+        <section aria-labelledby="pre-h">
+            <h2 id="pre-h">"Request preview"</h2>
+            <p>"The request a decider receives for this estate, exactly as it would be sent."</p>
+            // Off until the estate is known: a click before would do nothing.
+            <button type="button" on:click=show_preview disabled=move || auth.estate.get().is_none()>"Show the request"</button>
+            {move || preview.get().map(|p| {
+                let size = p.len();
+                // A data: link doubles the bytes and browsers refuse
+                // addresses past about 2 MB: past 1 MB, no link, and
+                // the page says where to get the bytes instead.
+                let href = (size <= 1_000_000).then(|| format!("data:application/json;charset=utf-8,{}", crate::common::encode(&p)));
+                let bytes = p.clone();
+                view! {
+                    <p class="hint">{format!("{} bytes as sent; laid out below for reading (the download and the copy are the exact bytes).", size)}</p>
+                    <p>
+                        <button type="button" class="small" on:click=move |_| {
+                            let b = bytes.clone();
+                            leptos::task::spawn_local(async move {
+                                copied.set(Some(if client::copy_text(&b).await { "Copied." } else { "The browser refused the clipboard: use the download." }));
+                            });
+                        }>"Copy the request"</button>
+                        " "
+                        {match href {
+                            Some(href) => view! { <a class="button small" data-testid="preview-download" download="berth-decider-request.json" href=href>"Download the request"</a> }.into_any(),
+                            None => view! { <span class="hint">"Too large to download from here: use Copy, or "<code>"GET /api/estates/ID/preview"</code>" (its "<code>"result"</code>")."</span> }.into_any(),
+                        }}
+                        " "
+                        <span role="status">{move || copied.get()}</span>
+                    </p>
+                    <pre class="preview" data-testid="preview" data-bytes=p.len() tabindex="0">{pretty_json(&p)}</pre>
+                }
+            })}
+        </section>
+    }
+}
+
+/// The leaderboard of the built-in deciders (quick or default suite).
+#[component]
+fn LeaderboardSection(error: RwSignal<Option<String>>, may_operate: Signal<bool>) -> impl IntoView {
+    let auth = expect_context::<Auth>();
+    let board_result = RwSignal::new(None::<Leaderboard>);
+    let board_busy = RwSignal::new(false);
+    let board_suite = RwSignal::new("quick".to_string());
+    let run_board = move |_| {
+        let Some(id) = auth.estate.get_untracked() else {
+            return;
+        };
+        let suite = board_suite.get_untracked();
+        board_busy.set(true);
+        error.set(None);
+        leptos::task::spawn_local(async move {
+            let now = crate::engine::format_time(client::eval_now());
+            match client::request_text(
+                "POST",
+                &berth_api::endpoint::decider_leaderboard(&id)
+                    .query("now", &now)
+                    .query("suite", &suite),
+                None,
+            )
+            .await
+            {
+                Ok(text) => match engine_result::<Leaderboard>(&text, "leaderboard") {
+                    Ok(b) => board_result.set(Some(b)),
+                    Err(m) => error.set(Some(m)),
+                },
+                Err(f) => error.set(Some(f.message)),
+            }
+            board_busy.set(false);
+        });
+    };
+    view! {
+        <section aria-labelledby="board-h">
+            <h2 id="board-h">"Leaderboard"</h2>
+            <p>"Every built-in decider over the generated benchmark estates and this one, under this estate's policy: its share of the best improvement any decider reached on each estate (the proven optimum where "<code>"optimum"</code>" proved it) and of the proven lower bound. The same figures as "<code>"berth bench-deciders"</code>" without "<code>"--now"</code>"."</p>
+            <Show when=move || may_operate.get() fallback=|| view! { <p class="hint">"Running the leaderboard needs an operator or administrator."</p> }>
+                <label for="board-suite">"Suite "</label>
+                <select id="board-suite" on:change=move |ev| board_suite.set(event_target_value(&ev)) prop:value=move || board_suite.get()>
+                    <option value="quick">"quick: 13 generated estates + this one (seconds)"</option>
+                    <option value="default">"default: 88 generated estates + this one (ten seconds or so)"</option>
+                </select>
+                " "
+                <button type="button" on:click=run_board disabled=move || board_busy.get() || auth.estate.get().is_none()>
+                    {move || if board_busy.get() { "Running the leaderboard…" } else { "Run the leaderboard" }}
+                </button>
+            </Show>
+            {move || board_result.get().map(|b| view! { <LeaderboardView b=b/> })}
+        </section>
     }
 }
 

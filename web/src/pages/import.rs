@@ -176,6 +176,43 @@ pub fn ImportPage() -> impl IntoView {
     }
 }
 
+/// What an Apply wrote, or that it had nothing to write.
+fn applied_notice(a: ImportAnswer) -> impl IntoView {
+    let text = if a.written {
+        format!(
+            "Applied: estate {} is now at version {}.",
+            a.estate, a.version
+        )
+    } else {
+        format!(
+            "Nothing to write: estate {} stays at version {}.",
+            a.estate, a.version
+        )
+    };
+    view! { <p class="notice" role="status" data-testid="k8s-applied">{text}</p> }
+}
+
+/// The manifest files picked, with their lines.
+fn picked_view(files: &[(String, String)]) -> Option<impl IntoView> {
+    let names: Vec<String> = files
+        .iter()
+        .map(|(n, t)| format!("{n} ({} lines)", t.lines().count()))
+        .collect();
+    (!names.is_empty())
+        .then(|| view! { <span class="hint" data-testid="k8s-picked">{names.join(", ")}</span> })
+}
+
+/// The estate's clusters to import into, the chosen one selected.
+fn cluster_options(clusters: Vec<String>, chosen: String) -> impl IntoView {
+    clusters
+        .into_iter()
+        .map(|c| {
+            let selected = c == chosen;
+            view! { <option value=c.clone() selected=selected>{c.clone()}</option> }
+        })
+        .collect_view()
+}
+
 #[component]
 fn KubernetesImport(
     current: Signal<Option<Value>>,
@@ -293,22 +330,13 @@ fn KubernetesImport(
                 <div class="field">
                     <label for="k8s-cluster">"Cluster"</label>
                     <select id="k8s-cluster" on:change=move |ev| cluster.set(event_target_value(&ev)) prop:value=move || cluster.get()>
-                        {move || {
-                            let chosen = cluster.get();
-                            clusters().into_iter().map(|c| {
-                                let selected = c == chosen;
-                                view! { <option value=c.clone() selected=selected>{c.clone()}</option> }
-                            }).collect_view()
-                        }}
+                        {move || cluster_options(clusters(), cluster.get())}
                     </select>
                 </div>
                 <div class="field wide">
                     <label for="k8s-files">"Manifest files"</label>
                     <input id="k8s-files" type="file" multiple accept=".yaml,.yml,.json" on:change=on_files/>
-                    {move || {
-                        let names: Vec<String> = files.get().iter().map(|(n, t)| format!("{n} ({} lines)", t.lines().count())).collect();
-                        (!names.is_empty()).then(|| view! { <span class="hint" data-testid="k8s-picked">{names.join(", ")}</span> })
-                    }}
+                    {move || picked_view(&files.get())}
                 </div>
             </div>
             <label for="k8s-paste">"Or paste manifests (YAML)"</label>
@@ -324,14 +352,7 @@ fn KubernetesImport(
                 let list = problems.get();
                 (!list.is_empty()).then(|| view! { <ImportProblems list=list/> })
             }}
-            {move || applied.get().map(|a| {
-                let text = if a.written {
-                    format!("Applied: estate {} is now at version {}.", a.estate, a.version)
-                } else {
-                    format!("Nothing to write: estate {} stays at version {}.", a.estate, a.version)
-                };
-                view! { <p class="notice" role="status" data-testid="k8s-applied">{text}</p> }
-            })}
+            {move || applied.get().map(applied_notice)}
             {move || stale_report().then(|| view! {
                 <p class="notice" role="status" data-testid="k8s-stale">"The input changed since this dry run: check it again before applying."</p>
             })}

@@ -87,6 +87,16 @@ pub fn saving_cell(before: f64, after: f64) -> impl IntoView {
     view! { <td class=format!("n {}", saving_class(saved))>{signed(saved, 1)}</td> }
 }
 
+/// Milliseconds as an input shows them: whole when whole, else one
+/// decimal (the table's means are whole or halves).
+pub fn ms_text(ms: f64) -> String {
+    if ms.fract() == 0.0 {
+        format!("{ms:.0}")
+    } else {
+        format!("{ms:.1}")
+    }
+}
+
 /// An age in seconds in the largest whole unit people read at a glance.
 pub fn age(seconds: i64) -> String {
     let s = seconds.max(0);

@@ -47,22 +47,48 @@ fn plural(n: usize, one: &str, many: &str) -> String {
     format!("{n} {}", if n == 1 { one } else { many })
 }
 
+/// What the commands and links of the checklist name.
+struct Commands<'a> {
+    server: &'a str,
+    id: &'a str,
+    /// The Import page of the estate.
+    import: String,
+    first_cluster: String,
+}
+
+impl Commands<'_> {
+    /// `berth agent` for one cluster of the estate, with `rest`.
+    fn agent(&self, cluster: &str, rest: &str) -> String {
+        format!(
+            "BERTH_TOKEN=… berth agent --server {} --estate {} --cluster {cluster} {rest}",
+            self.server, self.id
+        )
+    }
+}
+
 /// The checklist for an estate under its policy. `server` is the address
 /// the commands name (the page's own origin), `id` the estate's id.
 pub fn steps(estate: &Estate, policy: &Policy, id: &str, server: &str) -> Vec<Step> {
-    let import = format!("/import?estate={}", berth_api::endpoint::encode(id));
-    let first_cluster = estate
-        .clusters
-        .first()
-        .map(|c| c.id.clone())
-        .unwrap_or_else(|| "CLUSTER".into());
-    let agent = |cluster: &str, rest: &str| {
-        format!(
-            "BERTH_TOKEN=… berth agent --server {server} --estate {id} --cluster {cluster} {rest}"
-        )
+    let cx = Commands {
+        server,
+        id,
+        import: format!("/import?estate={}", berth_api::endpoint::encode(id)),
+        first_cluster: estate
+            .clusters
+            .first()
+            .map(|c| c.id.clone())
+            .unwrap_or_else(|| "CLUSTER".into()),
     };
+    vec![
+        capacities(estate, &cx),
+        services(estate, &cx),
+        traffic(estate, &cx),
+        round_trips(estate, policy, &cx),
+    ]
+}
 
-    // 1. Free capacity of every cluster.
+/// Step 1: free capacity of every cluster.
+fn capacities(estate: &Estate, cx: &Commands) -> Step {
     let lacking: Vec<String> = estate
         .clusters
         .iter()
@@ -70,7 +96,7 @@ pub fn steps(estate: &Estate, policy: &Policy, id: &str, server: &str) -> Vec<St
         .map(|c| c.id.clone())
         .collect();
     let n_clusters = estate.clusters.len();
-    let capacities = Step {
+    Step {
         key: "capacities",
         title: "Clusters with their free capacity",
         done: lacking.is_empty(),
@@ -91,18 +117,20 @@ pub fn steps(estate: &Estate, policy: &Policy, id: &str, server: &str) -> Vec<St
                 words:
                     "An agent beside each cluster reads it from the Kubernetes API every minute:"
                         .into(),
-                line: agent(lacking.first().unwrap_or(&first_cluster), "--kubernetes"),
+                line: cx.agent(lacking.first().unwrap_or(&cx.first_cluster), "--kubernetes"),
             },
             How::Page {
                 words:
                     "Or type the free CPU and memory of each cluster into the estate file on the Import page"
                         .into(),
-                href: import.clone(),
+                href: cx.import.clone(),
             },
         ],
-    };
+    }
+}
 
-    // 2. Services.
+/// Step 2: services.
+fn services(estate: &Estate, cx: &Commands) -> Step {
     let n = estate.services.len();
     let from_kubernetes = estate
         .services
@@ -113,7 +141,7 @@ pub fn steps(estate: &Estate, policy: &Policy, id: &str, server: &str) -> Vec<St
                 .is_some_and(|s| s.starts_with("kubernetes:"))
         })
         .count();
-    let services = Step {
+    Step {
         key: "services",
         title: "Services imported",
         done: n > 0,
@@ -129,16 +157,19 @@ pub fn steps(estate: &Estate, policy: &Policy, id: &str, server: &str) -> Vec<St
         how: vec![
             How::Page {
                 words: "Import Kubernetes manifests into a cluster (dry run, then Apply)".into(),
-                href: import.clone(),
+                href: cx.import.clone(),
             },
             How::Command {
                 words: "Or from the cluster's API, kept in sync by its agent:".into(),
-                line: agent(&first_cluster, "--kubernetes"),
+                line: cx.agent(&cx.first_cluster, "--kubernetes"),
             },
         ],
-    };
+    }
+}
 
-    // 3. Traffic observed (docs/advice.md §2, traffic coverage).
+/// Step 3: traffic observed (docs/advice.md §2, traffic coverage).
+fn traffic(estate: &Estate, cx: &Commands) -> Step {
+    let n = estate.services.len();
     let (mut observed, mut declared, mut unknown) = (0, 0, Vec::new());
     for (i, s) in estate.services.iter().enumerate() {
         match estate.traffic_of(i) {
@@ -148,7 +179,7 @@ pub fn steps(estate: &Estate, policy: &Policy, id: &str, server: &str) -> Vec<St
         }
     }
     let flows = plural(estate.flows.len(), "flow", "flows");
-    let traffic = Step {
+    Step {
         key: "traffic",
         title: "Traffic observed",
         done: n > 0 && unknown.is_empty(),
@@ -165,18 +196,21 @@ pub fn steps(estate: &Estate, policy: &Policy, id: &str, server: &str) -> Vec<St
         how: vec![
             How::Command {
                 words: "Read every call from the service mesh's metrics once:".into(),
-                line: format!("BERTH_TOKEN=… berth import prometheus --server {server} --estate {id} --url PROMETHEUS_URL"),
+                line: format!("BERTH_TOKEN=… berth import prometheus --server {} --estate {} --url PROMETHEUS_URL", cx.server, cx.id),
             },
             How::Command {
                 words: "Or keep it fresh with an agent beside each cluster:".into(),
-                line: agent(&first_cluster, "--prometheus PROMETHEUS_URL"),
+                line: cx.agent(&cx.first_cluster, "--prometheus PROMETHEUS_URL"),
             },
         ],
-    };
+    }
+}
 
-    // 4. Round trips measured between clusters on different sites: a
-    // measured path between the two clusters or a measured link between
-    // their sites (docs/advice.md §3 rungs 2 and 3).
+/// Step 4: round trips measured between clusters on different sites: a
+/// measured path between the two clusters or a measured link between
+/// their sites (docs/advice.md §3 rungs 2 and 3).
+fn round_trips(estate: &Estate, policy: &Policy, cx: &Commands) -> Step {
+    let n_clusters = estate.clusters.len();
     let measured = |f: &berth_engine::fact::Fact| f.value.is_some() && f.class == Class::Measured;
     let (mut pairs, mut done_pairs, mut reported, mut estimated, mut unknown_pairs) =
         (0, 0, 0, 0, 0);
@@ -218,10 +252,10 @@ pub fn steps(estate: &Estate, policy: &Policy, id: &str, server: &str) -> Vec<St
     if unknown_pairs > 0 {
         rest.push(format!(
             "{unknown_pairs} unknown ({} ms guessed)",
-            crate::pages::new_estate::ms_text(policy.rtt.unknown_ms)
+            crate::pages::ms_text(policy.rtt.unknown_ms)
         ));
     }
-    let round_trips = Step {
+    Step {
         key: "round_trips",
         title: "Round trips measured",
         done: done_pairs == pairs,
@@ -238,10 +272,9 @@ pub fn steps(estate: &Estate, policy: &Policy, id: &str, server: &str) -> Vec<St
         },
         how: vec![How::Command {
             words: "Run an agent on each cluster that answers and sends round-trip probes (the port must be reachable from the other clusters):".into(),
-            line: agent(&first_cluster, "--probe-listen 0.0.0.0:7070 --probe-address NODE_IP:7070"),
+            line: cx.agent(&cx.first_cluster, "--probe-listen 0.0.0.0:7070 --probe-address NODE_IP:7070"),
         }],
-    };
-    vec![capacities, services, traffic, round_trips]
+    }
 }
 
 /// The page's own address, as the commands name the server.

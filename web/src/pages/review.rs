@@ -124,38 +124,48 @@ pub fn condition_choices(why: Option<&MoveWhy>) -> Vec<(String, &'static str, f6
     out
 }
 
-/// The decision about one recommendation and, for operators, the form
-/// that records or forgets one.
-#[component]
-pub fn ReviewLine(identity: String, why: Option<MoveWhy>, label: String) -> impl IntoView {
-    let auth = expect_context::<Auth>();
-    let reviews = expect_context::<Reviews>();
-    let may_operate = move || {
-        auth.session
-            .get()
-            .flatten()
-            .is_some_and(|s| s.may_operate())
-    };
-    let decision = RwSignal::new("dismissed".to_string());
-    let reason = RwSignal::new(String::new());
-    let link = RwSignal::new(String::new());
-    let until = RwSignal::new(String::new());
-    let condition = RwSignal::new(String::new());
-    let measured = RwSignal::new(false);
-    let error = RwSignal::new(None::<String>);
-    let busy = RwSignal::new(false);
-    // The engine's rules for a typed decision (the server's own, in its
-    // words), shown at their fields once the form was sent; a server
-    // refusal lands at its field the same way.
-    let tried = RwSignal::new(false);
-    let refused = RwSignal::new(Vec::<(String, String)>::new());
-    let typed = move || {
+/// What the review form holds, and its state.
+#[derive(Clone, Copy)]
+struct DecisionForm {
+    decision: RwSignal<String>,
+    reason: RwSignal<String>,
+    link: RwSignal<String>,
+    until: RwSignal<String>,
+    condition: RwSignal<String>,
+    measured: RwSignal<bool>,
+    error: RwSignal<Option<String>>,
+    busy: RwSignal<bool>,
+    /// The engine's rules for a typed decision (the server's own, in its
+    /// words) are shown at their fields once the form was sent; a server
+    /// refusal lands at its field the same way.
+    tried: RwSignal<bool>,
+    refused: RwSignal<Vec<(String, String)>>,
+}
+
+impl DecisionForm {
+    fn new() -> DecisionForm {
+        DecisionForm {
+            decision: RwSignal::new("dismissed".to_string()),
+            reason: RwSignal::new(String::new()),
+            link: RwSignal::new(String::new()),
+            until: RwSignal::new(String::new()),
+            condition: RwSignal::new(String::new()),
+            measured: RwSignal::new(false),
+            error: RwSignal::new(None),
+            busy: RwSignal::new(false),
+            tried: RwSignal::new(false),
+            refused: RwSignal::new(Vec::new()),
+        }
+    }
+
+    /// The problems of the decision as typed, by the engine's rules.
+    fn problems(self) -> Vec<(&'static str, String)> {
         let (d, r, l, u, c) = (
-            decision.get(),
-            reason.get(),
-            link.get(),
-            until.get(),
-            condition.get(),
+            self.decision.get(),
+            self.reason.get(),
+            self.link.get(),
+            self.until.get(),
+            self.condition.get(),
         );
         let snooze = d == "snoozed";
         berth_engine::review::decision_problems(&berth_engine::review::DecisionInput {
@@ -167,17 +177,111 @@ pub fn ReviewLine(identity: String, why: Option<MoveWhy>, label: String) -> impl
             has_until: snooze && !u.is_empty(),
             has_condition: snooze && !c.is_empty(),
         })
-    };
-    let at = move |path: &'static str| {
-        Signal::derive(move || problem_at(path, &typed(), tried.get(), &refused.get()))
-    };
-    let (reason_problem, link_problem, until_problem) = (at("/reason"), at("/link"), at("/until"));
-    let choices = condition_choices(why.as_ref());
-    let id_for_status = identity.clone();
-    let status = move || {
-        let r = reviews
-            .by_identity
-            .with(|m| m.get(&id_for_status).cloned())?;
+    }
+
+    /// The problem shown at one field.
+    fn at(self, path: &'static str) -> Signal<Option<String>> {
+        Signal::derive(move || {
+            problem_at(
+                path,
+                &self.problems(),
+                self.tried.get(),
+                &self.refused.get(),
+            )
+        })
+    }
+
+    /// Record the decision about `identity` (after the engine's check).
+    fn save(self, identity: String, estate: String, reviews: Reviews) {
+        self.tried.set(true);
+        self.refused.set(Vec::new());
+        self.error.set(None);
+        if !self.problems().is_empty() {
+            return;
+        }
+        let kind = self.decision.get_untracked();
+        let mut body = berth_api::NewReview {
+            identity,
+            decision: kind.clone(),
+            reason: String::new(),
+            link: String::new(),
+            until: None,
+            condition: None,
+        };
+        let r = self.reason.get_untracked();
+        if !r.trim().is_empty() {
+            body.reason = r;
+        }
+        if kind == "planned" && !self.link.get_untracked().trim().is_empty() {
+            body.link = self.link.get_untracked().trim().to_string();
+        }
+        if kind == "snoozed" {
+            let u = self.until.get_untracked();
+            if !u.is_empty() {
+                // A datetime-local value (minutes), read as UTC.
+                body.until = Some(format!("{u}:00Z"));
+            }
+            let c = self.condition.get_untracked();
+            if let Some((fact, side)) = c.split_once('\u{1f}') {
+                body.condition = Some(berth_api::NewReviewCondition {
+                    fact: fact.to_string(),
+                    side: side.to_string(),
+                    value: None,
+                    measured: self.measured.get_untracked(),
+                });
+            }
+        }
+        let body = serde_json::to_string(&body).expect("a review serialises");
+        let now = reviews.now.get_untracked();
+        self.busy.set(true);
+        leptos::task::spawn_local(async move {
+            let url = berth_api::endpoint::review_recommendation(&estate).query("now", &now);
+            match client::request("POST", &url, Some(body)).await {
+                Ok(_) => {
+                    self.error.set(None);
+                    self.tried.set(false);
+                    reviews.load(estate);
+                }
+                Err(f) => {
+                    let fields = refusals_at_fields(&f);
+                    let placed = ["/reason", "/link", "/until"];
+                    if fields.iter().all(|(p, _)| placed.contains(&p.as_str()))
+                        && !fields.is_empty()
+                    {
+                        self.refused.set(fields);
+                    } else {
+                        self.error.set(Some(f.message));
+                    }
+                }
+            }
+            self.busy.set(false);
+        });
+    }
+
+    /// Forget the decision about `identity`.
+    fn forget(self, identity: String, estate: String, reviews: Reviews) {
+        let body = serde_json::to_string(&berth_api::ClearReview {
+            identity,
+            reason: String::new(),
+        })
+        .expect("a review serialises");
+        leptos::task::spawn_local(async move {
+            let url = berth_api::endpoint::clear_review(&estate);
+            match client::request("POST", &url, Some(body)).await {
+                Ok(_) => {
+                    self.error.set(None);
+                    reviews.load(estate);
+                }
+                Err(f) => self.error.set(Some(f.message)),
+            }
+        });
+    }
+}
+
+/// The decision about one recommendation, and where it stands.
+fn status_view(reviews: Reviews, identity: String) -> impl IntoView {
+    move || {
+        let r = reviews.by_identity.with(|m| m.get(&identity).cloned())?;
         let state = r.standing.state.as_str();
         let decision = r.decision.as_str();
         let decided = format!("{decision} by {} at {}", r.decided_by, r.decided_at);
@@ -207,98 +311,49 @@ pub fn ReviewLine(identity: String, why: Option<MoveWhy>, label: String) -> impl
                 })}
             </div>
         })
+    }
+}
+
+/// The decision about one recommendation and, for operators, the form
+/// that records or forgets one.
+#[component]
+pub fn ReviewLine(identity: String, why: Option<MoveWhy>, label: String) -> impl IntoView {
+    let auth = expect_context::<Auth>();
+    let reviews = expect_context::<Reviews>();
+    let may_operate = move || {
+        auth.session
+            .get()
+            .flatten()
+            .is_some_and(|s| s.may_operate())
     };
+    let form = DecisionForm::new();
+    let DecisionForm {
+        decision,
+        reason,
+        link,
+        until,
+        condition,
+        measured,
+        error,
+        busy,
+        ..
+    } = form;
+    let (reason_problem, link_problem, until_problem) =
+        (form.at("/reason"), form.at("/link"), form.at("/until"));
+    let choices = condition_choices(why.as_ref());
     // Copy, so the handlers below are too (they are rebuilt whenever the
     // form is shown again).
     let ident = StoredValue::new(identity.clone());
     let save = move |ev: leptos::ev::SubmitEvent| {
         ev.prevent_default();
-        let Some(estate) = auth.estate.get_untracked() else {
-            return;
-        };
-        tried.set(true);
-        refused.set(Vec::new());
-        error.set(None);
-        if !typed().is_empty() {
-            return;
+        if let Some(estate) = auth.estate.get_untracked() {
+            form.save(ident.get_value(), estate, reviews);
         }
-        let kind = decision.get_untracked();
-        let mut body = berth_api::NewReview {
-            identity: ident.get_value(),
-            decision: kind.clone(),
-            reason: String::new(),
-            link: String::new(),
-            until: None,
-            condition: None,
-        };
-        let r = reason.get_untracked();
-        if !r.trim().is_empty() {
-            body.reason = r;
-        }
-        if kind == "planned" && !link.get_untracked().trim().is_empty() {
-            body.link = link.get_untracked().trim().to_string();
-        }
-        if kind == "snoozed" {
-            let u = until.get_untracked();
-            if !u.is_empty() {
-                // A datetime-local value (minutes), read as UTC.
-                body.until = Some(format!("{u}:00Z"));
-            }
-            let c = condition.get_untracked();
-            if let Some((fact, side)) = c.split_once('\u{1f}') {
-                body.condition = Some(berth_api::NewReviewCondition {
-                    fact: fact.to_string(),
-                    side: side.to_string(),
-                    value: None,
-                    measured: measured.get_untracked(),
-                });
-            }
-        }
-        let body = serde_json::to_string(&body).expect("a review serialises");
-        let now = reviews.now.get_untracked();
-        busy.set(true);
-        leptos::task::spawn_local(async move {
-            let url = berth_api::endpoint::review_recommendation(&estate).query("now", &now);
-            match client::request("POST", &url, Some(body)).await {
-                Ok(_) => {
-                    error.set(None);
-                    tried.set(false);
-                    reviews.load(estate);
-                }
-                Err(f) => {
-                    let fields = refusals_at_fields(&f);
-                    let placed = ["/reason", "/link", "/until"];
-                    if fields.iter().all(|(p, _)| placed.contains(&p.as_str()))
-                        && !fields.is_empty()
-                    {
-                        refused.set(fields);
-                    } else {
-                        error.set(Some(f.message));
-                    }
-                }
-            }
-            busy.set(false);
-        });
     };
     let forget = move |_| {
-        let Some(estate) = auth.estate.get_untracked() else {
-            return;
-        };
-        let body = serde_json::to_string(&berth_api::ClearReview {
-            identity: ident.get_value(),
-            reason: String::new(),
-        })
-        .expect("a review serialises");
-        leptos::task::spawn_local(async move {
-            let url = berth_api::endpoint::clear_review(&estate);
-            match client::request("POST", &url, Some(body)).await {
-                Ok(_) => {
-                    error.set(None);
-                    reviews.load(estate);
-                }
-                Err(f) => error.set(Some(f.message)),
-            }
-        });
+        if let Some(estate) = auth.estate.get_untracked() {
+            form.forget(ident.get_value(), estate, reviews);
+        }
     };
     let id_decided = identity.clone();
     let decided = Signal::derive(move || reviews.by_identity.with(|m| m.contains_key(&id_decided)));
@@ -314,7 +369,7 @@ pub fn ReviewLine(identity: String, why: Option<MoveWhy>, label: String) -> impl
     };
     let summary_label = format!("Review {label}");
     view! {
-        {status}
+        {status_view(reviews, identity)}
         <Show when=may_operate>
             <details class="review-form">
                 <summary aria-label=summary_label.clone()>{move || if decided.get() { "Change the decision" } else { "Plan, dismiss or snooze" }}</summary>

@@ -19,20 +19,104 @@ pub fn WhatIf() -> impl IntoView {
     let error = RwSignal::new(None::<String>);
     let services = RwSignal::new(Vec::<String>::new());
     let clusters = RwSignal::new(Vec::<String>::new());
-    let pick_service = RwSignal::new(String::new());
-    let pick_to = RwSignal::new(String::new());
-    let pick_evacuate = RwSignal::new(String::new());
     let saved = RwSignal::new(Vec::<String>::new());
-    let pick_saved = RwSignal::new(String::new());
     let note = RwSignal::new(None::<String>);
     // The name field's own problem (empty, or not an id), shown under it.
     let name_error = RwSignal::new(None::<String>);
     // The scenario as last saved or loaded: anything else is unsaved work.
     let clean = RwSignal::new(None::<(String, Vec<Step>)>);
+    keep_in_address(sc, error, clean);
+    let unsaved = Signal::derive(move || {
+        let steps = sc.steps.get();
+        !steps.is_empty() && clean.with(|c| c.as_ref() != Some(&(sc.name.get(), steps)))
+    });
+    let refresh_saved = Callback::new(move |id: String| {
+        leptos::task::spawn_local(async move {
+            match client::get_typed::<berth_api::ScenarioList>(
+                &berth_api::endpoint::list_scenarios(&id),
+            )
+            .await
+            {
+                Ok(l) => saved.set(l.scenarios.into_iter().map(|x| x.name).collect()),
+                Err(f) => error.set(Some(f.message)),
+            }
+        });
+    });
+    Effect::new(move |_| {
+        let Some(id) = auth.estate.get() else { return };
+        let id2 = id.clone();
+        leptos::task::spawn_local(async move {
+            match client::loaded(&id2).await {
+                Ok(l) => {
+                    services.set(engine::service_ids(&l));
+                    clusters.set(engine::cluster_ids(&l));
+                    ready.set(true);
+                }
+                Err(f) => error.set(Some(f.message)),
+            }
+        });
+        refresh_saved.run(id);
+    });
+
+    // The projection, recomputed in the browser whenever the steps change.
+    let projection = Memo::new(move |_| {
+        if !ready.get() {
+            return None;
+        }
+        let steps = sc.steps.get();
+        let l = client::loaded_now()?;
+        let t0 = client::perf_ms();
+        let p = engine::project_json(&l, &sc.name.get(), &steps, client::eval_now());
+        Some(p.map(|v| (v, client::perf_ms() - t0)))
+    });
+
+    view! {
+        <h1>"What-if"</h1>
+        <Gate>
+            <ErrorLine message=error.into()/>
+            <p class="hint">"Every edit is projected by the engine in your browser: nothing is sent to the server until you save."</p>
+            <div class="whatif-grid">
+                <section aria-labelledby="steps-h" class="panel">
+                    <h2 id="steps-h">"Scenario"</h2>
+                    <label for="sc-name">"Name"</label>
+                    <input id="sc-name" bind:value=sc.name
+                        aria-invalid=move || name_error.get().is_some().to_string()
+                        aria-describedby="sc-name-error"/>
+                    <span id="sc-name-error" class="field-error" role="alert" data-testid="name-error">{move || name_error.get()}</span>
+                    {move || unsaved.get().then(|| view! { <p class="hint" data-testid="unsaved">"Not saved: leaving this page's address asks first; the steps are kept in the address."</p> })}
+                    <StepList/>
+                    <AddMove services ready note/>
+                    <AddEvacuation clusters note/>
+                    <SavedScenarios saved note name_error clean error refresh_saved unsaved/>
+                    {move || note.get().map(|n| view! { <p role="status">{n}</p> })}
+                </section>
+                <section aria-labelledby="proj-h" class="panel" data-testid="projection">
+                    <h2 id="proj-h">"Projection"</h2>
+                    {move || match projection.get() {
+                        None => view! { <p class="loading" role="status">"Loading the estate into the engine…"</p> }.into_any(),
+                        Some(Err(m)) => view! { <p class="error" role="alert">{format!("The scenario cannot be projected: {m}")}</p> }.into_any(),
+                        Some(Ok((p, ms))) => {
+                            // The policy's utilisation target: where the
+                            // headroom penalty starts.
+                            let target = client::loaded_now().map_or(0.8, |l| l.policy.headroom_threshold);
+                            view! { <ProjectionView p=p ms=ms target=target/> }.into_any()
+                        }
+                    }}
+                </section>
+            </div>
+        </Gate>
+    }
+}
+
+/// The scenario lives in the address (`?steps=…&scenario=…`), so a
+/// reload or a shared link shows it again; and leaving with unsaved
+/// steps asks first.
+fn keep_in_address(
+    sc: Scenario,
+    error: RwSignal<Option<String>>,
+    clean: RwSignal<Option<(String, Vec<Step>)>>,
+) {
     let from_address = StoredValue::new(true);
-    // The scenario lives in the address (`?steps=…&scenario=…`), so a
-    // reload or a shared link shows it again; and leaving with unsaved
-    // steps asks first.
     Effect::new(move |_| {
         if from_address.get_value() {
             from_address.set_value(false);
@@ -64,50 +148,42 @@ pub fn WhatIf() -> impl IntoView {
     // Leaving the page inside the app keeps the steps (the scenario is
     // shared with the other pages), so nothing is lost: no guard then.
     on_cleanup(|| client::set_unsaved(false));
-    let unsaved = move || {
-        let steps = sc.steps.get();
-        !steps.is_empty() && clean.with(|c| c.as_ref() != Some(&(sc.name.get(), steps)))
-    };
+}
 
-    let refresh_saved = move |id: String| {
-        leptos::task::spawn_local(async move {
-            match client::get_typed::<berth_api::ScenarioList>(
-                &berth_api::endpoint::list_scenarios(&id),
-            )
-            .await
-            {
-                Ok(l) => saved.set(l.scenarios.into_iter().map(|x| x.name).collect()),
-                Err(f) => error.set(Some(f.message)),
+/// The scenario's steps in order, each with Remove.
+#[component]
+fn StepList() -> impl IntoView {
+    let sc = expect_context::<Scenario>();
+    view! {
+    <ol class="steps" data-testid="steps" data-count=move || sc.steps.get().len()>
+        {move || sc.steps.get().into_iter().enumerate().map(|(i, st)| {
+            let text = match &st {
+                Step::Move { service, to } => format!("move {service} to {to}"),
+                Step::Evacuate(c) => format!("evacuate {c}"),
+            };
+            let label = format!("Remove step {}: {text}", i + 1);
+            view! {
+                <li>{text}" "
+                    <button type="button" class="small" aria-label=label
+                        on:click=move |_| sc.steps.update(|v| { if i < v.len() { v.remove(i); } })>"Remove"</button>
+                </li>
             }
-        });
-    };
-    Effect::new(move |_| {
-        let Some(id) = auth.estate.get() else { return };
-        let id2 = id.clone();
-        leptos::task::spawn_local(async move {
-            match client::loaded(&id2).await {
-                Ok(l) => {
-                    services.set(engine::service_ids(&l));
-                    clusters.set(engine::cluster_ids(&l));
-                    ready.set(true);
-                }
-                Err(f) => error.set(Some(f.message)),
-            }
-        });
-        refresh_saved(id);
-    });
+        }).collect_view()}
+    </ol>
+    {move || sc.steps.get().is_empty().then(|| view! { <p class="empty">"No steps yet: add a move or an evacuation."</p> })}
+    }
+}
 
-    // The projection, recomputed in the browser whenever the steps change.
-    let projection = Memo::new(move |_| {
-        if !ready.get() {
-            return None;
-        }
-        let steps = sc.steps.get();
-        let l = client::loaded_now()?;
-        let t0 = client::perf_ms();
-        let p = engine::project_json(&l, &sc.name.get(), &steps, client::eval_now());
-        Some(p.map(|v| (v, client::perf_ms() - t0)))
-    });
+/// A move of one service to one of its legal destinations.
+#[component]
+fn AddMove(
+    services: RwSignal<Vec<String>>,
+    ready: RwSignal<bool>,
+    note: RwSignal<Option<String>>,
+) -> impl IntoView {
+    let sc = expect_context::<Scenario>();
+    let pick_service = RwSignal::new(String::new());
+    let pick_to = RwSignal::new(String::new());
     let destinations = Memo::new(move |_| {
         ready.get();
         let svc = pick_service.get();
@@ -131,6 +207,27 @@ pub fn WhatIf() -> impl IntoView {
             st.push(Step::Move { service, to });
         });
     };
+    view! {
+    <fieldset>
+        <legend>"Add a move"</legend>
+        <label for="mv-service">"Service"</label>
+        <crate::common::ServicePicker id="mv-service" services=services.into() value=pick_service.into()
+            on_pick=Callback::new(move |v: String| { pick_service.set(v); pick_to.set(String::new()); })/>
+        <label for="mv-to">"Destination (legal ones only)"</label>
+        <select id="mv-to" on:change=move |ev| pick_to.set(event_target_value(&ev)) prop:value=move || pick_to.get()>
+            <option value="">"— pick a destination —"</option>
+            {move || destinations.get().into_iter().map(|x| view! { <option value=x.clone()>{x.clone()}</option> }).collect_view()}
+        </select>
+        <button type="button" on:click=add_move>"Add move"</button>
+    </fieldset>
+    }
+}
+
+/// An evacuation of one cluster.
+#[component]
+fn AddEvacuation(clusters: RwSignal<Vec<String>>, note: RwSignal<Option<String>>) -> impl IntoView {
+    let sc = expect_context::<Scenario>();
+    let pick_evacuate = RwSignal::new(String::new());
     let add_evacuation = move |_| {
         let c = pick_evacuate.get_untracked();
         if c.is_empty() {
@@ -143,6 +240,33 @@ pub fn WhatIf() -> impl IntoView {
             st.push(Step::Evacuate(c));
         });
     };
+    view! {
+    <fieldset>
+        <legend>"Evacuate a cluster"</legend>
+        <label for="ev-cluster">"Cluster"</label>
+        <select id="ev-cluster" on:change=move |ev| pick_evacuate.set(event_target_value(&ev)) prop:value=move || pick_evacuate.get()>
+            <option value="">"— pick a cluster —"</option>
+            {move || clusters.get().into_iter().map(|x| view! { <option value=x.clone()>{x.clone()}</option> }).collect_view()}
+        </select>
+        <button type="button" on:click=add_evacuation>"Evacuate"</button>
+    </fieldset>
+    }
+}
+
+/// Save under the name (operators), load a saved scenario.
+#[component]
+fn SavedScenarios(
+    saved: RwSignal<Vec<String>>,
+    note: RwSignal<Option<String>>,
+    name_error: RwSignal<Option<String>>,
+    clean: RwSignal<Option<(String, Vec<Step>)>>,
+    error: RwSignal<Option<String>>,
+    refresh_saved: Callback<String>,
+    unsaved: Signal<bool>,
+) -> impl IntoView {
+    let auth = expect_context::<Auth>();
+    let sc = expect_context::<Scenario>();
+    let pick_saved = RwSignal::new(String::new());
     let save = move |_| {
         let Some(id) = auth.estate.get_untracked() else {
             return;
@@ -185,7 +309,7 @@ pub fn WhatIf() -> impl IntoView {
                     sc.name.set(name.clone());
                     clean.set(Some((name.clone(), steps)));
                     note.set(Some(format!("Saved as {name:?}.")));
-                    refresh_saved(id);
+                    refresh_saved.run(id);
                 }
                 Err(f) => {
                     note.set(None);
@@ -203,7 +327,7 @@ pub fn WhatIf() -> impl IntoView {
             note.set(Some("Pick a saved scenario to load first.".into()));
             return;
         }
-        if unsaved()
+        if unsaved.get_untracked()
             && !client::confirm("The scenario on this page is not saved. Load another and lose it?")
         {
             return;
@@ -226,87 +350,19 @@ pub fn WhatIf() -> impl IntoView {
         });
     };
     let may_operate = move || matches!(auth.session.get(), Some(Some(s)) if s.may_operate());
-
     view! {
-        <h1>"What-if"</h1>
-        <Gate>
-            <ErrorLine message=error.into()/>
-            <p class="hint">"Every edit is projected by the engine in your browser: nothing is sent to the server until you save."</p>
-            <div class="whatif-grid">
-                <section aria-labelledby="steps-h" class="panel">
-                    <h2 id="steps-h">"Scenario"</h2>
-                    <label for="sc-name">"Name"</label>
-                    <input id="sc-name" bind:value=sc.name
-                        aria-invalid=move || name_error.get().is_some().to_string()
-                        aria-describedby="sc-name-error"/>
-                    <span id="sc-name-error" class="field-error" role="alert" data-testid="name-error">{move || name_error.get()}</span>
-                    {move || unsaved().then(|| view! { <p class="hint" data-testid="unsaved">"Not saved: leaving this page's address asks first; the steps are kept in the address."</p> })}
-                    <ol class="steps" data-testid="steps" data-count=move || sc.steps.get().len()>
-                        {move || sc.steps.get().into_iter().enumerate().map(|(i, st)| {
-                            let text = match &st {
-                                Step::Move { service, to } => format!("move {service} to {to}"),
-                                Step::Evacuate(c) => format!("evacuate {c}"),
-                            };
-                            let label = format!("Remove step {}: {text}", i + 1);
-                            view! {
-                                <li>{text}" "
-                                    <button type="button" class="small" aria-label=label
-                                        on:click=move |_| sc.steps.update(|v| { if i < v.len() { v.remove(i); } })>"Remove"</button>
-                                </li>
-                            }
-                        }).collect_view()}
-                    </ol>
-                    {move || sc.steps.get().is_empty().then(|| view! { <p class="empty">"No steps yet: add a move or an evacuation."</p> })}
-                    <fieldset>
-                        <legend>"Add a move"</legend>
-                        <label for="mv-service">"Service"</label>
-                        <crate::common::ServicePicker id="mv-service" services=services.into() value=pick_service.into()
-                            on_pick=Callback::new(move |v: String| { pick_service.set(v); pick_to.set(String::new()); })/>
-                        <label for="mv-to">"Destination (legal ones only)"</label>
-                        <select id="mv-to" on:change=move |ev| pick_to.set(event_target_value(&ev)) prop:value=move || pick_to.get()>
-                            <option value="">"— pick a destination —"</option>
-                            {move || destinations.get().into_iter().map(|x| view! { <option value=x.clone()>{x.clone()}</option> }).collect_view()}
-                        </select>
-                        <button type="button" on:click=add_move>"Add move"</button>
-                    </fieldset>
-                    <fieldset>
-                        <legend>"Evacuate a cluster"</legend>
-                        <label for="ev-cluster">"Cluster"</label>
-                        <select id="ev-cluster" on:change=move |ev| pick_evacuate.set(event_target_value(&ev)) prop:value=move || pick_evacuate.get()>
-                            <option value="">"— pick a cluster —"</option>
-                            {move || clusters.get().into_iter().map(|x| view! { <option value=x.clone()>{x.clone()}</option> }).collect_view()}
-                        </select>
-                        <button type="button" on:click=add_evacuation>"Evacuate"</button>
-                    </fieldset>
-                    <fieldset>
-                        <legend>"Saved scenarios"</legend>
-                        <Show when=may_operate fallback=|| view! { <p class="hint">"Viewers can load saved scenarios; saving needs an operator."</p> }>
-                            <button type="button" on:click=save>"Save under this name"</button>
-                        </Show>
-                        <label for="saved">"Load"</label>
-                        <select id="saved" on:change=move |ev| pick_saved.set(event_target_value(&ev)) prop:value=move || pick_saved.get()>
-                            <option value="">"— saved scenarios —"</option>
-                            {move || saved.get().into_iter().map(|x| view! { <option value=x.clone()>{x.clone()}</option> }).collect_view()}
-                        </select>
-                        <button type="button" on:click=load>"Load"</button>
-                    </fieldset>
-                    {move || note.get().map(|n| view! { <p role="status">{n}</p> })}
-                </section>
-                <section aria-labelledby="proj-h" class="panel" data-testid="projection">
-                    <h2 id="proj-h">"Projection"</h2>
-                    {move || match projection.get() {
-                        None => view! { <p class="loading" role="status">"Loading the estate into the engine…"</p> }.into_any(),
-                        Some(Err(m)) => view! { <p class="error" role="alert">{format!("The scenario cannot be projected: {m}")}</p> }.into_any(),
-                        Some(Ok((p, ms))) => {
-                            // The policy's utilisation target: where the
-                            // headroom penalty starts.
-                            let target = client::loaded_now().map_or(0.8, |l| l.policy.headroom_threshold);
-                            view! { <ProjectionView p=p ms=ms target=target/> }.into_any()
-                        }
-                    }}
-                </section>
-            </div>
-        </Gate>
+    <fieldset>
+        <legend>"Saved scenarios"</legend>
+        <Show when=may_operate fallback=|| view! { <p class="hint">"Viewers can load saved scenarios; saving needs an operator."</p> }>
+            <button type="button" on:click=save>"Save under this name"</button>
+        </Show>
+        <label for="saved">"Load"</label>
+        <select id="saved" on:change=move |ev| pick_saved.set(event_target_value(&ev)) prop:value=move || pick_saved.get()>
+            <option value="">"— saved scenarios —"</option>
+            {move || saved.get().into_iter().map(|x| view! { <option value=x.clone()>{x.clone()}</option> }).collect_view()}
+        </select>
+        <button type="button" on:click=load>"Load"</button>
+    </fieldset>
     }
 }
 
