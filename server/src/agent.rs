@@ -374,6 +374,22 @@ async fn read_capacity(source: &CapacitySource, tick: i64) -> Result<Capacity, S
     }
 }
 
+/// What the agent carries from tick to tick.
+struct Carried {
+    /// Services the server said the estate lacks: their flows are left
+    /// out until forgotten (`FORGET_UNKNOWN_AFTER`).
+    unknown_services: BTreeSet<String>,
+    forget_at: Instant,
+    /// Set when the token may not read the estate (an agent token): the
+    /// server then resolves the mesh's clusters itself.
+    estate_unreadable: bool,
+    /// The other clusters' probe addresses, as the last answer named them.
+    peers: Vec<submit::Peer>,
+    /// Cleared when the server says the token may not import: services
+    /// are then left alone for the rest of the run (capacity still goes).
+    sync_services: bool,
+}
+
 /// Run until `stop` turns true. Errors of one tick are logged and the next
 /// tick tries again; only a stop ends the loop.
 pub async fn run(opts: AgentOptions, mut stop: watch::Receiver<bool>) {
@@ -383,12 +399,6 @@ pub async fn run(opts: AgentOptions, mut stop: watch::Receiver<bool>) {
         give_up_after: opts.interval.max(MIN_RETRY_WINDOW),
         retry_unreachable: true,
     };
-    let mut unknown_services: BTreeSet<String> = BTreeSet::new();
-    // Set when the token may not read the estate (an agent token): the
-    // server then resolves the mesh's clusters itself.
-    let mut estate_unreadable = false;
-    // The other clusters' probe addresses, as the last answer named them.
-    let mut peers: Vec<submit::Peer> = Vec::new();
     if let Some(p) = &opts.probe {
         let listener = p
             .listener
@@ -397,7 +407,13 @@ pub async fn run(opts: AgentOptions, mut stop: watch::Receiver<bool>) {
         tracing::info!(address = %p.advertised, "answering round-trip probes");
         tokio::spawn(answer_probes(listener));
     }
-    let mut forget_at = Instant::now() + FORGET_UNKNOWN_AFTER;
+    let mut carried = Carried {
+        unknown_services: BTreeSet::new(),
+        forget_at: Instant::now() + FORGET_UNKNOWN_AFTER,
+        estate_unreadable: false,
+        peers: Vec::new(),
+        sync_services: true,
+    };
     let mut next = Instant::now();
     tracing::info!(
         estate = %opts.client.estate,
@@ -408,133 +424,17 @@ pub async fn run(opts: AgentOptions, mut stop: watch::Receiver<bool>) {
         kubernetes = ?opts.kubernetes.as_ref().map(|k| k.context.as_str()),
         "agent started"
     );
-    // Cleared when the server says the token may not import: services are
-    // then left alone for the rest of the run (capacity still goes).
-    let mut sync_services = true;
     loop {
         if *stop.borrow() {
             break;
         }
-        if Instant::now() >= forget_at {
-            unknown_services.clear();
-            forget_at = Instant::now() + FORGET_UNKNOWN_AFTER;
+        if Instant::now() >= carried.forget_at {
+            carried.unknown_services.clear();
+            carried.forget_at = Instant::now() + FORGET_UNKNOWN_AFTER;
         }
         let tick = chrono::Utc::now().timestamp();
         let tick_text = format_time(tick);
-        let mut observations = Vec::new();
-
-        if let Some(prom) = &opts.prometheus {
-            match prom.fetch(&opts.reading, tick).await {
-                Ok(mut results) => {
-                    if let Some(problem) = prometheus::nothing_found(&results, &opts.reading) {
-                        tracing::warn!(tick = %tick_text, "mesh: {problem}");
-                    }
-                    let mut mapping = opts.mapping.clone();
-                    let clusters = read_mesh_clusters(
-                        &opts,
-                        &mut results,
-                        &mut mapping,
-                        &mut estate_unreadable,
-                    )
-                    .await;
-                    let derived = match clusters {
-                        Ok(()) => prometheus::derive(&results, &opts.reading, &mapping, None),
-                        Err(e) => {
-                            for line in e.lines() {
-                                tracing::error!(tick = %tick_text, "mesh: {line}");
-                            }
-                            tracing::error!(tick = %tick_text, "mesh: no flows sent this tick");
-                            prometheus::Derived::default()
-                        }
-                    };
-                    for n in &derived.notes {
-                        tracing::info!(tick = %tick_text, code = n.code.as_str(), "mesh: {}", n.message);
-                    }
-                    let before = derived.flows.len();
-                    let flows: Vec<_> = derived
-                        .flows
-                        .into_iter()
-                        .filter(|f| {
-                            !unknown_services.contains(&f.from) && !unknown_services.contains(&f.to)
-                        })
-                        .collect();
-                    if flows.len() < before {
-                        tracing::info!(
-                            tick = %tick_text,
-                            left_out = before - flows.len(),
-                            "mesh: flows with services the estate lacks left out (as the server said earlier)"
-                        );
-                    }
-                    for f in &flows {
-                        tracing::debug!(
-                            from = %f.from, to = %f.to,
-                            weight = ?f.weight.map(|o| o.value),
-                            mb_s = ?f.mb_s.map(|o| o.value),
-                            "mesh flow"
-                        );
-                    }
-                    observations.extend(prometheus::observations(&flows));
-                    let covered: Vec<_> = derived
-                        .covered
-                        .into_iter()
-                        .filter(|c| !unknown_services.contains(&c.service))
-                        .collect();
-                    observations.extend(prometheus::coverage_observations(&covered));
-                }
-                Err(e) => tracing::warn!(tick = %tick_text, "mesh metrics not read this tick: {e}"),
-            }
-        }
-        if let (Some(source), Some(cluster)) = (&opts.capacity, &opts.cluster) {
-            match read_capacity(source, tick).await {
-                Ok(c) => {
-                    tracing::info!(
-                        tick = %tick_text,
-                        cluster = %cluster,
-                        cpu_free = ?c.cpu_free.flatten(),
-                        memory_free_gib = ?c.memory_free_gib.flatten(),
-                        observed_at = %format_time(c.observed_at),
-                        "capacity read"
-                    );
-                    observations.extend(capacity_observations(cluster, &c));
-                }
-                Err(e) => tracing::warn!(tick = %tick_text, "capacity not read this tick: {e}"),
-            }
-        }
-
-        if let (Some(kube), Some(cluster)) = (&opts.kubernetes, &opts.cluster) {
-            observations.extend(
-                kubernetes_tick(kube, cluster, &opts.client, &mut sync_services, &tick_text).await,
-            );
-        }
-
-        if let (Some(_), Some(cluster)) = (&opts.probe, &opts.cluster) {
-            observations.extend(measure_peers(cluster, &peers, tick).await);
-        }
-        if let (Some(source), Some(prom), Some(cluster)) =
-            (opts.rtt_from, &opts.prometheus, &opts.cluster)
-        {
-            use crate::import::rtt;
-            let read = prom
-                .query_raw("rtt", &source.query(), tick)
-                .await
-                .map_err(|e| e.to_string())
-                .and_then(|answer| rtt::derive(source, &answer, cluster, &opts.mapping));
-            match read {
-                Ok((rtts, notes)) => {
-                    for n in notes {
-                        tracing::info!(tick = %tick_text, source = source.name(), "round trips: {n}");
-                    }
-                    if rtts.is_empty() {
-                        tracing::warn!(tick = %tick_text, source = source.name(), query = %source.query(), "round trips: the query gave no pair of clusters");
-                    }
-                    observations.extend(rtt::observations(&rtts));
-                }
-                Err(e) => {
-                    tracing::warn!(tick = %tick_text, source = source.name(), "round trips not read this tick: {e}")
-                }
-            }
-        }
-
+        let observations = read_tick(&opts, &mut carried, tick, &tick_text).await;
         // With a probe, a batch goes even when empty: it registers this
         // agent's probe address and brings back the peers'.
         if observations.is_empty() && opts.probe.is_none() {
@@ -558,43 +458,7 @@ pub async fn run(opts: AgentOptions, mut stop: watch::Receiver<bool>) {
             })
             .await;
             match result {
-                Ok(d) => {
-                    for p in &d.pruned {
-                        unknown_services.extend(p.refused.iter().cloned());
-                        // A mesh cluster the estate does not know (the
-                        // server's answer names the fix): never merged.
-                        if p.message.contains("--map-cluster") {
-                            tracing::error!(batch_id = %id, from = %p.from, to = %p.to, fact = %p.fact, "left out: {}", p.message);
-                        } else {
-                            tracing::info!(batch_id = %id, from = %p.from, to = %p.to, fact = %p.fact, "left out: {}", p.message);
-                        }
-                    }
-                    if let Some(a) = &d.answer {
-                        if opts.probe.is_some() && a.peers != peers {
-                            tracing::info!(
-                                peers = ?a.peers.iter().map(|p| format!("{}={}", p.cluster, p.address)).collect::<Vec<_>>(),
-                                "probe peers"
-                            );
-                            peers = a.peers.clone();
-                        }
-                    }
-                    if let Some(c) = d.answer.as_ref().and_then(|a| a.created_cluster()) {
-                        tracing::info!(batch_id = %id, cluster = %c, "created the cluster in the estate");
-                    }
-                    match d.answer {
-                        Some(a) => tracing::info!(
-                            batch_id = %a.batch_id,
-                            version = a.version,
-                            applied = a.applied,
-                            duplicate = a.duplicate,
-                            attempts = d.attempts,
-                            "delivered"
-                        ),
-                        None => {
-                            tracing::info!(batch_id = %id, "nothing left to send once unknown services were left out")
-                        }
-                    }
-                }
+                Ok(d) => delivered(&opts, &mut carried, &id, d),
                 Err((SubmitError::Stopped, _)) => {
                     tracing::info!(batch_id = %id, "stopping before the batch landed");
                     break;
@@ -617,6 +481,201 @@ pub async fn run(opts: AgentOptions, mut stop: watch::Receiver<bool>) {
         }
     }
     tracing::info!("agent stopped");
+}
+
+/// One tick's observations: the mesh's flows, the cluster's capacity, its
+/// services (re-synced), and round trips to its peers.
+async fn read_tick(
+    opts: &AgentOptions,
+    carried: &mut Carried,
+    tick: i64,
+    tick_text: &str,
+) -> Vec<FactUpdate> {
+    let mut observations = Vec::new();
+    if let Some(prom) = &opts.prometheus {
+        observations.extend(mesh_tick(opts, prom, carried, tick, tick_text).await);
+    }
+    if let (Some(source), Some(cluster)) = (&opts.capacity, &opts.cluster) {
+        match read_capacity(source, tick).await {
+            Ok(c) => {
+                tracing::info!(
+                    tick = %tick_text,
+                    cluster = %cluster,
+                    cpu_free = ?c.cpu_free.flatten(),
+                    memory_free_gib = ?c.memory_free_gib.flatten(),
+                    observed_at = %format_time(c.observed_at),
+                    "capacity read"
+                );
+                observations.extend(capacity_observations(cluster, &c));
+            }
+            Err(e) => tracing::warn!(tick = %tick_text, "capacity not read this tick: {e}"),
+        }
+    }
+    if let (Some(kube), Some(cluster)) = (&opts.kubernetes, &opts.cluster) {
+        observations.extend(
+            kubernetes_tick(
+                kube,
+                cluster,
+                &opts.client,
+                &mut carried.sync_services,
+                tick_text,
+            )
+            .await,
+        );
+    }
+    if let (Some(_), Some(cluster)) = (&opts.probe, &opts.cluster) {
+        observations.extend(measure_peers(cluster, &carried.peers, tick).await);
+    }
+    if let (Some(source), Some(prom), Some(cluster)) =
+        (opts.rtt_from, &opts.prometheus, &opts.cluster)
+    {
+        observations.extend(rtt_tick(opts, prom, source, cluster, tick, tick_text).await);
+    }
+    observations
+}
+
+/// The mesh's flows and coverage this tick, without the services the
+/// server said the estate lacks.
+async fn mesh_tick(
+    opts: &AgentOptions,
+    prom: &PromClient,
+    carried: &mut Carried,
+    tick: i64,
+    tick_text: &str,
+) -> Vec<FactUpdate> {
+    let mut results = match prom.fetch(&opts.reading, tick).await {
+        Ok(results) => results,
+        Err(e) => {
+            tracing::warn!(tick = %tick_text, "mesh metrics not read this tick: {e}");
+            return Vec::new();
+        }
+    };
+    if let Some(problem) = prometheus::nothing_found(&results, &opts.reading) {
+        tracing::warn!(tick = %tick_text, "mesh: {problem}");
+    }
+    let mut mapping = opts.mapping.clone();
+    let clusters = read_mesh_clusters(
+        opts,
+        &mut results,
+        &mut mapping,
+        &mut carried.estate_unreadable,
+    )
+    .await;
+    let derived = match clusters {
+        Ok(()) => prometheus::derive(&results, &opts.reading, &mapping, None),
+        Err(e) => {
+            for line in e.lines() {
+                tracing::error!(tick = %tick_text, "mesh: {line}");
+            }
+            tracing::error!(tick = %tick_text, "mesh: no flows sent this tick");
+            prometheus::Derived::default()
+        }
+    };
+    for n in &derived.notes {
+        tracing::info!(tick = %tick_text, code = n.code.as_str(), "mesh: {}", n.message);
+    }
+    let unknown = &carried.unknown_services;
+    let before = derived.flows.len();
+    let flows: Vec<_> = derived
+        .flows
+        .into_iter()
+        .filter(|f| !unknown.contains(&f.from) && !unknown.contains(&f.to))
+        .collect();
+    if flows.len() < before {
+        tracing::info!(
+            tick = %tick_text,
+            left_out = before - flows.len(),
+            "mesh: flows with services the estate lacks left out (as the server said earlier)"
+        );
+    }
+    for f in &flows {
+        tracing::debug!(
+            from = %f.from, to = %f.to,
+            weight = ?f.weight.map(|o| o.value),
+            mb_s = ?f.mb_s.map(|o| o.value),
+            "mesh flow"
+        );
+    }
+    let mut observations = prometheus::observations(&flows);
+    let covered: Vec<_> = derived
+        .covered
+        .into_iter()
+        .filter(|c| !unknown.contains(&c.service))
+        .collect();
+    observations.extend(prometheus::coverage_observations(&covered));
+    observations
+}
+
+/// Round trips between clusters, from the mesh's metrics.
+async fn rtt_tick(
+    opts: &AgentOptions,
+    prom: &PromClient,
+    source: crate::import::rtt::RttSource,
+    cluster: &str,
+    tick: i64,
+    tick_text: &str,
+) -> Vec<FactUpdate> {
+    use crate::import::rtt;
+    let read = prom
+        .query_raw("rtt", &source.query(), tick)
+        .await
+        .map_err(|e| e.to_string())
+        .and_then(|answer| rtt::derive(source, &answer, cluster, &opts.mapping));
+    match read {
+        Ok((rtts, notes)) => {
+            for n in notes {
+                tracing::info!(tick = %tick_text, source = source.name(), "round trips: {n}");
+            }
+            if rtts.is_empty() {
+                tracing::warn!(tick = %tick_text, source = source.name(), query = %source.query(), "round trips: the query gave no pair of clusters");
+            }
+            rtt::observations(&rtts)
+        }
+        Err(e) => {
+            tracing::warn!(tick = %tick_text, source = source.name(), "round trips not read this tick: {e}");
+            Vec::new()
+        }
+    }
+}
+
+/// What a delivered batch tells the next ticks: services the estate
+/// lacks, the probe peers; logged.
+fn delivered(opts: &AgentOptions, carried: &mut Carried, id: &str, d: submit::Delivery) {
+    for p in &d.pruned {
+        carried.unknown_services.extend(p.refused.iter().cloned());
+        // A mesh cluster the estate does not know (the
+        // server's answer names the fix): never merged.
+        if p.message.contains("--map-cluster") {
+            tracing::error!(batch_id = %id, from = %p.from, to = %p.to, fact = %p.fact, "left out: {}", p.message);
+        } else {
+            tracing::info!(batch_id = %id, from = %p.from, to = %p.to, fact = %p.fact, "left out: {}", p.message);
+        }
+    }
+    if let Some(a) = &d.answer {
+        if opts.probe.is_some() && a.peers != carried.peers {
+            tracing::info!(
+                peers = ?a.peers.iter().map(|p| format!("{}={}", p.cluster, p.address)).collect::<Vec<_>>(),
+                "probe peers"
+            );
+            carried.peers = a.peers.clone();
+        }
+    }
+    if let Some(c) = d.answer.as_ref().and_then(|a| a.created_cluster()) {
+        tracing::info!(batch_id = %id, cluster = %c, "created the cluster in the estate");
+    }
+    match d.answer {
+        Some(a) => tracing::info!(
+            batch_id = %a.batch_id,
+            version = a.version,
+            applied = a.applied,
+            duplicate = a.duplicate,
+            attempts = d.attempts,
+            "delivered"
+        ),
+        None => {
+            tracing::info!(batch_id = %id, "nothing left to send once unknown services were left out")
+        }
+    }
 }
 
 /// The mesh's clusters this tick (`prometheus::read_clusters`): where the

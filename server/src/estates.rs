@@ -71,44 +71,74 @@ pub struct Canonical {
 pub async fn canonicalise(text: String, format: Format) -> ApiResult<Canonical> {
     tokio::task::spawn_blocking(move || {
         let first = estate::load(&text, format).map_err(|errs| invalid_estate(&errs))?;
-        let document = serde_json::to_string(&export::to_file(&first)).expect("export serialises");
-        // The estate is what the stored document loads to, not what the
-        // upload did: serde_json's float parsing may land one unit in the
-        // last place away from a number's shortest printed form, so the two
-        // can differ in the last bit. Every later load (another replica, a
-        // browser with the snapshot) reads the document, so the digest and
-        // the cached estate must come from it too.
-        let e = estate::load(&document, Format::Json).map_err(|errs| {
-            ApiError::Internal(format!("canonical document does not load: {errs:?}"))
-        })?;
-        let content_digest = export::version(&e);
-        Ok(Canonical {
-            estate: e,
-            document,
-            content_digest,
-        })
+        canonical(&text, first)
     })
     .await
     .map_err(|e| ApiError::Internal(format!("estate parse task: {e}")))?
+}
+
+/// The canonical form of an estate loaded from `text`: the document
+/// written (once), the estate and its digest.
+fn canonical(text: &str, first: Estate) -> ApiResult<Canonical> {
+    let document = serde_json::to_string(&export::to_file(&first)).expect("export serialises");
+    // The estate is what the stored document loads to, not what the
+    // upload did: serde_json's float parsing may land one unit in the
+    // last place away from a number's shortest printed form, so the two
+    // can differ in the last bit. Every later load (another replica, a
+    // browser with the snapshot) reads the document, so the digest and
+    // the cached estate must come from it too. When the document is the
+    // text `first` was loaded from, it is `first`: not loaded again.
+    let e = if document == text {
+        first
+    } else {
+        estate::load(&document, Format::Json).map_err(|errs| {
+            ApiError::Internal(format!("canonical document does not load: {errs:?}"))
+        })?
+    };
+    let content_digest = export::version(&e);
+    Ok(Canonical {
+        estate: e,
+        document,
+        content_digest,
+    })
+}
+
+/// A changed estate document as the engine's loader checked it: the text
+/// it read and the estate it read. What [`write_locked`] stores.
+pub struct Checked {
+    pub text: String,
+    pub estate: Estate,
+}
+
+impl Checked {
+    /// Serialise and load a changed document (once, off the async
+    /// threads); its errors as the API reports an invalid estate.
+    pub async fn load(doc: Value) -> ApiResult<Checked> {
+        tokio::task::spawn_blocking(move || {
+            let text = serde_json::to_string(&doc).expect("serialises");
+            let estate = estate::load(&text, Format::Json).map_err(|errs| invalid_estate(&errs))?;
+            Ok(Checked { text, estate })
+        })
+        .await
+        .map_err(|e| ApiError::Internal(format!("estate parse task: {e}")))?
+    }
 }
 
 /// Store a changed estate document under the lock the change was computed
 /// under: canonicalise it, write it as the next version (with an
 /// observation batch or an audit entry, if any, in the same transaction),
 /// and cache the parsed estate. Facts, observations and Kubernetes imports
-/// all end here.
+/// all end here (`changes.rs`).
 pub async fn write_locked(
     cache: &Cache,
     lock: store::EstateLock<'_>,
-    doc: &Value,
+    doc: Checked,
     batch: Option<store::NewBatch<'_>>,
     audit: Option<&store::NewAudit<'_>>,
 ) -> ApiResult<store::EstateMeta> {
-    let c = canonicalise(
-        serde_json::to_string(doc).expect("serialises"),
-        Format::Json,
-    )
-    .await?;
+    let c = tokio::task::spawn_blocking(move || canonical(&doc.text, doc.estate))
+        .await
+        .map_err(|e| ApiError::Internal(format!("estate parse task: {e}")))??;
     let meta = lock
         .replace_recording(
             &c.estate.name,

@@ -135,313 +135,42 @@ fn apply_inner(
     updates: &[FactUpdate],
     mode: &Mode,
 ) -> Result<Value, Vec<UpdateError>> {
-    let received_at = mode.received_at;
-    let mut errors = Vec::new();
-    if updates.is_empty() {
-        return Err(vec![UpdateError {
-            path: "/updates".into(),
-            line: None,
-            message: "no updates: send at least one".into(),
-        }]);
-    }
-    if updates.len() > MAX_UPDATES {
-        return Err(vec![UpdateError {
-            path: "/updates".into(),
-            line: None,
-            message: format!(
-                "{} updates in one batch; the limit is {MAX_UPDATES}: split it",
-                updates.len()
-            ),
-        }]);
-    }
-    let sites = ids(doc, "sites");
-    let clusters = ids(doc, "clusters");
-    let services = ids(doc, "services");
-    let directory = crate::import::Directory::from_estate(doc);
+    batch_size(updates)?;
     let empty = Vec::new();
-    let cluster_docs = doc
-        .get("clusters")
-        .and_then(Value::as_array)
-        .unwrap_or(&empty);
+    let view = View {
+        sites: ids(doc, "sites"),
+        clusters: ids(doc, "clusters"),
+        services: ids(doc, "services"),
+        directory: crate::import::Directory::from_estate(doc),
+        cluster_docs: doc
+            .get("clusters")
+            .and_then(Value::as_array)
+            .unwrap_or(&empty),
+    };
+    let mut errors = Vec::new();
     let mut out = doc.clone();
     for (i, u) in updates.iter().enumerate() {
         let before = errors.len();
-        let Some(value) = u.value else {
-            errors.push(err(
-                i,
-                "value",
-                "required: a number, or null to mark the fact unknown".into(),
-            ));
+        let Some(r) = read(i, u, mode, &mut errors) else {
             continue;
         };
-        let class = match (&u.class, mode.default_class) {
-            (Some(c), _) => Class::parse(c),
-            (None, Some(default)) => Some(default),
-            (None, None) => {
-                errors.push(err(
-                    i,
-                    "class",
-                    "required: measured, reported, inferred or guessed".into(),
-                ));
-                continue;
-            }
-        };
-        let Some(class) = class else {
-            errors.push(err(
-                i,
-                "class",
-                format!(
-                    "expected one of \"measured\", \"reported\", \"inferred\", \"guessed\", found {:?}",
-                    u.class.as_deref().unwrap_or("")
-                ),
-            ));
-            continue;
-        };
-        let observed_at = match &u.observed_at {
-            None if mode.require_observed_at => {
-                errors.push(err(
-                    i,
-                    "observed_at",
-                    "required: when this was measured (RFC 3339), so the fact can age".into(),
-                ));
-                continue;
-            }
-            None => received_at,
-            Some(s) => match parse_time(s) {
-                Some(t) if t > received_at + MAX_AHEAD_S => {
-                    errors.push(err(
-                        i,
-                        "observed_at",
-                        format!(
-                            "{s:?} is more than {} minutes ahead of the server's clock ({}); a fact dated in the future would not age until then: check the sender's clock",
-                            MAX_AHEAD_S / 60,
-                            format_time(received_at)
-                        ),
-                    ));
-                    continue;
-                }
-                Some(t) => t,
-                None => {
-                    errors.push(err(
-                        i,
-                        "observed_at",
-                        format!("expected an RFC 3339 time like 2026-11-30T04:05:00Z, found {s:?}"),
-                    ));
-                    continue;
-                }
-            },
-        };
-        if let Some(v) = value {
-            // Sizes and rates are never negative; above 1e12 is a typo
-            // (the estate format's own bound).
-            if !v.is_finite() || !(0.0..=1e12).contains(&v) {
-                errors.push(err(
-                    i,
-                    "value",
-                    format!("expected a number ≥ 0 (at most 1e12), found {v}"),
-                ));
-            }
-        }
-        let need =
-            |field: &str, v: &Option<String>, errors: &mut Vec<UpdateError>| -> Option<String> {
-                match v {
-                    Some(s) => Some(s.clone()),
-                    None => {
-                        errors.push(err(i, field, format!("required for fact {:?}", u.fact)));
-                        None
-                    }
-                }
-            };
-        let unused = |fields: &[(&str, &Option<String>)], errors: &mut Vec<UpdateError>| {
-            for (name, v) in fields {
-                if v.is_some() {
-                    errors.push(err(i, name, format!("not used by fact {:?}", u.fact)));
-                }
-            }
-        };
-        let source = match &mode.source {
-            Source::Default(default) => u.source.clone().unwrap_or_else(|| default.clone()),
-            Source::Sender(sender) => sender.clone(),
-        };
-        let fact_value = || -> Value {
-            let mut m = Map::new();
-            m.insert("value".into(), value.map_or(Value::Null, |v| json!(v)));
-            // An unknown value is a guess whatever the sender says.
-            let class = if value.is_none() {
-                Class::Guessed
-            } else {
-                class
-            };
-            m.insert("class".into(), json!(class.as_str()));
-            m.insert("source".into(), json!(source));
-            m.insert("observed_at".into(), json!(format_time(observed_at)));
-            Value::Object(m)
+        let item = Item {
+            r,
+            before,
+            errors: &mut errors,
         };
         match u.fact.as_str() {
-            "cpu_free" | "memory_free_gib" if u.service.is_some() => {
-                errors.push(err(i, "service", format!("not used by fact {:?}", u.fact)));
+            "cpu_free" | "memory_free_gib" | "rtt_ms" | "flow_weight" | "flow_mb_s"
+                if u.service.is_some() =>
+            {
+                item.errors
+                    .push(err(i, "service", format!("not used by fact {:?}", u.fact)));
             }
-            "rtt_ms" | "flow_weight" | "flow_mb_s" if u.service.is_some() => {
-                errors.push(err(i, "service", format!("not used by fact {:?}", u.fact)));
-            }
-            "traffic" => {
-                unused(&[("a", &u.a), ("b", &u.b), ("from", &u.from), ("to", &u.to), ("from_cluster", &u.from_cluster), ("to_cluster", &u.to_cluster)], &mut errors);
-                let Some(mut id) = need("service", &u.service, &mut errors) else { continue };
-                // A window of nothing observed nothing.
-                if value == Some(0.0) {
-                    errors.push(err(i, "value", "an observation window must be more than 0 seconds; null for traffic never observed".into()));
-                }
-                match u.cluster.as_deref().map(|c| (c, directory.cluster_for_mesh(c))) {
-                    Some((c, None)) => {
-                        errors.push(err(i, "cluster", format!("no cluster {c:?} in this estate (by id or mesh_cluster): map it with --map-cluster {c}=CLUSTER, or declare mesh_cluster: {c:?} on its estate cluster")));
-                    }
-                    Some((_, Some(c))) => match directory.in_cluster(c, "", &id) {
-                        Ok(found) => id = found,
-                        Err(why) => errors.push(err(i, "service", format!("workload {id:?}: {why}"))),
-                    },
-                    None if !services.contains(&id) => {
-                        errors.push(err(i, "service", format!("no service {id:?} in this estate")));
-                    }
-                    None => {}
-                }
-                if errors.len() > before {
-                    continue;
-                }
-                let fact = fact_value();
-                if let Some(arr) = out.get_mut("services").and_then(Value::as_array_mut) {
-                    if let Some(sv) = arr
-                        .iter_mut()
-                        .find(|v| v.get("id").and_then(Value::as_str) == Some(id.as_str()))
-                    {
-                        sv["traffic"] = fact;
-                    }
-                }
-            }
-            "cpu_free" | "memory_free_gib" => {
-                unused(&[("a", &u.a), ("b", &u.b), ("from", &u.from), ("to", &u.to), ("from_cluster", &u.from_cluster), ("to_cluster", &u.to_cluster)], &mut errors);
-                let Some(c) = need("cluster", &u.cluster, &mut errors) else { continue };
-                let Some(cluster) = find_by_id(cluster_docs, &c) else {
-                    errors.push(err(i, "cluster", format!("no cluster {c:?} in this estate")));
-                    continue;
-                };
-                let total_key = if u.fact == "cpu_free" { "cpu_total" } else { "memory_total_gib" };
-                if let (Some(v), Some(total)) = (value, cluster.get(total_key).and_then(Value::as_f64)) {
-                    if v > total {
-                        errors.push(err(
-                            i,
-                            "value",
-                            format!("free {v} exceeds {total_key} {total} of cluster {c:?}"),
-                        ));
-                    }
-                }
-                if errors.len() > before {
-                    continue;
-                }
-                let fact = fact_value();
-                if let Some(arr) = out.get_mut("clusters").and_then(Value::as_array_mut) {
-                    if let Some(cl) = arr
-                        .iter_mut()
-                        .find(|v| v.get("id").and_then(Value::as_str) == Some(c.as_str()))
-                    {
-                        cl[u.fact.as_str()] = fact;
-                    }
-                }
-            }
-            "rtt_ms" => {
-                unused(&[("cluster", &u.cluster), ("from", &u.from), ("to", &u.to), ("from_cluster", &u.from_cluster), ("to_cluster", &u.to_cluster)], &mut errors);
-                let (Some(a), Some(b)) = (need("a", &u.a, &mut errors), need("b", &u.b, &mut errors)) else {
-                    continue;
-                };
-                let key = if sites.contains(&a) && sites.contains(&b) {
-                    "links"
-                } else if clusters.contains(&a) && clusters.contains(&b) {
-                    "paths"
-                } else {
-                    errors.push(err(
-                        i,
-                        "b",
-                        format!("{a:?} and {b:?} must both be sites (a link) or both be clusters (a path) of this estate"),
-                    ));
-                    continue;
-                };
-                if a == b {
-                    errors.push(err(i, "b", format!("an RTT needs two different ends; both are {a:?}")));
-                    continue;
-                }
-                if errors.len() > before {
-                    continue;
-                }
-                let fact = fact_value();
-                let arr = out
-                    .as_object_mut()
-                    .expect("an estate document is an object")
-                    .entry(key)
-                    .or_insert_with(|| Value::Array(vec![]));
-                let arr = arr.as_array_mut().expect("links/paths are arrays");
-                let same = |v: &Value| {
-                    let (x, y) = (
-                        v.get("a").and_then(Value::as_str),
-                        v.get("b").and_then(Value::as_str),
-                    );
-                    (x == Some(&a) && y == Some(&b)) || (x == Some(&b) && y == Some(&a))
-                };
-                match arr.iter_mut().find(|v| same(v)) {
-                    Some(existing) => existing["rtt_ms"] = fact,
-                    None => arr.push(json!({"a": a, "b": b, "rtt_ms": fact})),
-                }
-            }
-            "flow_weight" | "flow_mb_s" => {
-                unused(&[("cluster", &u.cluster), ("a", &u.a), ("b", &u.b)], &mut errors);
-                let (Some(mut from), Some(mut to)) = (need("from", &u.from, &mut errors), need("to", &u.to, &mut errors)) else {
-                    continue;
-                };
-                for (field, id, cluster) in [("from", &mut from, &u.from_cluster), ("to", &mut to, &u.to_cluster)] {
-                    // A cluster as the mesh names it: an estate cluster's
-                    // id or its `mesh_cluster` alias.
-                    match cluster.as_deref().map(|c| (c, directory.cluster_for_mesh(c))) {
-                        Some((c, None)) => {
-                            errors.push(err(i, &format!("{field}_cluster"), format!("no cluster {c:?} in this estate (by id or mesh_cluster): map it with --map-cluster {c}=CLUSTER, or declare mesh_cluster: {c:?} on its estate cluster")));
-                        }
-                        Some((_, Some(c))) => match directory.in_cluster(c, "", id) {
-                            Ok(found) => *id = found,
-                            Err(why) => errors.push(err(i, field, format!("workload {id:?}: {why}"))),
-                        },
-                        None if !services.contains(&*id) => {
-                            errors.push(err(i, field, format!("no service {id:?} in this estate")));
-                        }
-                        None => {}
-                    }
-                }
-                if from == to {
-                    errors.push(err(i, "to", format!("a flow needs two different services; both are {from:?}")));
-                }
-                if errors.len() > before {
-                    continue;
-                }
-                let field = if u.fact == "flow_weight" { "weight" } else { "mb_s" };
-                let fact = fact_value();
-                let arr = out
-                    .as_object_mut()
-                    .expect("an estate document is an object")
-                    .entry("flows")
-                    .or_insert_with(|| Value::Array(vec![]));
-                let arr = arr.as_array_mut().expect("flows is an array");
-                let same = |v: &Value| {
-                    v.get("from").and_then(Value::as_str) == Some(&from)
-                        && v.get("to").and_then(Value::as_str) == Some(&to)
-                };
-                match arr.iter_mut().find(|v| same(v)) {
-                    Some(existing) => existing[field] = fact,
-                    // A flow seen for the first time (a mesh reports a new
-                    // edge): the other half stays unknown until observed.
-                    None => {
-                        let mut flow = json!({"from": from, "to": to, "weight": null, "mb_s": null});
-                        flow[field] = fact;
-                        arr.push(flow);
-                    }
-                }
-            }
-            other => errors.push(err(
+            "traffic" => traffic(item, &view, &mut out),
+            "cpu_free" | "memory_free_gib" => capacity(item, &view, &mut out),
+            "rtt_ms" => rtt(item, &view, &mut out),
+            "flow_weight" | "flow_mb_s" => flow(item, &view, &mut out),
+            other => item.errors.push(err(
                 i,
                 "fact",
                 format!(
@@ -454,6 +183,419 @@ fn apply_inner(
         Ok(out)
     } else {
         Err(errors)
+    }
+}
+
+/// A batch of at least one update and at most [`MAX_UPDATES`].
+fn batch_size(updates: &[FactUpdate]) -> Result<(), Vec<UpdateError>> {
+    let message = if updates.is_empty() {
+        "no updates: send at least one".to_string()
+    } else if updates.len() > MAX_UPDATES {
+        format!(
+            "{} updates in one batch; the limit is {MAX_UPDATES}: split it",
+            updates.len()
+        )
+    } else {
+        return Ok(());
+    };
+    Err(vec![UpdateError {
+        path: "/updates".into(),
+        line: None,
+        message,
+    }])
+}
+
+/// What of the estate updates are checked against.
+struct View<'d> {
+    sites: Vec<String>,
+    clusters: Vec<String>,
+    services: Vec<String>,
+    directory: crate::import::Directory,
+    cluster_docs: &'d [Value],
+}
+
+/// One update as read, before it is placed: what every fact has.
+struct Read<'u> {
+    i: usize,
+    u: &'u FactUpdate,
+    /// `None`: the fact is marked unknown.
+    value: Option<f64>,
+    class: Class,
+    observed_at: i64,
+    source: String,
+}
+
+/// An update being placed, and the batch's errors (`before`: how many
+/// there were when this update's reading began).
+struct Item<'a, 'u> {
+    r: Read<'u>,
+    before: usize,
+    errors: &'a mut Vec<UpdateError>,
+}
+
+impl Item<'_, '_> {
+    fn err(&mut self, field: &str, message: String) {
+        self.errors.push(err(self.r.i, field, message));
+    }
+
+    /// Did this update get an error?
+    fn refused(&self) -> bool {
+        self.errors.len() > self.before
+    }
+
+    /// A field the fact needs.
+    fn need(&mut self, field: &str, v: &Option<String>) -> Option<String> {
+        match v {
+            Some(s) => Some(s.clone()),
+            None => {
+                let message = format!("required for fact {:?}", self.r.u.fact);
+                self.err(field, message);
+                None
+            }
+        }
+    }
+
+    /// Fields the fact does not use: each given is an error.
+    fn unused(&mut self, fields: &[(&str, &Option<String>)]) {
+        for (name, v) in fields {
+            if v.is_some() {
+                let message = format!("not used by fact {:?}", self.r.u.fact);
+                self.err(name, message);
+            }
+        }
+    }
+
+    /// The fact as the estate file writes it.
+    fn fact(&self) -> Value {
+        let r = &self.r;
+        let mut m = Map::new();
+        m.insert("value".into(), r.value.map_or(Value::Null, |v| json!(v)));
+        // An unknown value is a guess whatever the sender says.
+        let class = if r.value.is_none() {
+            Class::Guessed
+        } else {
+            r.class
+        };
+        m.insert("class".into(), json!(class.as_str()));
+        m.insert("source".into(), json!(r.source));
+        m.insert("observed_at".into(), json!(format_time(r.observed_at)));
+        Value::Object(m)
+    }
+
+    /// The service `id` names, in a cluster the mesh names (an estate
+    /// cluster's id or its `mesh_cluster` alias) when `cluster` is given:
+    /// errors on `field` and `cluster_field`.
+    fn resolve(
+        &mut self,
+        view: &View,
+        field: &str,
+        cluster_field: &str,
+        id: &mut String,
+        cluster: Option<&str>,
+    ) {
+        match cluster.map(|c| (c, view.directory.cluster_for_mesh(c))) {
+            Some((c, None)) => {
+                self.err(cluster_field, format!("no cluster {c:?} in this estate (by id or mesh_cluster): map it with --map-cluster {c}=CLUSTER, or declare mesh_cluster: {c:?} on its estate cluster"));
+            }
+            Some((_, Some(c))) => match view.directory.in_cluster(c, "", id) {
+                Ok(found) => *id = found,
+                Err(why) => self.err(field, format!("workload {id:?}: {why}")),
+            },
+            None if !view.services.contains(&*id) => {
+                self.err(field, format!("no service {id:?} in this estate"));
+            }
+            None => {}
+        }
+    }
+}
+
+/// What every update has: a value (or null), a class, an observation time
+/// not far ahead of the server's clock; `None` when one cannot be read
+/// (its error given). A value out of range is an error, and the rest of
+/// the update is still checked.
+fn read<'u>(
+    i: usize,
+    u: &'u FactUpdate,
+    mode: &Mode,
+    errors: &mut Vec<UpdateError>,
+) -> Option<Read<'u>> {
+    let received_at = mode.received_at;
+    let Some(value) = u.value else {
+        errors.push(err(
+            i,
+            "value",
+            "required: a number, or null to mark the fact unknown".into(),
+        ));
+        return None;
+    };
+    let class = match (&u.class, mode.default_class) {
+        (Some(c), _) => Class::parse(c),
+        (None, Some(default)) => Some(default),
+        (None, None) => {
+            errors.push(err(
+                i,
+                "class",
+                "required: measured, reported, inferred or guessed".into(),
+            ));
+            return None;
+        }
+    };
+    let Some(class) = class else {
+        errors.push(err(
+            i,
+            "class",
+            format!(
+                "expected one of \"measured\", \"reported\", \"inferred\", \"guessed\", found {:?}",
+                u.class.as_deref().unwrap_or("")
+            ),
+        ));
+        return None;
+    };
+    let observed_at = match &u.observed_at {
+        None if mode.require_observed_at => {
+            errors.push(err(
+                i,
+                "observed_at",
+                "required: when this was measured (RFC 3339), so the fact can age".into(),
+            ));
+            return None;
+        }
+        None => received_at,
+        Some(s) => match parse_time(s) {
+            Some(t) if t > received_at + MAX_AHEAD_S => {
+                errors.push(err(
+                    i,
+                    "observed_at",
+                    format!(
+                        "{s:?} is more than {} minutes ahead of the server's clock ({}); a fact dated in the future would not age until then: check the sender's clock",
+                        MAX_AHEAD_S / 60,
+                        format_time(received_at)
+                    ),
+                ));
+                return None;
+            }
+            Some(t) => t,
+            None => {
+                errors.push(err(
+                    i,
+                    "observed_at",
+                    format!("expected an RFC 3339 time like 2026-11-30T04:05:00Z, found {s:?}"),
+                ));
+                return None;
+            }
+        },
+    };
+    if let Some(v) = value {
+        // Sizes and rates are never negative; above 1e12 is a typo
+        // (the estate format's own bound).
+        if !v.is_finite() || !(0.0..=1e12).contains(&v) {
+            errors.push(err(
+                i,
+                "value",
+                format!("expected a number ≥ 0 (at most 1e12), found {v}"),
+            ));
+        }
+    }
+    let source = match &mode.source {
+        Source::Default(default) => u.source.clone().unwrap_or_else(|| default.clone()),
+        Source::Sender(sender) => sender.clone(),
+    };
+    Some(Read {
+        i,
+        u,
+        value,
+        class,
+        observed_at,
+        source,
+    })
+}
+
+/// `traffic`: the window a service's traffic was observed over.
+fn traffic(mut item: Item, view: &View, out: &mut Value) {
+    let u = item.r.u;
+    item.unused(&[
+        ("a", &u.a),
+        ("b", &u.b),
+        ("from", &u.from),
+        ("to", &u.to),
+        ("from_cluster", &u.from_cluster),
+        ("to_cluster", &u.to_cluster),
+    ]);
+    let Some(mut id) = item.need("service", &u.service) else {
+        return;
+    };
+    // A window of nothing observed nothing.
+    if item.r.value == Some(0.0) {
+        item.err(
+            "value",
+            "an observation window must be more than 0 seconds; null for traffic never observed"
+                .into(),
+        );
+    }
+    item.resolve(view, "service", "cluster", &mut id, u.cluster.as_deref());
+    if item.refused() {
+        return;
+    }
+    let fact = item.fact();
+    if let Some(arr) = out.get_mut("services").and_then(Value::as_array_mut) {
+        if let Some(sv) = arr
+            .iter_mut()
+            .find(|v| v.get("id").and_then(Value::as_str) == Some(id.as_str()))
+        {
+            sv["traffic"] = fact;
+        }
+    }
+}
+
+/// `cpu_free`, `memory_free_gib`: a cluster's free capacity.
+fn capacity(mut item: Item, view: &View, out: &mut Value) {
+    let u = item.r.u;
+    item.unused(&[
+        ("a", &u.a),
+        ("b", &u.b),
+        ("from", &u.from),
+        ("to", &u.to),
+        ("from_cluster", &u.from_cluster),
+        ("to_cluster", &u.to_cluster),
+    ]);
+    let Some(c) = item.need("cluster", &u.cluster) else {
+        return;
+    };
+    let Some(cluster) = find_by_id(view.cluster_docs, &c) else {
+        item.err("cluster", format!("no cluster {c:?} in this estate"));
+        return;
+    };
+    let total_key = if u.fact == "cpu_free" {
+        "cpu_total"
+    } else {
+        "memory_total_gib"
+    };
+    if let (Some(v), Some(total)) = (item.r.value, cluster.get(total_key).and_then(Value::as_f64)) {
+        if v > total {
+            item.err(
+                "value",
+                format!("free {v} exceeds {total_key} {total} of cluster {c:?}"),
+            );
+        }
+    }
+    if item.refused() {
+        return;
+    }
+    let fact = item.fact();
+    if let Some(arr) = out.get_mut("clusters").and_then(Value::as_array_mut) {
+        if let Some(cl) = arr
+            .iter_mut()
+            .find(|v| v.get("id").and_then(Value::as_str) == Some(c.as_str()))
+        {
+            cl[u.fact.as_str()] = fact;
+        }
+    }
+}
+
+/// `rtt_ms`: between two sites (a link) or two clusters (a path).
+fn rtt(mut item: Item, view: &View, out: &mut Value) {
+    let u = item.r.u;
+    item.unused(&[
+        ("cluster", &u.cluster),
+        ("from", &u.from),
+        ("to", &u.to),
+        ("from_cluster", &u.from_cluster),
+        ("to_cluster", &u.to_cluster),
+    ]);
+    let (Some(a), Some(b)) = (item.need("a", &u.a), item.need("b", &u.b)) else {
+        return;
+    };
+    let key = if view.sites.contains(&a) && view.sites.contains(&b) {
+        "links"
+    } else if view.clusters.contains(&a) && view.clusters.contains(&b) {
+        "paths"
+    } else {
+        item.err(
+            "b",
+            format!("{a:?} and {b:?} must both be sites (a link) or both be clusters (a path) of this estate"),
+        );
+        return;
+    };
+    if a == b {
+        item.err(
+            "b",
+            format!("an RTT needs two different ends; both are {a:?}"),
+        );
+        return;
+    }
+    if item.refused() {
+        return;
+    }
+    let fact = item.fact();
+    let arr = out
+        .as_object_mut()
+        .expect("an estate document is an object")
+        .entry(key)
+        .or_insert_with(|| Value::Array(vec![]));
+    let arr = arr.as_array_mut().expect("links/paths are arrays");
+    let same = |v: &Value| {
+        let (x, y) = (
+            v.get("a").and_then(Value::as_str),
+            v.get("b").and_then(Value::as_str),
+        );
+        (x == Some(&a) && y == Some(&b)) || (x == Some(&b) && y == Some(&a))
+    };
+    match arr.iter_mut().find(|v| same(v)) {
+        Some(existing) => existing["rtt_ms"] = fact,
+        None => arr.push(json!({"a": a, "b": b, "rtt_ms": fact})),
+    }
+}
+
+/// `flow_weight`, `flow_mb_s`: a flow between two services.
+fn flow(mut item: Item, view: &View, out: &mut Value) {
+    let u = item.r.u;
+    item.unused(&[("cluster", &u.cluster), ("a", &u.a), ("b", &u.b)]);
+    let (Some(mut from), Some(mut to)) = (item.need("from", &u.from), item.need("to", &u.to))
+    else {
+        return;
+    };
+    item.resolve(
+        view,
+        "from",
+        "from_cluster",
+        &mut from,
+        u.from_cluster.as_deref(),
+    );
+    item.resolve(view, "to", "to_cluster", &mut to, u.to_cluster.as_deref());
+    if from == to {
+        item.err(
+            "to",
+            format!("a flow needs two different services; both are {from:?}"),
+        );
+    }
+    if item.refused() {
+        return;
+    }
+    let field = if u.fact == "flow_weight" {
+        "weight"
+    } else {
+        "mb_s"
+    };
+    let fact = item.fact();
+    let arr = out
+        .as_object_mut()
+        .expect("an estate document is an object")
+        .entry("flows")
+        .or_insert_with(|| Value::Array(vec![]));
+    let arr = arr.as_array_mut().expect("flows is an array");
+    let same = |v: &Value| {
+        v.get("from").and_then(Value::as_str) == Some(&from)
+            && v.get("to").and_then(Value::as_str) == Some(&to)
+    };
+    match arr.iter_mut().find(|v| same(v)) {
+        Some(existing) => existing[field] = fact,
+        // A flow seen for the first time (a mesh reports a new
+        // edge): the other half stays unknown until observed.
+        None => {
+            let mut flow = json!({"from": from, "to": to, "weight": null, "mb_s": null});
+            flow[field] = fact;
+            arr.push(flow);
+        }
     }
 }
 

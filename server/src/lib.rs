@@ -29,6 +29,7 @@
 pub mod agent;
 pub mod auth;
 pub mod cache;
+pub mod changes;
 pub mod clock;
 pub mod config;
 pub mod db;

@@ -231,50 +231,26 @@ const IMPORT_RETRY_WINDOW: std::time::Duration = std::time::Duration::from_secs(
 /// file), derive the flows, print them, and send them as one batch.
 pub fn import_prometheus(args: ImportPrometheus) -> Result<String, Failure> {
     use berth::import::prometheus;
-    use berth::submit::{self, BerthClient, Secret, SubmitError};
-    let (reading, mut mapping) = mesh_setup(args.mesh)?;
-    let client = match (&args.server, &args.token) {
+    use berth::submit::{self, BerthClient, Secret};
+    let ImportPrometheus {
+        server,
+        token,
+        estate,
+        url,
+        file,
+        mesh,
+        dry_run,
+    } = args;
+    let (reading, mut mapping) = mesh_setup(mesh)?;
+    let client = match (&server, &token) {
         (Some(server), Some(token)) => Some(
-            BerthClient::new(server, Secret::new(token.clone()), &args.estate)
+            BerthClient::new(server, Secret::new(token.clone()), &estate)
                 .map_err(Failure::usage)?,
         ),
         _ => None,
     };
-    let prom = match &args.url {
-        Some(url) => Some(berth::prom_client::PromClient::new(url).map_err(Failure::usage)?),
-        None => None,
-    };
     let rt = runtime()?;
-    let (mut results, origin) = match (&prom, &args.file) {
-        (Some(prom), _) => {
-            let time = chrono::Utc::now().timestamp();
-            let results = rt
-                .block_on(prom.fetch(&reading, time))
-                .map_err(|e| Failure {
-                    code: if e.is_transient() { 2 } else { 1 },
-                    lines: vec![format!("Prometheus: {e}")],
-                })?;
-            let origin = format!(
-                "Prometheus {}, evaluated at {}",
-                args.url.as_deref().unwrap_or_default(),
-                berth_engine::estate::format_time(time)
-            );
-            (results, origin)
-        }
-        (None, Some(file)) => {
-            let text = read_text(file)?;
-            let v: serde_json::Value = serde_json::from_str(&text).map_err(|e| Failure {
-                code: 1,
-                lines: vec![format!("{}:{}: not JSON: {e}", file.display(), e.line())],
-            })?;
-            let results = prometheus::parse_file(&v, &reading).map_err(|e| Failure {
-                code: 1,
-                lines: vec![format!("{}: {e}", file.display())],
-            })?;
-            (results, format!("saved results {}", file.display()))
-        }
-        (None, None) => unreachable!("clap requires --url or --file"),
-    };
+    let (mut results, origin) = prometheus_results(url.as_deref(), file.as_deref(), &reading, &rt)?;
     // Nothing found at all means the wrong Prometheus or other metric
     // names, not "0 flows": say what was looked for and fail (the agent
     // warns instead and carries on).
@@ -292,8 +268,8 @@ pub fn import_prometheus(args: ImportPrometheus) -> Result<String, Failure> {
             code: 2,
             lines: vec![format!(
                 "{}: reading the estate {:?}: {e}",
-                args.server.as_deref().unwrap_or_default(),
-                args.estate
+                server.as_deref().unwrap_or_default(),
+                estate
             )],
         })?,
         None => None,
@@ -321,7 +297,7 @@ pub fn import_prometheus(args: ImportPrometheus) -> Result<String, Failure> {
         if derived.flows.len() == 1 { "" } else { "s" },
         derived.covered.len(),
         if derived.covered.len() == 1 { "" } else { "s" },
-        args.estate,
+        estate,
         match (&client, &known) {
             (None, _) => " (services not checked: no --server to ask)",
             (Some(_), None) => {
@@ -332,8 +308,8 @@ pub fn import_prometheus(args: ImportPrometheus) -> Result<String, Failure> {
         prometheus::report(&derived)
     );
     let body = serde_json::to_string(&observations).expect("serialises");
-    let batch_id = submit::batch_id("prometheus", &[&args.estate, &body]);
-    if args.dry_run {
+    let batch_id = submit::batch_id("prometheus", &[&estate, &body]);
+    if dry_run {
         return Ok(format!(
             "dry run: {} observation{} not sent; the batch would be:\n{}",
             observations.len(),
@@ -350,6 +326,61 @@ pub fn import_prometheus(args: ImportPrometheus) -> Result<String, Failure> {
     if observations.is_empty() {
         return Ok("nothing to send\n".into());
     }
+    let server = server.as_deref().unwrap_or_default();
+    send_observations(&rt, &client, server, &batch_id, observations)
+}
+
+/// The query results to derive flows from: asked of Prometheus now, or
+/// read from a saved file; and where they came from, for messages.
+fn prometheus_results(
+    url: Option<&str>,
+    file: Option<&Path>,
+    reading: &berth::import::prometheus::Reading,
+    rt: &tokio::runtime::Runtime,
+) -> Result<(berth::import::prometheus::Results, String), Failure> {
+    use berth::import::prometheus;
+    match (url, file) {
+        (Some(url), _) => {
+            let prom = berth::prom_client::PromClient::new(url).map_err(Failure::usage)?;
+            let time = chrono::Utc::now().timestamp();
+            let results = rt
+                .block_on(prom.fetch(reading, time))
+                .map_err(|e| Failure {
+                    code: if e.is_transient() { 2 } else { 1 },
+                    lines: vec![format!("Prometheus: {e}")],
+                })?;
+            let origin = format!(
+                "Prometheus {url}, evaluated at {}",
+                berth_engine::estate::format_time(time)
+            );
+            Ok((results, origin))
+        }
+        (None, Some(file)) => {
+            let text = read_text(file)?;
+            let v: serde_json::Value = serde_json::from_str(&text).map_err(|e| Failure {
+                code: 1,
+                lines: vec![format!("{}:{}: not JSON: {e}", file.display(), e.line())],
+            })?;
+            let results = prometheus::parse_file(&v, reading).map_err(|e| Failure {
+                code: 1,
+                lines: vec![format!("{}: {e}", file.display())],
+            })?;
+            Ok((results, format!("saved results {}", file.display())))
+        }
+        (None, None) => unreachable!("clap requires --url or --file"),
+    }
+}
+
+/// Send the observations as one batch, retrying a busy or restarting
+/// server for a while; what came of it, for people.
+fn send_observations(
+    rt: &tokio::runtime::Runtime,
+    client: &berth::submit::BerthClient,
+    server: &str,
+    batch_id: &str,
+    observations: Vec<berth_api::FactUpdate>,
+) -> Result<String, Failure> {
+    use berth::submit::{self, SubmitError};
     let policy = submit::RetryPolicy {
         backoff: submit::BACKOFF,
         give_up_after: IMPORT_RETRY_WINDOW,
@@ -357,28 +388,13 @@ pub fn import_prometheus(args: ImportPrometheus) -> Result<String, Failure> {
     };
     let (_stop_tx, mut stop) = tokio::sync::watch::channel(false);
     let delivered = rt.block_on(submit::deliver(
-        &client,
-        &batch_id,
+        client,
+        batch_id,
         observations,
         policy,
         &mut stop,
         |e, delay| eprintln!("{e}; retrying in {:.1} s", delay.as_secs_f64()),
     ));
-    let pruned_lines = |pruned: &[submit::Pruned]| -> Vec<String> {
-        let mut lines = vec![];
-        if !pruned.is_empty() {
-            lines.push(format!(
-                "refused by the server and left out ({}):",
-                pruned.len()
-            ));
-            lines.extend(
-                pruned
-                    .iter()
-                    .map(|p| format!("  {} {} → {}: {}", p.fact, p.from, p.to, p.message)),
-            );
-        }
-        lines
-    };
     match delivered {
         Ok(d) => {
             let mut out = pruned_lines(&d.pruned).join("\n");
@@ -405,10 +421,7 @@ pub fn import_prometheus(args: ImportPrometheus) -> Result<String, Failure> {
         }
         Err((e, pruned)) => {
             let mut lines = pruned_lines(&pruned);
-            lines.push(format!(
-                "{}: {e}",
-                args.server.as_deref().unwrap_or_default()
-            ));
+            lines.push(format!("{server}: {e}"));
             Err(Failure {
                 code: match e {
                     SubmitError::Invalid { .. } | SubmitError::Conflict(_) => 1,
@@ -418,4 +431,21 @@ pub fn import_prometheus(args: ImportPrometheus) -> Result<String, Failure> {
             })
         }
     }
+}
+
+/// The observations the server refused and the delivery left out.
+fn pruned_lines(pruned: &[berth::submit::Pruned]) -> Vec<String> {
+    let mut lines = vec![];
+    if !pruned.is_empty() {
+        lines.push(format!(
+            "refused by the server and left out ({}):",
+            pruned.len()
+        ));
+        lines.extend(
+            pruned
+                .iter()
+                .map(|p| format!("  {} {} → {}: {}", p.fact, p.from, p.to, p.message)),
+        );
+    }
+    lines
 }

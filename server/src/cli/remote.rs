@@ -98,16 +98,15 @@ pub fn import_kubernetes_remote(
     let (texts, complete) = kubernetes_inputs(files, api, &estate)?;
     let body = berth_api::KubernetesImportRequest {
         cluster: cluster.to_string(),
-        files: texts
-            .into_iter()
-            .map(|(name, text)| berth_api::ManifestFile { name, text })
-            .collect(),
+        files: berth_api::ManifestFile::all(&texts),
         skip_invalid,
         dry_run,
         // Kinds the credentials may not list: the server must not remove
         // what it cannot see.
         incomplete: !complete,
     };
+    // The request holds its own copy: the texts read are not needed again.
+    drop(texts);
     let url = format!("{server}{}", endpoint::import_kubernetes(&estate));
     let a: berth_api::ImportAnswer = server_request(
         reqwest::Method::POST,
