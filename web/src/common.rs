@@ -285,3 +285,36 @@ mod picker_tests {
         assert_eq!(l.len(), 200, "an unknown choice is not invented");
     }
 }
+
+/// An RFC 3339 UTC time as people read it, to the minute:
+/// `2026-12-07T22:28:53Z` → `2026-12-07 22:28 UTC`. Anything else is shown
+/// as it came (never hidden).
+pub fn utc_words(rfc3339: &str) -> String {
+    let b = rfc3339.as_bytes();
+    let shaped = b.len() >= 17
+        && rfc3339.ends_with('Z')
+        && b.get(10) == Some(&b'T')
+        && b.get(13) == Some(&b':')
+        && rfc3339.is_char_boundary(16);
+    if shaped {
+        format!("{} {} UTC", &rfc3339[..10], &rfc3339[11..16])
+    } else {
+        rfc3339.to_string()
+    }
+}
+
+#[cfg(test)]
+mod utc_words_tests {
+    #[test]
+    fn to_the_minute_in_utc() {
+        assert_eq!(
+            super::utc_words("2026-12-07T22:28:53Z"),
+            "2026-12-07 22:28 UTC"
+        );
+        assert_eq!(
+            super::utc_words("2026-12-07T22:28:53.123Z"),
+            "2026-12-07 22:28 UTC"
+        );
+        assert_eq!(super::utc_words("yesterday"), "yesterday");
+    }
+}

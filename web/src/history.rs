@@ -424,6 +424,43 @@ fn panel(
     }
 }
 
+/// The time axis's labels under the first, the middle and the last point
+/// (`x` their positions), each with its tick.
+fn time_labels(points: &[Point], x: &[f64], axis_y: f64, span: i64) -> Vec<impl IntoView> {
+    // Time labels under the first, the middle and the last point, unless
+    // they would overlap (points closer than a label's width).
+    let mut label_at: Vec<usize> = vec![0];
+    if points.len() > 2 {
+        label_at.push(points.len() / 2);
+    }
+    if points.len() > 1 {
+        label_at.push(points.len() - 1);
+    }
+    let mut shown: Vec<usize> = Vec::new();
+    for i in label_at {
+        // 60 units: a label of eight characters at 12 units.
+        if shown.last().is_none_or(|&j| x[i] - x[j] >= 60.0) {
+            shown.push(i);
+        }
+    }
+    shown
+        .into_iter()
+        .map(|i| {
+            let anchor = if i == 0 && points.len() > 1 {
+                "start"
+            } else if i + 1 == points.len() && points.len() > 1 {
+                "end"
+            } else {
+                "middle"
+            };
+            view! {
+                <line x1=x[i] y1=axis_y x2=x[i] y2=axis_y + 4.0 class="grid"/>
+                <text x=x[i] y=axis_y + 16.0 class="xtick" text-anchor=anchor>{time_label(&points[i].at_text, span)}</text>
+            }
+        })
+        .collect::<Vec<_>>()
+}
+
 /// The chart of the series (three panels on one time axis), with a
 /// dashed line across the panels where each applied move was noticed.
 #[component]
@@ -446,38 +483,7 @@ fn Chart(points: Vec<Point>, marks: Vec<Mark>, annots: Vec<Annotation>) -> impl 
     let h = 3.0 * (TITLE_H + PANEL_H) + AXIS_H;
     // The bottom of the last panel.
     let axis_y = 3.0 * (TITLE_H + PANEL_H);
-    // Time labels under the first, the middle and the last point, unless
-    // they would overlap (points closer than a label's width).
-    let mut label_at: Vec<usize> = vec![0];
-    if points.len() > 2 {
-        label_at.push(points.len() / 2);
-    }
-    if points.len() > 1 {
-        label_at.push(points.len() - 1);
-    }
-    let mut shown: Vec<usize> = Vec::new();
-    for i in label_at {
-        // 60 units: a label of eight characters at 12 units.
-        if shown.last().is_none_or(|&j| x[i] - x[j] >= 60.0) {
-            shown.push(i);
-        }
-    }
-    let labels = shown
-        .into_iter()
-        .map(|i| {
-            let anchor = if i == 0 && points.len() > 1 {
-                "start"
-            } else if i + 1 == points.len() && points.len() > 1 {
-                "end"
-            } else {
-                "middle"
-            };
-            view! {
-                <line x1=x[i] y1=axis_y x2=x[i] y2=axis_y + 4.0 class="grid"/>
-                <text x=x[i] y=axis_y + 16.0 class="xtick" text-anchor=anchor>{time_label(&points[i].at_text, span)}</text>
-            }
-        })
-        .collect::<Vec<_>>();
+    let labels = time_labels(&points, &x, axis_y, span);
     // Steps applied by one write share a time: one line for them, its
     // label naming all, written towards the middle of the chart so it
     // never runs past an edge.

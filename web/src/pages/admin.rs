@@ -102,7 +102,7 @@ fn user_row(
         <tr data-user=who.clone()>
             <th scope="row">{who.clone()}</th>
             <td>{u.role.to_string()}</td>
-            <td>{u.created_at.clone()}</td>
+            <td title=u.created_at.clone()>{crate::common::utc_words(&u.created_at)}</td>
             <td>
                 {move || if me.get() == w1 {
                     view! { <span class="hint">"you"</span> }.into_any()
@@ -282,7 +282,7 @@ fn token_row(
                 Some(_) => "none: it can write nothing until replaced".to_string(),
                 None => "\u{2014}".to_string(),
             }}</td>
-            <td>{t.created_at.clone()}</td>
+            <td title=t.created_at.clone()>{crate::common::utc_words(&t.created_at)}</td>
             <td>{t.created_by.clone()}</td>
             <td data-testid="token-state">{token_state(&t)}</td>
             <td>

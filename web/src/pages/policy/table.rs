@@ -102,7 +102,7 @@ fn row(st: PolicyState, p: &Value, f: &'static PolicyField, editing: bool) -> im
     };
     view! {
         <tr class:changed=changed>
-            <th scope="row"><label for=id.clone()>{path}</label></th>
+            <th scope="row"><label for=id.clone()>{breakable(path)}</label></th>
             <td class="value" data-label="value">{value}</td>
             <td data-label="unit">{f.unit}</td>
             <td class="n" data-label="default">{value_words(f, f.default)}</td>
@@ -160,4 +160,13 @@ pub fn all_defaults(p: &Value) -> BTreeMap<String, String> {
         }
     }
     e
+}
+
+/// A field's path with a line-break opportunity after each `_` and `.`, so
+/// a narrow column wraps `round_trip_weight` between its words, never
+/// inside one (the text, and what a screen reader reads, is unchanged).
+fn breakable(path: &'static str) -> impl IntoView {
+    path.split_inclusive(['_', '.'])
+        .map(|part| view! { {part}<wbr/> })
+        .collect_view()
 }
