@@ -578,7 +578,7 @@ fn scroll_to_service(id: &str) {
         return;
     };
     let opts = js_sys::Object::new();
-    for (k, v) in [("block", "center"), ("inline", "center")] {
+    for (k, v) in [("block", "center"), ("inline", "nearest")] {
         let _ = js_sys::Reflect::set(&opts, &JsValue::from_str(k), &JsValue::from_str(v));
     }
     let el: &JsValue = el.as_ref();
@@ -739,8 +739,8 @@ fn GraphSvg(
         let (l, z, (px, py)) = (lay.get(), zoom.get(), pan.get());
         // 10 units of margin on every side.
         let (w, h) = (
-            (l.width.max(1.0) + 20.0) / z,
-            (l.height.max(1.0) + 20.0) / z,
+            (l.width.max(1.0) + 20.0).ceil() / z,
+            (l.height.max(1.0) + 20.0).ceil() / z,
         );
         format!("{:.1} {:.1} {w:.1} {h:.1}", px - 10.0, py - 10.0)
     };
@@ -748,8 +748,8 @@ fn GraphSvg(
         lay.with(|l| {
             format!(
                 "width:{:.0}px;height:{:.0}px",
-                l.width + 20.0,
-                l.height + 20.0
+                (l.width.max(1.0) + 20.0).ceil(),
+                (l.height.max(1.0) + 20.0).ceil()
             )
         })
     };
