@@ -66,6 +66,29 @@ pub enum ApiError {
     Internal(String),
 }
 
+/// The `details` of a body listing input errors: `{"errors": [...]}`,
+/// built here only.
+fn errors_details(errors: impl serde::Serialize) -> Value {
+    serde_json::json!({ "errors": errors })
+}
+
+/// One input error at `path` (a JSON pointer into the request), with its
+/// line where one is known: the item of `details.errors`.
+pub fn input_error(
+    path: impl Into<String>,
+    line: Option<u64>,
+    message: impl Into<String>,
+) -> berth_api::InputError {
+    berth_api::InputError {
+        path: path.into(),
+        line,
+        message: message.into(),
+        file: None,
+        document: None,
+        object: None,
+    }
+}
+
 impl ApiError {
     pub fn bad_request(message: impl Into<String>) -> ApiError {
         ApiError::BadRequest {
@@ -75,22 +98,27 @@ impl ApiError {
     }
 
     /// 422 `invalid`: `message`, and every input error (`{path, line,
-    /// message, …}`) under `details.errors`. The one place that body is
-    /// built.
+    /// message, …}`) under `details.errors`.
     pub fn invalid(message: impl Into<String>, errors: impl serde::Serialize) -> ApiError {
         ApiError::Invalid {
             message: message.into(),
-            details: serde_json::json!({ "errors": errors }),
+            details: errors_details(errors),
+        }
+    }
+
+    /// 400 `bad_request` with input errors under `details.errors`, as
+    /// [`ApiError::invalid`] gives them.
+    pub fn bad_request_at(message: impl Into<String>, errors: impl serde::Serialize) -> ApiError {
+        ApiError::BadRequest {
+            message: message.into(),
+            details: errors_details(errors),
         }
     }
 
     /// 422 `invalid` with one input error at `path` (a JSON pointer into
     /// the request), no line.
     pub fn invalid_at(message: impl Into<String>, path: &str, what: impl Into<String>) -> ApiError {
-        ApiError::invalid(
-            message,
-            [serde_json::json!({"path": path, "line": null, "message": what.into()})],
-        )
+        ApiError::invalid(message, [input_error(path, None, what)])
     }
 
     pub fn status(&self) -> StatusCode {

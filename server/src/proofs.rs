@@ -10,8 +10,6 @@
 
 use std::sync::Arc;
 
-use sqlx::Row;
-
 use crate::db::Db;
 use crate::store::StoreResult;
 
@@ -29,7 +27,7 @@ pub const DEFAULT_BUDGET_S: f64 = 60.0;
 static PROVING: tokio::sync::Semaphore = tokio::sync::Semaphore::const_new(1);
 
 /// A stored proof.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, sqlx::FromRow)]
 pub struct Proof {
     pub snapshot_id: i64,
     pub estate_version: i64,
@@ -99,7 +97,7 @@ pub async fn newest(
     version: i64,
     policy_digest: &str,
 ) -> StoreResult<Option<Proof>> {
-    let row = sqlx::query(
+    Ok(sqlx::query_as(
         "SELECT snapshot_id, estate_version, policy_digest, evaluated_at, computed_at, max_moves, \
          cost_before, advice_cost, optimum_cost, solve_ms FROM advice_proofs \
          WHERE estate_id = $1 AND estate_version = $2 AND policy_digest = $3 \
@@ -109,22 +107,7 @@ pub async fn newest(
     .bind(version)
     .bind(policy_digest)
     .fetch_optional(&db.pool)
-    .await?;
-    let Some(r) = row else {
-        return Ok(None);
-    };
-    Ok(Some(Proof {
-        snapshot_id: r.try_get("snapshot_id")?,
-        estate_version: r.try_get("estate_version")?,
-        policy_digest: r.try_get("policy_digest")?,
-        evaluated_at: r.try_get("evaluated_at")?,
-        computed_at: r.try_get("computed_at")?,
-        max_moves: r.try_get("max_moves")?,
-        cost_before: r.try_get("cost_before")?,
-        advice_cost: r.try_get("advice_cost")?,
-        optimum_cost: r.try_get("optimum_cost")?,
-        solve_ms: r.try_get("solve_ms")?,
-    }))
+    .await?)
 }
 
 /// The id of the snapshot the driver just stored for (estate, version,

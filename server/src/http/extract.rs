@@ -319,7 +319,7 @@ pub fn invalid_fields(what: &str, errors: Vec<(&str, String)>) -> ApiError {
         ),
         errors
             .into_iter()
-            .map(|(path, message)| json!({"path": path, "line": null, "message": message}))
+            .map(|(path, message)| crate::error::input_error(path, None, message))
             .collect::<Vec<_>>(),
     )
 }

@@ -13,7 +13,7 @@ use super::extract::{json_body, raw_json, read_body, to_json, utf8, Query, SMALL
 use super::route::{route, Route};
 use crate::auth::Caller;
 use crate::clock::now_s;
-use crate::error::{counted, ApiError, ApiResult};
+use crate::error::{counted, input_error, ApiError, ApiResult};
 use crate::estates::visible_estate;
 use crate::state::AppState;
 use crate::store;
@@ -46,19 +46,19 @@ async fn get_policy(
 /// A policy error as a 422 item `{path, line, message}`: a field's error
 /// points at the field (`placement.rtt_weight` → `/placement/rtt_weight`);
 /// a parse error (unknown field, wrong type) carries its line.
-fn policy_error_item(e: &berth_engine::policy::PolicyError) -> Value {
+fn policy_error_item(e: &berth_engine::policy::PolicyError) -> berth_api::InputError {
     let at_line = e
         .field
         .strip_prefix("line ")
         .and_then(|rest| rest.split(' ').next())
         .and_then(|l| l.parse::<usize>().ok());
     match at_line {
-        Some(line) => json!({"path": "/", "line": line, "message": e.message}),
-        None => json!({
-            "path": format!("/{}", e.field.replace('.', "/")),
-            "line": null,
-            "message": e.message,
-        }),
+        Some(line) => input_error("/", Some(line as u64), e.message.clone()),
+        None => input_error(
+            format!("/{}", e.field.replace('.', "/")),
+            None,
+            e.message.clone(),
+        ),
     }
 }
 

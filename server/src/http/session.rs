@@ -357,14 +357,14 @@ async fn create_user(
             .iter()
             .map(|(path, what)| format!("{}: {what}", path.trim_start_matches('/')))
             .collect();
-        let errors: Vec<serde_json::Value> = problems
+        let errors: Vec<berth_api::InputError> = problems
             .iter()
-            .map(|(path, what)| serde_json::json!({"path": path, "line": null, "message": what}))
+            .map(|(path, what)| crate::error::input_error(*path, None, what.clone()))
             .collect();
-        return Err(ApiError::BadRequest {
-            message: format!("the new user is refused: {}", words.join("; ")),
-            details: serde_json::json!({ "errors": errors }),
-        });
+        return Err(ApiError::bad_request_at(
+            format!("the new user is refused: {}", words.join("; ")),
+            errors,
+        ));
     }
     let role = Role::parse(&b.role)
         .filter(|r| *r != Role::Agent)

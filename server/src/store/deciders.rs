@@ -1,5 +1,6 @@
 //! Registered external deciders.
 
+use super::registry;
 use super::row::Flag;
 use super::{StoreError, StoreResult};
 use crate::db::Db;
@@ -55,20 +56,11 @@ const DECIDER_COLUMNS: &str =
      previous_ciphertext, previous_fingerprint, previous_expires_at, created_at, updated_at";
 
 pub async fn list_deciders(db: &Db) -> StoreResult<Vec<DeciderRow>> {
-    Ok(sqlx::query_as(&format!(
-        "SELECT {DECIDER_COLUMNS} FROM deciders ORDER BY name"
-    ))
-    .fetch_all(&db.pool)
-    .await?)
+    registry::list(db, "deciders", DECIDER_COLUMNS).await
 }
 
 pub async fn decider(db: &Db, name: &str) -> StoreResult<Option<DeciderRow>> {
-    Ok(sqlx::query_as(&format!(
-        "SELECT {DECIDER_COLUMNS} FROM deciders WHERE name = $1"
-    ))
-    .bind(name)
-    .fetch_optional(&db.pool)
-    .await?)
+    registry::get(db, "deciders", DECIDER_COLUMNS, name).await
 }
 
 /// Insert a new decider; `Conflict` if the name is taken.
@@ -162,10 +154,5 @@ pub async fn set_decider_secret(
 }
 
 pub async fn delete_decider(db: &Db, name: &str) -> StoreResult<bool> {
-    let _w = db.write_guard().await;
-    let done = sqlx::query("DELETE FROM deciders WHERE name = $1")
-        .bind(name)
-        .execute(&db.pool)
-        .await?;
-    Ok(done.rows_affected() > 0)
+    registry::delete(db, "deciders", name).await
 }

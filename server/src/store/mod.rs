@@ -27,6 +27,7 @@ mod estates;
 mod health;
 mod lock;
 mod notify;
+mod registry;
 mod reviews;
 mod row;
 mod scenarios;

@@ -2,6 +2,7 @@
 
 use serde::Serialize;
 
+use super::registry;
 use super::row::Flag;
 use super::{rfc3339, rfc3339_opt, StoreError, StoreResult};
 use crate::db::Db;
@@ -44,20 +45,11 @@ const CHANNEL_COLUMNS: &str = "name, kind, url, min_gain, min_confidence, enable
      secret_ciphertext, secret_fingerprint, created_at, updated_at";
 
 pub async fn list_channels(db: &Db) -> StoreResult<Vec<ChannelRow>> {
-    Ok(sqlx::query_as(&format!(
-        "SELECT {CHANNEL_COLUMNS} FROM notification_channels ORDER BY name"
-    ))
-    .fetch_all(&db.pool)
-    .await?)
+    registry::list(db, "notification_channels", CHANNEL_COLUMNS).await
 }
 
 pub async fn channel(db: &Db, name: &str) -> StoreResult<Option<ChannelRow>> {
-    Ok(sqlx::query_as(&format!(
-        "SELECT {CHANNEL_COLUMNS} FROM notification_channels WHERE name = $1"
-    ))
-    .bind(name)
-    .fetch_optional(&db.pool)
-    .await?)
+    registry::get(db, "notification_channels", CHANNEL_COLUMNS, name).await
 }
 
 /// Insert a new channel; `Conflict` if the name is taken.
@@ -146,12 +138,7 @@ pub async fn set_channel_secret(
 
 /// Delete a channel with its deliveries and cursors.
 pub async fn delete_channel(db: &Db, name: &str) -> StoreResult<bool> {
-    let _w = db.write_guard().await;
-    let done = sqlx::query("DELETE FROM notification_channels WHERE name = $1")
-        .bind(name)
-        .execute(&db.pool)
-        .await?;
-    Ok(done.rows_affected() > 0)
+    registry::delete(db, "notification_channels", name).await
 }
 
 /// Every (channel, estate) → (estate version, policy digest) last looked at.
