@@ -25,115 +25,7 @@ pub enum Command {
     /// Run the server: REST API, sessions, metrics. With no options it
     /// listens on 127.0.0.1:3000 and keeps its data in SQLite under
     /// ./berth-data, seeded with the sample estate at first start.
-    Serve {
-        /// Address to listen on.
-        #[arg(long, env = "BERTH_LISTEN", default_value = "127.0.0.1:3000")]
-        listen: std::net::SocketAddr,
-        /// Database: postgres://… for PostgreSQL (several replicas may
-        /// share one), or sqlite:PATH. Default: SQLite in --data-dir.
-        #[arg(long, env = "BERTH_DATABASE_URL", hide_env_values = true)]
-        database_url: Option<String>,
-        /// Directory for the embedded SQLite database.
-        #[arg(long, env = "BERTH_DATA_DIR", default_value = "berth-data")]
-        data_dir: PathBuf,
-        /// Do not seed the sample estate into an empty database.
-        #[arg(long)]
-        no_seed: bool,
-        /// Mark the session cookie Secure (set when served over TLS).
-        #[arg(long, env = "BERTH_SECURE_COOKIES")]
-        secure_cookies: bool,
-        /// Rate-limit by the last X-Forwarded-For hop (only behind a
-        /// proxy that sets it).
-        #[arg(long, env = "BERTH_TRUST_FORWARDED_FOR")]
-        trust_forwarded_for: bool,
-        /// Database connections in the pool.
-        #[arg(long, default_value_t = 16)]
-        max_connections: u32,
-        /// File holding the key that seals decider secrets at rest (32
-        /// bytes, base64). BERTH_SECRET_KEY gives the key itself instead.
-        /// Default with SQLite: DATA_DIR/secret.key, created at first start.
-        #[arg(long, env = "BERTH_SECRET_KEY_FILE")]
-        secret_key_file: Option<PathBuf>,
-        /// Loopback or private networks external deciders may be reached
-        /// on (CIDR, repeatable or comma-separated), e.g. 10.0.0.0/8.
-        /// Without it only public addresses are reachable.
-        #[arg(long, env = "BERTH_DECIDER_ALLOW", value_delimiter = ',')]
-        decider_allow: Vec<String>,
-        /// Seconds between advice driver passes.
-        #[arg(long, env = "BERTH_DRIVER_EVERY", default_value_t = 60)]
-        driver_every_s: u64,
-        /// Do not run the advice driver in this process.
-        #[arg(long, env = "BERTH_NO_DRIVER")]
-        no_driver: bool,
-        /// Days of advice snapshots (the history on the Placement page)
-        /// to keep; the driver deletes older ones at every pass, always
-        /// keeping each estate's newest.
-        #[arg(long, env = "BERTH_HISTORY_RETENTION_DAYS", value_name = "DAYS",
-              default_value_t = berth::external::driver::DEFAULT_HISTORY_RETENTION_DAYS,
-              value_parser = clap::value_parser!(u32).range(1..=3650))]
-        history_retention_days: u32,
-        /// Serve the web application's files from this directory (what
-        /// scripts/build-web.sh writes) instead of the copy built into the
-        /// binary: for development. Default: the built-in copy, else
-        /// ./target/site when it holds a bundle.
-        #[arg(long, env = "BERTH_SITE_ROOT")]
-        site_root: Option<PathBuf>,
-        /// Seed the sample estate as if the server first started at this
-        /// time (RFC 3339): its observation ages are counted from here.
-        /// Default: now, so the sample looks as designed on any day.
-        #[arg(long, env = "BERTH_SAMPLE_AT", value_name = "TIME")]
-        sample_at: Option<String>,
-        /// The URL people reach Berth at, e.g. https://berth.example.com:
-        /// browsers' Origin may name it (behind a proxy that rewrites
-        /// Host), and when it is https the session cookie is Secure.
-        #[arg(long, env = "BERTH_PUBLIC_URL", value_name = "URL")]
-        public_url: Option<String>,
-        /// Seconds a client has to send a request's headers (from connect
-        /// for the first request); then the connection is closed.
-        #[arg(long, env = "BERTH_HEADER_TIMEOUT", value_name = "SECONDS",
-              default_value_t = berth::listen::DEFAULT_HEADER_TIMEOUT_S,
-              value_parser = clap::value_parser!(u64).range(1..=3600))]
-        header_timeout_s: u64,
-        /// Seconds a request body has to arrive whole after its headers;
-        /// then the request is answered 408 and the connection closed.
-        #[arg(long, env = "BERTH_BODY_TIMEOUT", value_name = "SECONDS",
-              default_value_t = berth::listen::DEFAULT_BODY_TIMEOUT_S,
-              value_parser = clap::value_parser!(u64).range(1..=86400))]
-        body_timeout_s: u64,
-        /// Seconds an idle connection is kept open after a response.
-        #[arg(long, env = "BERTH_KEEP_ALIVE_TIMEOUT", value_name = "SECONDS",
-              default_value_t = berth::listen::DEFAULT_KEEP_ALIVE_IDLE_S,
-              value_parser = clap::value_parser!(u64).range(1..=3600))]
-        keep_alive_timeout_s: u64,
-        /// Client connections open at once, in total. Default: the
-        /// descriptor limit (ulimit -n) less 128; never more than that.
-        #[arg(long, env = "BERTH_MAX_HTTP_CONNECTIONS", value_name = "N",
-              value_parser = clap::value_parser!(u64).range(1..))]
-        max_http_connections: Option<u64>,
-        /// Client connections open at once from one address. Default: an
-        /// eighth of the total (the total with --trust-forwarded-for).
-        #[arg(long, env = "BERTH_MAX_CONNECTIONS_PER_CLIENT", value_name = "N",
-              value_parser = clap::value_parser!(u64).range(1..))]
-        max_connections_per_client: Option<u64>,
-        /// MiB of memory for cached engine results.
-        #[arg(long, env = "BERTH_RESULT_CACHE_MIB", value_name = "MIB",
-              default_value_t = (berth::cache::DEFAULT_RESULT_CACHE_BYTES >> 20) as u64,
-              value_parser = clap::value_parser!(u64).range(0..=1 << 20))]
-        result_cache_mib: u64,
-        /// The largest engine result served, MiB; larger ones are refused
-        /// with 507.
-        #[arg(long, env = "BERTH_MAX_RESULT_MIB", value_name = "MIB",
-              default_value_t = (berth::DEFAULT_MAX_RESULT_BYTES >> 20) as u64,
-              value_parser = clap::value_parser!(u64).range(1..=1 << 20))]
-        max_result_mib: u64,
-        /// Engine computations (advice, preview, place, what-if, compare,
-        /// decider runs; cached answers are free) one token or user may
-        /// start per minute; past it, 429 with Retry-After.
-        #[arg(long, env = "BERTH_ENGINE_RUNS_PER_MINUTE", value_name = "N",
-              default_value_t = berth::DEFAULT_ENGINE_RUNS_PER_MINUTE,
-              value_parser = clap::value_parser!(u32).range(1..))]
-        engine_runs_per_minute: u32,
-    },
+    Serve(ServeArgs),
     /// Check an estate file; prints a one-line summary or every error.
     Validate { estate: PathBuf },
     /// Recommend moves, in order, with their reasons.
@@ -274,67 +166,7 @@ pub enum Command {
     /// (Prometheus) and a cluster's free capacity (a file or a command) as
     /// one observations batch, retrying with backoff. Runs until SIGTERM
     /// or Ctrl-C (docs/observations.md).
-    Agent {
-        #[command(flatten)]
-        target: Target,
-        /// Prometheus to query for the mesh metrics, e.g.
-        /// http://prometheus.istio-system:9090.
-        #[arg(long, value_name = "URL")]
-        prometheus: Option<String>,
-        /// Time between batches: 60s, 5m, 1h (1s to 24h).
-        #[arg(long, default_value = "60s")]
-        interval: String,
-        /// The estate cluster whose free capacity is reported.
-        #[arg(long)]
-        cluster: Option<String>,
-        /// A file holding {"cpu_free": x, "memory_free_gib": y}, re-read at
-        /// every tick (undated contents are dated by the file's mtime).
-        #[arg(
-            long,
-            value_name = "FILE",
-            requires = "cluster",
-            conflicts_with = "capacity_command"
-        )]
-        capacity_file: Option<PathBuf>,
-        /// A shell command printing {"cpu_free": x, "memory_free_gib": y},
-        /// run at every tick.
-        #[arg(long, value_name = "CMD", requires = "cluster")]
-        capacity_command: Option<String>,
-        /// Answer round-trip probes from the other clusters' agents here
-        /// (IP:PORT, e.g. 0.0.0.0:7946), and measure the round trip to
-        /// theirs each tick (median of 5 TCP connects), posted as measured
-        /// rtt_ms path facts.
-        #[arg(long, value_name = "IP:PORT", requires = "cluster")]
-        probe_listen: Option<String>,
-        /// The address the other agents reach this one's probe at (a pod
-        /// or node IP and port; default: --probe-listen, unless that is
-        /// 0.0.0.0 or ::).
-        #[arg(long, value_name = "IP:PORT", requires = "probe_listen")]
-        probe_address: Option<String>,
-        /// Read the round trips to other clusters that a tool already
-        /// measures, from --prometheus: blackbox (ICMP probes; targets
-        /// mapped with --map-cluster), submariner, cilium or liqo.
-        #[arg(long, value_name = "SOURCE", requires_all = ["cluster", "prometheus"])]
-        rtt_from: Option<String>,
-        /// Read the cluster's Kubernetes API every tick: re-sync its
-        /// services into the estate (an operator token) and report its
-        /// free capacity (allocatable of Ready nodes less the requests of
-        /// their running pods) as measured. In a pod: its service
-        /// account; else the kubeconfig (--context, --kubeconfig imply
-        /// it).
-        #[arg(
-            long,
-            requires = "cluster",
-            conflicts_with_all = ["capacity_file", "capacity_command"]
-        )]
-        kubernetes: bool,
-        #[command(flatten)]
-        kube: KubeApi,
-        #[command(flatten)]
-        new_cluster: NewCluster,
-        #[command(flatten)]
-        mesh: MeshArgs,
-    },
+    Agent(AgentArgs),
 }
 
 /// `berth agent --create-cluster`: the cluster record the server creates
@@ -647,4 +479,180 @@ pub struct Remote {
 pub enum OutputFormat {
     Json,
     Text,
+}
+
+// The options of `berth serve` (the variant's doc comment is its help).
+#[derive(clap::Args)]
+pub struct ServeArgs {
+    /// Address to listen on.
+    #[arg(long, env = "BERTH_LISTEN", default_value = "127.0.0.1:3000")]
+    pub listen: std::net::SocketAddr,
+    /// Database: postgres://… for PostgreSQL (several replicas may
+    /// share one), or sqlite:PATH. Default: SQLite in --data-dir.
+    #[arg(long, env = "BERTH_DATABASE_URL", hide_env_values = true)]
+    pub database_url: Option<String>,
+    /// Directory for the embedded SQLite database.
+    #[arg(long, env = "BERTH_DATA_DIR", default_value = "berth-data")]
+    pub data_dir: PathBuf,
+    /// Do not seed the sample estate into an empty database.
+    #[arg(long)]
+    pub no_seed: bool,
+    /// Mark the session cookie Secure (set when served over TLS).
+    #[arg(long, env = "BERTH_SECURE_COOKIES")]
+    pub secure_cookies: bool,
+    /// Rate-limit by the last X-Forwarded-For hop (only behind a
+    /// proxy that sets it).
+    #[arg(long, env = "BERTH_TRUST_FORWARDED_FOR")]
+    pub trust_forwarded_for: bool,
+    /// Database connections in the pool.
+    #[arg(long, default_value_t = 16)]
+    pub max_connections: u32,
+    /// File holding the key that seals decider secrets at rest (32
+    /// bytes, base64). BERTH_SECRET_KEY gives the key itself instead.
+    /// Default with SQLite: DATA_DIR/secret.key, created at first start.
+    #[arg(long, env = "BERTH_SECRET_KEY_FILE")]
+    pub secret_key_file: Option<PathBuf>,
+    /// Loopback or private networks external deciders may be reached
+    /// on (CIDR, repeatable or comma-separated), e.g. 10.0.0.0/8.
+    /// Without it only public addresses are reachable.
+    #[arg(long, env = "BERTH_DECIDER_ALLOW", value_delimiter = ',')]
+    pub decider_allow: Vec<String>,
+    /// Seconds between advice driver passes.
+    #[arg(long, env = "BERTH_DRIVER_EVERY", default_value_t = 60)]
+    pub driver_every_s: u64,
+    /// Do not run the advice driver in this process.
+    #[arg(long, env = "BERTH_NO_DRIVER")]
+    pub no_driver: bool,
+    /// Days of advice snapshots (the history on the Placement page)
+    /// to keep; the driver deletes older ones at every pass, always
+    /// keeping each estate's newest.
+    #[arg(long, env = "BERTH_HISTORY_RETENTION_DAYS", value_name = "DAYS",
+          default_value_t = berth::external::driver::DEFAULT_HISTORY_RETENTION_DAYS,
+          value_parser = clap::value_parser!(u32).range(1..=3650))]
+    pub history_retention_days: u32,
+    /// Serve the web application's files from this directory (what
+    /// scripts/build-web.sh writes) instead of the copy built into the
+    /// binary: for development. Default: the built-in copy, else
+    /// ./target/site when it holds a bundle.
+    #[arg(long, env = "BERTH_SITE_ROOT")]
+    pub site_root: Option<PathBuf>,
+    /// Seed the sample estate as if the server first started at this
+    /// time (RFC 3339): its observation ages are counted from here.
+    /// Default: now, so the sample looks as designed on any day.
+    #[arg(long, env = "BERTH_SAMPLE_AT", value_name = "TIME")]
+    pub sample_at: Option<String>,
+    /// The URL people reach Berth at, e.g. https://berth.example.com:
+    /// browsers' Origin may name it (behind a proxy that rewrites
+    /// Host), and when it is https the session cookie is Secure.
+    #[arg(long, env = "BERTH_PUBLIC_URL", value_name = "URL")]
+    pub public_url: Option<String>,
+    /// Seconds a client has to send a request's headers (from connect
+    /// for the first request); then the connection is closed.
+    #[arg(long, env = "BERTH_HEADER_TIMEOUT", value_name = "SECONDS",
+          default_value_t = berth::listen::DEFAULT_HEADER_TIMEOUT_S,
+          value_parser = clap::value_parser!(u64).range(1..=3600))]
+    pub header_timeout_s: u64,
+    /// Seconds a request body has to arrive whole after its headers;
+    /// then the request is answered 408 and the connection closed.
+    #[arg(long, env = "BERTH_BODY_TIMEOUT", value_name = "SECONDS",
+          default_value_t = berth::listen::DEFAULT_BODY_TIMEOUT_S,
+          value_parser = clap::value_parser!(u64).range(1..=86400))]
+    pub body_timeout_s: u64,
+    /// Seconds an idle connection is kept open after a response.
+    #[arg(long, env = "BERTH_KEEP_ALIVE_TIMEOUT", value_name = "SECONDS",
+          default_value_t = berth::listen::DEFAULT_KEEP_ALIVE_IDLE_S,
+          value_parser = clap::value_parser!(u64).range(1..=3600))]
+    pub keep_alive_timeout_s: u64,
+    /// Client connections open at once, in total. Default: the
+    /// descriptor limit (ulimit -n) less 128; never more than that.
+    #[arg(long, env = "BERTH_MAX_HTTP_CONNECTIONS", value_name = "N",
+          value_parser = clap::value_parser!(u64).range(1..))]
+    pub max_http_connections: Option<u64>,
+    /// Client connections open at once from one address. Default: an
+    /// eighth of the total (the total with --trust-forwarded-for).
+    #[arg(long, env = "BERTH_MAX_CONNECTIONS_PER_CLIENT", value_name = "N",
+          value_parser = clap::value_parser!(u64).range(1..))]
+    pub max_connections_per_client: Option<u64>,
+    /// MiB of memory for cached engine results.
+    #[arg(long, env = "BERTH_RESULT_CACHE_MIB", value_name = "MIB",
+          default_value_t = (berth::cache::DEFAULT_RESULT_CACHE_BYTES >> 20) as u64,
+          value_parser = clap::value_parser!(u64).range(0..=1 << 20))]
+    pub result_cache_mib: u64,
+    /// The largest engine result served, MiB; larger ones are refused
+    /// with 507.
+    #[arg(long, env = "BERTH_MAX_RESULT_MIB", value_name = "MIB",
+          default_value_t = (berth::DEFAULT_MAX_RESULT_BYTES >> 20) as u64,
+          value_parser = clap::value_parser!(u64).range(1..=1 << 20))]
+    pub max_result_mib: u64,
+    /// Engine computations (advice, preview, place, what-if, compare,
+    /// decider runs; cached answers are free) one token or user may
+    /// start per minute; past it, 429 with Retry-After.
+    #[arg(long, env = "BERTH_ENGINE_RUNS_PER_MINUTE", value_name = "N",
+          default_value_t = berth::DEFAULT_ENGINE_RUNS_PER_MINUTE,
+          value_parser = clap::value_parser!(u32).range(1..))]
+    pub engine_runs_per_minute: u32,
+}
+
+// The options of `berth agent` (the variant's doc comment is its help).
+#[derive(clap::Args)]
+pub struct AgentArgs {
+    #[command(flatten)]
+    pub target: Target,
+    /// Prometheus to query for the mesh metrics, e.g.
+    /// http://prometheus.istio-system:9090.
+    #[arg(long, value_name = "URL")]
+    pub prometheus: Option<String>,
+    /// Time between batches: 60s, 5m, 1h (1s to 24h).
+    #[arg(long, default_value = "60s")]
+    pub interval: String,
+    /// The estate cluster whose free capacity is reported.
+    #[arg(long)]
+    pub cluster: Option<String>,
+    /// A file holding {"cpu_free": x, "memory_free_gib": y}, re-read at
+    /// every tick (undated contents are dated by the file's mtime).
+    #[arg(
+        long,
+        value_name = "FILE",
+        requires = "cluster",
+        conflicts_with = "capacity_command"
+    )]
+    pub capacity_file: Option<PathBuf>,
+    /// A shell command printing {"cpu_free": x, "memory_free_gib": y},
+    /// run at every tick.
+    #[arg(long, value_name = "CMD", requires = "cluster")]
+    pub capacity_command: Option<String>,
+    /// Answer round-trip probes from the other clusters' agents here
+    /// (IP:PORT, e.g. 0.0.0.0:7946), and measure the round trip to
+    /// theirs each tick (median of 5 TCP connects), posted as measured
+    /// rtt_ms path facts.
+    #[arg(long, value_name = "IP:PORT", requires = "cluster")]
+    pub probe_listen: Option<String>,
+    /// The address the other agents reach this one's probe at (a pod
+    /// or node IP and port; default: --probe-listen, unless that is
+    /// 0.0.0.0 or ::).
+    #[arg(long, value_name = "IP:PORT", requires = "probe_listen")]
+    pub probe_address: Option<String>,
+    /// Read the round trips to other clusters that a tool already
+    /// measures, from --prometheus: blackbox (ICMP probes; targets
+    /// mapped with --map-cluster), submariner, cilium or liqo.
+    #[arg(long, value_name = "SOURCE", requires_all = ["cluster", "prometheus"])]
+    pub rtt_from: Option<String>,
+    /// Read the cluster's Kubernetes API every tick: re-sync its
+    /// services into the estate (an operator token) and report its
+    /// free capacity (allocatable of Ready nodes less the requests of
+    /// their running pods) as measured. In a pod: its service
+    /// account; else the kubeconfig (--context, --kubeconfig imply
+    /// it).
+    #[arg(
+        long,
+        requires = "cluster",
+        conflicts_with_all = ["capacity_file", "capacity_command"]
+    )]
+    pub kubernetes: bool,
+    #[command(flatten)]
+    pub kube: KubeApi,
+    #[command(flatten)]
+    pub new_cluster: NewCluster,
+    #[command(flatten)]
+    pub mesh: MeshArgs,
 }

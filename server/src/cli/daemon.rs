@@ -5,12 +5,12 @@
 use std::process::ExitCode;
 use std::time::Duration;
 
-use super::args::Command;
+use super::args::{AgentArgs, Command, ServeArgs};
 use super::common::{runtime, Failure};
 use super::import::mesh_setup;
 
 pub fn serve(command: Command) -> ExitCode {
-    let Command::Serve {
+    let Command::Serve(ServeArgs {
         listen,
         database_url,
         data_dir,
@@ -34,7 +34,7 @@ pub fn serve(command: Command) -> ExitCode {
         result_cache_mib,
         max_result_mib,
         engine_runs_per_minute,
-    } = command
+    }) = command
     else {
         unreachable!("serve() is called with Command::Serve")
     };
@@ -131,7 +131,7 @@ pub fn serve(command: Command) -> ExitCode {
 
 /// `berth agent`: check the options, then run until SIGTERM or Ctrl-C.
 pub fn agent(command: Command) -> ExitCode {
-    let Command::Agent {
+    let Command::Agent(AgentArgs {
         target,
         prometheus,
         interval,
@@ -145,7 +145,7 @@ pub fn agent(command: Command) -> ExitCode {
         kube,
         new_cluster,
         mesh,
-    } = command
+    }) = command
     else {
         unreachable!("agent() is called with Command::Agent")
     };

@@ -8,7 +8,7 @@ use std::sync::atomic::Ordering;
 
 use berth_engine::{decider, estate, front, plan, whatif, Estate, EstateError, Format, Policy};
 
-use super::args::{Command, OutputFormat, PlanAction};
+use super::args::{Command, OutputFormat, PlanAction, PlanFormat};
 use super::common::{line, read_text, Failure, INCOMPLETE};
 
 /// One engine command on files; its output, or the failure to report.
@@ -78,61 +78,13 @@ pub fn run(command: Command) -> Result<String, Failure> {
             policy,
             now,
             format,
-        } => {
-            // Check every NAME=FILE before any work.
-            let named = responses
-                .iter()
-                .map(|r| parse_named(r))
-                .collect::<Result<Vec<_>, _>>()?;
-            for (i, (name, _)) in named.iter().enumerate() {
-                if front::BUILTIN_NAMES.contains(&name.as_str()) {
-                    return Err(Failure::usage(format!(
-                        "--response {name}=…: {name:?} is the name of a built-in decider; choose another"
-                    )));
-                }
-                if named[..i].iter().any(|(n, _)| n == name) {
-                    return Err(Failure::usage(format!(
-                        "--response {name}=…: the name {name:?} is given twice"
-                    )));
-                }
-            }
-            let (e, policy, now) = inputs(&estate, policy.as_deref(), now.as_deref())?;
-            let externals: Vec<decider::External> = named
-                .into_iter()
-                .map(|(name, path)| {
-                    let response = read_response(&path);
-                    if response.as_ref().is_err_and(|e| e.code == "unreadable") {
-                        INCOMPLETE.store(true, Ordering::Relaxed);
-                    }
-                    if let Err(err) = &response {
-                        eprintln!(
-                            "warning: decider {name} ({}): {} [{}]",
-                            path.display(),
-                            err.message,
-                            err.code
-                        );
-                    }
-                    decider::External {
-                        name,
-                        response,
-                        run_time_ms: None,
-                    }
-                })
-                .collect();
-            let mut stopwatch = berth::clock::stopwatch;
-            Ok(match format {
-                OutputFormat::Json => {
-                    line(front::compare(&e, &policy, now, &externals, &mut stopwatch))
-                }
-                OutputFormat::Text => berth_engine::text::comparison(&decider::compare_timed(
-                    &e,
-                    &policy,
-                    now,
-                    &externals,
-                    &mut stopwatch,
-                )),
-            })
-        }
+        } => compare(
+            &estate,
+            &responses,
+            policy.as_deref(),
+            now.as_deref(),
+            format,
+        ),
         Command::Whatif {
             estate,
             scenario,
@@ -167,44 +119,14 @@ pub fn run(command: Command) -> Result<String, Failure> {
                     policy,
                     now,
                 },
-        } => {
-            let (e, policy, now) = inputs(&estate, policy.as_deref(), now.as_deref())?;
-            let selection = match (&scenario, services.is_empty()) {
-                (Some(path), _) => {
-                    let text = read_text(path)?;
-                    let sc = whatif::Scenario::from_json_checked(&text, &e)
-                        .map_err(|errors| invalid_input(path, "scenario", &errors))?;
-                    plan::Selection::Scenario(sc)
-                }
-                (None, true) => plan::Selection::Advice,
-                (None, false) => plan::Selection::Services(
-                    services.iter().map(|s| s.trim().to_string()).collect(),
-                ),
-            };
-            let bytes =
-                front::plan(&e, &policy, now, &selection, format.engine()).map_err(|errors| {
-                    let mut lines = vec![format!(
-                        "{}: cannot write the plan, {} error{}:",
-                        estate.display(),
-                        errors.len(),
-                        if errors.len() == 1 { "" } else { "s" }
-                    )];
-                    lines.extend(errors.iter().map(|err| match err.input {
-                        "services" => format!("  --services: {}", err.message),
-                        "scenario" => format!(
-                            "  {}: {}",
-                            scenario.as_deref().unwrap_or(Path::new("scenario")).display(),
-                            err.message
-                        ),
-                        _ => format!("  {}", err.message),
-                    }));
-                    Failure { code: 1, lines }
-                })?;
-            Ok(match format.engine() {
-                plan::Format::Json => line(bytes),
-                _ => bytes,
-            })
-        }
+        } => plan_export(
+            &estate,
+            format,
+            &services,
+            scenario.as_deref(),
+            policy.as_deref(),
+            now.as_deref(),
+        ),
         Command::Place {
             estate,
             service,
@@ -227,6 +149,115 @@ pub fn run(command: Command) -> Result<String, Failure> {
             })
         }
     }
+}
+
+/// `berth compare`: the built-in deciders and the replies given as
+/// `--response NAME=FILE`, side by side.
+fn compare(
+    estate: &Path,
+    responses: &[String],
+    policy: Option<&Path>,
+    now: Option<&str>,
+    format: OutputFormat,
+) -> Result<String, Failure> {
+    // Check every NAME=FILE before any work.
+    let named = responses
+        .iter()
+        .map(|r| parse_named(r))
+        .collect::<Result<Vec<_>, _>>()?;
+    for (i, (name, _)) in named.iter().enumerate() {
+        if front::BUILTIN_NAMES.contains(&name.as_str()) {
+            return Err(Failure::usage(format!(
+                "--response {name}=…: {name:?} is the name of a built-in decider; choose another"
+            )));
+        }
+        if named[..i].iter().any(|(n, _)| n == name) {
+            return Err(Failure::usage(format!(
+                "--response {name}=…: the name {name:?} is given twice"
+            )));
+        }
+    }
+    let (e, policy, now) = inputs(estate, policy, now)?;
+    let externals: Vec<decider::External> = named
+        .into_iter()
+        .map(|(name, path)| {
+            let response = read_response(&path);
+            if response.as_ref().is_err_and(|e| e.code == "unreadable") {
+                INCOMPLETE.store(true, Ordering::Relaxed);
+            }
+            if let Err(err) = &response {
+                eprintln!(
+                    "warning: decider {name} ({}): {} [{}]",
+                    path.display(),
+                    err.message,
+                    err.code
+                );
+            }
+            decider::External {
+                name,
+                response,
+                run_time_ms: None,
+            }
+        })
+        .collect();
+    let mut stopwatch = berth::clock::stopwatch;
+    Ok(match format {
+        OutputFormat::Json => line(front::compare(&e, &policy, now, &externals, &mut stopwatch)),
+        OutputFormat::Text => berth_engine::text::comparison(&decider::compare_timed(
+            &e,
+            &policy,
+            now,
+            &externals,
+            &mut stopwatch,
+        )),
+    })
+}
+
+/// `berth plan export`: the selected moves as Markdown, JSON or
+/// manifests.
+fn plan_export(
+    estate: &Path,
+    format: PlanFormat,
+    services: &[String],
+    scenario: Option<&Path>,
+    policy: Option<&Path>,
+    now: Option<&str>,
+) -> Result<String, Failure> {
+    let (e, policy, now) = inputs(estate, policy, now)?;
+    let selection = match (scenario, services.is_empty()) {
+        (Some(path), _) => {
+            let text = read_text(path)?;
+            let sc = whatif::Scenario::from_json_checked(&text, &e)
+                .map_err(|errors| invalid_input(path, "scenario", &errors))?;
+            plan::Selection::Scenario(sc)
+        }
+        (None, true) => plan::Selection::Advice,
+        (None, false) => {
+            plan::Selection::Services(services.iter().map(|s| s.trim().to_string()).collect())
+        }
+    };
+    let bytes = front::plan(&e, &policy, now, &selection, format.engine()).map_err(|errors| {
+        let mut lines = vec![format!(
+            "{}: cannot write the plan, {} error{}:",
+            estate.display(),
+            errors.len(),
+            if errors.len() == 1 { "" } else { "s" }
+        )];
+        lines.extend(errors.iter().map(|err| match err.input {
+            "services" => format!("  --services: {}", err.message),
+            "scenario" => format!(
+                "  {}: {}",
+                scenario.unwrap_or(Path::new("scenario")).display(),
+                err.message
+            ),
+            _ => format!("  {}", err.message),
+        }));
+        Failure { code: 1, lines }
+    })?;
+    Ok(match format.engine() {
+        plan::Format::Json => line(bytes),
+        _ => bytes,
+    })
 }
 
 /// `NAME=FILE`: a name of 1–64 characters without spaces or `=`, a path.

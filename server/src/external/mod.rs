@@ -362,6 +362,143 @@ fn failed(name: &str, code: &str, message: String, ms: f64) -> Call {
     }
 }
 
+/// The signature headers of a call to `d` with `body` at `now_unix`:
+/// none without a secret; with one, signed with the current secret and
+/// the previous one inside its overlap. The failed call when a secret
+/// cannot be opened.
+fn signature_headers(
+    out: &Outbound,
+    d: &DeciderRow,
+    body: &Bytes,
+    now_unix: i64,
+) -> Result<Vec<(&'static str, String)>, Call> {
+    let mut headers: Vec<(&'static str, String)> = Vec::new();
+    // Secrets: the current one first, then the previous one inside its
+    // overlap. A decider with a secret is never called unsigned.
+    let mut sealed: Vec<&str> = Vec::new();
+    if let Some(s) = &d.secret_sealed {
+        sealed.push(s);
+        if let Some(p) = d.live_previous(now_unix) {
+            sealed.push(p);
+        }
+    }
+    if !sealed.is_empty() {
+        let Some(vault) = &out.vault else {
+            return Err(failed(
+                &d.name,
+                "no_secret_key",
+                "this decider has a secret but the server has no secret key to open it; start the server with BERTH_SECRET_KEY or --secret-key-file".into(),
+                0.0,
+            ));
+        };
+        let mut secrets = Vec::new();
+        for s in sealed {
+            match vault
+                .open(&d.name, s)
+                .map_err(|e| e.to_string())
+                .and_then(|text| signing::Secret::parse(&text).map_err(|e| e.to_string()))
+            {
+                Ok(secret) => secrets.push(secret),
+                Err(e) => {
+                    return Err(failed(
+                        &d.name,
+                        "secret_unusable",
+                        format!("the decider's secret cannot be used: {e}"),
+                        0.0,
+                    ))
+                }
+            }
+        }
+        let refs: Vec<&signing::Secret> = secrets.iter().collect();
+        let sig = signing::sign(&refs, &signing::new_webhook_id(), now_unix, body);
+        headers.push(("berth-signature", sig.berth_signature));
+        headers.push(("webhook-id", sig.webhook_id));
+        headers.push(("webhook-timestamp", sig.webhook_timestamp));
+        headers.push(("webhook-signature", sig.webhook_signature));
+    }
+    Ok(headers)
+}
+
+/// What the decider's reply comes to: a deferral (429, 503), a failure
+/// (another status, not JSON, not a schema-1 response) or its entry.
+fn read_reply(name: &str, reply: forward::Reply, run_time_ms: f64) -> Call {
+    let status = reply.status;
+    if status == 429 || status == 503 {
+        let later = reply
+            .retry_after
+            .map(|d| format!(" (it asked to wait {} s)", d.as_secs()))
+            .unwrap_or_default();
+        return Call {
+            external: decider::External {
+                name: name.to_string(),
+                response: Err(DeciderError {
+                    code: "deferred".into(),
+                    message: format!("the decider answered {status}: busy, try later{later}"),
+                }),
+                run_time_ms: Some(run_time_ms),
+            },
+            outcome: Outcome::Deferred {
+                retry_after: reply.retry_after,
+            },
+            run_time_ms,
+        };
+    }
+    if !(200..300).contains(&status) {
+        let said = if reply.body.is_empty() {
+            String::new()
+        } else {
+            format!("; it said: {}", excerpt_bytes(&reply.body))
+        };
+        return failed(
+            name,
+            "http_status",
+            format!("the decider answered HTTP {status}; only 2xx carries proposals{said}"),
+            run_time_ms,
+        );
+    }
+    if !reply
+        .content_type
+        .as_deref()
+        .is_some_and(is_json_media_type)
+    {
+        let labelled = match &reply.content_type {
+            Some(ct) => format!("Content-Type {}", excerpt(ct)),
+            None => "no Content-Type".to_string(),
+        };
+        return failed(
+            name,
+            "media_type",
+            format!(
+                "the decider's reply has {labelled}; a reply must be application/json (or application/*+json), so it was not read; it began: {}",
+                excerpt_bytes(&reply.body)
+            ),
+            run_time_ms,
+        );
+    }
+    match decider::parse_response(&reply.body) {
+        Ok(raw) => Call {
+            external: decider::External {
+                name: name.to_string(),
+                response: Ok(raw),
+                run_time_ms: Some(run_time_ms),
+            },
+            outcome: Outcome::Ok,
+            run_time_ms,
+        },
+        Err(e) => {
+            let e = DeciderError::from(e);
+            // The parser's message may quote the reply (serde names the
+            // string it found where a list belonged, all of it).
+            failed(
+                name,
+                &e.code,
+                format!("the decider's reply: {}", excerpt(&e.message)),
+                run_time_ms,
+            )
+        }
+    }
+}
+
 /// Call decider `d` with `body` — the exact schema-1 request bytes, the
 /// same the Preview shows — signed with its secrets at `now_unix`.
 pub async fn call(out: &Outbound, d: &DeciderRow, body: Bytes, now_unix: i64) -> Call {
@@ -380,50 +517,10 @@ pub async fn call(out: &Outbound, d: &DeciderRow, body: Bytes, now_unix: i64) ->
     }
     // The forwarder sets content-type, user-agent, host and the rest;
     // only the signatures are ours to add.
-    let mut headers: Vec<(&'static str, String)> = Vec::new();
-    // Secrets: the current one first, then the previous one inside its
-    // overlap. A decider with a secret is never called unsigned.
-    let mut sealed: Vec<&str> = Vec::new();
-    if let Some(s) = &d.secret_sealed {
-        sealed.push(s);
-        if let Some(p) = d.live_previous(now_unix) {
-            sealed.push(p);
-        }
-    }
-    if !sealed.is_empty() {
-        let Some(vault) = &out.vault else {
-            return failed(
-                &d.name,
-                "no_secret_key",
-                "this decider has a secret but the server has no secret key to open it; start the server with BERTH_SECRET_KEY or --secret-key-file".into(),
-                0.0,
-            );
-        };
-        let mut secrets = Vec::new();
-        for s in sealed {
-            match vault
-                .open(&d.name, s)
-                .map_err(|e| e.to_string())
-                .and_then(|text| signing::Secret::parse(&text).map_err(|e| e.to_string()))
-            {
-                Ok(secret) => secrets.push(secret),
-                Err(e) => {
-                    return failed(
-                        &d.name,
-                        "secret_unusable",
-                        format!("the decider's secret cannot be used: {e}"),
-                        0.0,
-                    )
-                }
-            }
-        }
-        let refs: Vec<&signing::Secret> = secrets.iter().collect();
-        let sig = signing::sign(&refs, &signing::new_webhook_id(), now_unix, &body);
-        headers.push(("berth-signature", sig.berth_signature));
-        headers.push(("webhook-id", sig.webhook_id));
-        headers.push(("webhook-timestamp", sig.webhook_timestamp));
-        headers.push(("webhook-signature", sig.webhook_signature));
-    }
+    let headers = match signature_headers(out, d, &body, now_unix) {
+        Ok(h) => h,
+        Err(refused) => return refused,
+    };
     let timeout = Duration::from_millis(d.timeout_ms.clamp(MIN_TIMEOUT_MS, MAX_TIMEOUT_MS) as u64);
     let reply = match out.forwarder.post(&d.url, &headers, body, timeout).await {
         Ok(r) => r,
@@ -458,82 +555,7 @@ pub async fn call(out: &Outbound, d: &DeciderRow, body: Bytes, now_unix: i64) ->
             return failed(&d.name, code, e.to_string(), ms(start));
         }
     };
-    let run_time_ms = ms(start);
-    let status = reply.status;
-    if status == 429 || status == 503 {
-        let later = reply
-            .retry_after
-            .map(|d| format!(" (it asked to wait {} s)", d.as_secs()))
-            .unwrap_or_default();
-        return Call {
-            external: decider::External {
-                name: d.name.clone(),
-                response: Err(DeciderError {
-                    code: "deferred".into(),
-                    message: format!("the decider answered {status}: busy, try later{later}"),
-                }),
-                run_time_ms: Some(run_time_ms),
-            },
-            outcome: Outcome::Deferred {
-                retry_after: reply.retry_after,
-            },
-            run_time_ms,
-        };
-    }
-    if !(200..300).contains(&status) {
-        let said = if reply.body.is_empty() {
-            String::new()
-        } else {
-            format!("; it said: {}", excerpt_bytes(&reply.body))
-        };
-        return failed(
-            &d.name,
-            "http_status",
-            format!("the decider answered HTTP {status}; only 2xx carries proposals{said}"),
-            run_time_ms,
-        );
-    }
-    if !reply
-        .content_type
-        .as_deref()
-        .is_some_and(is_json_media_type)
-    {
-        let labelled = match &reply.content_type {
-            Some(ct) => format!("Content-Type {}", excerpt(ct)),
-            None => "no Content-Type".to_string(),
-        };
-        return failed(
-            &d.name,
-            "media_type",
-            format!(
-                "the decider's reply has {labelled}; a reply must be application/json (or application/*+json), so it was not read; it began: {}",
-                excerpt_bytes(&reply.body)
-            ),
-            run_time_ms,
-        );
-    }
-    match decider::parse_response(&reply.body) {
-        Ok(raw) => Call {
-            external: decider::External {
-                name: d.name.clone(),
-                response: Ok(raw),
-                run_time_ms: Some(run_time_ms),
-            },
-            outcome: Outcome::Ok,
-            run_time_ms,
-        },
-        Err(e) => {
-            let e = DeciderError::from(e);
-            // The parser's message may quote the reply (serde names the
-            // string it found where a list belonged, all of it).
-            failed(
-                &d.name,
-                &e.code,
-                format!("the decider's reply: {}", excerpt(&e.message)),
-                run_time_ms,
-            )
-        }
-    }
+    read_reply(&d.name, reply, ms(start))
 }
 
 /// The schema-1 request for an estate, as the bytes every decider is sent
