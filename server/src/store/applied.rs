@@ -1,7 +1,7 @@
 //! Applied moves (docs/outcomes.md): what each write moved, and what
 //! Berth had said of it.
 
-use super::estates::EstateMeta;
+use super::row::EstateMeta;
 use super::StoreResult;
 use crate::db::{Db, Tx};
 use crate::moves;

@@ -2,27 +2,12 @@
 
 use super::applied::record_moves;
 use super::audit::{insert_audit, NewAudit};
+pub use super::row::EstateMeta;
+use super::row::META_COLUMNS;
 use super::{StoreError, StoreResult};
 use crate::clock::now_s;
 use crate::db::Db;
 use crate::moves;
-
-/// An estate without its document (cheap to read on every request). It
-/// leaves the API as `berth_api::EstateMeta` (times as RFC 3339).
-#[derive(Clone, Debug, sqlx::FromRow)]
-pub struct EstateMeta {
-    pub id: String,
-    pub name: String,
-    pub version: i64,
-    pub content_digest: String,
-    pub policy_digest: String,
-    pub created_at: i64,
-    pub updated_at: i64,
-}
-
-/// The columns of [`EstateMeta`].
-pub(super) const META_COLUMNS: &str =
-    "id, name, version, content_digest, policy_digest, created_at, updated_at";
 
 pub async fn list_estates(db: &Db) -> StoreResult<Vec<EstateMeta>> {
     Ok(
@@ -170,7 +155,6 @@ pub async fn replace_document(
     tx.commit().await?;
     Ok(Ok(meta))
 }
-
 
 /// Replace the policy, and record the change in the audit trail in the
 /// same transaction (both or neither). A policy change does not bump the

@@ -4,8 +4,9 @@
 
 use super::applied::record_moves;
 use super::audit::{insert_audit, NewAudit};
-use super::estates::{EstateMeta, EstateRow, META_COLUMNS};
+use super::estates::EstateRow;
 use super::health::{select_probes, ProbeRow};
+use super::row::{EstateMeta, META_COLUMNS};
 use super::StoreResult;
 use crate::db::{Backend, Db, Tx, WriteGuard};
 use crate::moves;

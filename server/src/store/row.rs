@@ -4,6 +4,23 @@
 
 use crate::role::Role;
 
+/// An estate without its document (cheap to read on every request). It
+/// leaves the API as `berth_api::EstateMeta` (times as RFC 3339).
+#[derive(Clone, Debug, sqlx::FromRow)]
+pub struct EstateMeta {
+    pub id: String,
+    pub name: String,
+    pub version: i64,
+    pub content_digest: String,
+    pub policy_digest: String,
+    pub created_at: i64,
+    pub updated_at: i64,
+}
+
+/// The columns of [`EstateMeta`].
+pub(super) const META_COLUMNS: &str =
+    "id, name, version, content_digest, policy_digest, created_at, updated_at";
+
 /// A 0/1 INTEGER column (neither backend's boolean: SQLite has none) as
 /// a `bool`.
 #[derive(sqlx::Type)]
