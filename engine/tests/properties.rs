@@ -502,7 +502,8 @@ fn load_json(v: &Value) -> Estate {
 /// cleared one service's bar (2) but not the group's own (4).
 #[test]
 fn advice_replays_legally_on_past_failures() {
-    for seed in [14_317_003_053_650_441_878u64] {
+    let seeds: &[u64] = &[14_317_003_053_650_441_878];
+    for &seed in seeds {
         let e = gen::estate(&Shape::small(seed));
         replay(&e, &Policy::default(), NOW);
     }

@@ -7,6 +7,10 @@ use berth_engine::estate::Estate;
 use super::route::{self, Router};
 use super::*;
 
+/// A line summed between two drawn nodes: the edge, its two ends' node
+/// indices, and the boxes (by index) its ends sit in, which it may touch.
+type SummedEdge = (Edge, usize, usize, Vec<u32>);
+
 fn title(text: String, x: f64, y: f64) -> Title {
     let w = text_width(&text) * 1.08 + 6.0;
     Title {
@@ -210,7 +214,7 @@ pub fn layout(estate: &Estate, expanded: &BTreeSet<String>) -> Layout {
     };
     let site_of = |service: usize| estate.clusters[estate.services[service].cluster].site;
     // Summed per pair, with the two ends' boxes.
-    let mut summed: BTreeMap<(String, String), (Edge, usize, usize, Vec<u32>)> = BTreeMap::new();
+    let mut summed: BTreeMap<(String, String), SummedEdge> = BTreeMap::new();
     let mut hidden = 0usize;
     for f in &estate.flows {
         let ((a, ba, ta), (b, bb, tb)) = (node_of(f.from), node_of(f.to));
@@ -251,7 +255,7 @@ pub fn layout(estate: &Estate, expanded: &BTreeSet<String>) -> Layout {
         ));
         e.0.cross_site |= cross;
     }
-    let mut edges: Vec<(Edge, usize, usize, Vec<u32>)> = summed.into_values().collect();
+    let mut edges: Vec<SummedEdge> = summed.into_values().collect();
     // Heaviest first; ties by the pair's names, so the cut is stable.
     edges.sort_by(|x, y| {
         y.0.weight

@@ -148,7 +148,7 @@ fn check_routes(l: &Layout, name: &str) {
             if c.expanded {
                 forbidden.push((format!("cluster title {}", c.id), &c.title.rect));
             }
-            let ends = c.id == ca && !c.expanded || c.id == cb && !c.expanded;
+            let ends = !c.expanded && (c.id == ca || c.id == cb);
             let holds = (c.id == ca || c.id == cb) && c.expanded;
             if !ends && !holds {
                 forbidden.push((format!("cluster {}", c.id), &c.rect));

@@ -265,7 +265,7 @@ fn estate_view(h: EstateHealth) -> impl IntoView {
     };
     view! {
         <section aria-labelledby="estate-h" data-testid="estate-health">
-            <h2 id="estate-h">{format!("Estate {} (version {}), at {}", h.estate, h.version, h.evaluated_at)}</h2>
+            <h2 id="estate-h">{format!("Estate {} (version {}), at {}", h.estate, h.version, crate::common::utc_words(&h.evaluated_at))}</h2>
             <h3>"Agents"</h3>
             {agents}
             {probes}

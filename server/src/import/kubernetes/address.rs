@@ -206,8 +206,6 @@ pub(super) fn looks_like_address(name: &str, value: &str) -> bool {
         })
 }
 
-/// One variable of a running container, as Kubernetes sets it.
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -3,6 +3,7 @@
 
 use super::*;
 
+/// Workloads in `ns` whose pod labels include every pair of `selector`.
 pub(super) fn selected<'w>(
     workloads: &'w [Workload<'w>],
     ns: &str,

@@ -3,6 +3,7 @@
 
 use super::*;
 
+/// One variable of a running container, as Kubernetes sets it.
 pub(super) struct EnvVar {
     pub(super) name: String,
     /// The value, `$(VAR)` references expanded; a reference that could not
@@ -308,8 +309,6 @@ pub(super) fn env_vars(w: &Workload<'_>, index: &Index) -> Vec<EnvVar> {
     }
     out
 }
-
-/// Workloads in `ns` whose pod labels include every pair of `selector`.
 
 #[cfg(test)]
 mod tests {
