@@ -14,7 +14,7 @@ paths, printed as two tables:
 
 Targets: advise ÷ validate ≤ 2.0 in time and ≤ 1.5 in peak memory.
 
-Environment: BENCH_SCALE_SIZES (default "5000x50 20000x200 50000x400"),
+Environment: BENCH_SCALE_SIZES (default "5000x50 20000x200 50000x400 100000x1000"),
 BENCH_SCALE_RUNS (default 3 pairs per size and path).
 """
 
@@ -91,7 +91,7 @@ def fmt_range(xs, digits=0):
 
 
 def main():
-    sizes = os.environ.get("BENCH_SCALE_SIZES", "5000x50 20000x200 50000x400").split()
+    sizes = os.environ.get("BENCH_SCALE_SIZES", "5000x50 20000x200 50000x400 100000x1000").split()
     runs = int(os.environ.get("BENCH_SCALE_RUNS", "3"))
     build()
     results = []

@@ -198,6 +198,14 @@ test('the checklist turns done as Online Boutique is imported through the Import
   await page.getByTestId('next-steps').scrollIntoViewIfNeeded();
   await shot('next-steps-placement-1280');
 
+  // The service graph of the onboarded Online Boutique: its call edges
+  // drawn, for a person to look at (artifacts/estate-graph-online-boutique.png).
+  await page.goto(`${server.base}/estate?estate=two-sites`);
+  const graph = page.locator('section[aria-labelledby=g-h]');
+  await graph.locator('g.g-svc').first().waitFor();
+  assert.ok(await graph.locator('line.g-edge').count() > 0, "Online Boutique's call edges are drawn");
+  await graph.screenshot({ path: join(artifacts, 'estate-graph-online-boutique.png') });
+
   // The same checklist on a phone.
   await page.context().close();
   await open(390, 844);
