@@ -45,6 +45,14 @@ fn find_by_id<'a>(arr: &'a [Value], id: &str) -> Option<&'a Value> {
         .find(|v| v.get("id").and_then(Value::as_str) == Some(id))
 }
 
+/// The entry of `doc`'s `key` array whose id is `id`, to change it.
+fn entry_by_id_mut<'a>(doc: &'a mut Value, key: &str, id: &str) -> Option<&'a mut Value> {
+    doc.get_mut(key)?
+        .as_array_mut()?
+        .iter_mut()
+        .find(|v| v.get("id").and_then(Value::as_str) == Some(id))
+}
+
 fn ids(doc: &Value, key: &str) -> Vec<String> {
     doc.get(key)
         .and_then(Value::as_array)
@@ -437,13 +445,8 @@ fn traffic(mut item: Item, view: &View, out: &mut Value) {
         return;
     }
     let fact = item.fact();
-    if let Some(arr) = out.get_mut("services").and_then(Value::as_array_mut) {
-        if let Some(sv) = arr
-            .iter_mut()
-            .find(|v| v.get("id").and_then(Value::as_str) == Some(id.as_str()))
-        {
-            sv["traffic"] = fact;
-        }
+    if let Some(sv) = entry_by_id_mut(out, "services", &id) {
+        sv["traffic"] = fact;
     }
 }
 
@@ -482,13 +485,8 @@ fn capacity(mut item: Item, view: &View, out: &mut Value) {
         return;
     }
     let fact = item.fact();
-    if let Some(arr) = out.get_mut("clusters").and_then(Value::as_array_mut) {
-        if let Some(cl) = arr
-            .iter_mut()
-            .find(|v| v.get("id").and_then(Value::as_str) == Some(c.as_str()))
-        {
-            cl[u.fact.as_str()] = fact;
-        }
+    if let Some(cl) = entry_by_id_mut(out, "clusters", &c) {
+        cl[u.fact.as_str()] = fact;
     }
 }
 

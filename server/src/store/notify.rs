@@ -170,6 +170,30 @@ pub struct NewDelivery<'a> {
     pub body: &'a str,
 }
 
+/// The insert of one pending delivery, unless the same (channel, estate,
+/// identity, version) is queued already: one statement for advice
+/// notifications and outcome notifications.
+fn insert_delivery<'q>(
+    channel: &'q str,
+    estate: &'q str,
+    estate_version: i64,
+    d: &NewDelivery<'q>,
+    now: i64,
+) -> sqlx::query::Query<'q, sqlx::Any, sqlx::any::AnyArguments<'q>> {
+    sqlx::query(
+        "INSERT INTO notification_deliveries (channel, estate_id, identity, estate_version, message_id, body, \
+         status, attempts, created_at, next_attempt_at, last_attempt_at, last_status, last_error, delivered_at) \
+         VALUES ($1, $2, $3, $4, $5, $6, 'pending', 0, $7, $7, NULL, NULL, '', NULL) ON CONFLICT DO NOTHING",
+    )
+    .bind(channel)
+    .bind(estate)
+    .bind(d.identity)
+    .bind(estate_version)
+    .bind(d.message_id)
+    .bind(d.body)
+    .bind(now)
+}
+
 /// Queue `deliveries` for `channel` on `estate` at `estate_version`, each
 /// unless that (identity, version) was queued for the channel before, and
 /// move the channel's cursor for the estate — all in one transaction, so
@@ -188,20 +212,9 @@ pub async fn enqueue_deliveries(
     let mut tx = db.begin().await?;
     let mut queued = 0;
     for d in deliveries {
-        let done = sqlx::query(
-            "INSERT INTO notification_deliveries (channel, estate_id, identity, estate_version, message_id, body, \
-             status, attempts, created_at, next_attempt_at, last_attempt_at, last_status, last_error, delivered_at) \
-             VALUES ($1, $2, $3, $4, $5, $6, 'pending', 0, $7, $7, NULL, NULL, '', NULL) ON CONFLICT DO NOTHING",
-        )
-        .bind(channel)
-        .bind(estate)
-        .bind(d.identity)
-        .bind(estate_version)
-        .bind(d.message_id)
-        .bind(d.body)
-        .bind(now)
-        .execute(&mut *tx)
-        .await?;
+        let done = insert_delivery(channel, estate, estate_version, d, now)
+            .execute(&mut *tx)
+            .await?;
         queued += done.rows_affected() as usize;
     }
     sqlx::query(
@@ -232,20 +245,9 @@ pub async fn enqueue_outcome_delivery(
     now: i64,
 ) -> StoreResult<usize> {
     let _w = db.write_guard().await;
-    let done = sqlx::query(
-        "INSERT INTO notification_deliveries (channel, estate_id, identity, estate_version, message_id, body, \
-         status, attempts, created_at, next_attempt_at, last_attempt_at, last_status, last_error, delivered_at) \
-         VALUES ($1, $2, $3, $4, $5, $6, 'pending', 0, $7, $7, NULL, NULL, '', NULL) ON CONFLICT DO NOTHING",
-    )
-    .bind(channel)
-    .bind(estate)
-    .bind(d.identity)
-    .bind(estate_version)
-    .bind(d.message_id)
-    .bind(d.body)
-    .bind(now)
-    .execute(&db.pool)
-    .await?;
+    let done = insert_delivery(channel, estate, estate_version, &d, now)
+        .execute(&db.pool)
+        .await?;
     Ok(done.rows_affected() as usize)
 }
 
